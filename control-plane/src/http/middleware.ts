@@ -1,0 +1,67 @@
+// Request id, access log, metrics and the one place where errors become response bodies.
+import type { Context, Next } from 'koa';
+import type { Logger } from '../../../shared/logger.ts';
+import { newRequestId } from '../../../shared/ids.ts';
+import type { Metrics } from '../metrics.ts';
+import { HttpError, ValidationFailure } from './errors.ts';
+
+const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+export function requestContext(log: Logger, metrics: Metrics) {
+  return async function requestContext(ctx: Context, next: Next) {
+    const incoming = ctx.get('x-request-id');
+    const requestId = INCOMING_ID.test(incoming) ? incoming : newRequestId();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    ctx.state.log = log.child({ request_id: requestId });
+    const start = performance.now();
+    try {
+      await next();
+    } catch (err) {
+      toErrorResponse(ctx, err);
+    } finally {
+      const seconds = (performance.now() - start) / 1000;
+      const route = (ctx._matchedRoute as string | undefined) ?? 'unmatched';
+      metrics.httpDuration.observe({ route, method: ctx.method, status: String(ctx.status) }, seconds);
+      const fields = {
+        method: ctx.method,
+        route,
+        path: ctx.path,
+        status: ctx.status,
+        duration_ms: Math.round(seconds * 10000) / 10,
+        org_id: ctx.state.auth?.orgId,
+      };
+      if (ctx.status >= 500) ctx.state.log.error(fields, 'request failed');
+      else ctx.state.log.info(fields, 'request');
+    }
+  };
+}
+
+function toErrorResponse(ctx: Context, err: unknown): void {
+  const requestId = ctx.state.requestId as string;
+  if (err instanceof ValidationFailure) {
+    ctx.status = 422;
+    ctx.body = { detail: err.detail };
+    return;
+  }
+  if (err instanceof HttpError) {
+    ctx.status = err.status;
+    ctx.set(err.headers);
+    ctx.body = { detail: err.message, type: err.type, request_id: requestId, ...err.extra };
+    return;
+  }
+  ctx.state.log.error({ err }, 'unhandled error');
+  ctx.status = 500;
+  ctx.body = { detail: 'Internal server error', type: 'internal_error', request_id: requestId };
+}
+
+/** Unknown paths and methods get the same error body as everything else. */
+export async function notFoundFallback(ctx: Context, next: Next) {
+  await next();
+  if (ctx.status === 404 && ctx.body === undefined) {
+    ctx.status = 404;
+    ctx.body = { detail: 'Route not found', type: 'not_found', request_id: ctx.state.requestId };
+  } else if (ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) {
+    ctx.body = { detail: 'Method not allowed', type: 'bad_request', request_id: ctx.state.requestId };
+  }
+}

@@ -1,0 +1,99 @@
+// Mounts route definitions on @koa/router: auth -> rate limit -> validate -> transaction -> handler.
+import type { Context } from 'koa';
+import Router from '@koa/router';
+import type { Auth } from '../auth/service.ts';
+import type { Services } from '../services.ts';
+import { forbidden } from './errors.ts';
+import { check, compile, type Source } from './validation.ts';
+import { writeAudit } from '../modules/audit-events/queries.ts';
+import { isReply, type AuditInput, type Db, type RouteDef } from './route.ts';
+import { originAllowed } from '../auth/origins.ts';
+import { readBody } from './body.ts';
+import type { ValidateFunction } from 'ajv';
+
+const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
+
+export function mountRoutes(router: Router, routes: RouteDef[], services: Services): void {
+  for (const def of routes) {
+    const validators: Partial<Record<Source, ValidateFunction>> = {};
+    if (def.params) validators.path = compile(def.params, 'path');
+    if (def.query) validators.query = compile(def.query, 'query');
+    if (def.body) validators.body = compile(def.body, 'body');
+    const useTx = def.transaction ?? MUTATING.has(def.method);
+    const mode = def.auth ?? 'secret';
+
+    router[def.method](def.operationId, def.path, async (ctx: Context) => {
+      ctx.state.operationId = def.operationId;
+      const auth = await authenticate(ctx, def, mode, services);
+      if (auth) {
+        ctx.state.auth = auth;
+        services.rateLimiter.take(auth.actorId);
+      }
+
+      const params = { ...(ctx.params as Record<string, string>) };
+      if (validators.path) check(validators.path, params, 'path');
+      const query = { ...(ctx.query as Record<string, unknown>) };
+      if (validators.query) check(validators.query, query, 'query');
+      // Routes without query parameters ignore stray ones (cache-busters added by browsers and proxies).
+      let body: unknown = {};
+      if (def.body && def.bodyType !== 'multipart') {
+        body = await readBody(ctx, services.config.BODY_LIMIT);
+        check(validators.body!, body, 'body');
+      }
+
+      const run = async (db: Db) => {
+        const audit = async (ev: AuditInput) => {
+          if (!auth) throw new Error('audit needs an authenticated caller');
+          await writeAudit(db, {
+            orgId: auth.orgId,
+            actorType: auth.actorType,
+            actorId: auth.actorId,
+            requestId: ctx.state.requestId as string,
+            ip: ctx.ip || null,
+            ...ev,
+          });
+        };
+        const onCommit = (fn: () => void | Promise<void>) => void afterCommit.push(fn);
+        return def.handler({ params, query, body, auth: auth as Auth, db, audit, onCommit, services, ctx } as never);
+      };
+      const afterCommit: (() => void | Promise<void>)[] = [];
+      const result = useTx ? await services.sql.begin((tx) => run(tx)) : await run(services.sql);
+      for (const fn of afterCommit) {
+        try {
+          await fn();
+        } catch (err) {
+          ctx.state.log?.warn({ err }, 'after-commit hook failed');
+        }
+      }
+
+      if (isReply(result)) {
+        ctx.status = result.status;
+        if (result.headers) ctx.set(result.headers);
+        if (result.body !== undefined) ctx.body = result.body;
+      } else {
+        ctx.status = def.status ?? 200;
+        if (result !== undefined) ctx.body = result;
+      }
+    });
+  }
+}
+
+async function authenticate(ctx: Context, def: RouteDef, mode: RouteDef['auth'], services: Services): Promise<Auth | null> {
+  if (mode === 'none') return null;
+  if (mode === 'worker') return services.workerAuth(ctx.get('authorization'));
+  const auth = await services.auth.authenticate(ctx.get('authorization') || undefined);
+  if (auth.publishable) {
+    if (!def.publishableScope || !auth.publishable.scopes.includes(def.publishableScope)) {
+      throw forbidden(
+        def.publishableScope
+          ? `This publishable key lacks the "${def.publishableScope}" scope`
+          : 'Publishable keys may not call this endpoint; use a secret API key',
+      );
+    }
+    const origin = ctx.get('origin');
+    if (!origin || !originAllowed(origin, auth.publishable.allowedOrigins)) {
+      throw forbidden('Origin is not allowed for this publishable key');
+    }
+  }
+  return auth;
+}

@@ -1,0 +1,185 @@
+// ajv validators compiled once per route, and the mapping from ajv errors to the spec's 422 `detail` items
+// (Pydantic-style `type` and `msg`, so clients that know FastAPI-shaped errors need nothing new).
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { TSchema } from '@sinclair/typebox';
+import type { ValidationErrorItem } from '../../../schemas/errors.ts';
+import { ValidationFailure } from './errors.ts';
+
+export type Source = 'body' | 'query' | 'path';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under Node's ESM loader.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
+
+const E164_RE = /^\+[1-9]\d{1,14}$/;
+
+function makeAjv(coerce: boolean): Ajv2020 {
+  const ajv = new Ajv2020({
+    // All errors at once, as Pydantic reports them; the body size limit bounds the cost.
+    allErrors: true,
+    useDefaults: true,
+    coerceTypes: coerce ? 'array' : false,
+    strict: true,
+    strictRequired: false,
+    allowUnionTypes: true,
+  });
+  addFormats(ajv);
+  ajv.addFormat('e164', E164_RE);
+  ajv.addFormat('http-url', (v: string) => {
+    if (!URL.canParse(v)) return false;
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  });
+  ajv.addKeyword({ keyword: 'x-secret' });
+  return ajv;
+}
+
+export const bodyAjv = makeAjv(false);
+export const queryAjv = makeAjv(true);
+
+export function compile(schema: TSchema, source: Source): ValidateFunction {
+  return (source === 'body' ? bodyAjv : queryAjv).compile(schema);
+}
+
+/** Validates in place (defaults are applied to `value`), or throws a ValidationFailure. */
+export function check(validate: ValidateFunction, value: unknown, source: Source): void {
+  if (validate(value)) return;
+  throw new ValidationFailure(toDetail(validate.errors ?? [], source, value));
+}
+
+const TYPE_NAMES: Record<string, [string, string]> = {
+  string: ['string_type', 'Input should be a valid string'],
+  integer: ['int_type', 'Input should be a valid integer'],
+  number: ['float_type', 'Input should be a valid number'],
+  boolean: ['bool_type', 'Input should be a valid boolean'],
+  object: ['dict_type', 'Input should be a valid dictionary'],
+  array: ['list_type', 'Input should be a valid list'],
+  null: ['none_required', 'Input should be None'],
+};
+
+const FORMATS: Record<string, [string, string]> = {
+  uuid: ['uuid_parsing', 'Input should be a valid UUID'],
+  'date-time': ['datetime_parsing', 'Input should be a valid datetime in RFC 3339 format'],
+  date: ['date_parsing', 'Input should be a valid date in the format YYYY-MM-DD'],
+  uri: ['url_parsing', 'Input should be a valid URL'],
+  'http-url': ['url_parsing', 'Input should be a valid http or https URL'],
+  email: ['value_error', 'value is not a valid email address'],
+  e164: ['phone_number_format', 'Input should be an E.164 phone number: "+", a first digit 1-9, then 1 to 14 more digits'],
+};
+
+function pointerToLoc(pointer: string): (string | number)[] {
+  if (!pointer) return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((seg) => (/^(0|[1-9]\d*)$/.test(seg) ? Number(seg) : seg));
+}
+
+function valueAt(root: unknown, loc: (string | number)[]): unknown {
+  let cur: unknown = root;
+  for (const k of loc) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string | number, unknown>)[k];
+  }
+  return cur;
+}
+
+const quote = (v: unknown) => (typeof v === 'string' ? `'${v}'` : JSON.stringify(v));
+const orList = (vals: unknown[]) =>
+  vals.length <= 1 ? vals.map(quote).join('') : `${vals.slice(0, -1).map(quote).join(', ')} or ${quote(vals[vals.length - 1])}`;
+
+export function toDetail(errors: ErrorObject[], source: Source, root: unknown): ValidationErrorItem[] {
+  // An error on a path makes errors on its ancestors' `anyOf`/`if` bookkeeping noise; keep the specific ones.
+  const specific = errors.filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'oneOf' && e.keyword !== 'if');
+  const picked = specific.length ? specific : errors;
+  const out: ValidationErrorItem[] = [];
+  const seen = new Set<string>();
+  for (const e of picked) {
+    const base = pointerToLoc(e.instancePath);
+    const input = valueAt(root, base);
+    let item: ValidationErrorItem;
+    const p = e.params as Record<string, unknown>;
+    switch (e.keyword) {
+      case 'required': {
+        const field = String(p.missingProperty);
+        item = { type: 'missing', loc: [source, ...base, field], msg: 'Field required', input: input ?? null };
+        break;
+      }
+      case 'additionalProperties': {
+        const field = String(p.additionalProperty);
+        item = { type: 'extra_forbidden', loc: [source, ...base, field], msg: 'Extra inputs are not permitted', input: valueAt(input, [field]) };
+        break;
+      }
+      case 'type': {
+        const wanted = String(p.type).split(',');
+        const first = wanted.find((t) => t !== 'null') ?? wanted[0]!;
+        const [type, msg] = TYPE_NAMES[first] ?? ['type_error', `Input should be of type ${p.type}`];
+        item = { type, loc: [source, ...base], msg, input };
+        break;
+      }
+      case 'minimum':
+      case 'maximum':
+      case 'exclusiveMinimum':
+      case 'exclusiveMaximum': {
+        const map = {
+          minimum: ['greater_than_equal', 'greater than or equal to', 'ge'],
+          maximum: ['less_than_equal', 'less than or equal to', 'le'],
+          exclusiveMinimum: ['greater_than', 'greater than', 'gt'],
+          exclusiveMaximum: ['less_than', 'less than', 'lt'],
+        } as const;
+        const [type, words, key] = map[e.keyword];
+        item = { type, loc: [source, ...base], msg: `Input should be ${words} ${p.limit}`, input, ctx: { [key]: p.limit } };
+        break;
+      }
+      case 'multipleOf':
+        item = { type: 'multiple_of', loc: [source, ...base], msg: `Input should be a multiple of ${p.multipleOf}`, input, ctx: { multiple_of: p.multipleOf } };
+        break;
+      case 'minLength':
+        item = { type: 'string_too_short', loc: [source, ...base], msg: `String should have at least ${p.limit} character${p.limit === 1 ? '' : 's'}`, input, ctx: { min_length: p.limit } };
+        break;
+      case 'maxLength':
+        item = { type: 'string_too_long', loc: [source, ...base], msg: `String should have at most ${p.limit} character${p.limit === 1 ? '' : 's'}`, input, ctx: { max_length: p.limit } };
+        break;
+      case 'minItems':
+        item = { type: 'too_short', loc: [source, ...base], msg: `List should have at least ${p.limit} item${p.limit === 1 ? '' : 's'}`, input, ctx: { min_length: p.limit } };
+        break;
+      case 'maxItems':
+        item = { type: 'too_long', loc: [source, ...base], msg: `List should have at most ${p.limit} item${p.limit === 1 ? '' : 's'}`, input, ctx: { max_length: p.limit } };
+        break;
+      case 'minProperties':
+        item = { type: 'too_short', loc: [source, ...base], msg: `Object should have at least ${p.limit} field${p.limit === 1 ? '' : 's'}`, input, ctx: { min_length: p.limit } };
+        break;
+      case 'maxProperties':
+        item = { type: 'too_long', loc: [source, ...base], msg: `Object should have at most ${p.limit} fields`, input, ctx: { max_length: p.limit } };
+        break;
+      case 'uniqueItems':
+        item = { type: 'list_unique', loc: [source, ...base], msg: 'List items should be unique', input };
+        break;
+      case 'enum': {
+        const allowed = (p.allowedValues as unknown[]).filter((v) => v !== null);
+        item = { type: 'enum', loc: [source, ...base], msg: `Input should be ${orList(allowed)}`, input, ctx: { expected: orList(allowed) } };
+        break;
+      }
+      case 'const':
+        item = { type: 'literal_error', loc: [source, ...base], msg: `Input should be ${quote(p.allowedValue)}`, input, ctx: { expected: quote(p.allowedValue) } };
+        break;
+      case 'pattern':
+        item = { type: 'string_pattern_mismatch', loc: [source, ...base], msg: `String should match pattern '${p.pattern}'`, input, ctx: { pattern: p.pattern } };
+        break;
+      case 'format': {
+        const [type, msg] = FORMATS[String(p.format)] ?? ['value_error', `Input should match format ${p.format}`];
+        item = { type, loc: [source, ...base], msg, input };
+        break;
+      }
+      default:
+        item = { type: 'value_error', loc: [source, ...base], msg: e.message ?? 'Invalid value', input };
+    }
+    if (item.input === undefined) delete item.input;
+    const key = JSON.stringify([item.loc, item.type]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(item);
+  }
+  return out;
+}

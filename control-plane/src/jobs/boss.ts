@@ -1,0 +1,47 @@
+// pg-boss on the platform's own database, in schema `pgboss`. Jobs can be enqueued inside a postgres.js
+// transaction (see `inTx`), so a state change and the job that follows it commit together.
+import { PgBoss, type Job, type SendOptions, type WorkOptions, type Queue } from 'pg-boss';
+import type { Db } from '../http/route.ts';
+import type { Logger } from '../../../shared/logger.ts';
+
+export type { PgBoss, Job };
+
+export interface QueueDef<T extends object = object> {
+  name: string;
+  options?: Omit<Queue, 'name'>;
+  work?: WorkOptions;
+  handler: (jobs: Job<T>[]) => Promise<unknown>;
+}
+
+export async function startBoss(url: string, log: Logger, opts: { listenNotify?: boolean } = {}): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: url,
+    schema: 'pgboss',
+    application_name: 'vap-jobs',
+    useListenNotify: opts.listenNotify ?? true,
+    max: 5,
+  } as ConstructorParameters<typeof PgBoss>[0]);
+  boss.on('error', (err) => log.error({ err }, 'pg-boss error'));
+  boss.on('warning', (w) => log.warn({ warning: w }, 'pg-boss warning'));
+  await boss.start();
+  return boss;
+}
+
+/** Creates the queue if needed (idempotent) and starts its worker. */
+export async function registerQueue<T extends object>(boss: PgBoss, def: QueueDef<T>): Promise<void> {
+  const existing = await boss.getQueue(def.name);
+  if (!existing) await boss.createQueue(def.name, { notify: true, ...def.options });
+  await boss.work<T>(def.name, def.work ?? {}, def.handler);
+}
+
+/** An adapter that lets pg-boss run its INSERT inside our transaction. */
+export const inTx = (db: Db) => ({
+  executeSql: async (text: string, values?: unknown[]) => {
+    const rows = await db.unsafe(text, (values ?? []) as never[]);
+    return { rows };
+  },
+});
+
+export async function sendInTx(boss: PgBoss, db: Db, name: string, data: object, options: SendOptions = {}): Promise<string | null> {
+  return boss.send(name, data, { ...options, db: inTx(db) } as SendOptions);
+}

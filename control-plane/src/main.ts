@@ -1,0 +1,42 @@
+// `npm start`: the control plane on embedded defaults (or DATABASE_URL), with a dev org on first start.
+import { loadConfig, ConfigError } from './config.ts';
+import { MigrationError } from './db/migrate.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { startPlatform } from './platform.ts';
+import { ensureDevOrg } from './modules/workspace/orgs.ts';
+
+const log = createLogger('control-plane', process.env.LOG_LEVEL ?? 'info');
+
+async function main() {
+  const config = loadConfig();
+  const platform = await startPlatform(config, { log });
+  if (config.NODE_ENV !== 'production') {
+    const dev = await ensureDevOrg(platform.services.sql);
+    if (dev) {
+      // Printed once, on the first start: the key is not stored anywhere in clear.
+      process.stdout.write(
+        `\n  Development organisation created.\n  org_id:  ${dev.org_id}\n  API key: ${dev.api_key}\n\n` +
+          `  Try: curl -H "Authorization: Bearer ${dev.api_key}" ${platform.url}/v1/audit-events\n  Docs: ${platform.url}/docs\n\n`,
+      );
+    }
+  }
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    await platform.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError || err instanceof MigrationError) {
+    process.stderr.write(`vap: ${err.message}\n`);
+  } else {
+    log.fatal({ err }, 'start-up failed');
+  }
+  process.exit(1);
+});

@@ -1,0 +1,7 @@
+// Every route of the control plane. Each resource folder exports its routes; order only affects the docs.
+import type { RouteDef } from '../http/route.ts';
+import { healthRoutes } from './health/routes.ts';
+import { apiKeyRoutes } from './api-keys/routes.ts';
+import { auditEventRoutes } from './audit-events/routes.ts';
+
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes];

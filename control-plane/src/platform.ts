@@ -1,0 +1,136 @@
+// Wires the control plane together: database (embedded or DATABASE_URL), migrations, pg-boss, auth, HTTP
+// and metrics. Used by `npm start`, the admin command and the tests.
+import type { Server } from 'node:http';
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { createLogger, type Logger } from '../../shared/logger.ts';
+import type { Config } from './config.ts';
+import { openDatabase, type Database } from './db/connect.ts';
+import { migrate } from './db/migrate.ts';
+import { startBoss, registerQueue, type PgBoss } from './jobs/boss.ts';
+import { AuthService } from './auth/service.ts';
+import { RateLimiter } from './http/rate-limit.ts';
+import { Metrics } from './metrics.ts';
+import { createApp } from './app.ts';
+import { queueDefinitions } from './modules/jobs.ts';
+import { unauthorized } from './http/errors.ts';
+import type { Services } from './services.ts';
+
+export interface Platform {
+  services: Services;
+  db: Database;
+  server: Server | null;
+  metricsServer: Server | null;
+  /** Base URL of the HTTP listener, e.g. http://127.0.0.1:8080 */
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface PlatformOptions {
+  /** Start the HTTP listener (and the metrics listener). */
+  listen?: boolean;
+  log?: Logger;
+}
+
+function workerAuthenticator(token: string | undefined) {
+  const expected = token ? createHash('sha256').update(token).digest() : null;
+  return async (header: string) => {
+    const m = /^Bearer\s+(\S+)$/i.exec(header ?? '');
+    if (!expected || !m) throw unauthorized('Missing or invalid worker credential');
+    const given = createHash('sha256').update(m[1]!).digest();
+    if (!timingSafeEqual(given, expected)) throw unauthorized('Missing or invalid worker credential');
+    return { orgId: '', actorType: 'worker' as const, actorId: 'worker' };
+  };
+}
+
+export async function startPlatform(config: Config, opts: PlatformOptions = {}): Promise<Platform> {
+  const log = opts.log ?? createLogger('control-plane', config.LOG_LEVEL);
+  const db = await openDatabase(config, log);
+  const applied = await migrate(db.sql);
+  if (applied.length) log.info({ applied }, 'migrations applied');
+
+  let boss: PgBoss | null = null;
+  if (config.JOBS_ENABLED) boss = await startBoss(db.url, log);
+
+  const metrics = new Metrics();
+  metrics.watchDatabase(db.sql, config.DATABASE_POOL_MAX);
+  const auth = new AuthService(db.sql, config, log);
+  await auth.start();
+
+  const services: Services = {
+    config,
+    log,
+    sql: db.sql,
+    boss,
+    auth,
+    rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST),
+    metrics,
+    workerAuth: workerAuthenticator(config.WORKER_TOKEN),
+  };
+
+  if (boss) {
+    const b = boss;
+    for (const def of queueDefinitions(services)) await registerQueue(b, def);
+    const depth = new (await import('prom-client')).default.Gauge({
+      name: 'vap_jobs_queue_depth',
+      help: 'pg-boss jobs by queue and state',
+      labelNames: ['queue', 'state'],
+      registers: [metrics.registry],
+    });
+    metrics.addCollector(async () => {
+      for (const q of await b.getQueues()) {
+        depth.set({ queue: q.name, state: 'ready' }, q.readyCount);
+        depth.set({ queue: q.name, state: 'deferred' }, q.deferredCount);
+        depth.set({ queue: q.name, state: 'active' }, q.activeCount);
+        depth.set({ queue: q.name, state: 'failed' }, q.failedCount);
+      }
+    });
+  }
+
+  let server: Server | null = null;
+  let metricsServer: Server | null = null;
+  let url = '';
+  if (opts.listen ?? true) {
+    const app = createApp(services);
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+      s.once('error', reject);
+    });
+    const addr = server.address() as AddressInfo;
+    url = `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}`;
+    metricsServer = await metrics.listen(config.METRICS_HOST, config.METRICS_PORT, log);
+    log.info({ url, metrics_port: (metricsServer.address() as AddressInfo).port }, 'control plane listening');
+  }
+
+  let closed = false;
+  return {
+    services,
+    db,
+    server,
+    metricsServer,
+    url,
+    async close() {
+      if (closed) return;
+      closed = true;
+      // Stop taking requests, let the ones in flight finish (bounded), then stop jobs and the database.
+      if (server) {
+        const s = server;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            s.closeAllConnections();
+            resolve();
+          }, config.SHUTDOWN_TIMEOUT_MS);
+          s.close(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+          s.closeIdleConnections();
+        });
+      }
+      metricsServer?.close();
+      await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err) => log.warn({ err }, 'pg-boss stop failed'));
+      await auth.stop();
+      await db.close();
+    },
+  };
+}

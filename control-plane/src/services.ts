@@ -1,0 +1,21 @@
+// What route handlers and jobs may use. Built once at start-up (see platform.ts).
+import type { Sql } from 'postgres';
+import type { Config } from './config.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { AuthService, Auth } from './auth/service.ts';
+import type { RateLimiter } from './http/rate-limit.ts';
+import type { Metrics } from './metrics.ts';
+import type { PgBoss } from './jobs/boss.ts';
+
+export interface Services {
+  config: Config;
+  log: Logger;
+  sql: Sql;
+  /** Null when JOBS_ENABLED is false (an API-only replica). */
+  boss: PgBoss | null;
+  auth: AuthService;
+  rateLimiter: RateLimiter;
+  metrics: Metrics;
+  /** Authenticates the media workers' own credential on the internal API. */
+  workerAuth(header: string): Promise<Auth>;
+}

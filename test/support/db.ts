@@ -1,0 +1,33 @@
+// A database of its own for each test file, cloned from the migrated template (fast: a file copy).
+import { inject } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { createSql } from '../../control-plane/src/db/connect.ts';
+
+const TEMPLATE_DB = 'vap_test_template';
+
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const adminUrl = inject('adminDatabaseUrl');
+  const name = `vap_t_${randomBytes(6).toString('hex')}`;
+  const admin = createSql(adminUrl, { max: 1 });
+  // Cloning needs the template to have no other sessions; files start at once, so retry briefly.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await admin.unsafe(`create database ${name} template ${TEMPLATE_DB}`);
+      break;
+    } catch (err) {
+      if (attempt > 50 || !/being accessed by other users/.test((err as Error).message)) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  await admin.end();
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const a = createSql(adminUrl, { max: 1 });
+      await a.unsafe(`drop database if exists ${name} with (force)`);
+      await a.end();
+    },
+  };
+}
