@@ -20,6 +20,8 @@ const Env = Type.Object({
   JWT_ISSUER: Type.Optional(Type.String({ minLength: 1 })),
   JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
   MASTER_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  MASTER_KEY_VERSION: Type.Integer({ minimum: 1, default: 1 }),
+  MASTER_KEYS_PREVIOUS: Type.Optional(Type.String({ minLength: 1 })),
   RATE_LIMIT_PER_SECOND: Type.Number({ minimum: 0, default: 50 }),
   RATE_LIMIT_BURST: Type.Integer({ minimum: 1, default: 200 }),
   AUTH_CACHE_TTL_SECONDS: Type.Integer({ minimum: 0, default: 60 }),

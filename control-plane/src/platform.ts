@@ -15,6 +15,7 @@ import { createApp } from './app.ts';
 import { queueDefinitions } from './modules/jobs.ts';
 import { unauthorized } from './http/errors.ts';
 import type { Services } from './services.ts';
+import { secretsFromEnv } from './crypto/secrets.ts';
 
 export interface Platform {
   services: Services;
@@ -65,6 +66,13 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     auth,
     rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST),
     metrics,
+    secrets: secretsFromEnv({
+      masterKey: config.MASTER_KEY,
+      version: config.MASTER_KEY_VERSION,
+      previous: config.MASTER_KEYS_PREVIOUS,
+      dataDir: config.DATA_DIR,
+      production: config.NODE_ENV === 'production',
+    }),
     workerAuth: workerAuthenticator(config.WORKER_TOKEN),
   };
 

@@ -6,6 +6,7 @@ import type { AuthService, Auth } from './auth/service.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { Metrics } from './metrics.ts';
 import type { PgBoss } from './jobs/boss.ts';
+import type { Secrets } from './crypto/secrets.ts';
 
 export interface Services {
   config: Config;
@@ -16,6 +17,8 @@ export interface Services {
   auth: AuthService;
   rateLimiter: RateLimiter;
   metrics: Metrics;
+  /** Encrypts and decrypts secrets at rest (credentials, tool headers, webhook secrets). */
+  secrets: Secrets;
   /** Authenticates the media workers' own credential on the internal API. */
   workerAuth(header: string): Promise<Auth>;
 }

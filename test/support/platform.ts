@@ -1,5 +1,6 @@
 // Starts a real control plane for a test file: its own database, an ephemeral port, silent logs.
 import { afterAll } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from '../../control-plane/src/config.ts';
 import { startPlatform, type Platform } from '../../control-plane/src/platform.ts';
 import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
@@ -43,6 +44,8 @@ export async function startTestPlatform(overrides: Partial<Config> = {}): Promis
       LOG_LEVEL: 'silent',
       RATE_LIMIT_PER_SECOND: 0,
       DATABASE_POOL_MAX: 5,
+      MASTER_KEY: randomBytes(32).toString('base64'),
+      WORKER_TOKEN: 'test-worker-token-0123456789abcdef0123',
       ...overrides,
     } as Partial<Config>,
   );

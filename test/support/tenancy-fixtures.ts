@@ -1,0 +1,32 @@
+// What the tenant-isolation test (test/tenancy.test.ts) needs to reach every route with another org's ids:
+//  - `fixtures`: for each path parameter name, how to create such a resource in org A (through the API);
+//    `get` resolves other parameters a resource depends on (for nested paths).
+//  - `sampleBodies`: a valid body per operationId, for routes whose body has required fields (validation runs
+//    before the lookup, so an invalid body would answer 422 instead of the 404 under test).
+// Every new route with a path parameter or a required body must be covered here; the test fails otherwise.
+import type { TestPlatform } from './platform.ts';
+
+export interface FixtureContext {
+  tp: TestPlatform;
+  key: string;
+  orgId: string;
+  get(param: string): Promise<string>;
+}
+
+export type Fixture = (c: FixtureContext) => Promise<string>;
+
+async function created(c: FixtureContext, path: string, body: unknown, field = 'id'): Promise<string> {
+  const res = await c.tp.request('post', path, { key: c.key, body });
+  if (res.status >= 300) throw new Error(`fixture POST ${path} answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body[field] as string;
+}
+
+export const fixtures: Record<string, Fixture> = {
+  api_key_id: (c) => created(c, '/v1/api-keys', { name: 'tenancy' }),
+};
+
+export const sampleBodies: Record<string, unknown> = {
+  createApiKey: { name: 'tenancy' },
+};
+
+export { created };
