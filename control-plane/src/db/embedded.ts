@@ -12,6 +12,8 @@ export interface EmbeddedServer {
 const USER = 'vap';
 const PASSWORD = 'vap';
 
+export const embeddedUrl = (port: number, database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+
 export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; log?: Logger }): Promise<EmbeddedServer> {
   const dir = path.resolve(opts.dataDir);
   mkdirSync(path.dirname(dir), { recursive: true });
@@ -34,7 +36,7 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
   await pg.start();
   opts.log?.info({ port: opts.port, dir }, 'embedded postgres started');
   return {
-    url: (database) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`,
+    url: (database) => embeddedUrl(opts.port, database),
     async stop() {
       await pg.stop();
     },
