@@ -1,0 +1,316 @@
+// The internal API between media workers and the control plane (`/internal/v1`), documented in
+// docs/internal-api.md. Workers authenticate with `Authorization: Bearer <WORKER_TOKEN>`, never a customer key.
+// Responses are what the control plane sends (no `additionalProperties: false`, so the control plane can add
+// fields without breaking running workers); worker reports are strict.
+import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, type Static } from './common.ts';
+
+// ---- Speech and model providers --------------------------------------------------------------------------
+
+export const TRANSCRIBER_PROVIDERS = ['deepgram', 'openai', 'local'] as const;
+export const TTS_PROVIDERS = ['openai', 'deepgram', 'elevenlabs', 'cartesia', 'local'] as const;
+export const LLM_PROVIDERS = ['openai', 'gemini', 'anthropic'] as const;
+/** Models of the `local` TTS provider. */
+export const LOCAL_TTS_MODELS = ['espeak-ng', 'festival'] as const;
+
+export const Transcriber = Type.Object(
+  {
+    provider: StringEnum(TRANSCRIBER_PROVIDERS),
+    model: Nullable(Type.String({ description: 'Provider model id; null picks the provider default' })),
+    language: Nullable(Type.String({ description: 'BCP-47 code; null uses the agent language' })),
+  },
+  { title: 'Transcriber', examples: [{ provider: 'deepgram', model: 'nova-3', language: 'en-US' }] },
+);
+export type Transcriber = Static<typeof Transcriber>;
+
+export const Tts = Type.Object(
+  {
+    provider: StringEnum(TTS_PROVIDERS),
+    voice_id: Nullable(Type.String({ description: 'Provider voice id; null picks the provider default' })),
+    model: Nullable(Type.String({ description: "Provider model id; for `local`: 'espeak-ng' (default) or 'festival'" })),
+  },
+  { title: 'Tts', examples: [{ provider: 'local', voice_id: null, model: 'espeak-ng' }] },
+);
+export type Tts = Static<typeof Tts>;
+
+export const LlmSettings = Type.Object(
+  {
+    provider: StringEnum(LLM_PROVIDERS),
+    model: Type.String({ description: 'Model id at the provider' }),
+    base_url: Nullable(Type.String({ description: 'OpenAI-compatible base URL (local or self-hosted models)' })),
+    temperature: Nullable(Type.Number()),
+    max_tokens: Nullable(Type.Integer({ minimum: 1 })),
+  },
+  { title: 'InternalLlmSettings' },
+);
+export type LlmSettings = Static<typeof LlmSettings>;
+
+export const ProviderKeys = Type.Object(
+  {
+    openai: Type.Optional(Type.String()),
+    anthropic: Type.Optional(Type.String()),
+    gemini: Type.Optional(Type.String()),
+    deepgram: Type.Optional(Type.String()),
+    elevenlabs: Type.Optional(Type.String()),
+    cartesia: Type.Optional(Type.String()),
+  },
+  { title: 'ProviderKeys', description: "The org's decrypted keys; a missing key falls back to the worker's env key" },
+);
+export type ProviderKeys = Static<typeof ProviderKeys>;
+
+// ---- The call and its agent -------------------------------------------------------------------------------
+
+export const CALL_TYPES = ['web', 'outbound', 'inbound'] as const;
+
+export const InternalCall = Type.Object(
+  {
+    id: Type.String(),
+    type: StringEnum(CALL_TYPES),
+    direction: Nullable(StringEnum(['inbound', 'outbound'] as const)),
+    to_number: Nullable(Type.String()),
+    from_number: Nullable(Type.String()),
+    variables: Type.Record(Type.String(), Type.Unknown(), { description: 'Per-call template variables' }),
+    metadata: Metadata(),
+  },
+  { title: 'InternalCall' },
+);
+export type InternalCall = Static<typeof InternalCall>;
+
+/** Every behaviour field of the spec's Agent. */
+export const InternalAgent = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    transcriber: Transcriber,
+    tts: Tts,
+    first_message: Nullable(Type.String({ description: 'Raw template; the worker interpolates variables' })),
+    end_call_phrases: Type.Array(Type.String()),
+    max_duration_seconds: Type.Integer({ minimum: 1 }),
+    interruption_sensitivity: Type.Number({ minimum: 0, maximum: 1 }),
+    silence_timeout_seconds: Type.Integer({ minimum: 1 }),
+    enable_recording: Type.Boolean(),
+    language: Type.String(),
+    dynamic_variables: Type.Record(Type.String(), Type.Unknown()),
+    voicemail_detection: Type.Boolean(),
+    voicemail_message: Nullable(Type.String()),
+    responsiveness: Type.Number({ minimum: 0, maximum: 1 }),
+    speed: Type.Number({ exclusiveMinimum: 0 }),
+    background_sound: Nullable(Type.String({ description: "Ambient loop: 'office', 'cafe', 'static' or null" })),
+    emotions: Type.Boolean(),
+    job_description: Nullable(Type.String()),
+    metadata: Metadata(),
+  },
+  { title: 'InternalAgent' },
+);
+export type InternalAgent = Static<typeof InternalAgent>;
+
+// ---- Tools -------------------------------------------------------------------------------------------------
+
+export const FunctionToolConfig = Type.Object(
+  {
+    type: Type.Literal('function'),
+    name: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,64}$' }),
+    description: Type.String(),
+    parameters: Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of the arguments (type object)' }),
+    url: Type.String({ description: "The customer's server URL" }),
+    method: StringEnum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const),
+    headers: Type.Record(Type.String(), Type.String(), { description: 'Decrypted extra headers' }),
+    timeout_ms: Type.Integer({ minimum: 1 }),
+    signing_secret: Nullable(Type.String({ description: 'Standard Webhooks secret (whsec_...) used to sign the request' })),
+  },
+  { title: 'FunctionToolConfig' },
+);
+export type FunctionToolConfig = Static<typeof FunctionToolConfig>;
+
+export const EndCallToolConfig = Type.Object(
+  { type: Type.Literal('end_call'), name: Type.Optional(Type.String()), description: Type.Optional(Type.String()) },
+  { title: 'EndCallToolConfig' },
+);
+export const TransferCallToolConfig = Type.Object(
+  {
+    type: Type.Literal('transfer_call'),
+    name: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    destination: Type.String({ description: 'E.164 number or SIP URI (tel:/sip:)' }),
+  },
+  { title: 'TransferCallToolConfig' },
+);
+export const SendDtmfToolConfig = Type.Object(
+  { type: Type.Literal('send_dtmf'), name: Type.Optional(Type.String()), description: Type.Optional(Type.String()) },
+  { title: 'SendDtmfToolConfig' },
+);
+
+export const ToolConfig = Type.Union([FunctionToolConfig, EndCallToolConfig, TransferCallToolConfig, SendDtmfToolConfig], {
+  title: 'ToolConfig',
+});
+export type ToolConfig = Static<typeof ToolConfig>;
+
+// ---- Knowledge, recording, the whole session config --------------------------------------------------------
+
+export const KnowledgeConfig = Type.Object(
+  {
+    knowledge_base_ids: Type.Array(Type.String()),
+    mode: StringEnum(['stuff', 'retrieve'] as const, {
+      description: 'stuff: stuffed_context is the whole (small) base; retrieve: search before each LLM turn',
+    }),
+    stuffed_context: Type.Optional(Type.String()),
+  },
+  { title: 'KnowledgeConfig' },
+);
+export type KnowledgeConfig = Static<typeof KnowledgeConfig>;
+
+export const RecordingConfig = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    upload_url: Type.Optional(Type.String({ description: 'Pre-signed PUT URL for the recording (audio/wav)' })),
+  },
+  { title: 'RecordingConfig' },
+);
+
+export const CallConfig = Type.Object(
+  {
+    call: InternalCall,
+    agent: InternalAgent,
+    prompt: Type.String({ description: 'Effective system prompt with {{variables}} interpolated' }),
+    llm: LlmSettings,
+    tools: Type.Array(ToolConfig),
+    knowledge: KnowledgeConfig,
+    provider_keys: ProviderKeys,
+    recording: RecordingConfig,
+  },
+  { title: 'CallConfig' },
+);
+export type CallConfig = Static<typeof CallConfig>;
+
+// ---- Reports from the worker ---------------------------------------------------------------------------------
+
+/** End reasons set by the worker. The control plane adds `api_stop` (stop route) and `worker_lost` (reaper). */
+export const END_REASONS = [
+  'user_hangup',
+  'agent_hangup',
+  'silence_timeout',
+  'max_duration',
+  'voicemail',
+  'transferred',
+  'api_stop',
+  'worker_shutdown',
+  'error',
+] as const;
+export type EndReason = (typeof END_REASONS)[number];
+
+const Seq = Type.Integer({ minimum: 1, description: 'Per-call report sequence; a repeated seq is acknowledged and ignored' });
+const Role = StringEnum(['agent', 'user'] as const);
+
+export const StartedReport = Strict(
+  { seq: Seq, started_at: DateTime(), room_name: Type.Optional(Type.String()) },
+  { title: 'StartedReport' },
+);
+export type StartedReport = Static<typeof StartedReport>;
+
+export const TranscriptReport = Strict(
+  {
+    seq: Seq,
+    messages: Type.Array(Strict({ role: Role, content: Type.String() })),
+  },
+  { title: 'TranscriptReport', description: 'The whole conversation so far (not a delta), throttled by the worker' },
+);
+export type TranscriptReport = Static<typeof TranscriptReport>;
+
+export const LatencySummary = Strict(
+  {
+    avg_ms: Type.Integer({ minimum: 0 }),
+    p50_ms: Type.Integer({ minimum: 0 }),
+    min_ms: Type.Integer({ minimum: 0 }),
+    max_ms: Type.Integer({ minimum: 0 }),
+    samples: Type.Integer({ minimum: 0 }),
+  },
+  { title: 'LatencySummary' },
+);
+export type LatencySummary = Static<typeof LatencySummary>;
+
+export const CallLatency = Strict(
+  { llm_ttft: LatencySummary, tts_ttfb: LatencySummary, eou_delay: LatencySummary, e2e: LatencySummary },
+  { title: 'CallLatency' },
+);
+export type CallLatency = Static<typeof CallLatency>;
+
+export const EndedMessage = Strict(
+  {
+    role: Role,
+    content: Type.String(),
+    started_at: Type.Optional(DateTime()),
+    ended_at: Type.Optional(DateTime()),
+    interrupted: Type.Optional(Type.Boolean()),
+    tool_call: Type.Optional(
+      Strict({ name: Type.String(), arguments: Type.String(), output: Type.String(), is_error: Type.Boolean() }),
+    ),
+  },
+  { title: 'EndedMessage' },
+);
+export type EndedMessage = Static<typeof EndedMessage>;
+
+export const CallUsage = Strict(
+  {
+    stt_seconds: Type.Number({ minimum: 0 }),
+    llm_prompt_tokens: Type.Integer({ minimum: 0 }),
+    llm_completion_tokens: Type.Integer({ minimum: 0 }),
+    tts_characters: Type.Integer({ minimum: 0 }),
+  },
+  { title: 'CallUsage' },
+);
+export type CallUsage = Static<typeof CallUsage>;
+
+export const EndedReport = Strict(
+  {
+    seq: Seq,
+    end_reason: StringEnum(END_REASONS),
+    ended_at: DateTime(),
+    duration_seconds: Type.Number({ minimum: 0 }),
+    messages: Type.Array(EndedMessage),
+    usage: CallUsage,
+    latency: CallLatency,
+    error: Type.Optional(Type.String({ description: 'Short description when end_reason is error' })),
+  },
+  { title: 'EndedReport' },
+);
+export type EndedReport = Static<typeof EndedReport>;
+
+export const ReportAck = Type.Object(
+  { ok: Type.Boolean(), duplicate: Type.Boolean({ description: 'true when this seq was already applied' }) },
+  { title: 'ReportAck' },
+);
+export type ReportAck = Static<typeof ReportAck>;
+
+// ---- Knowledge search ------------------------------------------------------------------------------------------
+
+export const KnowledgeSearchRequest = Strict(
+  { query: Type.String({ minLength: 1 }), top_k: Type.Integer({ minimum: 1, maximum: 20 }) },
+  { title: 'KnowledgeSearchRequest' },
+);
+export type KnowledgeSearchRequest = Static<typeof KnowledgeSearchRequest>;
+
+export const KnowledgeSearchResult = Type.Object(
+  {
+    chunks: Type.Array(Type.Object({ content: Type.String(), score: Type.Number(), source_id: Type.String() })),
+  },
+  { title: 'KnowledgeSearchResult' },
+);
+export type KnowledgeSearchResult = Static<typeof KnowledgeSearchResult>;
+
+// ---- Inbound SIP: the worker asks the control plane to open the call --------------------------------------------
+
+export const InboundOpenRequest = Strict(
+  {
+    to_number: Type.String({ description: 'The dialled number (sip.trunkPhoneNumber)' }),
+    from_number: Nullable(Type.String()),
+    room_name: Type.String(),
+    sip_call_id: Nullable(Type.String()),
+  },
+  { title: 'InboundOpenRequest' },
+);
+export type InboundOpenRequest = Static<typeof InboundOpenRequest>;
+
+export const InboundOpenResult = Type.Object({ call_id: Type.String() }, { title: 'InboundOpenResult' });
+export type InboundOpenResult = Static<typeof InboundOpenResult>;
+
+/** Dispatch or room metadata that tells the worker which call it serves. */
+export const JobMetadata = Type.Object({ call_id: Type.Optional(Type.String()) }, { title: 'JobMetadata' });

@@ -1,0 +1,234 @@
+// Typed client of the control plane's internal API (`/internal/v1`, see docs/internal-api.md), used by media
+// workers. Reads (config, knowledge search) are awaited by the caller; reports are queued and sent in the
+// background with retries, so a slow or restarting control plane never blocks the audio loop. Every report
+// carries a per-call `seq`, so a retried report is applied once.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Value } from '@sinclair/typebox/value';
+import {
+  CallConfig,
+  type EndedReport,
+  type InboundOpenRequest,
+  type InboundOpenResult,
+  type KnowledgeSearchRequest,
+  type KnowledgeSearchResult,
+  type StartedReport,
+  type TranscriptReport,
+} from '../schemas/internal.ts';
+
+export const INTERNAL_API_PREFIX = '/internal/v1';
+
+export interface RetryOptions {
+  /** Attempts in all, the first included. */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export interface InternalApiOptions {
+  /** Control plane base URL, e.g. http://127.0.0.1:8080 */
+  baseUrl: string;
+  /** The workers' own credential (WORKER_TOKEN). */
+  token: string;
+  /** Per-request timeout. */
+  timeoutMs?: number;
+  retry?: Partial<RetryOptions>;
+  /** Called when a report is given up on (after all retries, or a final 4xx). */
+  onReportFailed?: (info: { callId: string; kind: string; seq: number; error: unknown }) => void;
+}
+
+export class InternalApiError extends Error {
+  readonly status: number | null;
+  readonly retryable: boolean;
+  readonly body: unknown;
+  constructor(message: string, status: number | null, retryable: boolean, body?: unknown) {
+    super(message);
+    this.name = 'InternalApiError';
+    this.status = status;
+    this.retryable = retryable;
+    this.body = body;
+  }
+}
+
+const DEFAULT_RETRY: RetryOptions = { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 10_000 };
+
+/** 4xx answers are final, except timeouts, too-early and rate limits (as webhook senders do). */
+const isRetryableStatus = (status: number) => status >= 500 || status === 408 || status === 425 || status === 429;
+
+export function backoffDelay(attempt: number, retry: RetryOptions): number {
+  const exp = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
+  // Full jitter keeps many workers from retrying in step after a control-plane restart.
+  return Math.round(exp / 2 + Math.random() * (exp / 2));
+}
+
+type ReportKind = 'started' | 'transcript' | 'ended';
+type ReportBody<K extends ReportKind> = K extends 'started' ? StartedReport : K extends 'transcript' ? TranscriptReport : EndedReport;
+
+export class InternalApiClient {
+  readonly baseUrl: string;
+  readonly #token: string;
+  readonly #timeoutMs: number;
+  readonly retry: RetryOptions;
+  readonly #onReportFailed: InternalApiOptions['onReportFailed'];
+
+  constructor(opts: InternalApiOptions) {
+    if (!opts.token) throw new Error('internal API token (WORKER_TOKEN) is required');
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.#token = opts.token;
+    this.#timeoutMs = opts.timeoutMs ?? 10_000;
+    this.retry = { ...DEFAULT_RETRY, ...opts.retry };
+    this.#onReportFailed = opts.onReportFailed;
+  }
+
+  /** One HTTP request, no retries. Throws InternalApiError. */
+  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, timeoutMs = this.#timeoutMs): Promise<T> {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}${INTERNAL_API_PREFIX}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.#token}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw new InternalApiError(`internal API ${method} ${path} failed: ${(err as Error).message}`, null, true);
+    }
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+    }
+    if (!res.ok) {
+      throw new InternalApiError(`internal API ${method} ${path} answered ${res.status}`, res.status, isRetryableStatus(res.status), parsed);
+    }
+    return parsed as T;
+  }
+
+  /** A request retried with backoff while the error is retryable. */
+  async requestWithRetry<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.request<T>(method, path, body, signal);
+      } catch (err) {
+        const retryable = err instanceof InternalApiError && err.retryable;
+        if (!retryable || attempt >= this.retry.maxAttempts || signal?.aborted) throw err;
+        await sleep(backoffDelay(attempt, this.retry), undefined, signal ? { signal } : undefined);
+      }
+    }
+  }
+
+  /** The resolved session config of a call, validated against the contract. */
+  async getConfig(callId: string, signal?: AbortSignal): Promise<CallConfig> {
+    const body = await this.requestWithRetry<unknown>('GET', `/calls/${encodeURIComponent(callId)}/config`, undefined, signal);
+    if (!Value.Check(CallConfig, body)) {
+      const first = Value.Errors(CallConfig, body).First();
+      throw new InternalApiError(`call config does not match the contract at ${first?.path ?? '/'}: ${first?.message ?? 'invalid'}`, 200, false, body);
+    }
+    return body;
+  }
+
+  /** Inbound SIP: the control plane resolves the number's routing and creates the call. */
+  openInbound(req: InboundOpenRequest, signal?: AbortSignal): Promise<InboundOpenResult> {
+    return this.requestWithRetry<InboundOpenResult>('POST', '/calls/inbound', req, signal);
+  }
+
+  /** Top chunks of the call's knowledge bases. Not retried: a turn can't wait for it. */
+  searchKnowledge(callId: string, req: KnowledgeSearchRequest, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<KnowledgeSearchResult> {
+    return this.request<KnowledgeSearchResult>('POST', `/calls/${encodeURIComponent(callId)}/knowledge/search`, req, opts.signal, opts.timeoutMs ?? 1500);
+  }
+
+  /** A reporter for one call. */
+  reporter(callId: string): CallReporter {
+    return new CallReporter(this, callId, this.#onReportFailed);
+  }
+}
+
+interface QueuedReport {
+  kind: ReportKind;
+  body: { seq: number };
+}
+
+/**
+ * Per-call report queue. Reports go out in seq order, one at a time; a transcript partial still waiting
+ * is replaced by a newer one (each partial is the whole conversation so far). Methods never throw and
+ * never wait for the network.
+ */
+export class CallReporter {
+  readonly callId: string;
+  #seq = 0;
+  #queue: QueuedReport[] = [];
+  #running: Promise<void> | null = null;
+  #client: InternalApiClient;
+  #onFailed: InternalApiOptions['onReportFailed'];
+  #abort = new AbortController();
+  /** Reports acknowledged by the control plane, in order (kind and seq). */
+  readonly delivered: { kind: ReportKind; seq: number }[] = [];
+  readonly failed: { kind: ReportKind; seq: number; error: unknown }[] = [];
+
+  constructor(client: InternalApiClient, callId: string, onFailed?: InternalApiOptions['onReportFailed']) {
+    this.#client = client;
+    this.callId = callId;
+    this.#onFailed = onFailed;
+  }
+
+  started(body: Omit<StartedReport, 'seq'>): number {
+    return this.#enqueue('started', body);
+  }
+
+  transcript(messages: TranscriptReport['messages']): number {
+    this.#queue = this.#queue.filter((r) => r.kind !== 'transcript');
+    return this.#enqueue('transcript', { messages });
+  }
+
+  ended(body: Omit<EndedReport, 'seq'>): number {
+    // Partials still waiting are pointless once the final transcript goes out.
+    this.#queue = this.#queue.filter((r) => r.kind !== 'transcript');
+    return this.#enqueue('ended', body);
+  }
+
+  /** Resolves when the queue is empty, or after timeoutMs (then pending reports are abandoned). */
+  async flush(timeoutMs = 15_000): Promise<boolean> {
+    const done = (async () => {
+      while (this.#running) await this.#running;
+      return true;
+    })();
+    const timer = sleep(timeoutMs, false, { ref: false });
+    const ok = await Promise.race([done, timer]);
+    if (!ok) this.#abort.abort();
+    return ok;
+  }
+
+  #enqueue<K extends ReportKind>(kind: K, body: Omit<ReportBody<K>, 'seq'>): number {
+    const seq = ++this.#seq;
+    this.#queue.push({ kind, body: { seq, ...body } });
+    if (!this.#running) {
+      this.#running = this.#drain().finally(() => {
+        this.#running = null;
+      });
+    }
+    return seq;
+  }
+
+  async #drain(): Promise<void> {
+    let next: QueuedReport | undefined;
+    while ((next = this.#queue.shift())) {
+      const path = `/calls/${encodeURIComponent(this.callId)}/${next.kind}`;
+      try {
+        await this.#client.requestWithRetry('POST', path, next.body, this.#abort.signal);
+        this.delivered.push({ kind: next.kind, seq: next.body.seq });
+      } catch (error) {
+        this.failed.push({ kind: next.kind, seq: next.body.seq, error });
+        this.#onFailed?.({ callId: this.callId, kind: next.kind, seq: next.body.seq, error });
+      }
+    }
+  }
+}
