@@ -1,0 +1,56 @@
+// Operability: Prometheus metrics on their own port, and a shutdown that lets requests in flight finish.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { startTestPlatform } from '../../test/support/platform.ts';
+
+describe('metrics', () => {
+  it('serves HTTP, database and queue figures on the metrics port only', async () => {
+    const tp = await startTestPlatform();
+    try {
+      const org = await tp.createOrg();
+      await tp.request('get', '/v1/api-keys', { key: org.key });
+      await tp.request('get', '/v1/api-keys/not-a-uuid', { key: org.key });
+      const port = (tp.platform.metricsServer!.address() as AddressInfo).port;
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(text).toMatch(/vap_http_request_duration_seconds_count\{route="\/v1\/api-keys",method="GET",status="200"\} 1/);
+      expect(text).toContain('vap_db_pool_max 5');
+      expect(text).toMatch(/vap_db_connections\{state="\w+"\} \d+/);
+      expect(text).toContain('vap_jobs_queue_depth');
+      expect(text).toContain('vap_cp_process_cpu_user_seconds_total');
+      expect((await tp.request('get', '/metrics')).status).toBe(404);
+    } finally {
+      await tp.close();
+    }
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('finishes a request in flight, then refuses new connections', async () => {
+    const tp = await startTestPlatform();
+    const org = await tp.createOrg();
+    const { port } = new URL(tp.url);
+    const body = JSON.stringify({ name: 'in flight' });
+    // Send the headers and half the body, start the shutdown, then send the rest.
+    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/v1/api-keys', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          let text = '';
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, text }));
+        },
+      );
+      req.on('error', reject);
+      req.write(body.slice(0, 5));
+      setTimeout(() => req.end(body.slice(5)), 300);
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const closing = tp.close();
+    const res = await response;
+    await closing;
+    expect(res.status).toBe(201);
+    expect(JSON.parse(res.text).name).toBe('in flight');
+    await expect(fetch(tp.url + '/health')).rejects.toThrow();
+  });
+});
