@@ -3,5 +3,6 @@ import type { RouteDef } from '../http/route.ts';
 import { healthRoutes } from './health/routes.ts';
 import { apiKeyRoutes } from './api-keys/routes.ts';
 import { auditEventRoutes } from './audit-events/routes.ts';
+import { credentialRoutes } from './credentials/routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...credentialRoutes];

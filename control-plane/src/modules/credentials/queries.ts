@@ -1,0 +1,68 @@
+import type { Db } from '../../http/route.ts';
+import type { Sealed } from '../../crypto/secrets.ts';
+import type { KeyHints } from './service.ts';
+
+// Never selects the ciphertext: API answers have no business near it.
+const columns = (db: Db) => db`
+  id, name, provider,
+  case when key_prefix is not null and last4 is not null then key_prefix || '...' || last4 else '****' end as masked_key,
+  metadata, created_at, updated_at`;
+
+export interface NewCredential {
+  id: string;
+  orgId: string;
+  name: string;
+  provider: string;
+  sealed: Sealed;
+  hints: KeyHints;
+  metadata: Record<string, unknown>;
+}
+
+export async function insertCredential(db: Db, c: NewCredential) {
+  const [row] = await db`
+    insert into credentials (id, org_id, name, provider, ciphertext, key_version, key_prefix, last4, metadata)
+    values (${c.id}, ${c.orgId}, ${c.name}, ${c.provider}, ${c.sealed.ciphertext}, ${c.sealed.keyVersion},
+            ${c.hints.key_prefix}, ${c.hints.last4}, ${db.json(c.metadata as never)})
+    returning ${columns(db)}`;
+  return row!;
+}
+
+export async function listCredentials(db: Db, orgId: string, opts: { limit: number; offset: number; provider?: string | undefined }) {
+  const filter = opts.provider ? db`and provider = ${opts.provider}` : db``;
+  const [items, [c]] = await Promise.all([
+    db`select ${columns(db)} from credentials where org_id = ${orgId} ${filter} order by created_at desc, id desc limit ${opts.limit} offset ${opts.offset}`,
+    db<{ total: number }[]>`select count(*)::int as total from credentials where org_id = ${orgId} ${filter}`,
+  ]);
+  return { items, total: c!.total };
+}
+
+export async function getCredential(db: Db, orgId: string, id: string) {
+  const [row] = await db`select ${columns(db)} from credentials where id = ${id} and org_id = ${orgId}`;
+  return row ?? null;
+}
+
+export interface CredentialChanges {
+  name?: string | undefined;
+  sealed?: Sealed | undefined;
+  hints?: KeyHints | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+export async function updateCredential(db: Db, orgId: string, id: string, ch: CredentialChanges) {
+  const [row] = await db`
+    update credentials set
+      ${ch.name !== undefined ? db`name = ${ch.name},` : db``}
+      ${ch.sealed ? db`ciphertext = ${ch.sealed.ciphertext}, key_version = ${ch.sealed.keyVersion},` : db``}
+      ${ch.hints ? db`key_prefix = ${ch.hints.key_prefix}, last4 = ${ch.hints.last4},` : db``}
+      ${ch.metadata !== undefined ? db`metadata = ${db.json(ch.metadata as never)},` : db``}
+      updated_at = now()
+    where id = ${id} and org_id = ${orgId}
+    returning ${columns(db)}`;
+  return row ?? null;
+}
+
+export async function deleteCredential(db: Db, orgId: string, id: string): Promise<{ name: string; provider: string } | null> {
+  const [row] = await db<{ name: string; provider: string }[]>`
+    delete from credentials where id = ${id} and org_id = ${orgId} returning name, provider`;
+  return row ?? null;
+}
