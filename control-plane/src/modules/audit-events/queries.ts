@@ -39,13 +39,17 @@ export async function listAudit(db: Db, f: AuditFilter) {
     ${f.action ? db`and action = ${f.action}` : db``}
     ${f.since ? db`and created_at >= ${f.since}` : db``}
     ${f.until ? db`and created_at < ${f.until}` : db``}`;
-  const [items, [count]] = await Promise.all([
-    db`
-      select id, actor_type, actor_id, action, resource_type, resource_id, request_id, host(ip) as ip, details, created_at
-      from audit_events where ${where}
-      order by created_at desc, id desc
-      limit ${f.limit} offset ${f.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from audit_events where ${where}`,
-  ]);
-  return { items, total: count!.total };
+  // One round trip: the window count sees every row the filter matches, before LIMIT applies.
+  const rows = await db`
+    select id, actor_type, actor_id, action, resource_type, resource_id, request_id, host(ip) as ip, details, created_at,
+           count(*) over () as total_count
+    from audit_events where ${where}
+    order by created_at desc, id desc
+    limit ${f.limit} offset ${f.offset}`;
+  let total: number;
+  if (rows.length) total = Number(rows[0]!.total_count);
+  else if (f.offset === 0) total = 0;
+  else [{ total }] = (await db<{ total: number }[]>`select count(*)::int as total from audit_events where ${where}`) as [{ total: number }];
+  const items = rows.map(({ total_count: _, ...rest }) => rest);
+  return { items, total };
 }

@@ -1,0 +1,33 @@
+// A server under test for bench/http.ts, run in its own process so the load generator has the other core.
+//   mode=platform: the real control plane (auth from cache, validation, routing, audit list query)
+//   mode=bare:     bare Koa + @koa/router running the same single SQL query, no auth or validation
+import Koa from 'koa';
+import Router from '@koa/router';
+import { loadConfig } from '../control-plane/src/config.ts';
+import { startPlatform } from '../control-plane/src/platform.ts';
+import { createSql } from '../control-plane/src/db/connect.ts';
+import { createLogger } from '../shared/logger.ts';
+
+const [mode, databaseUrl, orgId] = process.argv.slice(2) as [string, string, string];
+
+if (mode === 'platform') {
+  const config = loadConfig({}, { DATABASE_URL: databaseUrl, PORT: 0, METRICS_PORT: 0, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: 0, JOBS_ENABLED: false, NODE_ENV: 'test', DATA_DIR: '.data/bench' });
+  const platform = await startPlatform(config, { log: createLogger('bench', 'silent') });
+  process.stdout.write(`ready ${new URL(platform.url).port}\n`);
+} else {
+  const sql = createSql(databaseUrl, { max: 10 });
+  const app = new Koa();
+  const router = new Router();
+  router.get('/v1/audit-events', async (ctx) => {
+    const limit = 50;
+    const rows = await sql`
+      select id, actor_type, actor_id, action, resource_type, resource_id, request_id, host(ip) as ip, details, created_at,
+             count(*) over () as total_count
+      from audit_events where org_id = ${orgId}
+      order by created_at desc, id desc
+      limit ${limit} offset 0`;
+    ctx.body = { items: rows, total: rows.length ? Number(rows[0]!.total_count) : 0, limit, offset: 0 };
+  });
+  app.use(router.routes());
+  const server = app.listen(0, '127.0.0.1', () => process.stdout.write(`ready ${(server.address() as { port: number }).port}\n`));
+}

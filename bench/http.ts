@@ -1,0 +1,77 @@
+// Benchmark: authenticated GET /v1/audit-events on the platform vs. a bare Koa handler running the same SQL,
+// in one run, against the same embedded PostgreSQL. Each server runs in its own process; autocannon runs here.
+//   npm run bench:http   [BENCH_DURATION=10] [BENCH_CONNECTIONS=50]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, chmodSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { startEmbeddedPostgres } from '../control-plane/src/db/embedded.ts';
+import { createSql } from '../control-plane/src/db/connect.ts';
+import { migrate } from '../control-plane/src/db/migrate.ts';
+import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
+import { freePort } from '../test/support/global-setup.ts';
+
+const duration = Number(process.env.BENCH_DURATION ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+function startServer(mode: string, url: string, orgId: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'http-server.ts'), mode, url, orgId], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      const m = /ready (\d+)/.exec(d.toString());
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
+  });
+}
+
+async function load(port: number, headers: Record<string, string>) {
+  const opts = { url: `http://127.0.0.1:${port}/v1/audit-events`, connections, headers, pipelining: 1 };
+  await autocannon({ ...opts, duration: 2 }); // warm-up: JIT, connection pools, caches
+  const r = await autocannon({ ...opts, duration });
+  if (r.non2xx) throw new Error(`${r.non2xx} non-2xx answers`);
+  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors: r.errors };
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'vap-bench-'));
+chmodSync(dir, 0o755);
+const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort() });
+try {
+  const admin = createSql(pg.url('postgres'), { max: 1 });
+  await admin`create database bench`;
+  await admin.end();
+  const url = pg.url('bench');
+  const sql = createSql(url, { max: 2 });
+  await migrate(sql);
+  const org = await createOrgWithKey(sql, 'bench');
+  // 200 audit events so the query returns a full page of 50.
+  await sql`insert into audit_events (org_id, actor_type, actor_id, action, resource_type, resource_id)
+            select ${org.org_id}, 'api_key', 'k', 'agent.update', 'agent', gen_random_uuid()::text from generate_series(1, 200)`;
+  await sql.end();
+
+  const results: Record<string, Awaited<ReturnType<typeof load>>> = {};
+  for (const mode of ['bare', 'platform']) {
+    const { child, port } = await startServer(mode, url, org.org_id);
+    try {
+      results[mode] = await load(port, mode === 'platform' ? { authorization: `Bearer ${org.api_key}` } : {});
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }
+  const ratio = results.platform!.rps / results.bare!.rps;
+  const table = [
+    `| Setup (${connections} connections, ${duration} s) | req/s | p50 ms | p99 ms |`,
+    '|---|---|---|---|',
+    `| Bare Koa + @koa/router, same SQL | ${results.bare!.rps} | ${results.bare!.p50} | ${results.bare!.p99} |`,
+    `| Platform: auth (cached) + validation + audit list | ${results.platform!.rps} | ${results.platform!.p50} | ${results.platform!.p99} |`,
+    '',
+    `Platform / bare throughput: **${(ratio * 100).toFixed(1)} %** (target >= 70 %).`,
+  ].join('\n');
+  process.stdout.write(table + '\n');
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/http.json', JSON.stringify({ at: new Date().toISOString(), duration, connections, results, ratio }, null, 2));
+} finally {
+  await pg.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
