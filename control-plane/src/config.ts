@@ -28,6 +28,14 @@ const Env = Type.Object({
   WORKER_TOKEN: Type.Optional(Type.String({ minLength: 32, description: 'Credential of the media workers on the internal API' })),
   JOBS_ENABLED: Type.Boolean({ default: true }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 15000 }),
+  SSRF_ALLOWLIST: Type.Optional(Type.String({ description: 'URL hosts that may be private, e.g. "127.0.0.1,::1,localhost" (tests and local development only)' })),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 10000 }),
+  WEBHOOK_RETRY_SCHEDULE: Type.String({ default: '5s,5m,30m,2h,5h,10h,10h', description: 'Delays before each retry (ms, s, m, h suffixes)' }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+  WEBHOOK_DISABLE_AFTER_HOURS: Type.Number({ minimum: 0, default: 120 }),
+  WEBHOOK_POLL_INTERVAL_MS: Type.Integer({ minimum: 100, default: 5000 }),
+  WEBHOOK_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 30 }),
 });
 export type Config = Static<typeof Env>;
 
