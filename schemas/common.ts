@@ -48,5 +48,5 @@ export const ListEnvelope = <T extends TSchema>(item: T, name: string) =>
   );
 
 /** Strict request objects: unknown fields are rejected with 422 `extra_forbidden` (see docs/decisions.md). */
-export const Strict = <T extends Parameters<typeof Type.Object>[0]>(props: T, opts: { title?: string; description?: string } = {}) =>
+export const Strict = <T extends Parameters<typeof Type.Object>[0]>(props: T, opts: { title?: string; description?: string; examples?: unknown[] } = {}) =>
   Type.Object(props, { additionalProperties: false, ...opts });

@@ -50,8 +50,8 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   const applied = await migrate(db.sql);
   if (applied.length) log.info({ applied }, 'migrations applied');
 
-  let boss: PgBoss | null = null;
-  if (config.JOBS_ENABLED) boss = await startBoss(db.url, log);
+  // Every process can enqueue jobs; only JOBS_ENABLED ones run workers (see the queue loop below).
+  const boss: PgBoss = await startBoss(db.url, log);
 
   const metrics = new Metrics();
   metrics.watchDatabase(db.sql, config.DATABASE_POOL_MAX);
@@ -76,9 +76,9 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     workerAuth: workerAuthenticator(config.WORKER_TOKEN),
   };
 
-  if (boss) {
+  {
     const b = boss;
-    for (const def of queueDefinitions(services)) await registerQueue(b, def);
+    for (const def of queueDefinitions(services)) await registerQueue(b, def, { work: config.JOBS_ENABLED });
     const depth = new (await import('prom-client')).default.Gauge({
       name: 'vap_jobs_queue_depth',
       help: 'pg-boss jobs by queue and state',

@@ -12,8 +12,8 @@ export interface Services {
   config: Config;
   log: Logger;
   sql: Sql;
-  /** Null when JOBS_ENABLED is false (an API-only replica). */
-  boss: PgBoss | null;
+  /** Always started, so every process can enqueue; workers run only where JOBS_ENABLED is true. */
+  boss: PgBoss;
   auth: AuthService;
   rateLimiter: RateLimiter;
   metrics: Metrics;

@@ -159,11 +159,11 @@ describe('dashboard JWTs (HS256)', () => {
 describe('dashboard JWTs (RS256 through JWKS)', () => {
   let jwks: Server;
   let other: TestPlatform;
-  let privateKey: CryptoKey;
+  let privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
   beforeAll(async () => {
     const pair = await generateKeyPair('RS256');
-    privateKey = pair.privateKey as CryptoKey;
+    privateKey = pair.privateKey;
     const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
     jwks = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })));
     await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', r));

@@ -28,10 +28,10 @@ export async function startBoss(url: string, log: Logger, opts: { listenNotify?:
 }
 
 /** Creates the queue if needed (idempotent) and starts its worker. */
-export async function registerQueue<T extends object>(boss: PgBoss, def: QueueDef<T>): Promise<void> {
+export async function registerQueue<T extends object>(boss: PgBoss, def: QueueDef<T>, opts: { work?: boolean } = {}): Promise<void> {
   const existing = await boss.getQueue(def.name);
   if (!existing) await boss.createQueue(def.name, { notify: true, ...def.options });
-  await boss.work<T>(def.name, def.work ?? {}, def.handler);
+  if (opts.work ?? true) await boss.work<T>(def.name, def.work ?? {}, def.handler);
 }
 
 /** An adapter that lets pg-boss run its INSERT inside our transaction. */

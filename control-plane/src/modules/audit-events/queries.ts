@@ -49,7 +49,10 @@ export async function listAudit(db: Db, f: AuditFilter) {
   let total: number;
   if (rows.length) total = Number(rows[0]!.total_count);
   else if (f.offset === 0) total = 0;
-  else [{ total }] = (await db<{ total: number }[]>`select count(*)::int as total from audit_events where ${where}`) as [{ total: number }];
+  else {
+    const [c] = await db<{ total: number }[]>`select count(*)::int as total from audit_events where ${where}`;
+    total = c!.total;
+  }
   const items = rows.map(({ total_count: _, ...rest }) => rest);
   return { items, total };
 }
