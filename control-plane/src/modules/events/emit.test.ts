@@ -1,0 +1,90 @@
+// emitEvent: the outbox row and its routing commit with the caller's transaction, or not at all.
+// Delivery is off here (JOBS_ENABLED=false) so the tasks stay in the table for inspection.
+import { describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { usePlatform } from '../../../../test/support/platform.ts';
+import { emitEvent } from './emit.ts';
+
+const tp = await usePlatform({ JOBS_ENABLED: false });
+
+async function webhook(orgId: string, events: string[], name = 'w') {
+  const [row] = await tp.sql`insert into webhooks (org_id, name, url, events) values (${orgId}, ${name}, 'https://hooks.example.com/x', ${events}) returning id`;
+  return row!.id as string;
+}
+
+const started = (callId: string) => ({
+  call_id: callId,
+  agent_id: randomUUID(),
+  to_number: '+14155550100',
+  from_number: null,
+});
+
+describe('emitEvent', () => {
+  it('routes to every subscribed webhook of the account, plus the call webhook_url', async () => {
+    const { orgId } = await tp.createOrg();
+    const all = await webhook(orgId, ['*']);
+    const sub = await webhook(orgId, ['call.started']);
+    await webhook(orgId, ['call.ended']);
+    const callId = randomUUID();
+    const ev = await tp.sql.begin((tx) =>
+      emitEvent(tx, { orgId, type: 'call.started', callId, webhookUrl: 'https://crm.example.com/hook', payload: started(callId) }),
+    );
+    expect(ev.messages).toBe(3);
+    const rows = await tp.sql`select webhook_id, url, target, order_key, status from webhook_messages where event_id = ${ev.id} order by target`;
+    expect(rows.map((r) => r.webhook_id).sort()).toEqual([all, sub, null].sort());
+    const own = rows.find((r) => r.webhook_id === null)!;
+    expect(own).toMatchObject({ url: 'https://crm.example.com/hook', target: 'url:https://crm.example.com/hook', order_key: `url:https://crm.example.com/hook/${callId}` });
+    const [event] = await tp.sql`select payload::text as body from events where id = ${ev.id}`;
+    const body = JSON.parse(event!.body);
+    expect(Object.keys(body).slice(0, 3)).toEqual(['id', 'event', 'created_at']);
+    expect(body).toMatchObject({ id: ev.id, event: 'call.started', call_id: callId, to_number: '+14155550100', from_number: null });
+  });
+
+  it('uses only the workspace default webhook when one is set', async () => {
+    const { orgId } = await tp.createOrg();
+    const def = await webhook(orgId, ['*']);
+    await webhook(orgId, ['*']);
+    await tp.sql`update orgs set settings = settings || ${tp.sql.json({ default_webhook_id: def })} where id = ${orgId}`;
+    const callId = randomUUID();
+    const ev = await tp.sql.begin((tx) => emitEvent(tx, { orgId, type: 'call.started', callId, payload: started(callId) }));
+    const rows = await tp.sql`select webhook_id from webhook_messages where event_id = ${ev.id}`;
+    expect(rows.map((r) => r.webhook_id)).toEqual([def]);
+  });
+
+  it('rolls back with the state change', async () => {
+    const { orgId } = await tp.createOrg();
+    await webhook(orgId, ['*']);
+    const callId = randomUUID();
+    await expect(
+      tp.sql.begin(async (tx) => {
+        await emitEvent(tx, { orgId, type: 'call.started', callId, payload: started(callId) });
+        throw new Error('state change failed');
+      }),
+    ).rejects.toThrow('state change failed');
+    const [c] = await tp.sql`select count(*)::int as n from events where org_id = ${orgId}`;
+    expect(c!.n).toBe(0);
+  });
+
+  it('coalesces waiting partial transcripts of the same call and endpoint', async () => {
+    const { orgId } = await tp.createOrg();
+    await webhook(orgId, ['transcript.partial', 'call.started']);
+    const callId = randomUUID();
+    const other = randomUUID();
+    const partial = (id: string, n: number) => ({ call_id: id, messages: [{ role: 'user' as const, content: `hello ${n}` }] });
+    await tp.sql.begin(async (tx) => {
+      await emitEvent(tx, { orgId, type: 'call.started', callId, payload: started(callId) });
+      for (let i = 1; i <= 3; i++) await emitEvent(tx, { orgId, type: 'transcript.partial', callId, payload: partial(callId, i) });
+      await emitEvent(tx, { orgId, type: 'transcript.partial', callId: other, payload: partial(other, 1) });
+    });
+    const rows = await tp.sql`
+      select m.event_type, m.status, e.call_id, e.payload->'messages'->0->>'content' as content
+      from webhook_messages m join events e on e.id = m.event_id where m.org_id = ${orgId} order by m.id`;
+    expect(rows.map((r) => [r.event_type, r.status, r.call_id === callId ? 'c1' : 'c2', r.content])).toEqual([
+      ['call.started', 'pending', 'c1', null],
+      ['transcript.partial', 'coalesced', 'c1', 'hello 1'],
+      ['transcript.partial', 'coalesced', 'c1', 'hello 2'],
+      ['transcript.partial', 'pending', 'c1', 'hello 3'],
+      ['transcript.partial', 'pending', 'c2', 'hello 1'],
+    ]);
+  });
+});

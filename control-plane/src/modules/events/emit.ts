@@ -1,0 +1,108 @@
+// Emitting an event: the outbox row and one delivery task per endpoint are written with the caller's
+// transaction, so they commit (or roll back) together with the state change that causes the event. A
+// NOTIFY, delivered by PostgreSQL only at commit, wakes the dispatchers at once.
+//
+// Routing (docs/decisions.md, "Webhooks and events"):
+//   1. the call's own `webhook_url`, when given, receives every event of that call;
+//   2. plus ONE set of account webhooks, each only for the events it subscribes to:
+//      the agent's `webhook_id` if set, else the workspace default (orgs.settings.default_webhook_id),
+//      else every webhook of the account.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../http/route.ts';
+import type { EventBody, EventName, EventPayloads } from '../../../../shared/events.ts';
+
+export const WEBHOOK_CHANNEL = 'vap_webhooks';
+
+export interface EmitInput<T extends EventName> {
+  orgId: string;
+  type: T;
+  callId?: string | null;
+  agentId?: string | null;
+  /** The call's own webhook URL; it receives every event of the call. */
+  webhookUrl?: string | null;
+  payload: EventPayloads[T];
+}
+
+export interface EmittedEvent {
+  id: string;
+  createdAt: string;
+  /** How many endpoints the event was routed to. */
+  messages: number;
+}
+
+// The agents table arrives with the agents resource; until it exists routing skips the agent's webhook.
+let agentsReady = false;
+async function agentWebhookColumnExists(db: Db): Promise<boolean> {
+  if (agentsReady) return true;
+  const [row] = await db`
+    select 1 as ok from information_schema.columns
+    where table_schema = current_schema() and table_name = 'agents' and column_name = 'webhook_id'`;
+  agentsReady = !!row;
+  return agentsReady;
+}
+
+/** Writes the event and its delivery tasks inside `db`, which must be the transaction of the state change. */
+export async function emitEvent<T extends EventName>(db: Db, e: EmitInput<T>): Promise<EmittedEvent> {
+  const id = randomUUID();
+  const createdAt = new Date().toISOString();
+  const body = { id, event: e.type, created_at: createdAt, ...e.payload } as EventBody<T>;
+  const callId = e.callId ?? null;
+  const url = e.webhookUrl ?? null;
+
+  const agentWebhook =
+    e.agentId && (await agentWebhookColumnExists(db))
+      ? db`(select a.webhook_id from agents a where a.id = ${e.agentId} and a.org_id = ${e.orgId})`
+      : db`null::uuid`;
+
+  // The body goes in as text cast to json: json keeps the exact bytes (and key order) that will be signed.
+  const rows = await db<{ id: string; order_key: string | null }[]>`
+    with ev as (
+      insert into events (id, org_id, type, call_id, agent_id, payload, created_at)
+      values (${id}, ${e.orgId}, ${e.type}, ${callId}, ${e.agentId ?? null}, ${JSON.stringify(body)}::text::json, ${createdAt})
+    ),
+    pinned as (
+      select coalesce(
+        ${agentWebhook},
+        (select case when o.settings->>'default_webhook_id' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                     then (o.settings->>'default_webhook_id')::uuid end
+         from orgs o where o.id = ${e.orgId})
+      ) as webhook_id
+    ),
+    routed as (
+      select w.id as webhook_id, w.id::text as target
+      from webhooks w, pinned p
+      where w.org_id = ${e.orgId}
+        and (p.webhook_id is null or w.id = p.webhook_id)
+        and (${e.type}::text = any (w.events) or '*' = any (w.events))
+        and ${e.type}::text <> 'webhook.test'
+      union all
+      select null::uuid, 'url:' || ${url}::text where ${url}::text is not null
+    )
+    insert into webhook_messages (org_id, event_id, event_type, webhook_id, url, target, order_key)
+    select ${e.orgId}, ${id}, ${e.type}, r.webhook_id,
+           case when r.webhook_id is null then ${url}::text end,
+           r.target,
+           case when ${callId}::uuid is null then null else r.target || '/' || ${callId}::text end
+    from routed r
+    returning id, order_key`;
+
+  if (rows.length) {
+    if (e.type === 'transcript.partial') await coalescePartials(db, rows);
+    await db`select pg_notify(${WEBHOOK_CHANNEL}, '')`;
+  }
+  return { id, createdAt, messages: rows.length };
+}
+
+/**
+ * A partial transcript is a snapshot of the conversation so far, so a newer one makes the older ones that
+ * are still waiting (not in flight) pointless: they are marked `coalesced` and never sent.
+ */
+async function coalescePartials(db: Db, fresh: { id: string; order_key: string | null }[]): Promise<void> {
+  const keyed = fresh.filter((r) => r.order_key !== null);
+  if (!keyed.length) return;
+  await db`
+    update webhook_messages m set status = 'coalesced', completed_at = now()
+    from (select unnest(${keyed.map((r) => r.order_key!)}::text[]) as order_key, unnest(${keyed.map((r) => r.id)}::bigint[]) as id) f
+    where m.order_key = f.order_key and m.id < f.id
+      and m.event_type = 'transcript.partial' and m.status = 'pending'`;
+}

@@ -1,0 +1,85 @@
+// Event names and payloads sent to webhooks. Shared by the control plane (which stores and delivers them)
+// and the media workers (whose reports cause them). Every payload also carries `id` (the event id, equal to
+// the `webhook-id` header), `event` (its name) and `created_at` (when the event was emitted).
+
+/** The call events of the spec, in the order they normally happen. */
+export const CALL_EVENTS = [
+  'call.started',
+  'call.ended',
+  'call.analyzed',
+  'call.failed',
+  'call.recording.available',
+  'transcript.partial',
+  'transcript.final',
+] as const;
+export type CallEventName = (typeof CALL_EVENTS)[number];
+
+/** Sent only by `POST /v1/webhooks/{id}/test`, to that webhook; it cannot be subscribed to. */
+export const TEST_EVENT = 'webhook.test';
+export type EventName = CallEventName | typeof TEST_EVENT;
+
+/** A webhook may subscribe to `*`: every call event, including ones added later. */
+export const ALL_EVENTS = '*';
+
+export interface TranscriptMessage {
+  role: 'agent' | 'user';
+  content: string;
+}
+
+/** The fields of each event, beyond `id`, `event` and `created_at`: exactly the spec's table. */
+export interface EventPayloads {
+  'call.started': {
+    call_id: string;
+    agent_id: string;
+    to_number: string | null;
+    from_number: string | null;
+  };
+  'call.ended': {
+    call_id: string;
+    agent_id: string;
+    status: string;
+    duration_seconds: number | null;
+    to_number: string | null;
+    from_number: string | null;
+    /** Usually still null: the analysis runs after the call (see `call.analyzed`). */
+    outcome: string | null;
+    ai_summary: string | null;
+    analysis: { summary: string | null; [k: string]: unknown };
+  };
+  'call.analyzed': {
+    call_id: string;
+    agent_id: string;
+    outcome: string | null;
+    ai_summary: string | null;
+  };
+  'call.failed': {
+    call_id: string;
+    agent_id: string;
+    to_number: string | null;
+    from_number: string | null;
+    /** A carrier-style label: `busy`, `no_answer`, `rejected`, `invalid_number`, `carrier_error`... */
+    reason: string;
+  };
+  'call.recording.available': {
+    call_id: string;
+    recording_url: string;
+  };
+  /** A snapshot of the conversation so far; a later partial supersedes an earlier one. */
+  'transcript.partial': {
+    call_id: string;
+    messages: TranscriptMessage[];
+  };
+  'transcript.final': {
+    call_id: string;
+    messages: TranscriptMessage[];
+  };
+  'webhook.test': {
+    webhook_id: string;
+    message: string;
+  };
+}
+
+/** The JSON body a receiver gets. */
+export type EventBody<T extends EventName = EventName> = { id: string; event: T; created_at: string } & EventPayloads[T];
+
+export const isCallEvent = (name: string): name is CallEventName => (CALL_EVENTS as readonly string[]).includes(name);

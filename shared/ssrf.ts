@@ -1,0 +1,203 @@
+// Outbound HTTP to customer-supplied URLs (webhooks, function tools, knowledge crawling) without letting a
+// URL reach the platform's own network:
+//  - only http(s); https only when `requireHttps` (production);
+//  - the host must resolve to public unicast addresses: private, loopback, link-local, multicast, CGNAT,
+//    reserved, documentation and unspecified ranges are refused, for IPv4 and IPv6, including IPv4-mapped
+//    and IPv4-embedding IPv6 forms;
+//  - the check runs inside the socket's own DNS lookup, so the address that was checked is the address the
+//    connection uses: a DNS answer that changes between a check and the connection (rebinding) can't slip in;
+//  - redirects are never followed (a 3xx is returned as is);
+//  - `allowHosts` names URL hosts (names or literal addresses, e.g. "127.0.0.1,::1,localhost") that may be
+//    private anyway: tests and local development only. It matches the URL's host, not resolved addresses, so
+//    a public name that resolves to loopback stays blocked even when 127.0.0.1 is allowed.
+import dns from 'node:dns';
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, request, type Dispatcher } from 'undici';
+
+export class SsrfBlockedError extends Error {
+  override name = 'SsrfBlockedError';
+  readonly code = 'ERR_SSRF_BLOCKED';
+}
+
+export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
+
+export interface SsrfOptions {
+  /** URL hosts allowed to be private (tests, local development). */
+  allowHosts?: readonly string[];
+  /** Refuse plain http (production). */
+  requireHttps?: boolean;
+  /** DNS resolution; defaults to the system resolver (getaddrinfo, like every other client on the host). */
+  resolve?: Resolver;
+}
+
+const systemResolve: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+
+/** Parses a comma-separated allowlist ("127.0.0.1, ::1, localhost"). */
+export function parseAllowHosts(list: string | undefined): string[] {
+  return (list ?? '')
+    .split(',')
+    .map((s) => normaliseHost(s.trim()))
+    .filter(Boolean);
+}
+
+const normaliseHost = (host: string) => host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+
+/** True for a public unicast address (the only kind a customer URL may reach). */
+export function isPublicAddress(ip: string): boolean {
+  if (!ipaddr.isValid(ip)) return false;
+  let addr = ipaddr.parse(ip);
+  if (addr.kind() === 'ipv6') {
+    const v6 = addr as ipaddr.IPv6;
+    // ::ffff:a.b.c.d reaches a.b.c.d; judge the IPv4 address it carries.
+    if (v6.isIPv4MappedAddress()) addr = v6.toIPv4Address();
+  }
+  // ipaddr.js names every special-purpose block (private, loopback, linkLocal, uniqueLocal, multicast,
+  // carrierGradeNat, reserved, unspecified, broadcast, rfc6052, 6to4, teredo...); only `unicast` is public.
+  return addr.range() === 'unicast';
+}
+
+function isAllowed(host: string, opts: SsrfOptions): boolean {
+  return (opts.allowHosts ?? []).includes(normaliseHost(host));
+}
+
+/**
+ * Checks what can be checked without DNS: scheme, https in production, literal addresses and local names.
+ * Throws SsrfBlockedError. Names are resolved (and checked) at connection time by the guarded agent.
+ */
+export function checkUrl(raw: string | URL, opts: SsrfOptions = {}): URL {
+  let url: URL;
+  try {
+    url = typeof raw === 'string' ? new URL(raw) : raw;
+  } catch {
+    throw new SsrfBlockedError('not a valid URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new SsrfBlockedError(`scheme ${url.protocol} is not allowed`);
+  if (url.username || url.password) throw new SsrfBlockedError('credentials in the URL are not allowed');
+  const host = normaliseHost(url.hostname);
+  if (isAllowed(host, opts)) return url;
+  if (opts.requireHttps && url.protocol !== 'https:') throw new SsrfBlockedError('https is required');
+  if (net.isIP(host)) {
+    if (!isPublicAddress(host)) throw new SsrfBlockedError(`address ${host} is not public`);
+  } else if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal') || !host.includes('.')) {
+    // Names that only mean something inside a network.
+    throw new SsrfBlockedError(`host ${host} is not public`);
+  }
+  return url;
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+
+/** A `net.connect` lookup that resolves once, refuses non-public answers and hands over what it checked. */
+export function guardedLookup(opts: SsrfOptions) {
+  const resolve = opts.resolve ?? systemResolve;
+  return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
+    const host = normaliseHost(hostname);
+    resolve(host).then(
+      (answers) => {
+        const usable = isAllowed(host, opts) ? answers : answers.filter((a) => isPublicAddress(a.address));
+        const wanted = options.family === 4 || options.family === 6 ? usable.filter((a) => a.family === options.family) : usable;
+        if (!wanted.length) {
+          const seen = answers.map((a) => a.address).join(', ') || 'nothing';
+          callback(new SsrfBlockedError(`host ${host} resolves to no public address (${seen})`), '');
+          return;
+        }
+        if (options.all) callback(null, wanted);
+        else callback(null, wanted[0]!.address, wanted[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, ''),
+    );
+  };
+}
+
+/** An undici Agent whose connections only reach checked public addresses. Reuse it: it pools connections. */
+export function createGuardedAgent(opts: SsrfOptions & { connectionsPerOrigin?: number; connectTimeoutMs?: number } = {}): Agent {
+  return new Agent({
+    connect: { lookup: guardedLookup(opts) as never, timeout: opts.connectTimeoutMs ?? 10_000 },
+    connections: opts.connectionsPerOrigin ?? null,
+    keepAliveTimeout: 4_000,
+  });
+}
+
+export interface GuardedResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The body, cut at `maxResponseBytes` (decoded as UTF-8). */
+  body: string;
+  truncated: boolean;
+}
+
+export interface GuardedRequestOptions {
+  method?: Dispatcher.HttpMethod;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Whole request, connection to last byte read. */
+  timeoutMs: number;
+  maxResponseBytes?: number;
+  signal?: AbortSignal;
+}
+
+export class RequestTimeoutError extends Error {
+  override name = 'RequestTimeoutError';
+  readonly code = 'ERR_REQUEST_TIMEOUT';
+}
+
+/** One request through a guarded agent. Never follows redirects. */
+export async function guardedRequest(agent: Agent, rawUrl: string | URL, ssrf: SsrfOptions, o: GuardedRequestOptions): Promise<GuardedResponse> {
+  const url = checkUrl(rawUrl, ssrf);
+  const timeout = AbortSignal.timeout(o.timeoutMs);
+  const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
+  const max = o.maxResponseBytes ?? 64 * 1024;
+  try {
+    const res = await request(url, {
+      method: o.method ?? 'GET',
+      headers: o.headers,
+      body: o.body ?? null,
+      dispatcher: agent,
+      signal,
+      headersTimeout: o.timeoutMs,
+      bodyTimeout: o.timeoutMs,
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    for await (const chunk of res.body) {
+      const buf = chunk as Buffer;
+      if (size + buf.length > max) {
+        chunks.push(buf.subarray(0, max - size));
+        truncated = true;
+        break; // leaving the loop destroys the stream; the rest is never read
+      }
+      chunks.push(buf);
+      size += buf.length;
+    }
+    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), truncated };
+  } catch (err) {
+    if (timeout.aborted) throw new RequestTimeoutError(`no complete answer within ${o.timeoutMs} ms`, { cause: err });
+    throw err;
+  }
+}
+
+/** A short, stable description of a failed request: `timeout`, `dns`, `connection_refused`, `tls`... */
+export function describeRequestError(err: unknown): { kind: string; message: string } {
+  const chain: unknown[] = [];
+  for (let e: unknown = err; e && chain.length < 6; e = (e as { cause?: unknown }).cause) {
+    chain.push(e);
+    if (e instanceof AggregateError) chain.push(...e.errors);
+  }
+  const codes = chain.map((e) => String((e as { code?: unknown }).code ?? ''));
+  const first = (err as Error)?.message ?? String(err);
+  const has = (pred: (c: string) => boolean) => codes.some(pred);
+  const blocked = chain.find((e) => e instanceof SsrfBlockedError) as Error | undefined;
+  if (blocked) return { kind: 'blocked', message: `blocked: ${blocked.message}` };
+  if (chain.some((e) => e instanceof RequestTimeoutError) || has((c) => c === 'UND_ERR_HEADERS_TIMEOUT' || c === 'UND_ERR_BODY_TIMEOUT' || c === 'UND_ERR_CONNECT_TIMEOUT' || c === 'ETIMEDOUT'))
+    return { kind: 'timeout', message: 'timeout: no complete answer in time' };
+  if (has((c) => c === 'ENOTFOUND' || c === 'EAI_AGAIN' || c === 'EAI_FAIL' || c === 'EAI_NODATA' || c === 'EAI_NONAME'))
+    return { kind: 'dns', message: `dns: the host name could not be resolved (${codes.find((c) => c.startsWith('E'))})` };
+  if (has((c) => c === 'ECONNREFUSED')) return { kind: 'connection_refused', message: 'connection refused' };
+  if (has((c) => c === 'ECONNRESET' || c === 'UND_ERR_SOCKET' || c === 'EPIPE')) return { kind: 'connection_reset', message: 'connection reset by the receiver' };
+  if (has((c) => c === 'EHOSTUNREACH' || c === 'ENETUNREACH')) return { kind: 'unreachable', message: 'host unreachable' };
+  if (has((c) => c.startsWith('ERR_TLS') || c.startsWith('ERR_SSL') || c.includes('CERT') || c === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'))
+    return { kind: 'tls', message: `tls: ${first}` };
+  return { kind: 'network', message: `network: ${first}` };
+}
