@@ -24,6 +24,8 @@ async function created(c: FixtureContext, path: string, body: unknown, field = '
 export const fixtures: Record<string, Fixture> = {
   api_key_id: (c) => created(c, '/v1/api-keys', { name: 'tenancy' }),
   credential_id: (c) => created(c, '/v1/integrations', { name: 'tenancy', provider: 'openai', api_key: 'sk-tenancy-0123456789abcdef' }),
+  publishable_key_id: (c) =>
+    created(c, '/v1/publishable-keys', { name: 'tenancy', allowed_origins: ['https://tenancy.example.com'], scopes: ['voices:read'] }),
 };
 
 export const sampleBodies: Record<string, unknown> = {

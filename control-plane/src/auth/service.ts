@@ -119,9 +119,11 @@ export class AuthService {
         cachedAt,
       };
     }
-    const [row] = await this.sql<{ id: string; org_id: string; scopes: string[]; allowed_origins: string[]; agent_ids: string[] | null }[]>`
-      select id, org_id, scopes, allowed_origins, agent_ids from publishable_keys where key_hash = ${hash} and is_active`;
+    const [row] = await this.sql<{ id: string; org_id: string; is_active: boolean; scopes: string[]; allowed_origins: string[]; agent_ids: string[] | null }[]>`
+      select id, org_id, is_active, scopes, allowed_origins, agent_ids from publishable_keys where key_hash = ${hash}`;
     if (!row) return { auth: null, keyId: null, expiresAt: null, cachedAt };
+    // A paused key can be resumed: its refusal is cached under its id so that the change can drop it.
+    if (!row.is_active) return { auth: null, keyId: row.id, expiresAt: null, cachedAt };
     return {
       auth: {
         orgId: row.org_id,

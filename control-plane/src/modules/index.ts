@@ -4,5 +4,6 @@ import { healthRoutes } from './health/routes.ts';
 import { apiKeyRoutes } from './api-keys/routes.ts';
 import { auditEventRoutes } from './audit-events/routes.ts';
 import { credentialRoutes } from './credentials/routes.ts';
+import { publishableKeyRoutes } from './publishable-keys/routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...credentialRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...credentialRoutes, ...publishableKeyRoutes];

@@ -1,0 +1,358 @@
+// Publishable keys: management (create, list, get, update, revoke) and the scope and origin checks that
+// every request made with one goes through.
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
+import { createApp } from '../../app.ts';
+import { defineRoute } from '../../http/route.ts';
+import { looksLikeKey, PUBLISHABLE_PREFIX } from '../../auth/keys.ts';
+import { PUBLISHABLE_SCOPES } from '../../../../schemas/publishable-keys.ts';
+
+let tp: TestPlatform;
+let key: string;
+let orgId: string;
+let other: { orgId: string; key: string };
+
+// Routes of our own mounted through the real mountRoutes: one per scope.
+const probeRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/probe/voices',
+    operationId: 'probeVoices',
+    tag: 'voices',
+    summary: 'probe',
+    publishableScope: 'voices:read',
+    responses: { 200: { description: 'ok' } },
+    handler: async ({ auth }) => ({ org_id: auth.orgId, actor_type: auth.actorType, actor_id: auth.actorId }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/probe/calls',
+    operationId: 'probeCalls',
+    tag: 'calls',
+    summary: 'probe',
+    publishableScope: 'calls:web',
+    responses: { 200: { description: 'ok' } },
+    handler: async () => ({ ok: true }),
+  }),
+];
+let probe: Server;
+let probeUrl: string;
+
+beforeAll(async () => {
+  tp = await usePlatform();
+  ({ key, orgId } = await tp.createOrg('pk'));
+  other = await tp.createOrg('other');
+  probe = createApp(tp.platform.services, probeRoutes).listen(0, '127.0.0.1');
+  await new Promise((r) => probe.once('listening', r));
+  probeUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => probe.close(() => r())));
+
+const create = (body: Record<string, unknown>, k = key) => tp.request('post', '/v1/publishable-keys', { key: k, body });
+const valid = { name: 'Widget', allowed_origins: ['https://www.example.com'], scopes: ['voices:read'] };
+const auditOf = (resourceId: string) =>
+  tp.sql<{ action: string; actor_type: string; details: Record<string, unknown> }[]>`
+    select action, actor_type, details from audit_events where resource_id = ${resourceId} order by created_at`;
+
+async function callProbe(path: string, pk: string, origin?: string) {
+  const res = await fetch(`${probeUrl}/v1${path}`, { headers: { authorization: `Bearer ${pk}`, ...(origin ? { origin } : {}) } });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+describe('scopes', () => {
+  it('are a documented list with calls:web and voices:read', () => {
+    expect(PUBLISHABLE_SCOPES).toEqual(['calls:web', 'voices:read']);
+  });
+});
+
+describe('POST /v1/publishable-keys', () => {
+  it('creates a vap_pk_ key, returns it in full once and stores only its hash', async () => {
+    const res = await create({
+      name: 'Website',
+      allowed_origins: ['HTTPS://WWW.Example.com:443/', 'https://*.example.com', 'http://localhost:3000'],
+      scopes: ['calls:web', 'voices:read'],
+    });
+    expect(res.status).toBe(201);
+    expect(looksLikeKey(res.body.key, PUBLISHABLE_PREFIX)).toBe(true);
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      name: 'Website',
+      key: res.body.key,
+      key_prefix: 'vap_pk_',
+      is_active: true,
+      allowed_origins: ['https://www.example.com', 'https://*.example.com', 'http://localhost:3000'],
+      scopes: ['calls:web', 'voices:read'],
+      agent_ids: null,
+      last_used_at: null,
+      revoked_at: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    const [row] = await tp.sql<{ text: string }[]>`select p::text as text from publishable_keys p where id = ${res.body.id}`;
+    expect(row!.text).not.toContain(res.body.key);
+
+    const got = await tp.request('get', `/v1/publishable-keys/${res.body.id}`, { key });
+    expect(got.status).toBe(200);
+    expect(got.body.key).toBe(`vap_pk_...${res.body.key.slice(-4)}`);
+    expect(got.body).toEqual({ ...res.body, key: got.body.key });
+
+    expect(await auditOf(res.body.id)).toEqual([
+      {
+        action: 'publishable_key.create',
+        actor_type: 'api_key',
+        details: {
+          name: 'Website',
+          scopes: ['calls:web', 'voices:read'],
+          allowed_origins: ['https://www.example.com', 'https://*.example.com', 'http://localhost:3000'],
+          agent_ids: null,
+        },
+      },
+    ]);
+  });
+
+  it('422: missing fields', async () => {
+    const res = await create({});
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({
+      detail: [
+        { type: 'missing', loc: ['body', 'name'], msg: 'Field required', input: {} },
+        { type: 'missing', loc: ['body', 'allowed_origins'], msg: 'Field required', input: {} },
+        { type: 'missing', loc: ['body', 'scopes'], msg: 'Field required', input: {} },
+      ],
+    });
+  });
+
+  it('422: unknown scope, empty scope list', async () => {
+    const res = await create({ ...valid, scopes: ['calls:web', 'agents:write'] });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({
+      detail: [
+        { type: 'enum', loc: ['body', 'scopes', 1], msg: "Input should be 'calls:web' or 'voices:read'", input: 'agents:write', ctx: { expected: "'calls:web' or 'voices:read'" } },
+      ],
+    });
+    const empty = await create({ ...valid, scopes: [] });
+    expect(empty.body).toEqual({
+      detail: [{ type: 'too_short', loc: ['body', 'scopes'], msg: 'List should have at least 1 item', input: [], ctx: { min_length: 1 } }],
+    });
+  });
+
+  it('422: every entry that is not an origin is named', async () => {
+    const bad = ['https://example.com/path', '*', 'https://*.com', 'ftp://example.com', 'https://a.*.example.com'];
+    const res = await create({ ...valid, allowed_origins: ['https://ok.example.com', ...bad] });
+    expect(res.status).toBe(422);
+    const msg = 'Input should be an origin: http or https, a host (optionally starting with "*."), an optional port, and no path';
+    expect(res.body).toEqual({ detail: bad.map((input, i) => ({ type: 'origin_format', loc: ['body', 'allowed_origins', i + 1], msg, input })) });
+    const none = await create({ ...valid, allowed_origins: [] });
+    expect(none.body).toEqual({
+      detail: [{ type: 'too_short', loc: ['body', 'allowed_origins'], msg: 'List should have at least 1 item', input: [], ctx: { min_length: 1 } }],
+    });
+  });
+
+  it('422: agent_ids must be agents of the organisation', async () => {
+    const stranger = randomUUID();
+    const res = await create({ ...valid, agent_ids: [stranger] });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({
+      detail: [{ type: 'reference_not_found', loc: ['body', 'agent_ids', 0], msg: 'No agent with this id in your organisation', input: stranger }],
+    });
+    const notUuid = await create({ ...valid, agent_ids: ['abc'] });
+    expect(notUuid.body).toEqual({ detail: [{ type: 'uuid_parsing', loc: ['body', 'agent_ids', 0], msg: 'Input should be a valid UUID', input: 'abc' }] });
+  });
+});
+
+describe('GET /v1/publishable-keys', () => {
+  it('lists newest first with limit 20 by default; revoked keys only with include_revoked', async () => {
+    const org = await tp.createOrg('lister');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await create({ ...valid, name: `k${i}` }, org.key)).body.id);
+    expect((await tp.request('delete', `/v1/publishable-keys/${ids[0]}`, { key: org.key })).status).toBe(204);
+
+    const list = await tp.request('get', '/v1/publishable-keys', { key: org.key });
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ total: 2, limit: 20, offset: 0 });
+    expect(list.body.items.map((k: { name: string }) => k.name)).toEqual(['k2', 'k1']);
+    expect(list.body.items[0].key).toMatch(/^vap_pk_\.\.\.[0-9A-Za-z]{4}$/);
+
+    const all = await tp.request('get', '/v1/publishable-keys?include_revoked=true&limit=2&offset=1', { key: org.key });
+    expect(all.body).toMatchObject({ total: 3, limit: 2, offset: 1 });
+    expect(all.body.items.map((k: { name: string; is_active: boolean }) => [k.name, k.is_active])).toEqual([
+      ['k1', true],
+      ['k0', false],
+    ]);
+  });
+
+  it('422: limit out of range, bad include_revoked', async () => {
+    const zero = await tp.request('get', '/v1/publishable-keys?limit=0', { key });
+    expect(zero.body).toEqual({
+      detail: [{ type: 'greater_than_equal', loc: ['query', 'limit'], msg: 'Input should be greater than or equal to 1', input: 0, ctx: { ge: 1 } }],
+    });
+    const high = await tp.request('get', '/v1/publishable-keys?limit=101', { key });
+    expect(high.body).toEqual({
+      detail: [{ type: 'less_than_equal', loc: ['query', 'limit'], msg: 'Input should be less than or equal to 100', input: 101, ctx: { le: 100 } }],
+    });
+    const neg = await tp.request('get', '/v1/publishable-keys?offset=-1', { key });
+    expect(neg.body).toEqual({
+      detail: [{ type: 'greater_than_equal', loc: ['query', 'offset'], msg: 'Input should be greater than or equal to 0', input: -1, ctx: { ge: 0 } }],
+    });
+    const flag = await tp.request('get', '/v1/publishable-keys?include_revoked=maybe', { key });
+    expect(flag.body).toEqual({
+      detail: [{ type: 'bool_type', loc: ['query', 'include_revoked'], msg: 'Input should be a valid boolean', input: 'maybe' }],
+    });
+  });
+});
+
+describe('GET /v1/publishable-keys/{publishable_key_id}', () => {
+  it("answers 404 for another organisation's key and unknown ids, 422 for a non-uuid", async () => {
+    const mine = await create(valid);
+    const theirs = await tp.request('get', `/v1/publishable-keys/${mine.body.id}`, { key: other.key });
+    expect({ status: theirs.status, type: theirs.body.type }).toEqual({ status: 404, type: 'not_found' });
+    expect((await tp.request('get', `/v1/publishable-keys/${randomUUID()}`, { key })).status).toBe(404);
+    const bad = await tp.request('get', '/v1/publishable-keys/x', { key });
+    expect(bad.body).toEqual({ detail: [{ type: 'uuid_parsing', loc: ['path', 'publishable_key_id'], msg: 'Input should be a valid UUID', input: 'x' }] });
+  });
+});
+
+describe('PATCH /v1/publishable-keys/{publishable_key_id}', () => {
+  it('updates fields, and the change applies to the very next request', async () => {
+    const pk = await create({ ...valid, scopes: ['calls:web'] });
+    const origin = 'https://www.example.com';
+    expect((await callProbe('/probe/voices', pk.body.key, origin)).status).toBe(403);
+
+    const res = await tp.request('patch', `/v1/publishable-keys/${pk.body.id}`, {
+      key,
+      body: { name: 'Renamed', scopes: ['voices:read'], allowed_origins: ['https://APP.example.com'] },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name: 'Renamed', scopes: ['voices:read'], allowed_origins: ['https://app.example.com'], is_active: true });
+    expect(res.body.key).toBe(`vap_pk_...${pk.body.key.slice(-4)}`);
+    expect((await callProbe('/probe/voices', pk.body.key, 'https://app.example.com')).status).toBe(200);
+    expect((await callProbe('/probe/voices', pk.body.key, origin)).status).toBe(403);
+
+    // Pausing refuses the key (401, as for any inactive key); resuming lets it in again.
+    const paused = await tp.request('patch', `/v1/publishable-keys/${pk.body.id}`, { key, body: { is_active: false } });
+    expect(paused.body).toMatchObject({ is_active: false, revoked_at: null });
+    expect((await callProbe('/probe/voices', pk.body.key, 'https://app.example.com')).status).toBe(401);
+    await tp.request('patch', `/v1/publishable-keys/${pk.body.id}`, { key, body: { is_active: true } });
+    expect((await callProbe('/probe/voices', pk.body.key, 'https://app.example.com')).status).toBe(200);
+
+    expect((await auditOf(pk.body.id)).map((a) => [a.action, a.details])).toEqual([
+      ['publishable_key.create', expect.any(Object)],
+      ['publishable_key.update', { name: 'Renamed', scopes: ['voices:read'], allowed_origins: ['https://app.example.com'] }],
+      ['publishable_key.update', { is_active: false }],
+      ['publishable_key.update', { is_active: true }],
+    ]);
+  });
+
+  it('422 cases have the exact body', async () => {
+    const pk = await create(valid);
+    const path = `/v1/publishable-keys/${pk.body.id}`;
+    const res = await tp.request('patch', path, { key, body: { name: '', is_active: 'yes', key: 'vap_pk_x' } });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({
+      detail: [
+        { type: 'extra_forbidden', loc: ['body', 'key'], msg: 'Extra inputs are not permitted', input: 'vap_pk_x' },
+        { type: 'string_too_short', loc: ['body', 'name'], msg: 'String should have at least 1 character', input: '', ctx: { min_length: 1 } },
+        { type: 'bool_type', loc: ['body', 'is_active'], msg: 'Input should be a valid boolean', input: 'yes' },
+      ],
+    });
+    const origins = await tp.request('patch', path, { key, body: { allowed_origins: ['example.com'] } });
+    expect(origins.body).toEqual({
+      detail: [
+        {
+          type: 'origin_format',
+          loc: ['body', 'allowed_origins', 0],
+          msg: 'Input should be an origin: http or https, a host (optionally starting with "*."), an optional port, and no path',
+          input: 'example.com',
+        },
+      ],
+    });
+  });
+
+  it("answers 404 for another organisation's key, 409 for a revoked one", async () => {
+    const pk = await create(valid);
+    const theirs = await tp.request('patch', `/v1/publishable-keys/${pk.body.id}`, { key: other.key, body: { name: 'x' } });
+    expect({ status: theirs.status, type: theirs.body.type }).toEqual({ status: 404, type: 'not_found' });
+    await tp.request('delete', `/v1/publishable-keys/${pk.body.id}`, { key });
+    const revoked = await tp.request('patch', `/v1/publishable-keys/${pk.body.id}`, { key, body: { is_active: true } });
+    expect(revoked.status).toBe(409);
+    expect(revoked.body).toMatchObject({ type: 'conflict', publishable_key_id: pk.body.id });
+  });
+});
+
+describe('DELETE /v1/publishable-keys/{publishable_key_id}', () => {
+  it('revokes (204), keeps the record, refuses the key at once (401)', async () => {
+    const pk = await create(valid);
+    const origin = 'https://www.example.com';
+    expect((await callProbe('/probe/voices', pk.body.key, origin)).status).toBe(200);
+    const theirs = await tp.request('delete', `/v1/publishable-keys/${pk.body.id}`, { key: other.key });
+    expect({ status: theirs.status, type: theirs.body.type }).toEqual({ status: 404, type: 'not_found' });
+
+    const res = await tp.request('delete', `/v1/publishable-keys/${pk.body.id}`, { key });
+    expect(res.status).toBe(204);
+    expect(res.body).toBe('');
+    const kept = await tp.request('get', `/v1/publishable-keys/${pk.body.id}`, { key });
+    expect(kept.body).toMatchObject({ is_active: false, revoked_at: expect.any(String) });
+    const refused = await callProbe('/probe/voices', pk.body.key, origin);
+    expect({ status: refused.status, type: refused.body.type }).toEqual({ status: 401, type: 'unauthorized' });
+    expect((await tp.request('delete', `/v1/publishable-keys/${pk.body.id}`, { key })).status).toBe(404);
+    expect((await auditOf(pk.body.id)).map((a) => a.action)).toEqual(['publishable_key.create', 'publishable_key.revoke']);
+  });
+});
+
+describe('using a publishable key', () => {
+  let pk: string;
+  let pkId: string;
+
+  beforeAll(async () => {
+    const res = await create({ name: 'site', allowed_origins: ['https://shop.example.com', 'https://*.example.org', 'http://localhost:5173'], scopes: ['voices:read'] });
+    pk = res.body.key;
+    pkId = res.body.id;
+  });
+
+  it('is accepted on a route its scope allows, from an allowed origin, as its own actor', async () => {
+    const res = await callProbe('/probe/voices', pk, 'https://shop.example.com');
+    expect(res).toEqual({ status: 200, body: { org_id: orgId, actor_type: 'publishable_key', actor_id: pkId } });
+    expect((await callProbe('/probe/voices', pk, 'http://localhost:5173')).status).toBe(200);
+  });
+
+  it('matches wildcard subdomains, and nothing else, for "*." entries', async () => {
+    expect((await callProbe('/probe/voices', pk, 'https://a.example.org')).status).toBe(200);
+    expect((await callProbe('/probe/voices', pk, 'https://a.b.example.org')).status).toBe(200);
+    for (const origin of ['https://example.org', 'http://a.example.org', 'https://evil-example.org', 'https://a.example.org.evil.com']) {
+      expect((await callProbe('/probe/voices', pk, origin)).status, origin).toBe(403);
+    }
+  });
+
+  it('403 without the scope the route needs', async () => {
+    const res = await callProbe('/probe/calls', pk, 'https://shop.example.com');
+    expect(res).toMatchObject({ status: 403, body: { type: 'forbidden', detail: 'This publishable key lacks the "calls:web" scope' } });
+  });
+
+  it('403 from a wrong origin or with no Origin at all (exact match otherwise)', async () => {
+    for (const origin of ['https://evil.com', 'https://shop.example.com:8443', 'http://shop.example.com', undefined]) {
+      const res = await callProbe('/probe/voices', pk, origin);
+      expect(res, String(origin)).toMatchObject({ status: 403, body: { type: 'forbidden', detail: 'Origin is not allowed for this publishable key' } });
+    }
+  });
+
+  it('403 on routes for secret keys only', async () => {
+    for (const path of ['/v1/integrations', '/v1/publishable-keys', '/v1/audit-events']) {
+      const res = await tp.request('get', path, { key: pk, headers: { origin: 'https://shop.example.com' } });
+      expect({ status: res.status, type: res.body.type }, path).toEqual({ status: 403, type: 'forbidden' });
+    }
+    const create = await tp.request('post', '/v1/publishable-keys', { key: pk, body: valid, headers: { origin: 'https://shop.example.com' } });
+    expect(create.status).toBe(403);
+  });
+
+  it('records last_used_at (written in batches)', async () => {
+    const fresh = await create({ ...valid, name: 'usage' });
+    expect((await callProbe('/probe/voices', fresh.body.key, 'https://www.example.com')).status).toBe(200);
+    await tp.platform.services.auth.flushUsage();
+    const res = await tp.request('get', `/v1/publishable-keys/${fresh.body.id}`, { key });
+    expect(res.body.last_used_at).toEqual(expect.any(String));
+    expect(Date.parse(res.body.last_used_at)).toBeGreaterThanOrEqual(Date.parse(fresh.body.created_at));
+  });
+});
