@@ -22,6 +22,8 @@ async function created(c: FixtureContext, path: string, body: unknown, field = '
 }
 
 export const fixtures: Record<string, Fixture> = {
+  model_id: (c) => created(c, '/v1/models', { name: 'tenancy', model: 'gpt-4o-mini' }),
+  tool_id: (c) => created(c, '/v1/tools', { type: 'function', name: 'tenancy', url: 'https://example.com/tool' }),
   api_key_id: (c) => created(c, '/v1/api-keys', { name: 'tenancy' }),
   credential_id: (c) => created(c, '/v1/integrations', { name: 'tenancy', provider: 'openai', api_key: 'sk-tenancy-0123456789abcdef' }),
   publishable_key_id: (c) =>

@@ -5,5 +5,7 @@ import { apiKeyRoutes } from './api-keys/routes.ts';
 import { auditEventRoutes } from './audit-events/routes.ts';
 import { credentialRoutes } from './credentials/routes.ts';
 import { publishableKeyRoutes } from './publishable-keys/routes.ts';
+import { modelRoutes } from './models/routes.ts';
+import { toolRoutes } from './tools/routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...credentialRoutes, ...publishableKeyRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...modelRoutes, ...toolRoutes];

@@ -1,0 +1,76 @@
+import type { Db } from '../../http/route.ts';
+import type { ToolType } from '../../../../schemas/tools.ts';
+import type { SealedColumn, ToolRow } from './service.ts';
+
+const columns = (db: Db) => db`
+  id, type, name, description, parameters, url, method, headers_ciphertext, headers_key_version, timeout_ms, destination,
+  signing_secret_ciphertext, signing_secret_key_version, previous_secret_ciphertext, previous_secret_key_version,
+  previous_secret_expires_at, created_at, updated_at`;
+
+export interface ToolWrite {
+  name: string;
+  description: string | null;
+  parameters: Record<string, unknown> | null;
+  url: string | null;
+  method: string | null;
+  headers: SealedColumn | null;
+  timeout_ms: number | null;
+  destination: string | null;
+}
+
+export async function insertTool(db: Db, orgId: string, id: string, type: ToolType, t: ToolWrite, signing: SealedColumn | null): Promise<ToolRow> {
+  const [row] = await db<ToolRow[]>`
+    insert into tools (id, org_id, type, name, description, parameters, url, method, headers_ciphertext, headers_key_version,
+                       timeout_ms, destination, signing_secret_ciphertext, signing_secret_key_version)
+    values (${id}, ${orgId}, ${type}, ${t.name}, ${t.description}, ${t.parameters ? db.json(t.parameters as never) : null}, ${t.url}, ${t.method},
+            ${t.headers?.ciphertext ?? null}, ${t.headers?.keyVersion ?? null}, ${t.timeout_ms}, ${t.destination},
+            ${signing?.ciphertext ?? null}, ${signing?.keyVersion ?? null})
+    returning ${columns(db)}`;
+  return row!;
+}
+
+export async function getTool(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ToolRow | null> {
+  const [row] = await db<ToolRow[]>`
+    select ${columns(db)} from tools where id = ${id} and org_id = ${orgId} and deleted_at is null ${opts.forUpdate ? db`for update` : db``}`;
+  return row ?? null;
+}
+
+export async function listTools(db: Db, orgId: string, q: { limit: number; offset: number; type?: string | undefined }) {
+  const where = db`org_id = ${orgId} and deleted_at is null ${q.type ? db`and type = ${q.type}` : db``}`;
+  const [items, [c]] = await Promise.all([
+    db<ToolRow[]>`select ${columns(db)} from tools where ${where} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
+    db<{ total: number }[]>`select count(*)::int as total from tools where ${where}`,
+  ]);
+  return { items, total: c!.total };
+}
+
+export async function updateTool(db: Db, orgId: string, id: string, t: ToolWrite): Promise<ToolRow> {
+  const [row] = await db<ToolRow[]>`
+    update tools set
+      name = ${t.name}, description = ${t.description}, parameters = ${t.parameters ? db.json(t.parameters as never) : null},
+      url = ${t.url}, method = ${t.method}, headers_ciphertext = ${t.headers?.ciphertext ?? null},
+      headers_key_version = ${t.headers?.keyVersion ?? null}, timeout_ms = ${t.timeout_ms}, destination = ${t.destination},
+      updated_at = now()
+    where id = ${id} and org_id = ${orgId} and deleted_at is null
+    returning ${columns(db)}`;
+  return row!;
+}
+
+/** Installs a new signing secret; the current one becomes the previous one until `graceHours` have passed. */
+export async function rotateSigningSecret(db: Db, orgId: string, id: string, sealed: SealedColumn, graceHours: number): Promise<ToolRow> {
+  const [row] = await db<ToolRow[]>`
+    update tools set
+      previous_secret_ciphertext = signing_secret_ciphertext,
+      previous_secret_key_version = signing_secret_key_version,
+      previous_secret_expires_at = now() + make_interval(hours => ${graceHours}),
+      signing_secret_ciphertext = ${sealed.ciphertext},
+      signing_secret_key_version = ${sealed.keyVersion},
+      updated_at = now()
+    where id = ${id} and org_id = ${orgId} and deleted_at is null
+    returning ${columns(db)}`;
+  return row!;
+}
+
+export async function softDeleteTool(db: Db, orgId: string, id: string): Promise<void> {
+  await db`update tools set deleted_at = now(), updated_at = now() where id = ${id} and org_id = ${orgId} and deleted_at is null`;
+}

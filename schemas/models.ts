@@ -1,0 +1,92 @@
+import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, type Static } from './common.ts';
+
+export const LlmProviders = ['openai', 'gemini', 'anthropic'] as const;
+export type LlmProvider = (typeof LlmProviders)[number];
+
+const example = {
+  id: '0b9f3c1e-7a2d-4e8b-9c51-2f6d8a4b1e07',
+  name: 'Support GPT',
+  provider: 'openai',
+  model: 'gpt-4o-mini',
+  base_url: null,
+  system_prompt: 'You answer questions about orders for {{company}}. Keep answers under two sentences.',
+  temperature: 0.7,
+  max_tokens: null,
+  tool_ids: ['5d1e8f2a-4c3b-4a9d-8e7f-1a2b3c4d5e6f'],
+  knowledge_base_ids: [],
+  created_at: '2025-01-15T09:30:00Z',
+  updated_at: '2025-01-15T09:30:00Z',
+};
+
+const Temperature = Type.Number({ minimum: 0, maximum: 2, description: 'Sampling temperature, 0-2 (0-1 for anthropic)' });
+const MaxTokens = Type.Integer({ minimum: 1, maximum: 200000, description: 'Upper bound of each reply; null lets the provider decide' });
+const ModelId = Type.String({ minLength: 1, maxLength: 255, pattern: '^\\S+$', description: 'Model identifier at the provider, e.g. gpt-4o-mini, claude-sonnet-4-5, gemini-2.5-flash, llama3.1:8b' });
+const SystemPrompt = Type.String({ maxLength: 100000, description: 'May contain {{variable}} placeholders, filled per call' });
+const BaseUrl = Type.String({ format: 'http-url', maxLength: 2048, description: 'Base URL of an OpenAI-compatible server (Ollama, vLLM, llama.cpp server), e.g. http://gpu-box:11434/v1; recorded with provider openai' });
+const ToolIds = Type.Array(Uuid(), { uniqueItems: true, maxItems: 64, description: 'Tools the model may call, in order; tools of your organisation' });
+const KbIds = Type.Array(Uuid(), { uniqueItems: true, maxItems: 20, description: 'Knowledge bases drawn on at call time; of your organisation' });
+
+export const LlmModel = Type.Object(
+  {
+    id: Uuid(),
+    name: Type.String(),
+    provider: StringEnum(LlmProviders),
+    model: Type.String(),
+    base_url: Nullable(Type.String({ format: 'uri' })),
+    system_prompt: Nullable(Type.String()),
+    temperature: Type.Number(),
+    max_tokens: Nullable(Type.Integer()),
+    tool_ids: Type.Array(Uuid()),
+    knowledge_base_ids: Type.Array(Uuid()),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  },
+  { title: 'LlmModel', additionalProperties: false, examples: [example] },
+);
+export type LlmModel = Static<typeof LlmModel>;
+
+export const CreateLlmModel = Strict(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255, examples: ['Support GPT'] }),
+    model: ModelId,
+    provider: Type.Optional(StringEnum(LlmProviders, { description: 'Inferred from the model id (gpt-*, o1*/o3*/o4*, chatgpt-* → openai; gemini-* → gemini; claude-* → anthropic) when omitted' })),
+    base_url: Type.Optional(Nullable(BaseUrl)),
+    system_prompt: Type.Optional(Nullable(SystemPrompt)),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2, description: 'Sampling temperature, 0-2 (0-1 for anthropic); default 0.7' })),
+    max_tokens: Type.Optional(Nullable(MaxTokens)),
+    tool_ids: Type.Optional(ToolIds),
+    knowledge_base_ids: Type.Optional(KbIds),
+  },
+  {
+    title: 'CreateLlmModel',
+    description: 'Required: `name` and `model`.',
+    examples: [
+      { name: 'Support GPT', model: 'gpt-4o-mini', system_prompt: 'You are a helpful support agent.', temperature: 0.5 },
+      { name: 'Local Llama', model: 'llama3.1:8b', base_url: 'http://127.0.0.1:11434/v1' },
+    ],
+  } as { title: string },
+);
+export type CreateLlmModel = Static<typeof CreateLlmModel>;
+
+export const UpdateLlmModel = Strict(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    model: Type.Optional(ModelId),
+    provider: Type.Optional(StringEnum(LlmProviders)),
+    base_url: Type.Optional(Nullable(BaseUrl)),
+    system_prompt: Type.Optional(Nullable(SystemPrompt)),
+    temperature: Type.Optional(Temperature),
+    max_tokens: Type.Optional(Nullable(MaxTokens)),
+    tool_ids: Type.Optional(ToolIds),
+    knowledge_base_ids: Type.Optional(KbIds),
+  },
+  { title: 'UpdateLlmModel', description: 'Any subset of the fields; lists replace the whole list.' },
+);
+export type UpdateLlmModel = Static<typeof UpdateLlmModel>;
+
+export const LlmModelParams = Strict({ model_id: Uuid() });
+export const LlmModelList = ListEnvelope(LlmModel, 'LlmModel');
+export const LlmModelListQuery = Type.Composite(
+  [Pagination({ default: 50, maximum: 100 }), Type.Object({ provider: Type.Optional(StringEnum(LlmProviders)) })],
+  { additionalProperties: false },
+);
