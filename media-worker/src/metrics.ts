@@ -1,0 +1,165 @@
+// Prometheus metrics of a worker. Jobs run in child processes (agents-js forks one per job), so the job
+// side records through a MetricsSink: in the main process it writes the registry directly; in a job
+// process it posts each observation to the main process's metrics listener (loopback, fire and forget).
+import http from 'node:http';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type LatencyKind = 'llm_ttft' | 'tts_ttfb' | 'eou_delay' | 'e2e';
+
+export interface LatencyLabels {
+  provider: string;
+  model: string;
+  call_type: string;
+}
+
+export interface MetricsSink {
+  observeLatency(kind: LatencyKind, labels: LatencyLabels, seconds: number): void;
+  callEnded(reason: string, callType: string): void;
+}
+
+const BUCKETS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
+
+export class WorkerMetrics implements MetricsSink {
+  readonly registry = new Registry();
+  readonly histograms: Record<LatencyKind, Histogram<'provider' | 'model' | 'call_type'>>;
+  readonly callsEnded: Counter<'end_reason' | 'call_type'>;
+  readonly activeCalls: Gauge;
+  readonly load: Gauge;
+
+  constructor(opts: { activeCalls?: () => number; load?: () => number; defaultMetrics?: boolean } = {}) {
+    const labelNames = ['provider', 'model', 'call_type'] as const;
+    const h = (name: string, help: string) =>
+      new Histogram({ name, help, labelNames, buckets: BUCKETS, registers: [this.registry] });
+    this.histograms = {
+      llm_ttft: h('voice_llm_ttft_seconds', 'LLM time to first token per turn'),
+      tts_ttfb: h('voice_tts_ttfb_seconds', 'TTS time to first audio byte per utterance'),
+      eou_delay: h('voice_eou_delay_seconds', 'End of user speech (VAD) to end-of-turn decision'),
+      e2e: h('voice_e2e_latency_seconds', 'Voice to voice: end of user speech to first agent audio'),
+    };
+    this.callsEnded = new Counter({
+      name: 'voice_calls_total',
+      help: 'Calls ended, by end reason',
+      labelNames: ['end_reason', 'call_type'],
+      registers: [this.registry],
+    });
+    const activeCalls = opts.activeCalls;
+    this.activeCalls = new Gauge({
+      name: 'voice_active_calls',
+      help: 'Calls (jobs) running on this worker',
+      registers: [this.registry],
+      collect() {
+        if (activeCalls) this.set(activeCalls());
+      },
+    });
+    const load = opts.load;
+    this.load = new Gauge({
+      name: 'voice_worker_load',
+      help: 'Load reported to LiveKit (0-1; full at the load threshold)',
+      registers: [this.registry],
+      collect() {
+        if (load) this.set(load());
+      },
+    });
+    if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  observeLatency(kind: LatencyKind, labels: LatencyLabels, seconds: number): void {
+    if (!Number.isFinite(seconds) || seconds < 0) return;
+    this.histograms[kind].observe(labels, seconds);
+  }
+
+  callEnded(reason: string, callType: string): void {
+    this.callsEnded.inc({ end_reason: reason, call_type: callType });
+  }
+
+  /** Apply an observation pushed by a job process. */
+  apply(msg: unknown): boolean {
+    const m = msg as { op?: string; kind?: LatencyKind; labels?: LatencyLabels; seconds?: number; reason?: string; call_type?: string };
+    if (m?.op === 'latency' && m.kind && m.kind in this.histograms && m.labels && typeof m.seconds === 'number') {
+      this.observeLatency(m.kind, { provider: String(m.labels.provider), model: String(m.labels.model), call_type: String(m.labels.call_type) }, m.seconds);
+      return true;
+    }
+    if (m?.op === 'call_ended' && typeof m.reason === 'string' && typeof m.call_type === 'string') {
+      this.callEnded(m.reason, m.call_type);
+      return true;
+    }
+    return false;
+  }
+}
+
+/**
+ * The metrics listener of the main process: GET /metrics for Prometheus, POST /observe for job processes
+ * (loopback only, so it must stay bound to a private address).
+ */
+export function startMetricsServer(metrics: WorkerMetrics, host: string, port: number): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/metrics') {
+      metrics.registry
+        .metrics()
+        .then((text) => {
+          res.writeHead(200, { 'content-type': metrics.registry.contentType });
+          res.end(text);
+        })
+        .catch(() => {
+          res.writeHead(500).end();
+        });
+      return;
+    }
+    if (req.method === 'POST' && req.url === '/observe') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        let ok = false;
+        try {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          ok = (Array.isArray(body) ? body : [body]).every((m) => metrics.apply(m));
+        } catch {
+          ok = false;
+        }
+        res.writeHead(ok ? 204 : 400).end();
+      });
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+/** Sink for job processes: batches observations and posts them to the main process. */
+export class PushMetricsSink implements MetricsSink {
+  #url: string;
+  #batch: unknown[] = [];
+  #timer: NodeJS.Timeout | null = null;
+  constructor(url: string) {
+    this.#url = url;
+  }
+  observeLatency(kind: LatencyKind, labels: LatencyLabels, seconds: number): void {
+    this.#push({ op: 'latency', kind, labels, seconds });
+  }
+  callEnded(reason: string, callType: string): void {
+    this.#push({ op: 'call_ended', reason, call_type: callType });
+    void this.flush();
+  }
+  #push(m: unknown) {
+    this.#batch.push(m);
+    this.#timer ??= setTimeout(() => void this.flush(), 1000).unref();
+  }
+  async flush(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    const batch = this.#batch;
+    this.#batch = [];
+    if (!batch.length) return;
+    try {
+      await fetch(this.#url, { method: 'POST', body: JSON.stringify(batch), headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(2000) });
+    } catch {
+      // Metrics are best effort; a restarting main process must not disturb the call.
+    }
+  }
+}
+
+/** Sink that drops everything (tests, benchmarks). */
+export const nullSink: MetricsSink = { observeLatency() {}, callEnded() {} };

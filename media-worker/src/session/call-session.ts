@@ -1,0 +1,372 @@
+// One call: the AgentSession and every behaviour of the agent around it (first message, end-call phrases,
+// max duration, silence timeout, voicemail, tools, knowledge), the reports to the control plane and the
+// latency metrics. It needs no room: audio I/O can be a room (through `room`) or any AudioInput/AudioOutput.
+import { voice, type llm, type stt as agentsStt, type tts as agentsTts, type VAD } from '@livekit/agents';
+import type { AudioFrame, Room } from '@livekit/rtc-node';
+import { ReadableStream, TransformStream } from 'node:stream/web';
+import type { CallConfig, EndReason, EndedMessage, EndedReport } from '../../../schemas/internal.ts';
+import type { CallReporter, InternalApiClient } from '../../../shared/internal-api.ts';
+import { interpolate, mergeVariables } from '../../../shared/template.ts';
+import type { Logger } from '../../../shared/logger.ts';
+import type { MetricsSink } from '../metrics.ts';
+import { VapAgent } from './agent.ts';
+import { endpointingFor, interruptionFor } from './mappings.ts';
+import { installRaceFix } from './race-fix.ts';
+import { buildTools, type CallActions } from './tools.ts';
+import { TurnMetrics, type ProviderLabels } from './turn-metrics.ts';
+import { BeepDetector, VoicemailClassifier } from './voicemail.ts';
+
+export interface CallModels {
+  stt: agentsStt.STT;
+  llm: llm.LLM;
+  tts: agentsTts.TTS;
+  vad: VAD;
+  /** The local end-of-turn model; 'vad' ends turns on VAD silence alone. */
+  turnDetection: NonNullable<voice.AgentSessionOptions['turnDetection']>;
+}
+
+export interface CallSessionOptions {
+  config: CallConfig;
+  models: CallModels;
+  labels: ProviderLabels;
+  reporter: CallReporter | null;
+  api: InternalApiClient | null;
+  metrics: MetricsSink;
+  logger: Logger;
+  /** Room actions (hang-up, SIP transfer, DTMF); absent ones fail politely. */
+  actions?: Partial<Pick<CallActions, 'transfer' | 'sendDtmf'>> & { hangUp?: () => Promise<void> };
+  /** Throttle of transcript partials. */
+  transcriptIntervalMs?: number;
+  /** Outbound calls: speak the first message anyway after this long without the callee's words. */
+  outboundGreetingWaitMs?: number;
+  /** After a voicemail greeting, the longest wait for the beep before leaving the message. */
+  voicemailBeepWaitMs?: number;
+}
+
+/** Audio input that passes frames through while letting the call look at them (beep detection). */
+export class TapAudioInput extends voice.AudioInput {
+  constructor(source: ReadableStream<AudioFrame>, onFrame: (f: AudioFrame) => void) {
+    super();
+    const tap = new TransformStream<AudioFrame, AudioFrame>({
+      transform(frame, controller) {
+        onFrame(frame);
+        controller.enqueue(frame);
+      },
+    });
+    this.multiStream.addInputStream(source.pipeThrough(tap));
+  }
+}
+
+const normalise = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').replace(/\s+/g, ' ').trim();
+
+export function matchesEndPhrase(text: string, phrases: readonly string[]): boolean {
+  const t = ` ${normalise(text)} `;
+  return phrases.some((p) => {
+    const n = normalise(p);
+    return n.length > 0 && t.includes(` ${n} `);
+  });
+}
+
+export class CallSession {
+  readonly session: voice.AgentSession;
+  readonly agent: VapAgent;
+  readonly turnMetrics: TurnMetrics;
+  readonly config: CallConfig;
+  readonly variables: Record<string, unknown>;
+  readonly ended: Promise<EndedReport>;
+  endReason: EndReason | null = null;
+  startedAt = 0;
+  voicemail: VoicemailClassifier | null = null;
+  beep: BeepDetector | null = null;
+
+  #opts: CallSessionOptions;
+  #log: Logger;
+  #resolveEnded!: (r: EndedReport) => void;
+  #timers: NodeJS.Timeout[] = [];
+  #transcriptTimer: NodeJS.Timeout | null = null;
+  #lastTranscriptAt = 0;
+  #hangupRequested = false;
+  #firstMessageSaid = false;
+  #greetingDone = false;
+  #voicemailLeaving = false;
+  #beepWaiter: (() => void) | null = null;
+  #error: string | undefined;
+
+  constructor(opts: CallSessionOptions) {
+    installRaceFix();
+    this.#opts = opts;
+    this.#log = opts.logger;
+    this.config = opts.config;
+    const { agent, call } = opts.config;
+    this.variables = mergeVariables(agent.dynamic_variables, call.variables);
+    this.turnMetrics = new TurnMetrics(opts.metrics, opts.labels, call.type);
+    this.ended = new Promise((r) => (this.#resolveEnded = r));
+
+    const outbound = call.type === 'outbound';
+    if (outbound && agent.voicemail_detection) {
+      this.voicemail = new VoicemailClassifier();
+      this.beep = new BeepDetector();
+    }
+
+    const tools = buildTools(opts.config, {
+      hangUp: () => this.requestHangup(),
+      transfer: async (destination) => {
+        if (!opts.actions?.transfer) throw new Error('transfer is not available on this call');
+        await opts.actions.transfer(destination);
+        void this.end('transferred');
+      },
+      sendDtmf: async (digits) => {
+        if (!opts.actions?.sendDtmf) throw new Error('DTMF is not available on this call');
+        await opts.actions.sendDtmf(digits);
+      },
+    });
+
+    this.agent = new VapAgent({
+      instructions: opts.config.prompt,
+      tools,
+      knowledge: opts.config.knowledge,
+      callId: call.id,
+      api: opts.api,
+      logger: opts.logger,
+      beforeReply: (text) => this.#beforeReply(text),
+    });
+
+    this.session = new voice.AgentSession({
+      stt: opts.models.stt,
+      llm: opts.models.llm,
+      tts: opts.models.tts,
+      vad: opts.models.vad,
+      userAwayTimeout: agent.silence_timeout_seconds,
+      // A SIP line has no echo to cancel, and a web client cancels its own.
+      aecWarmupDuration: null,
+      turnHandling: {
+        turnDetection: opts.models.turnDetection,
+        endpointing: { mode: 'fixed', ...endpointingFor(agent.responsiveness) },
+        // 'vad' keeps interruption decisions local (adaptive mode would call a cloud model).
+        interruption: { enabled: true, mode: 'vad', ...interruptionFor(agent.interruption_sensitivity) },
+      },
+    });
+    this.#wire();
+  }
+
+  /** Interpolated with the call's variables (per-call over the agent's dynamic_variables). */
+  render(template: string | null): string {
+    return template ? interpolate(template, this.variables).trim() : '';
+  }
+
+  async start(io: { room?: Room; audioInput?: voice.AudioInput; audioOutput?: voice.AudioOutput; roomName?: string } = {}): Promise<void> {
+    if (io.audioInput) this.session.input.audio = io.audioInput;
+    if (io.audioOutput) this.session.output.audio = io.audioOutput;
+    await this.session.start({ agent: this.agent, room: io.room });
+    this.startedAt = Date.now();
+    this.#opts.reporter?.started({ started_at: new Date(this.startedAt).toISOString(), ...(io.roomName ? { room_name: io.roomName } : {}) });
+
+    const { agent, call } = this.config;
+    this.#timers.push(setTimeout(() => void this.end('max_duration'), agent.max_duration_seconds * 1000));
+
+    if (call.type !== 'outbound') {
+      this.#sayFirstMessage();
+    } else {
+      // Outbound: the callee speaks first ("Hello?"); if they don't, we greet anyway.
+      this.#timers.push(
+        setTimeout(() => {
+          if (!this.#greetingDone && !this.#voicemailLeaving) {
+            this.#greetingDone = true;
+            this.#sayFirstMessage();
+          }
+        }, this.#opts.outboundGreetingWaitMs ?? 4000),
+      );
+    }
+  }
+
+  /** Feed an input frame to the beep detector (voicemail detection on outbound calls). */
+  onInputFrame = (frame: AudioFrame): void => {
+    if (!this.beep || this.voicemail?.verdict === 'human' || this.beep.detected) return;
+    if (this.beep.push(frame)) {
+      this.#log.info({ call_id: this.config.call.id }, 'voicemail beep detected');
+      if (this.#beepWaiter) this.#beepWaiter();
+      else if (!this.#greetingDone) void this.#leaveVoicemail(false);
+    }
+  };
+
+  #sayFirstMessage(): void {
+    if (this.#firstMessageSaid || this.endReason) return;
+    this.#firstMessageSaid = true;
+    const text = this.render(this.config.agent.first_message);
+    if (text) this.session.say(text, { allowInterruptions: true });
+  }
+
+  /** Decides whether a completed user turn gets an LLM reply. */
+  async #beforeReply(text: string): Promise<boolean> {
+    if (this.endReason || this.#voicemailLeaving) return false;
+    if (this.config.call.type !== 'outbound' || this.#greetingDone) return true;
+    // The callee's first words.
+    if (this.voicemail) {
+      const verdict = this.voicemail.onTranscript(text);
+      if (verdict === 'machine') {
+        void this.#leaveVoicemail(true);
+        return false;
+      }
+    }
+    this.#greetingDone = true;
+    if (this.render(this.config.agent.first_message)) {
+      this.#sayFirstMessage();
+      return false;
+    }
+    return true;
+  }
+
+  async #leaveVoicemail(waitForBeep: boolean): Promise<void> {
+    if (this.#voicemailLeaving || this.endReason) return;
+    this.#voicemailLeaving = true;
+    this.#greetingDone = true;
+    this.voicemail?.onBeep();
+    this.#log.info({ call_id: this.config.call.id, reason: this.voicemail?.reason }, 'voicemail detected');
+    if (waitForBeep && !this.beep?.detected) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, this.#opts.voicemailBeepWaitMs ?? 2500);
+        this.#beepWaiter = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.#beepWaiter = null;
+    }
+    const message = this.render(this.config.agent.voicemail_message);
+    if (message && !this.endReason) {
+      try {
+        this.session.interrupt();
+      } catch {
+        // nothing to interrupt
+      }
+      const handle = this.session.say(message, { allowInterruptions: false });
+      await handle.waitForPlayout();
+    }
+    await this.end('voicemail');
+  }
+
+  /** end_call tool: hang up once the agent has finished speaking. */
+  requestHangup(): void {
+    if (this.#hangupRequested) return;
+    this.#hangupRequested = true;
+    // Safety net if the agent never returns to listening.
+    this.#timers.push(setTimeout(() => void this.end('agent_hangup'), 15_000));
+    if (this.session.agentState === 'listening' || this.session.agentState === 'idle') {
+      setTimeout(() => {
+        if (this.session.agentState === 'listening' || this.session.agentState === 'idle') void this.end('agent_hangup');
+      }, 300);
+    }
+  }
+
+  #wire(): void {
+    const s = this.session;
+    s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => this.turnMetrics.onMetrics(ev.metrics));
+    s.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
+      const item = ev.item;
+      if (item.type !== 'message') return;
+      if (item.role === 'assistant') {
+        this.turnMetrics.onAgentMessage(item);
+        if (!this.#voicemailLeaving && !item.interrupted && matchesEndPhrase(item.textContent ?? '', this.config.agent.end_call_phrases)) {
+          void this.end('agent_hangup');
+        }
+      }
+      this.#scheduleTranscript();
+    });
+    s.on(voice.AgentSessionEventTypes.UserStateChanged, (ev) => {
+      if (ev.newState === 'away' && !this.#voicemailLeaving) void this.end('silence_timeout');
+    });
+    s.on(voice.AgentSessionEventTypes.AgentStateChanged, (ev) => {
+      if (this.#hangupRequested && ev.newState === 'listening') void this.end('agent_hangup');
+    });
+    s.on(voice.AgentSessionEventTypes.Error, (ev) => {
+      const err = ev.error as { recoverable?: boolean; error?: Error } | undefined;
+      if (err && err.recoverable === false) this.#error = err.error?.message ?? 'unrecoverable provider error';
+    });
+    s.on(voice.AgentSessionEventTypes.Close, (ev) => {
+      if (this.endReason) return;
+      const reason: EndReason =
+        ev.reason === voice.CloseReason.ERROR || ev.error ? 'error' : ev.reason === voice.CloseReason.JOB_SHUTDOWN ? 'worker_shutdown' : 'user_hangup';
+      if (ev.error) this.#error = (ev.error as { error?: Error }).error?.message ?? String(ev.error);
+      void this.end(reason);
+    });
+  }
+
+  #scheduleTranscript(): void {
+    if (!this.#opts.reporter || this.#transcriptTimer || this.endReason) return;
+    const interval = this.#opts.transcriptIntervalMs ?? 1000;
+    const wait = Math.max(0, this.#lastTranscriptAt + interval - Date.now());
+    this.#transcriptTimer = setTimeout(() => {
+      this.#transcriptTimer = null;
+      if (this.endReason) return;
+      this.#lastTranscriptAt = Date.now();
+      this.#opts.reporter?.transcript(this.messages().map(({ role, content }) => ({ role, content })).filter((m) => m.content));
+    }, wait);
+  }
+
+  /** The conversation as the spec's messages (tool calls as agent messages carrying `tool_call`). */
+  messages(): EndedMessage[] {
+    const out: EndedMessage[] = [];
+    const iso = (sec?: number) => (typeof sec === 'number' && Number.isFinite(sec) ? new Date(sec * 1000).toISOString() : undefined);
+    const calls = new Map<string, { name: string; args: string }>();
+    for (const item of this.session.history.items) {
+      if (item.type === 'message') {
+        if (item.role !== 'user' && item.role !== 'assistant') continue;
+        const content = item.textContent ?? '';
+        if (!content.trim()) continue;
+        const m: EndedMessage = { role: item.role === 'user' ? 'user' : 'agent', content };
+        const started = iso(item.metrics?.startedSpeakingAt) ?? new Date(item.createdAt).toISOString();
+        m.started_at = started;
+        const stopped = iso(item.metrics?.stoppedSpeakingAt);
+        if (stopped) m.ended_at = stopped;
+        if (item.role === 'assistant' && item.interrupted) m.interrupted = true;
+        out.push(m);
+      } else if (item.type === 'function_call') {
+        calls.set(item.callId, { name: item.name, args: item.args });
+      } else if (item.type === 'function_call_output') {
+        const call = calls.get(item.callId);
+        out.push({
+          role: 'agent',
+          content: '',
+          started_at: new Date(item.createdAt).toISOString(),
+          tool_call: { name: call?.name ?? item.name, arguments: call?.args ?? '{}', output: item.output, is_error: item.isError },
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Ends the call once; the first reason wins. Resolves with the report sent to the control plane. */
+  async end(reason: EndReason, error?: string): Promise<EndedReport> {
+    if (this.endReason) return this.ended;
+    this.endReason = reason;
+    if (error) this.#error = error;
+    for (const t of this.#timers) clearTimeout(t);
+    if (this.#transcriptTimer) clearTimeout(this.#transcriptTimer);
+    this.#log.info({ call_id: this.config.call.id, end_reason: reason }, 'call ending');
+    try {
+      await this.session.close();
+    } catch (err) {
+      this.#log.warn({ err: (err as Error).message }, 'session close failed');
+    }
+    const endedAt = Date.now();
+    const report: EndedReport = {
+      end_reason: reason,
+      ended_at: new Date(endedAt).toISOString(),
+      duration_seconds: this.startedAt ? Math.round((endedAt - this.startedAt) / 100) / 10 : 0,
+      messages: this.messages(),
+      usage: this.turnMetrics.usageReport(),
+      latency: this.turnMetrics.summary(),
+      ...(reason === 'error' && this.#error ? { error: this.#error.slice(0, 500) } : {}),
+    } as EndedReport;
+    const seq = this.#opts.reporter?.ended(report) ?? 0;
+    this.#opts.metrics.callEnded(reason, this.config.call.type);
+    try {
+      await this.#opts.actions?.hangUp?.();
+    } catch (err) {
+      this.#log.warn({ err: (err as Error).message }, 'hang-up failed');
+    }
+    const full = { ...report, seq };
+    this.#resolveEnded(full);
+    return full;
+  }
+}
