@@ -1,11 +1,14 @@
 // `npm run admin -- <command>`: operator commands that no API credential can perform.
 //   create-org --name <name>     prints {"org_id", "org_name", "api_key"} as JSON
+//   set-limits --org <id> [--max-calls-per-day N] [--kb-token-budget N] [--max-concurrent-calls N]
+//                                prints {"org_id", "limits", "previous"} as JSON
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { openDatabase } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
 import { createOrgWithKey } from './modules/workspace/orgs.ts';
+import { setOrgLimits } from './modules/workspace/limits.ts';
 import type { Sql } from 'postgres';
 
 type Command = (sql: Sql, args: string[]) => Promise<unknown>;
@@ -19,9 +22,44 @@ export const commands: Record<string, { usage: string; run: Command }> = {
       return createOrgWithKey(sql, values.name);
     },
   },
+  'set-limits': {
+    usage: 'set-limits --org <id> [--max-calls-per-day N] [--kb-token-budget N] [--max-concurrent-calls N]',
+    async run(sql, args) {
+      const { values } = parseArgs({
+        args,
+        options: {
+          org: { type: 'string' },
+          'max-calls-per-day': { type: 'string' },
+          'kb-token-budget': { type: 'string' },
+          'max-concurrent-calls': { type: 'string' },
+        },
+        strict: true,
+      });
+      if (!values.org || !UUID_RE.test(values.org)) throw new UsageError('--org <organisation id (uuid)> is required');
+      const limits = {
+        max_calls_per_day: limitArg(values['max-calls-per-day'], '--max-calls-per-day'),
+        kb_token_budget: limitArg(values['kb-token-budget'], '--kb-token-budget'),
+        max_concurrent_calls: limitArg(values['max-concurrent-calls'], '--max-concurrent-calls'),
+      };
+      if (Object.values(limits).every((v) => v === undefined)) throw new UsageError('give at least one limit to set');
+      const result = await setOrgLimits(sql, values.org, limits);
+      if (!result) throw new UsageError(`no organisation with id ${values.org}`);
+      return result;
+    },
+  },
 };
 
 export class UsageError extends Error {}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A limit option: absent, or a whole number from 0 to 2^31-1 (the column is an integer). */
+function limitArg(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n > 2_147_483_647) throw new UsageError(`${flag} must be a whole number from 0 to 2147483647`);
+  return n;
+}
 
 function usage(): string {
   return `usage: npm run admin -- <command>\n${Object.values(commands)

@@ -57,6 +57,15 @@ const auditOf = (resourceId: string) =>
   tp.sql<{ action: string; actor_type: string; details: Record<string, unknown> }[]>`
     select action, actor_type, details from audit_events where resource_id = ${resourceId} order by created_at`;
 
+async function agentOf(org: string, opts: { deleted?: boolean } = {}): Promise<string> {
+  const [model] = await tp.sql<{ id: string }[]>`
+    insert into llm_models (org_id, name, provider, model, temperature) values (${org}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
+  const [agent] = await tp.sql<{ id: string }[]>`
+    insert into agents (org_id, name, llm_id, transcriber, tts, deleted_at)
+    values (${org}, 'a', ${model!.id}, '{}', '{}', ${opts.deleted ? new Date() : null}) returning id`;
+  return agent!.id;
+}
+
 async function callProbe(path: string, pk: string, origin?: string) {
   const res = await fetch(`${probeUrl}/v1${path}`, { headers: { authorization: `Bearer ${pk}`, ...(origin ? { origin } : {}) } });
   return { status: res.status, body: (await res.json()) as any };
@@ -151,13 +160,27 @@ describe('POST /v1/publishable-keys', () => {
     });
   });
 
-  it('422: agent_ids must be agents of the organisation', async () => {
-    const stranger = randomUUID();
-    const res = await create({ ...valid, agent_ids: [stranger] });
+  it('limits calls:web to agent_ids, which must be live agents of the organisation', async () => {
+    const mine = await agentOf(orgId);
+    const ok = await create({ ...valid, scopes: ['calls:web'], agent_ids: [mine] });
+    expect(ok.status).toBe(201);
+    expect(ok.body.agent_ids).toEqual([mine]);
+
+    const [theirs, deleted, stranger] = [await agentOf(other.orgId), await agentOf(orgId, { deleted: true }), randomUUID()];
+    const res = await create({ ...valid, agent_ids: [mine, theirs, deleted, stranger] });
     expect(res.status).toBe(422);
+    const msg = 'No agent with this id in your organisation';
     expect(res.body).toEqual({
-      detail: [{ type: 'reference_not_found', loc: ['body', 'agent_ids', 0], msg: 'No agent with this id in your organisation', input: stranger }],
+      detail: [
+        { type: 'reference_not_found', loc: ['body', 'agent_ids', 1], msg, input: theirs },
+        { type: 'reference_not_found', loc: ['body', 'agent_ids', 2], msg, input: deleted },
+        { type: 'reference_not_found', loc: ['body', 'agent_ids', 3], msg, input: stranger },
+      ],
     });
+    const patched = await tp.request('patch', `/v1/publishable-keys/${ok.body.id}`, { key, body: { agent_ids: [theirs] } });
+    expect(patched.body).toEqual({ detail: [{ type: 'reference_not_found', loc: ['body', 'agent_ids', 0], msg, input: theirs }] });
+    const all = await tp.request('patch', `/v1/publishable-keys/${ok.body.id}`, { key, body: { agent_ids: null } });
+    expect(all.body.agent_ids).toBeNull();
     const notUuid = await create({ ...valid, agent_ids: ['abc'] });
     expect(notUuid.body).toEqual({ detail: [{ type: 'uuid_parsing', loc: ['body', 'agent_ids', 0], msg: 'Input should be a valid UUID', input: 'abc' }] });
   });

@@ -23,7 +23,7 @@ import {
   revokePublishableKey,
   updatePublishableKey,
 } from './queries.ts';
-import { unknownAgentIds } from './agents.ts';
+import { checkReferences } from '../../http/references.ts';
 
 /** Canonical origins, or a 422 naming every entry that is not an origin. */
 function checkOrigins(origins: string[]): string[] {
@@ -44,15 +44,9 @@ function checkOrigins(origins: string[]): string[] {
   return [...new Set(out)];
 }
 
+/** `agent_ids` must name live agents of the organisation (422 `reference_not_found` at each bad index). */
 async function checkAgents(db: Db, orgId: string, agentIds: string[] | null | undefined): Promise<void> {
-  if (!agentIds?.length) return;
-  const unknown = new Set(await unknownAgentIds(db, orgId, agentIds));
-  if (!unknown.size) return;
-  throw new ValidationFailure(
-    agentIds.flatMap((id, i) =>
-      unknown.has(id) ? [{ type: 'reference_not_found', loc: ['body', 'agent_ids', i], msg: 'No agent with this id in your organisation', input: id }] : [],
-    ),
-  );
+  if (agentIds?.length) await checkReferences(db, orgId, [{ loc: ['body', 'agent_ids'], table: 'agents', what: 'agent', ids: agentIds }]);
 }
 
 export const publishableKeyRoutes = [

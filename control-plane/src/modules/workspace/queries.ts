@@ -1,0 +1,68 @@
+import type { Db } from '../../http/route.ts';
+
+export interface WorkspaceRow {
+  id: string;
+  name: string;
+  timezone: string;
+  default_webhook_id: string | null;
+  default_agent_id: string | null;
+  max_calls_per_day: number;
+  kb_token_budget: number;
+  max_concurrent_calls: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+// A soft-deleted agent is no default agent.
+const columns = (db: Db) => db`
+  o.id, o.name, o.timezone, o.default_webhook_id,
+  (select a.id from agents a where a.id = o.default_agent_id and a.deleted_at is null) as default_agent_id,
+  o.max_calls_per_day, o.kb_token_budget, o.max_concurrent_calls, o.created_at, o.updated_at`;
+
+export async function getWorkspace(db: Db, orgId: string): Promise<WorkspaceRow> {
+  const [row] = await db<WorkspaceRow[]>`select ${columns(db)} from orgs o where o.id = ${orgId}`;
+  return row!;
+}
+
+export interface WorkspaceChanges {
+  name?: string | undefined;
+  timezone?: string | undefined;
+  /** undefined: unchanged; null: cleared. */
+  defaultWebhookId?: string | null | undefined;
+  defaultAgentId?: string | null | undefined;
+}
+
+export async function updateWorkspace(db: Db, orgId: string, ch: WorkspaceChanges): Promise<WorkspaceRow> {
+  const [row] = await db<WorkspaceRow[]>`
+    update orgs o set
+      ${ch.name !== undefined ? db`name = ${ch.name},` : db``}
+      ${ch.timezone !== undefined ? db`timezone = ${ch.timezone},` : db``}
+      ${ch.defaultWebhookId !== undefined ? db`default_webhook_id = ${ch.defaultWebhookId},` : db``}
+      ${ch.defaultAgentId !== undefined ? db`default_agent_id = ${ch.defaultAgentId},` : db``}
+      updated_at = now()
+    where o.id = ${orgId}
+    returning ${columns(db)}`;
+  return row!;
+}
+
+export interface Limits {
+  max_calls_per_day: number;
+  kb_token_budget: number;
+  max_concurrent_calls: number;
+}
+
+/** Operator-only (the admin command): returns the limits before and after, or null for an unknown org. */
+export async function setLimits(db: Db, orgId: string, ch: Partial<Limits>): Promise<{ before: Limits; after: Limits } | null> {
+  const [before] = await db<Limits[]>`
+    select max_calls_per_day, kb_token_budget, max_concurrent_calls from orgs where id = ${orgId} for update`;
+  if (!before) return null;
+  const [after] = await db<Limits[]>`
+    update orgs set
+      max_calls_per_day = ${ch.max_calls_per_day ?? before.max_calls_per_day},
+      kb_token_budget = ${ch.kb_token_budget ?? before.kb_token_budget},
+      max_concurrent_calls = ${ch.max_concurrent_calls ?? before.max_concurrent_calls},
+      updated_at = now()
+    where id = ${orgId}
+    returning max_calls_per_day, kb_token_budget, max_concurrent_calls`;
+  return { before, after: after! };
+}
