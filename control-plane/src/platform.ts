@@ -16,6 +16,8 @@ import { queueDefinitions } from './modules/jobs.ts';
 import { unauthorized } from './http/errors.ts';
 import type { Services } from './services.ts';
 import { secretsFromEnv } from './crypto/secrets.ts';
+import { startWebhookDispatcher } from './modules/webhooks/dispatcher.ts';
+import { createLiveKit } from './livekit/client.ts';
 
 export interface Platform {
   services: Services;
@@ -53,6 +55,8 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   // Every process can enqueue jobs; only JOBS_ENABLED ones run workers (see the queue loop below).
   const boss: PgBoss = await startBoss(db.url, log);
 
+  // Filled in once the listener is up; used for signed URLs when PUBLIC_BASE_URL is not set.
+  let publicUrl = `http://${config.HOST}:${config.PORT}`;
   const metrics = new Metrics();
   metrics.watchDatabase(db.sql, config.DATABASE_POOL_MAX);
   const auth = new AuthService(db.sql, config, log);
@@ -73,6 +77,8 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       dataDir: config.DATA_DIR,
       production: config.NODE_ENV === 'production',
     }),
+    livekit: createLiveKit(config),
+    publicBaseUrl: () => config.PUBLIC_BASE_URL ?? publicUrl,
     workerAuth: workerAuthenticator(config.WORKER_TOKEN),
   };
 
@@ -95,6 +101,9 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     });
   }
 
+  // Webhook delivery runs where jobs do.
+  const webhooks = config.JOBS_ENABLED ? await startWebhookDispatcher(services) : null;
+
   let server: Server | null = null;
   let metricsServer: Server | null = null;
   let url = '';
@@ -106,6 +115,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     });
     const addr = server.address() as AddressInfo;
     url = `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}`;
+    publicUrl = url;
     metricsServer = await metrics.listen(config.METRICS_HOST, config.METRICS_PORT, log);
     log.info({ url, metrics_port: (metricsServer.address() as AddressInfo).port }, 'control plane listening');
   }
@@ -136,6 +146,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
         });
       }
       metricsServer?.close();
+      await webhooks?.stop().catch((err) => log.warn({ err }, 'webhook dispatcher stop failed'));
       await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err) => log.warn({ err }, 'pg-boss stop failed'));
       await auth.stop();
       await db.close();

@@ -7,6 +7,7 @@ import type { RateLimiter } from './http/rate-limit.ts';
 import type { Metrics } from './metrics.ts';
 import type { PgBoss } from './jobs/boss.ts';
 import type { Secrets } from './crypto/secrets.ts';
+import type { LiveKit } from './livekit/client.ts';
 
 export interface Services {
   config: Config;
@@ -19,6 +20,10 @@ export interface Services {
   metrics: Metrics;
   /** Encrypts and decrypts secrets at rest (credentials, tool headers, webhook secrets). */
   secrets: Secrets;
+  /** LiveKit: rooms, dispatch, tokens. */
+  livekit: LiveKit;
+  /** Where clients reach this API (PUBLIC_BASE_URL, else the listener's own URL). */
+  publicBaseUrl(): string;
   /** Authenticates the media workers' own credential on the internal API. */
   workerAuth(header: string): Promise<Auth>;
 }

@@ -24,7 +24,15 @@ async function created(c: FixtureContext, path: string, body: unknown, field = '
 export const fixtures: Record<string, Fixture> = {
   model_id: (c) => created(c, '/v1/models', { name: 'tenancy', model: 'gpt-4o-mini' }),
   tool_id: (c) => created(c, '/v1/tools', { type: 'function', name: 'tenancy', url: 'https://example.com/tool' }),
+  agent_id: async (c) => created(c, '/v1/agents', { name: 'tenancy', llm_id: await c.get('model_id') }),
   api_key_id: (c) => created(c, '/v1/api-keys', { name: 'tenancy' }),
+  // Without a LiveKit server the creation answers 503 but the call record exists (failed): its id is enough.
+  call_id: async (c) => {
+    const res = await c.tp.request('post', '/v1/calls/web', { key: c.key, body: { agent_id: await c.get('agent_id') } });
+    const id = res.body.id ?? res.body.call_id;
+    if (!id) throw new Error(`fixture POST /v1/calls/web answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return id as string;
+  },
   credential_id: (c) => created(c, '/v1/integrations', { name: 'tenancy', provider: 'openai', api_key: 'sk-tenancy-0123456789abcdef' }),
   publishable_key_id: (c) =>
     created(c, '/v1/publishable-keys', { name: 'tenancy', allowed_origins: ['https://tenancy.example.com'], scopes: ['voices:read'] }),
@@ -32,6 +40,7 @@ export const fixtures: Record<string, Fixture> = {
 
 export const sampleBodies: Record<string, unknown> = {
   createApiKey: { name: 'tenancy' },
+  updateCall: { outcome: 'tenancy' },
 };
 
 export { created };

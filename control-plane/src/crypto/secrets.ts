@@ -1,7 +1,7 @@
 // Secrets at rest: AES-256-GCM under a master key from the environment. Each ciphertext records the
 // version of the key that sealed it, so keys can be rotated: set the new MASTER_KEY (and its
 // MASTER_KEY_VERSION), keep the old ones in MASTER_KEYS_PREVIOUS, and re-seal at leisure.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -20,6 +20,11 @@ export class Secrets {
     this.keys = new Map(previous);
     this.keys.set(currentVersion, current);
     this.currentVersion = currentVersion;
+  }
+
+  /** A 32-byte key for one purpose (URL signing, say), derived from the current master key with HKDF. */
+  derive(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.keys.get(this.currentVersion)!, Buffer.alloc(0), `vap:${purpose}`, 32));
   }
 
   seal(plaintext: string, aad = ''): Sealed {

@@ -11,6 +11,8 @@ export interface QueueDef<T extends object = object> {
   options?: Omit<Queue, 'name'>;
   work?: WorkOptions;
   handler: (jobs: Job<T>[]) => Promise<unknown>;
+  /** Cron expression: pg-boss creates one job per tick across all processes. */
+  schedule?: string;
 }
 
 export async function startBoss(url: string, log: Logger, opts: { listenNotify?: boolean } = {}): Promise<PgBoss> {
@@ -31,6 +33,7 @@ export async function startBoss(url: string, log: Logger, opts: { listenNotify?:
 export async function registerQueue<T extends object>(boss: PgBoss, def: QueueDef<T>, opts: { work?: boolean } = {}): Promise<void> {
   const existing = await boss.getQueue(def.name);
   if (!existing) await boss.createQueue(def.name, { notify: true, ...def.options });
+  if (def.schedule) await boss.schedule(def.name, def.schedule);
   if (opts.work ?? true) await boss.work<T>(def.name, def.work ?? {}, def.handler);
 }
 

@@ -3,10 +3,15 @@ import type { RouteDef } from '../http/route.ts';
 import { healthRoutes } from './health/routes.ts';
 import { apiKeyRoutes } from './api-keys/routes.ts';
 import { auditEventRoutes } from './audit-events/routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
 import { credentialRoutes } from './credentials/routes.ts';
 import { publishableKeyRoutes } from './publishable-keys/routes.ts';
 import { workspaceRoutes } from './workspace/routes.ts';
 import { modelRoutes } from './models/routes.ts';
 import { toolRoutes } from './tools/routes.ts';
+import { callRoutes } from './calls/routes.ts';
+import { internalCallRoutes } from './calls/internal-routes.ts';
+import { usageRoutes } from './usage/routes.ts';
+import { agentRoutes } from './agents/routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes];

@@ -1,7 +1,9 @@
 // Every pg-boss queue of the control plane. Each resource folder exports its queue definitions.
 import type { QueueDef } from '../jobs/boss.ts';
 import type { Services } from '../services.ts';
+import { webhookQueues } from './webhooks/jobs.ts';
+import { callQueues } from './calls/jobs.ts';
 
-export function queueDefinitions(_services: Services): QueueDef<never>[] {
-  return [];
+export function queueDefinitions(services: Services): QueueDef<never>[] {
+  return [...webhookQueues(services), ...callQueues(services)];
 }

@@ -1,0 +1,46 @@
+// The control plane's side of LiveKit: rooms, explicit agent dispatch and participant tokens (Twirp APIs
+// through livekit-server-sdk).
+import { AccessToken, AgentDispatchClient, RoomServiceClient, WebhookReceiver } from 'livekit-server-sdk';
+import type { Config } from '../config.ts';
+
+export interface LiveKit {
+  publicUrl: string;
+  agentName: string;
+  rooms: RoomServiceClient;
+  dispatch: AgentDispatchClient;
+  webhooks: WebhookReceiver;
+  /** A token that can join exactly one room, for a short time. */
+  participantToken(room: string, identity: string, opts?: { name?: string; metadata?: string }): Promise<string>;
+  /** Whether the room still exists on the server. */
+  roomExists(room: string): Promise<boolean>;
+}
+
+const toHttp = (url: string) => url.replace(/^ws(s?):\/\//, 'http$1://');
+const toWs = (url: string) => url.replace(/^http(s?):\/\//, 'ws$1://');
+
+export function createLiveKit(config: Config): LiveKit {
+  const apiUrl = toHttp(config.LIVEKIT_URL);
+  const rooms = new RoomServiceClient(apiUrl, config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET);
+  const dispatch = new AgentDispatchClient(apiUrl, config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET);
+  return {
+    publicUrl: config.LIVEKIT_PUBLIC_URL ?? toWs(config.LIVEKIT_URL),
+    agentName: config.AGENT_NAME,
+    rooms,
+    dispatch,
+    webhooks: new WebhookReceiver(config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET),
+    async participantToken(room, identity, opts = {}) {
+      const at = new AccessToken(config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET, {
+        identity,
+        ttl: config.CALL_TOKEN_TTL_SECONDS,
+        ...(opts.name ? { name: opts.name } : {}),
+        ...(opts.metadata ? { metadata: opts.metadata } : {}),
+      });
+      at.addGrant({ room, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true });
+      return at.toJwt();
+    },
+    async roomExists(room) {
+      const found = await rooms.listRooms([room]);
+      return found.some((r) => r.name === room);
+    },
+  };
+}

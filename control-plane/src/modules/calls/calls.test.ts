@@ -1,0 +1,308 @@
+// Calls API (web slice) against a real LiveKit server, and the worker's side through the internal API.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AgentDispatchClient, RoomServiceClient, TokenVerifier } from 'livekit-server-sdk';
+import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
+import { useStack, type TestStack } from '../../../../test/support/stack.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../../../../test/support/fake-openai.ts';
+import { reapCall } from './jobs.ts';
+
+const WORKER = 'test-worker-token-0123456789abcdef0123';
+let stack: TestStack;
+let tp: TestPlatform;
+let llm: FakeOpenAI;
+let org: { orgId: string; key: string };
+let agentId: string;
+
+async function createAgent(o: { orgId: string; key: string }, extra: Record<string, unknown> = {}): Promise<string> {
+  const model = await tp.request('post', '/v1/models', {
+    key: o.key,
+    body: { name: 'm', model: 'llama3', base_url: llm.url, system_prompt: 'Help {{customer_name}} politely.' },
+  });
+  expect(model.status).toBe(201);
+  const [row] = await tp.sql`
+    insert into agents (org_id, name, llm_id, transcriber, tts, first_message, job_description, dynamic_variables, enable_recording)
+    values (${o.orgId}, 'Ava', ${model.body.id}, ${tp.sql.json({ provider: 'local', model: 'pocketsphinx', language: 'en-US' })},
+            ${tp.sql.json({ provider: 'local', model: 'espeak-ng', voice_id: 'en-us' })}, 'Hello {{customer_name}}!', 'You book dentist appointments.',
+            ${tp.sql.json({ customer_name: 'friend' })}, ${(extra.enable_recording as boolean) ?? false})
+    returning id`;
+  return row!.id as string;
+}
+
+const internal = (method: string, path: string, body?: unknown) =>
+  tp.request(method, `/internal/v1${path}`, { key: WORKER, ...(body !== undefined ? { body } : {}) });
+
+async function startWebCall(o = org, body: Record<string, unknown> = {}) {
+  return tp.request('post', '/v1/calls/web', { key: o.key, body: { agent_id: agentId, ...body } });
+}
+
+async function eventsOf(callId: string): Promise<string[]> {
+  const rows = await tp.sql`select type from events where call_id = ${callId} order by created_at, id`;
+  return rows.map((r) => r.type as string);
+}
+
+async function until<T>(fn: () => Promise<T | null | undefined | false>, tries = 200): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const v = await fn();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('condition not reached');
+}
+
+beforeAll(async () => {
+  stack = await useStack({});
+  llm = await startFakeOpenAI({ ttftMs: 5 });
+  llm.setResponder(() => ({ text: JSON.stringify({ summary: 'The caller booked a cleaning.', outcome: 'Appointment Booked' }) }));
+  tp = await usePlatform({
+    LIVEKIT_URL: stack.livekitUrl,
+    LIVEKIT_API_KEY: stack.apiKey,
+    LIVEKIT_API_SECRET: stack.apiSecret,
+    SSRF_ALLOWLIST: '127.0.0.1,localhost',
+    ANALYSIS_RETRY_LIMIT: 1,
+    ANALYSIS_RETRY_DELAY_SECONDS: 1,
+  } as never);
+  org = await tp.createOrg();
+  agentId = await createAgent(org);
+});
+
+describe('POST /v1/calls/web', () => {
+  it('creates the call, the room with its metadata, the dispatch and a room-scoped token', async () => {
+    const res = await startWebCall(org, { variables: { customer_name: 'Ada' }, metadata: { crm: '42' } });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      agent_id: agentId,
+      type: 'web',
+      status: 'initiated',
+      room_name: `call-${res.body.id}`,
+      server_url: stack.livekitUrl,
+      participant_token: expect.any(String),
+      created_at: expect.any(String),
+    });
+    const rooms = new RoomServiceClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
+    const [room] = await rooms.listRooms([res.body.room_name]);
+    expect(JSON.parse(room!.metadata)).toEqual({ call_id: res.body.id });
+    const dispatches = await new AgentDispatchClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret).listDispatch(res.body.room_name);
+    // The server also lists its implicit dispatch for unnamed workers (agentName ''); ours is the named one.
+    const ours = dispatches.filter((d) => d.agentName === 'vap-agent');
+    expect(ours).toHaveLength(1);
+    expect(JSON.parse(ours[0]!.metadata)).toEqual({ call_id: res.body.id });
+    const claims = await new TokenVerifier(stack.apiKey, stack.apiSecret).verify(res.body.participant_token);
+    expect(claims.video).toMatchObject({ room: res.body.room_name, roomJoin: true });
+    expect(claims.video?.roomAdmin).toBeFalsy();
+    expect(claims.exp! - claims.nbf!).toBeLessThanOrEqual(600);
+  });
+
+  it('422 for a malformed or unknown agent and bad overrides', async () => {
+    const bad = await tp.request('post', '/v1/calls/web', { key: org.key, body: { agent_id: 'nope' } });
+    expect(bad.body).toEqual({ detail: [{ type: 'uuid_parsing', loc: ['body', 'agent_id'], msg: 'Input should be a valid UUID', input: 'nope' }] });
+    const unknown = await startWebCall(org, { agent_id: '00000000-0000-4000-8000-000000000000' });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.detail[0]).toMatchObject({ loc: ['body', 'agent_id'], type: 'not_found' });
+    const over = await startWebCall(org, { overrides: { max_duration_seconds: 0, colour: 'red' } });
+    expect(over.status).toBe(422);
+    expect(over.body.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual(
+      expect.arrayContaining([['body', 'overrides', 'max_duration_seconds'], ['body', 'overrides', 'colour']]),
+    );
+  });
+
+  it("another org's agent is not found", async () => {
+    const other = await tp.createOrg();
+    const res = await startWebCall(other);
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0].type).toBe('not_found');
+  });
+});
+
+describe('the call lifecycle through the internal API', () => {
+  it('config, started, partial, ended, analysis: fields and events in order', async () => {
+    const created = await startWebCall(org, { variables: { customer_name: 'Ada' }, overrides: { first_message: 'Hi {{customer_name}}, Ava here.' } });
+    const id = created.body.id as string;
+
+    expect((await tp.request('get', `/internal/v1/calls/${id}/config`, { key: org.key })).status).toBe(401);
+    const cfg = await internal('get', `/calls/${id}/config`);
+    expect(cfg.status).toBe(200);
+    expect(cfg.body.prompt).toBe('# Role\nYou book dentist appointments.\n\nHelp Ada politely.');
+    expect(cfg.body.agent.first_message).toBe('Hi {{customer_name}}, Ava here.');
+    expect(cfg.body.call).toMatchObject({ id, type: 'web', variables: { customer_name: 'Ada' } });
+    expect(cfg.body.llm).toMatchObject({ provider: 'openai', model: 'llama3', base_url: llm.url });
+    expect(cfg.body.recording).toEqual({ enabled: false });
+
+    expect((await internal('post', `/calls/${id}/started`, { seq: 1, started_at: new Date().toISOString() })).body).toEqual({ ok: true, duplicate: false });
+    expect((await internal('post', `/calls/${id}/started`, { seq: 1, started_at: new Date().toISOString() })).body).toEqual({ ok: true, duplicate: true });
+    let call = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
+    expect(call).toMatchObject({ status: 'in_progress', messages: null, latency: null });
+
+    const partial = [{ role: 'agent', content: 'Hi Ada, Ava here.' }];
+    expect((await internal('post', `/calls/${id}/transcript`, { seq: 2, messages: partial })).status).toBe(200);
+
+    const stat = { avg_ms: 300, p50_ms: 290, min_ms: 250, max_ms: 400, samples: 3 };
+    const ended = {
+      seq: 3,
+      end_reason: 'user_hangup',
+      ended_at: new Date().toISOString(),
+      duration_seconds: 90,
+      messages: [...partial, { role: 'user', content: 'I need a cleaning on Tuesday.' }, { role: 'agent', content: 'Booked for Tuesday.' }],
+      usage: { stt_seconds: 40, llm_prompt_tokens: 300, llm_completion_tokens: 40, tts_characters: 120 },
+      latency: { llm_ttft: stat, tts_ttfb: stat, eou_delay: stat, e2e: stat },
+    };
+    expect((await internal('post', `/calls/${id}/ended`, ended)).body).toEqual({ ok: true, duplicate: false });
+    expect((await internal('post', `/calls/${id}/ended`, ended)).body).toEqual({ ok: true, duplicate: true });
+    // A late partial after the end changes nothing.
+    await internal('post', `/calls/${id}/transcript`, { seq: 4, messages: [] });
+
+    call = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
+    expect(call).toMatchObject({
+      status: 'completed',
+      end_reason: 'user_hangup',
+      duration_seconds: 90,
+      credits_used: 1.5,
+      metadata: {},
+      variables: { customer_name: 'Ada' },
+    });
+    expect(call.messages).toHaveLength(3);
+    expect(call.transcript).toEqual(call.messages);
+    expect(call.latency.llm_ttft).toEqual(stat);
+
+    const analysed = await until(async () => {
+      const c = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
+      return c.analysis.status === 'completed' ? c : null;
+    });
+    expect(analysed).toMatchObject({
+      outcome: 'appointment_booked',
+      ai_summary: 'The caller booked a cleaning.',
+      analysis: { outcome: 'appointment_booked', summary: 'The caller booked a cleaning.', status: 'completed', error: null },
+    });
+    expect(await eventsOf(id)).toEqual(['call.started', 'transcript.partial', 'call.ended', 'transcript.final', 'call.analyzed']);
+  });
+
+  it('an outcome set by PATCH is stored exactly and never overwritten by the analysis', async () => {
+    const created = await startWebCall();
+    const id = created.body.id as string;
+    const upper = await tp.request('patch', `/v1/calls/${id}`, { key: org.key, body: { outcome: 'Booked' } });
+    expect(upper.status).toBe(422);
+    expect(upper.body.detail[0]).toMatchObject({ type: 'string_pattern_mismatch', loc: ['body', 'outcome'] });
+    const patched = await tp.request('patch', `/v1/calls/${id}`, { key: org.key, body: { outcome: 'vip_lead' } });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ outcome: 'vip_lead', analysis: { outcome: 'vip_lead' } });
+    await internal('post', `/calls/${id}/started`, { seq: 1, started_at: new Date().toISOString() });
+    await internal('post', `/calls/${id}/ended`, {
+      seq: 2,
+      end_reason: 'agent_hangup',
+      ended_at: new Date().toISOString(),
+      duration_seconds: 10,
+      messages: [{ role: 'user', content: 'hello' }],
+      usage: { stt_seconds: 1, llm_prompt_tokens: 1, llm_completion_tokens: 1, tts_characters: 1 },
+      latency: Object.fromEntries(['llm_ttft', 'tts_ttfb', 'eou_delay', 'e2e'].map((k) => [k, { avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, samples: 0 }])),
+    });
+    const done = await until(async () => {
+      const c = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
+      return c.analysis.status === 'completed' ? c : null;
+    });
+    expect(done.outcome).toBe('vip_lead');
+    expect(done.ai_summary).toBe('The caller booked a cleaning.');
+  });
+
+  it('rejects impossible reports: started after the end', async () => {
+    const created = await startWebCall();
+    const id = created.body.id as string;
+    await tp.request('post', `/v1/calls/${id}/stop`, { key: org.key });
+    const res = await internal('post', `/calls/${id}/started`, { seq: 1, started_at: new Date().toISOString() });
+    expect(res.status).toBe(409);
+    expect((await internal('get', `/calls/${id}/config`)).status).toBe(409);
+  });
+});
+
+describe('POST /v1/calls/{id}/stop', () => {
+  it('completes a call no worker started at once, closes the room, and is idempotent', async () => {
+    const created = await startWebCall();
+    const id = created.body.id as string;
+    const res = await tp.request('post', `/v1/calls/${id}/stop`, { key: org.key });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id, status: 'completed', end_reason: 'api_stop', duration_seconds: 0, messages: [] });
+    const rooms = new RoomServiceClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
+    expect(await rooms.listRooms([created.body.room_name])).toEqual([]);
+    const again = await tp.request('post', `/v1/calls/${id}/stop`, { key: org.key });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(res.body);
+    expect(await eventsOf(id)).toEqual(['call.ended', 'transcript.final']);
+  });
+
+  it('on a call in progress records api_stop; the worker report completes it and keeps that reason', async () => {
+    const created = await startWebCall();
+    const id = created.body.id as string;
+    await internal('post', `/calls/${id}/started`, { seq: 1, started_at: new Date().toISOString() });
+    const res = await tp.request('post', `/v1/calls/${id}/stop`, { key: org.key });
+    expect(res.body).toMatchObject({ status: 'in_progress', end_reason: 'api_stop' });
+    await internal('post', `/calls/${id}/ended`, {
+      seq: 2,
+      end_reason: 'api_stop',
+      ended_at: new Date().toISOString(),
+      duration_seconds: 5,
+      messages: [{ role: 'agent', content: 'Hello!' }],
+      usage: { stt_seconds: 1, llm_prompt_tokens: 1, llm_completion_tokens: 1, tts_characters: 1 },
+      latency: Object.fromEntries(['llm_ttft', 'tts_ttfb', 'eou_delay', 'e2e'].map((k) => [k, { avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, samples: 0 }])),
+    });
+    const call = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'api_stop', messages: [{ role: 'agent', content: 'Hello!' }] });
+  });
+});
+
+describe('the reaper', () => {
+  it('finishes an in-progress call whose room is gone with worker_lost', async () => {
+    const created = await startWebCall();
+    const id = created.body.id as string;
+    await internal('post', `/calls/${id}/started`, { seq: 1, started_at: new Date().toISOString() });
+    await internal('post', `/calls/${id}/transcript`, { seq: 2, messages: [{ role: 'agent', content: 'Hello there' }] });
+    await new RoomServiceClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret).deleteRoom(created.body.room_name);
+    expect(await reapCall(tp.platform.services, id)).toBe('reaped');
+    const call = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'worker_lost', messages: [{ role: 'agent', content: 'Hello there' }] });
+  });
+
+  it('fails a call no worker picked up once its room is gone', async () => {
+    const created = await startWebCall();
+    await new RoomServiceClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret).deleteRoom(created.body.room_name);
+    expect(await reapCall(tp.platform.services, created.body.id)).toBe('reaped');
+    const call = (await tp.request('get', `/v1/calls/${created.body.id}`, { key: org.key })).body;
+    expect(call).toMatchObject({ status: 'failed', end_reason: 'dispatch_timeout' });
+    expect(await eventsOf(created.body.id)).toEqual(['call.failed']);
+  });
+
+  it('leaves a young call alone while its room exists, before any worker joined', async () => {
+    const created = await startWebCall();
+    expect(await reapCall(tp.platform.services, created.body.id)).toBe('skipped');
+  });
+});
+
+describe('listing and usage', () => {
+  it('lists with filters', async () => {
+    const all = await tp.request('get', `/v1/calls?agent_id=${agentId}&type=web&limit=2`, { key: org.key });
+    expect(all.status).toBe(200);
+    expect(all.body.items).toHaveLength(2);
+    expect(all.body.total).toBeGreaterThan(2);
+    const completed = await tp.request('get', '/v1/calls?status=completed', { key: org.key });
+    expect(completed.body.items.every((c: { status: string }) => c.status === 'completed')).toBe(true);
+    const none = await tp.request('get', `/v1/calls?created_after=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, { key: org.key });
+    expect(none.body).toMatchObject({ items: [], total: 0 });
+    const bad = await tp.request('get', '/v1/calls?status=ringing', { key: org.key });
+    expect(bad.status).toBe(422);
+  });
+
+  it('enforces max_calls_per_day atomically under 30 concurrent creations', async () => {
+    const o = await tp.createOrg('capped');
+    await tp.sql`update orgs set max_calls_per_day = 5 where id = ${o.orgId}`;
+    const agent = await createAgent(o);
+    const results = await Promise.all(Array.from({ length: 30 }, () => tp.request('post', '/v1/calls/web', { key: o.key, body: { agent_id: agent } })));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(25);
+    const limited = results.find((r) => r.status === 429)!;
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(86400);
+    expect(limited.body).toMatchObject({ type: 'rate_limited', detail: 'Daily call limit of 5 reached; it resets at 00:00 UTC', limit: 'max_calls_per_day' });
+    const usage = await tp.request('get', '/v1/usage', { key: o.key });
+    expect(usage.body).toMatchObject({ calls_made_today: 5, max_calls_per_day: 5, calls_remaining_today: 0, calls_this_month: 5, kb_token_budget: expect.any(Number) });
+    expect(new Date(usage.body.period_start).getUTCDate()).toBe(1);
+  });
+});

@@ -1,0 +1,224 @@
+// The internal API for media workers (docs/internal-api.md), the recording upload and the LiveKit webhook.
+// Every report is idempotent: (call_id, seq) is recorded in the same transaction as its effects and events.
+import { defineRoute, reply } from '../../http/route.ts';
+import { conflict, forbidden, HttpError, notFound, unauthorized } from '../../http/errors.ts';
+import { Type } from '../../../../schemas/common.ts';
+import { CallParams } from '../../../../schemas/calls.ts';
+import {
+  CallConfig,
+  EndedReport,
+  KnowledgeSearchRequest,
+  KnowledgeSearchResult,
+  ReportAck,
+  StartedReport,
+  TranscriptReport,
+} from '../../../../schemas/internal.ts';
+import { emitEvent } from '../events/emit.ts';
+import { getCallById, recordReport, type CallRow } from './queries.ts';
+import { finishCall, isFinal, markStarted } from './lifecycle.ts';
+import { resolveCallConfig } from './service.ts';
+import { signedUrl, storeRecording, verifySignature } from './recordings.ts';
+import { REAP_QUEUE } from './jobs.ts';
+import type { Db } from '../../http/route.ts';
+
+const ack = (duplicate: boolean) => ({ ok: true, duplicate });
+const MAX_RECORDING_BYTES = 512 * 1024 * 1024;
+
+/** Locks the call row and records the report's seq; null when this seq was applied before. */
+async function claim(db: Db, callId: string, seq: number, kind: string): Promise<CallRow | null> {
+  const call = await getCallById(db, callId, { lock: true });
+  if (!call) throw notFound('Call');
+  if (!(await recordReport(db, callId, seq, kind))) return null;
+  await db`update calls set last_seq = greatest(last_seq, ${seq}), worker_seen_at = now() where id = ${callId}`;
+  return call;
+}
+
+export const internalCallRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/internal/v1/calls/:call_id/config',
+    root: true,
+    internal: true,
+    auth: 'worker',
+    operationId: 'internalCallConfig',
+    tag: 'calls',
+    summary: 'Session config for a worker',
+    params: CallParams,
+    responses: { 200: { description: 'Resolved config', schema: CallConfig } },
+    handler: async ({ params, services, db }) => resolveCallConfig(services, db, params.call_id),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/internal/v1/calls/:call_id/started',
+    root: true,
+    internal: true,
+    auth: 'worker',
+    operationId: 'internalCallStarted',
+    tag: 'calls',
+    summary: 'The agent session is running',
+    params: CallParams,
+    body: StartedReport,
+    responses: { 200: { description: 'Acknowledged', schema: ReportAck } },
+    handler: async ({ params, body, db }) => {
+      const call = await claim(db, params.call_id, body.seq, 'started');
+      if (!call) return ack(true);
+      if (isFinal(call.status)) throw conflict('The call has already ended');
+      await markStarted(db, call, body.started_at, body.room_name);
+      return ack(false);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/internal/v1/calls/:call_id/transcript',
+    root: true,
+    internal: true,
+    auth: 'worker',
+    operationId: 'internalCallTranscript',
+    tag: 'calls',
+    summary: 'The conversation so far',
+    params: CallParams,
+    body: TranscriptReport,
+    responses: { 200: { description: 'Acknowledged', schema: ReportAck } },
+    handler: async ({ params, body, db }) => {
+      const call = await claim(db, params.call_id, body.seq, 'transcript');
+      if (!call) return ack(true);
+      // A partial older than one already applied, or one after the end, is superseded: drop it quietly.
+      if (isFinal(call.status) || body.seq < call.last_seq) return ack(false);
+      await db`update calls set messages = ${db.json(body.messages as never)}, updated_at = now() where id = ${call.id}`;
+      await emitEvent(db, {
+        orgId: call.org_id,
+        type: 'transcript.partial',
+        callId: call.id,
+        agentId: call.agent_id,
+        webhookUrl: call.webhook_url,
+        payload: { call_id: call.id, messages: body.messages },
+      });
+      return ack(false);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/internal/v1/calls/:call_id/ended',
+    root: true,
+    internal: true,
+    auth: 'worker',
+    operationId: 'internalCallEnded',
+    tag: 'calls',
+    summary: 'The call ended: conversation, usage and latency',
+    params: CallParams,
+    body: EndedReport,
+    responses: { 200: { description: 'Acknowledged', schema: ReportAck } },
+    handler: async ({ params, body, db, services }) => {
+      const call = await claim(db, params.call_id, body.seq, 'ended');
+      if (!call) return ack(true);
+      if (isFinal(call.status)) return ack(false);
+      await finishCall(db, services.boss, call, {
+        endReason: body.end_reason,
+        endedAt: body.ended_at,
+        durationSeconds: body.duration_seconds,
+        messages: body.messages,
+        latency: body.latency,
+        usage: body.usage,
+      });
+      return ack(false);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/internal/v1/calls/:call_id/knowledge/search',
+    root: true,
+    internal: true,
+    auth: 'worker',
+    operationId: 'internalKnowledgeSearch',
+    tag: 'knowledge-bases',
+    summary: 'Best knowledge chunks for a query',
+    params: CallParams,
+    body: KnowledgeSearchRequest,
+    transaction: false,
+    responses: { 200: { description: 'Chunks, best first', schema: KnowledgeSearchResult } },
+    handler: async ({ params, db }) => {
+      const call = await getCallById(db, params.call_id);
+      if (!call) throw notFound('Call');
+      // Knowledge ingestion (sources, chunks, full-text index) is its own resource; until a base has chunks
+      // there is nothing to return.
+      return { chunks: [] };
+    },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/internal/v1/calls/:call_id/recording',
+    root: true,
+    internal: true,
+    auth: 'none',
+    operationId: 'internalRecordingUpload',
+    tag: 'calls',
+    summary: 'Upload a call recording (signed URL from the session config)',
+    params: CallParams,
+    query: Type.Object({ expires: Type.Integer(), signature: Type.String({ minLength: 1, maxLength: 200 }) }),
+    transaction: false,
+    responses: { 204: { description: 'Stored' } },
+    handler: async ({ params, query, services, ctx }) => {
+      if (!verifySignature(services, 'recording-upload', params.call_id, query.expires, query.signature)) throw forbidden('Invalid or expired upload URL');
+      const call = await getCallById(services.sql, params.call_id);
+      if (!call) throw notFound('Call');
+      const ext = ctx.is('audio/ogg', 'audio/opus') ? 'ogg' : 'wav';
+      const key = await storeRecording(services, call.org_id, call.id, ext, ctx.req, MAX_RECORDING_BYTES);
+      await services.sql.begin(async (tx) => {
+        await tx`update calls set recording_key = ${key}, updated_at = now() where id = ${call.id}`;
+        await emitEvent(tx, {
+          orgId: call.org_id,
+          type: 'call.recording.available',
+          callId: call.id,
+          agentId: call.agent_id,
+          webhookUrl: call.webhook_url,
+          payload: { call_id: call.id, recording_url: signedUrl(services, 'recording-read', call.id, services.config.RECORDING_URL_TTL_SECONDS) },
+        });
+      });
+      return reply(204);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/internal/livekit/webhook',
+    root: true,
+    internal: true,
+    auth: 'none',
+    operationId: 'livekitWebhook',
+    tag: 'calls',
+    summary: 'LiveKit server webhooks (signed by the LiveKit API secret)',
+    transaction: false,
+    responses: { 200: { description: 'Accepted' } },
+    handler: async ({ services, ctx }) => {
+      const raw = await readRaw(ctx.req, 1024 * 1024);
+      let event;
+      try {
+        event = await services.livekit.webhooks.receive(raw, ctx.get('authorization'));
+      } catch {
+        throw unauthorized('Invalid LiveKit webhook signature');
+      }
+      const room = event.room?.name;
+      // A room that closed, or an agent that left, may mean a worker died: check the call shortly, once the
+      // worker has had time to report `ended` itself.
+      const agentLeft = event.event === 'participant_left' && event.participant?.kind === 4; // ParticipantInfo_Kind.AGENT
+      if (room && (event.event === 'room_finished' || agentLeft)) {
+        const [call] = await services.sql<{ id: string }[]>`select id from calls where room_name = ${room} and status in ('queued', 'initiated', 'in_progress')`;
+        if (call) await services.boss.send(REAP_QUEUE, { call_id: call.id }, { startAfter: 10, singletonKey: call.id });
+      }
+      return { ok: true };
+    },
+  }),
+];
+
+function readRaw(req: NodeJS.ReadableStream, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) reject(new HttpError(413, 'payload_too_large', 'Body too large'));
+      else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

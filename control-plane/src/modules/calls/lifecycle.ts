@@ -1,0 +1,136 @@
+// Call status transitions and the events each one emits, always in the transaction of the change.
+//
+//   queued ──► initiated ──► in_progress ──► completed
+//     │            │                            ▲
+//     │            └────────────────────────────┤   (stopped, or ended, before the agent started)
+//     └──► failed ◄┘                            │
+//     └─────────────────────────────────────────┘
+//
+// queued -> in_progress is allowed because a fast worker can report `started` before the request that
+// dispatched it has marked the call `initiated`. `completed` and `failed` are final.
+import type { Db } from '../../http/route.ts';
+import type { PgBoss } from '../../jobs/boss.ts';
+import { sendInTx } from '../../jobs/boss.ts';
+import { emitEvent } from '../events/emit.ts';
+import type { CallRow } from './queries.ts';
+
+export type CallStatus = CallRow['status'];
+
+/** For each target status, the statuses it may be entered from. */
+export const TRANSITIONS: Record<CallStatus, CallStatus[]> = {
+  queued: [],
+  initiated: ['queued'],
+  in_progress: ['queued', 'initiated'],
+  completed: ['queued', 'initiated', 'in_progress'],
+  failed: ['queued', 'initiated'],
+};
+
+export const isFinal = (s: CallStatus) => s === 'completed' || s === 'failed';
+
+export const ANALYZE_QUEUE = 'calls.analyze';
+
+const messagesOf = (row: CallRow) => (row.messages ?? []).map((m) => ({ role: m.role, content: m.content }));
+
+/** queued -> initiated, once the room exists and the agent is dispatched. No event: nothing connected yet. */
+export async function markInitiated(db: Db, callId: string): Promise<void> {
+  await db`update calls set status = 'initiated', updated_at = now() where id = ${callId} and status = 'queued'`;
+}
+
+/** -> in_progress and `call.started`. Returns false when the call was not in a state that can start. */
+export async function markStarted(db: Db, call: CallRow, startedAt: string, roomName?: string): Promise<boolean> {
+  const [row] = await db<CallRow[]>`
+    update calls set status = 'in_progress', started_at = ${startedAt}, worker_seen_at = now(), updated_at = now(),
+                     room_name = coalesce(room_name, ${roomName ?? null})
+    where id = ${call.id} and status = any(${TRANSITIONS.in_progress})
+    returning *`;
+  if (!row) return false;
+  await emitEvent(db, {
+    orgId: row.org_id,
+    type: 'call.started',
+    callId: row.id,
+    agentId: row.agent_id,
+    webhookUrl: row.webhook_url,
+    payload: { call_id: row.id, agent_id: row.agent_id, to_number: row.to_number, from_number: row.from_number },
+  });
+  return true;
+}
+
+export interface Finish {
+  endReason: string;
+  endedAt: string;
+  durationSeconds?: number;
+  messages?: unknown[] | null;
+  latency?: unknown;
+  usage?: unknown;
+}
+
+/**
+ * -> completed: stores what the worker reported, emits `call.ended` then `transcript.final`, and enqueues the
+ * post-call analysis, all in one transaction. An end reason already set (by the stop route) is kept.
+ */
+export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish): Promise<CallRow | null> {
+  const started = call.started_at?.getTime();
+  const duration =
+    f.durationSeconds !== undefined ? Math.round(f.durationSeconds) : started ? Math.max(0, Math.round((Date.parse(f.endedAt) - started) / 1000)) : 0;
+  const [row] = await db<CallRow[]>`
+    update calls set
+      status = 'completed',
+      ended_at = ${f.endedAt},
+      duration_seconds = ${duration},
+      end_reason = coalesce(end_reason, ${f.endReason}),
+      messages = coalesce(${f.messages === undefined ? null : db.json((f.messages ?? []) as never)}::jsonb, messages, '[]'::jsonb),
+      latency = coalesce(${f.latency === undefined ? null : db.json(f.latency as never)}::jsonb, latency),
+      usage = coalesce(${f.usage === undefined ? null : db.json(f.usage as never)}::jsonb, usage),
+      updated_at = now()
+    where id = ${call.id} and status = any(${TRANSITIONS.completed})
+    returning *`;
+  if (!row) return null;
+  await emitEvent(db, {
+    orgId: row.org_id,
+    type: 'call.ended',
+    callId: row.id,
+    agentId: row.agent_id,
+    webhookUrl: row.webhook_url,
+    payload: {
+      call_id: row.id,
+      agent_id: row.agent_id,
+      status: row.status,
+      duration_seconds: row.duration_seconds,
+      to_number: row.to_number,
+      from_number: row.from_number,
+      outcome: row.outcome,
+      ai_summary: row.ai_summary,
+      analysis: { summary: row.analysis_summary, outcome: row.outcome },
+    },
+  });
+  await emitEvent(db, {
+    orgId: row.org_id,
+    type: 'transcript.final',
+    callId: row.id,
+    agentId: row.agent_id,
+    webhookUrl: row.webhook_url,
+    payload: { call_id: row.id, messages: messagesOf(row) },
+  });
+  // Retry policy comes from the queue (ANALYSIS_RETRY_LIMIT, ANALYSIS_RETRY_DELAY_SECONDS).
+  await sendInTx(boss, db, ANALYZE_QUEUE, { call_id: row.id });
+  return row;
+}
+
+/** -> failed and `call.failed` with a carrier-style reason. */
+export async function failCall(db: Db, call: CallRow, reason: string, endReason: string): Promise<CallRow | null> {
+  const [row] = await db<CallRow[]>`
+    update calls set status = 'failed', end_reason = coalesce(end_reason, ${endReason}), ended_at = now(), duration_seconds = 0,
+                     analysis_status = 'skipped', updated_at = now()
+    where id = ${call.id} and status = any(${TRANSITIONS.failed})
+    returning *`;
+  if (!row) return null;
+  await emitEvent(db, {
+    orgId: row.org_id,
+    type: 'call.failed',
+    callId: row.id,
+    agentId: row.agent_id,
+    webhookUrl: row.webhook_url,
+    payload: { call_id: row.id, agent_id: row.agent_id, to_number: row.to_number, from_number: row.from_number, reason },
+  });
+  return row;
+}

@@ -1,0 +1,59 @@
+// Call recordings on the local filesystem, reached through URLs signed with an HMAC and an expiry
+// (`recording_url`, valid RECORDING_URL_TTL_SECONDS, 4 hours by default; a fresh one on each fetch of the call).
+// The worker uploads to a signed URL of the same kind, so it needs no other credential.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import type { Services } from '../../services.ts';
+
+export type RecordingPurpose = 'recording-read' | 'recording-upload';
+
+export function recordingsDir(services: Services): string {
+  return path.resolve(services.config.RECORDINGS_DIR ?? path.join(services.config.DATA_DIR, 'recordings'));
+}
+
+function signature(services: Services, purpose: RecordingPurpose, callId: string, expires: number): string {
+  return createHmac('sha256', services.secrets.derive(purpose)).update(`${callId}.${expires}`).digest('base64url');
+}
+
+export function signedUrl(services: Services, purpose: RecordingPurpose, callId: string, ttlSeconds: number, now = Date.now()): string {
+  const expires = Math.floor(now / 1000) + ttlSeconds;
+  const route = purpose === 'recording-read' ? `/v1/recordings/${callId}` : `/internal/v1/calls/${callId}/recording`;
+  return `${services.publicBaseUrl()}${route}?expires=${expires}&signature=${signature(services, purpose, callId, expires)}`;
+}
+
+/** Checks a signature and its expiry; false for a tampered, foreign or expired one. */
+export function verifySignature(services: Services, purpose: RecordingPurpose, callId: string, expires: number, sig: string, now = Date.now()): boolean {
+  if (!Number.isInteger(expires) || expires * 1000 < now) return false;
+  const expected = Buffer.from(signature(services, purpose, callId, expires));
+  const given = Buffer.from(sig);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export const recordingFile = (services: Services, key: string) => path.join(recordingsDir(services), key);
+
+/** Streams an upload into place (write to a temporary name, then rename, so readers never see half a file). */
+export async function storeRecording(services: Services, orgId: string, callId: string, ext: 'wav' | 'ogg', body: Readable, maxBytes: number): Promise<string> {
+  const key = `${orgId}/${callId}.${ext}`;
+  const file = recordingFile(services, key);
+  await mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.part`;
+  let bytes = 0;
+  body.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > maxBytes) body.destroy(new Error('recording too large'));
+  });
+  await pipeline(body, createWriteStream(tmp));
+  await rename(tmp, file);
+  return key;
+}
+
+export async function openRecording(services: Services, key: string) {
+  const file = recordingFile(services, key);
+  const info = await stat(file).catch(() => null);
+  if (!info) return null;
+  return { stream: createReadStream(file), size: info.size, contentType: key.endsWith('.ogg') ? 'audio/ogg' : 'audio/wav' };
+}

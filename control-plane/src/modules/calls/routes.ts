@@ -1,0 +1,126 @@
+// Public call routes: web call creation, get, list, outcome update, stop; signed recording downloads.
+import { defineRoute, reply } from '../../http/route.ts';
+import { forbidden, notFound } from '../../http/errors.ts';
+import { Type } from '../../../../schemas/common.ts';
+import { Call, CallList, CallListQuery, CallParams, CreateWebCall, UpdateCall, WebCallResult } from '../../../../schemas/calls.ts';
+import { getCall, listCalls, type CallRow } from './queries.ts';
+import { callView, createWebCall, stopCall } from './service.ts';
+import { openRecording, verifySignature } from './recordings.ts';
+
+const meta = (ctx: { state: { requestId: string }; ip: string }) => ({ requestId: ctx.state.requestId, ip: ctx.ip || null });
+
+export const callRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/calls/web',
+    operationId: 'createWebCall',
+    tag: 'calls',
+    summary: 'Start a web call',
+    description:
+      'Creates the call, its LiveKit room and the agent dispatch, and returns a short-lived participant token for ' +
+      '`server_url`. Accepts a secret API key, or a publishable key with scope `calls:web` from one of its allowed ' +
+      'origins (and, when the key lists agents, for one of them). Counts against `max_calls_per_day` (429 when reached).',
+    publishableScope: 'calls:web',
+    body: CreateWebCall,
+    status: 201,
+    transaction: false,
+    responses: {
+      201: { description: 'The call and how to join it', schema: WebCallResult },
+      503: { description: 'LiveKit could not be reached; the call is recorded as failed' },
+    },
+    handler: async ({ body, auth, services, ctx }) => createWebCall(services, auth, body, meta(ctx)),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/calls',
+    operationId: 'listCalls',
+    tag: 'calls',
+    summary: 'List calls',
+    description: 'Newest first. Filters: agent, type, status and a creation time range.',
+    query: CallListQuery,
+    responses: { 200: { description: 'Calls', schema: CallList } },
+    handler: async ({ query, auth, db, services }) => {
+      const { rows, total } = await listCalls(db, {
+        orgId: auth.orgId,
+        agentId: query.agent_id,
+        type: query.type,
+        status: query.status,
+        createdAfter: query.created_after,
+        createdBefore: query.created_before,
+        limit: query.limit,
+        offset: query.offset,
+      });
+      return { items: rows.map((r) => callView(services, r)), total, limit: query.limit, offset: query.offset };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/calls/:call_id',
+    operationId: 'getCall',
+    tag: 'calls',
+    summary: 'Get a call',
+    description: '`messages`, `latency` and the summary are populated after the call ends (wait 2-3 s after a stop).',
+    params: CallParams,
+    responses: { 200: { description: 'The call', schema: Call } },
+    handler: async ({ params, auth, db, services }) => {
+      const row = await getCall(db, auth.orgId, params.call_id);
+      if (!row) throw notFound('Call');
+      return callView(services, row);
+    },
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/calls/:call_id',
+    operationId: 'updateCall',
+    tag: 'calls',
+    summary: "Set a call's outcome",
+    description: 'The outcome is stored exactly as given and is never overwritten by the post-call analysis.',
+    params: CallParams,
+    body: UpdateCall,
+    responses: { 200: { description: 'The call', schema: Call } },
+    handler: async ({ params, body, auth, db, audit, services }) => {
+      const [row] = await db<CallRow[]>`
+        update calls set outcome = ${body.outcome}, outcome_source = 'manual', updated_at = now()
+        where id = ${params.call_id} and org_id = ${auth.orgId} returning *`;
+      if (!row) throw notFound('Call');
+      await audit({ action: 'call.update', resourceType: 'call', resourceId: row.id, details: { outcome: body.outcome } });
+      return callView(services, row);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/calls/:call_id/stop',
+    operationId: 'stopCall',
+    tag: 'calls',
+    summary: 'Stop a call',
+    description:
+      'Ends the call: `end_reason` becomes `api_stop` and the room is closed. Answers 200 with the call. `messages` ' +
+      'and the summary arrive a few seconds later, when the agent has reported the conversation. Stopping a call ' +
+      'that has already ended changes nothing and answers 200 with the call as it is.',
+    params: CallParams,
+    transaction: false,
+    responses: { 200: { description: 'The call', schema: Call } },
+    handler: async ({ params, auth, services, ctx }) => callView(services, await stopCall(services, auth, params.call_id, meta(ctx))),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/recordings/:call_id',
+    operationId: 'downloadRecording',
+    tag: 'calls',
+    summary: 'Download a call recording (signed URL)',
+    description: 'The URL comes from `recording_url` on the call; it is valid for 4 hours. No Authorization header.',
+    auth: 'none',
+    params: CallParams,
+    query: Type.Object({ expires: Type.Integer(), signature: Type.String({ minLength: 1, maxLength: 200 }) }),
+    responses: { 200: { description: 'The audio', contentType: 'audio/wav', schema: Type.String({ format: 'binary' }) }, 403: { description: 'Expired or invalid signature' } },
+    handler: async ({ params, query, services, db }) => {
+      if (!verifySignature(services, 'recording-read', params.call_id, query.expires, query.signature)) {
+        throw forbidden('The recording link is invalid or has expired; fetch the call again for a fresh one');
+      }
+      const [row] = await db<{ recording_key: string | null }[]>`select recording_key from calls where id = ${params.call_id}`;
+      const rec = row?.recording_key ? await openRecording(services, row.recording_key) : null;
+      if (!rec) throw notFound('Recording');
+      return reply(200, rec.stream, { 'content-type': rec.contentType, 'content-length': String(rec.size), 'cache-control': 'private, max-age=300' });
+    },
+  }),
+];

@@ -1,0 +1,299 @@
+// Calls: the public resource view, web call creation, stop, and the session config a media worker fetches.
+import { randomUUID } from 'node:crypto';
+import type { Services } from '../../services.ts';
+import type { Auth } from '../../auth/service.ts';
+import type { Db } from '../../http/route.ts';
+import { conflict, forbidden, HttpError, invalidField, notFound, tooManyRequests } from '../../http/errors.ts';
+import { writeAudit } from '../audit-events/queries.ts';
+import type { CallConfig, ToolConfig } from '../../../../schemas/internal.ts';
+import type { CallOverrides } from '../../../../schemas/calls.ts';
+import { effectiveSystemPrompt } from '../../../../shared/prompt.ts';
+import { interpolate, mergeVariables } from '../../../../shared/template.ts';
+import { loadToolsForCall } from '../tools/service.ts';
+import { resolveProviderKeys } from '../credentials/service.ts';
+import { getCall, getCallById, insertCall, reserveDailyCall, type CallRow } from './queries.ts';
+import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
+import { signedUrl } from './recordings.ts';
+
+export const roomNameFor = (callId: string) => `call-${callId}`;
+
+/** The spec's Call resource. */
+export function callView(services: Services, row: CallRow) {
+  const messages = row.messages ?? null;
+  const ended = isFinal(row.status);
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    type: row.type,
+    status: row.status,
+    direction: row.direction,
+    to_number: row.to_number,
+    from_number: row.from_number,
+    room_name: row.room_name,
+    carrier_call_sid: row.carrier_call_sid,
+    scheduled_at: row.scheduled_at,
+    variables: row.variables,
+    started_at: row.started_at,
+    ended_at: row.ended_at,
+    duration_seconds: row.duration_seconds,
+    end_reason: row.end_reason,
+    outcome: row.outcome,
+    recording_url: row.recording_key ? signedUrl(services, 'recording-read', row.id, services.config.RECORDING_URL_TTL_SECONDS) : null,
+    // `messages` is the conversation once the call has ended; `transcript` is its deprecated mirror.
+    transcript: ended ? messages : null,
+    messages: ended ? messages : null,
+    ai_summary: row.ai_summary,
+    analysis: { outcome: row.outcome, summary: row.analysis_summary, status: row.analysis_status, error: row.analysis_error },
+    metadata: row.metadata,
+    latency: ended ? (row.latency ?? null) : null,
+    credits_used: row.duration_seconds === null ? null : row.duration_seconds / 60,
+    cost_cents: row.cost_cents,
+    created_at: row.created_at,
+  };
+}
+
+interface AgentRow {
+  id: string;
+  org_id: string;
+  name: string;
+  llm_id: string;
+  transcriber: CallConfig['agent']['transcriber'];
+  tts: CallConfig['agent']['tts'];
+  first_message: string | null;
+  end_call_phrases: string[];
+  max_duration_seconds: number;
+  interruption_sensitivity: number;
+  silence_timeout_seconds: number;
+  enable_recording: boolean;
+  language: string;
+  dynamic_variables: Record<string, unknown>;
+  voicemail_detection: boolean;
+  voicemail_message: string | null;
+  responsiveness: number;
+  speed: number;
+  background_sound: string | null;
+  emotions: boolean;
+  job_description: string | null;
+  metadata: Record<string, unknown>;
+}
+
+async function liveAgent(db: Db, orgId: string, agentId: string): Promise<AgentRow | undefined> {
+  const [a] = await db<AgentRow[]>`select * from agents where id = ${agentId} and org_id = ${orgId} and deleted_at is null`;
+  return a;
+}
+
+/** Seconds until the next 00:00 UTC, when the daily cap resets. */
+export function secondsToUtcMidnight(now = new Date()): number {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  return Math.ceil((next - now.getTime()) / 1000);
+}
+
+export interface CreateWebCallInput {
+  agent_id: string;
+  variables?: Record<string, unknown> | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  overrides?: CallOverrides | undefined;
+}
+
+/**
+ * POST /v1/calls/web. The call row and the daily-cap slot commit first (one short transaction); then the room
+ * and the explicit dispatch are created on LiveKit with no transaction open; then the call is `initiated`.
+ */
+export async function createWebCall(services: Services, auth: Auth, input: CreateWebCallInput, meta: { requestId: string; ip: string | null }) {
+  const { sql, livekit } = services;
+  if (auth.publishable?.agentIds && !auth.publishable.agentIds.includes(input.agent_id)) {
+    throw forbidden('This publishable key may not start calls with this agent');
+  }
+  const id = randomUUID();
+  const room = roomNameFor(id);
+  const call = await sql.begin(async (tx) => {
+    const agent = await liveAgent(tx, auth.orgId, input.agent_id);
+    if (!agent) throw invalidField(['body', 'agent_id'], 'Agent not found', 'not_found', input.agent_id);
+    if (!(await reserveDailyCall(tx, auth.orgId))) {
+      const [org] = await tx<{ max_calls_per_day: number }[]>`select max_calls_per_day from orgs where id = ${auth.orgId}`;
+      throw tooManyRequests(`Daily call limit of ${org!.max_calls_per_day} reached; it resets at 00:00 UTC`, secondsToUtcMidnight(), {
+        limit: 'max_calls_per_day',
+      });
+    }
+    const row = await insertCall(tx, {
+      id,
+      org_id: auth.orgId,
+      agent_id: agent.id,
+      type: 'web',
+      direction: null,
+      to_number: null,
+      from_number: null,
+      room_name: room,
+      variables: input.variables ?? {},
+      metadata: input.metadata ?? {},
+      overrides: (input.overrides ?? {}) as Record<string, unknown>,
+      webhook_url: null,
+    });
+    await writeAudit(tx, {
+      orgId: auth.orgId,
+      actorType: auth.actorType,
+      actorId: auth.actorId,
+      action: 'call.create',
+      resourceType: 'call',
+      resourceId: id,
+      requestId: meta.requestId,
+      ip: meta.ip,
+      details: { type: 'web', agent_id: agent.id },
+    });
+    return row;
+  });
+
+  const metadata = JSON.stringify({ call_id: id });
+  let token: string;
+  try {
+    await livekit.rooms.createRoom({ name: room, metadata, emptyTimeout: 120, departureTimeout: 15 });
+    await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata });
+    token = await livekit.participantToken(room, `user-${id}`, { name: 'caller' });
+  } catch (err) {
+    services.log.error({ err, call_id: id }, 'room or dispatch failed');
+    await sql.begin((tx) => failCall(tx, call, 'media_unavailable', 'dispatch_failed'));
+    throw new HttpError(503, 'service_unavailable', 'The media service is unavailable; the call was not started', { extra: { call_id: id } });
+  }
+  await markInitiated(sql, id);
+  const fresh = (await getCallById(sql, id))!;
+  return {
+    id,
+    agent_id: call.agent_id,
+    type: 'web' as const,
+    status: fresh.status,
+    room_name: room,
+    server_url: livekit.publicUrl,
+    participant_token: token,
+    created_at: call.created_at,
+  };
+}
+
+/**
+ * POST /v1/calls/{id}/stop. Records `api_stop` and deletes the room; the worker then reports the conversation
+ * (`ended`), which completes the call a few seconds later. A call no worker ever started is completed at once.
+ * On a call that has already ended it changes nothing and answers the call as it is.
+ */
+export async function stopCall(services: Services, auth: Auth, callId: string, meta: { requestId: string; ip: string | null }) {
+  const { sql } = services;
+  const before = await getCall(sql, auth.orgId, callId);
+  if (!before) throw notFound('Call');
+  if (isFinal(before.status)) return before;
+
+  const row = await sql.begin(async (tx) => {
+    const [locked] = await tx<CallRow[]>`select * from calls where id = ${callId} for update`;
+    if (!locked || isFinal(locked.status)) return locked!;
+    await tx`update calls set end_reason = coalesce(end_reason, 'api_stop'), updated_at = now() where id = ${callId}`;
+    await writeAudit(tx, {
+      orgId: auth.orgId,
+      actorType: auth.actorType,
+      actorId: auth.actorId,
+      action: 'call.stop',
+      resourceType: 'call',
+      resourceId: callId,
+      requestId: meta.requestId,
+      ip: meta.ip,
+    });
+    if (locked.status !== 'in_progress') {
+      // No worker is holding the conversation: nothing more will be reported.
+      return (await finishCall(tx, services.boss, { ...locked, end_reason: 'api_stop' }, { endReason: 'api_stop', endedAt: new Date().toISOString(), messages: [] })) ?? locked;
+    }
+    return (await getCallById(tx, callId))!;
+  });
+  if (row.room_name) {
+    await services.livekit.rooms.deleteRoom(row.room_name).catch((err) => {
+      // The reaper finishes the call if the room cannot be deleted now; the stop itself is recorded.
+      services.log.warn({ err, call_id: callId }, 'room delete failed');
+    });
+  }
+  return row;
+}
+
+/** Applies a web call's overrides over its agent (only the fields CallOverrides allows). */
+function withOverrides(agent: AgentRow, overrides: Record<string, unknown>): AgentRow {
+  const out = { ...agent } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(overrides)) if (v !== undefined) out[k] = v;
+  return out as unknown as AgentRow;
+}
+
+/** GET /internal/v1/calls/{id}/config: everything a worker needs, resolved and decrypted. */
+export async function resolveCallConfig(services: Services, db: Db, callId: string): Promise<CallConfig> {
+  const call = await getCallById(db, callId);
+  if (!call) throw notFound('Call');
+  if (isFinal(call.status)) throw conflict('The call has already ended');
+  const [agentRow] = await db<AgentRow[]>`select * from agents where id = ${call.agent_id}`;
+  if (!agentRow) throw notFound('Agent');
+  const agent = withOverrides(agentRow, call.overrides);
+  const [model] = await db<{ provider: 'openai' | 'gemini' | 'anthropic'; model: string; base_url: string | null; temperature: number; max_tokens: number | null; system_prompt: string | null; tool_ids: string[]; knowledge_base_ids: string[] }[]>`
+    select provider, model, base_url, temperature, max_tokens, system_prompt, tool_ids, knowledge_base_ids from llm_models where id = ${agentRow.llm_id}`;
+  if (!model) throw notFound('LLM model');
+
+  const variables = mergeVariables(agent.dynamic_variables ?? {}, call.variables ?? {});
+  const prompt = interpolate(effectiveSystemPrompt(agent.job_description, model.system_prompt) ?? '', variables);
+  const tools: ToolConfig[] = (await loadToolsForCall(db, services.secrets, call.org_id, model.tool_ids)).map((t) => {
+    switch (t.type) {
+      case 'function':
+        return {
+          type: 'function',
+          name: t.name,
+          description: t.description ?? '',
+          parameters: t.parameters ?? { type: 'object', properties: {} },
+          url: t.url!,
+          method: t.method as 'POST',
+          headers: t.headers,
+          timeout_ms: t.timeout_ms ?? 5000,
+          signing_secret: t.signing_secrets[0] ?? null,
+        };
+      case 'transfer_call':
+        return { type: 'transfer_call', name: t.name, ...(t.description ? { description: t.description } : {}), destination: t.destination! };
+      default:
+        return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) } as ToolConfig;
+    }
+  });
+  const kbs = model.knowledge_base_ids.length
+    ? await db<{ id: string; mode: string }[]>`select id, mode from knowledge_bases where id = any(${model.knowledge_base_ids}::uuid[])`
+    : [];
+  return {
+    call: {
+      id: call.id,
+      type: call.type,
+      direction: call.direction,
+      to_number: call.to_number,
+      from_number: call.from_number,
+      variables,
+      metadata: call.metadata,
+    },
+    agent: {
+      id: agent.id,
+      name: agent.name,
+      transcriber: agent.transcriber,
+      tts: agent.tts,
+      first_message: agent.first_message,
+      end_call_phrases: agent.end_call_phrases,
+      max_duration_seconds: agent.max_duration_seconds,
+      interruption_sensitivity: agent.interruption_sensitivity,
+      silence_timeout_seconds: agent.silence_timeout_seconds,
+      enable_recording: agent.enable_recording,
+      language: agent.language,
+      dynamic_variables: agent.dynamic_variables,
+      voicemail_detection: agent.voicemail_detection,
+      voicemail_message: agent.voicemail_message,
+      responsiveness: agent.responsiveness,
+      speed: agent.speed,
+      background_sound: agent.background_sound,
+      emotions: agent.emotions,
+      job_description: agent.job_description,
+      metadata: agent.metadata,
+    },
+    prompt,
+    llm: { provider: model.provider, model: model.model, base_url: model.base_url, temperature: model.temperature, max_tokens: model.max_tokens },
+    tools,
+    knowledge: {
+      knowledge_base_ids: kbs.map((k) => k.id),
+      mode: kbs.some((k) => k.mode !== 'stuff') ? 'retrieve' : 'stuff',
+    },
+    provider_keys: await resolveProviderKeys(db, services.secrets, call.org_id),
+    recording: agent.enable_recording
+      ? { enabled: true, upload_url: signedUrl(services, 'recording-upload', call.id, Math.max(agent.max_duration_seconds + 3600, 7200)) }
+      : { enabled: false },
+  };
+}

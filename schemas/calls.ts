@@ -1,0 +1,209 @@
+import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, Uuid, ListEnvelope, Pagination, type Static } from './common.ts';
+import { Tts, Transcriber } from './internal.ts';
+
+export const CALL_STATUSES = ['queued', 'initiated', 'in_progress', 'completed', 'failed'] as const;
+export const CALL_TYPES = ['web', 'outbound', 'inbound'] as const;
+
+const LatencyStat = Type.Object(
+  {
+    avg_ms: Type.Integer(),
+    p50_ms: Type.Integer(),
+    min_ms: Type.Integer(),
+    max_ms: Type.Integer(),
+    samples: Type.Integer(),
+  },
+  { title: 'LatencyStat' },
+);
+
+const Message = Type.Object(
+  {
+    role: StringEnum(['agent', 'user'] as const),
+    content: Type.String(),
+  },
+  { title: 'CallMessage', additionalProperties: true },
+);
+
+export const Call = Type.Object(
+  {
+    id: Uuid(),
+    agent_id: Uuid(),
+    type: StringEnum(CALL_TYPES),
+    status: StringEnum(CALL_STATUSES),
+    direction: Nullable(StringEnum(['inbound', 'outbound'] as const)),
+    to_number: Nullable(Type.String()),
+    from_number: Nullable(Type.String()),
+    room_name: Nullable(Type.String({ description: 'Real-time room name (web calls)' })),
+    carrier_call_sid: Nullable(Type.String()),
+    scheduled_at: Nullable(DateTime()),
+    variables: Type.Record(Type.String(), Type.Unknown()),
+    started_at: Nullable(DateTime()),
+    ended_at: Nullable(DateTime()),
+    duration_seconds: Nullable(Type.Integer({ minimum: 0 })),
+    end_reason: Nullable(Type.String({ examples: ['api_stop', 'user_hangup', 'silence_timeout', 'max_duration'] })),
+    outcome: Nullable(Type.String()),
+    recording_url: Nullable(Type.String({ description: 'Signed URL valid 4 hours; fetch the call again for a fresh one' })),
+    transcript: Nullable(Type.Array(Message, { description: 'Deprecated: use messages' })),
+    messages: Nullable(Type.Array(Message, { description: 'Full conversation; populated after the call ends' })),
+    ai_summary: Nullable(Type.String()),
+    analysis: Type.Object(
+      {
+        outcome: Nullable(Type.String()),
+        summary: Nullable(Type.String()),
+        status: StringEnum(['pending', 'running', 'completed', 'failed', 'skipped'] as const, { description: 'Progress of the post-call analysis' }),
+        error: Nullable(Type.String({ description: 'Why the analysis failed, when it did' })),
+      },
+      { title: 'CallAnalysis' },
+    ),
+    metadata: Metadata(),
+    latency: Nullable(
+      Type.Object({ llm_ttft: LatencyStat, tts_ttfb: LatencyStat, eou_delay: LatencyStat, e2e: Type.Optional(LatencyStat) }, { title: 'CallLatencySummary' }),
+    ),
+    credits_used: Nullable(Type.Number({ description: 'duration_seconds / 60' })),
+    cost_cents: Nullable(Type.Integer()),
+    created_at: DateTime(),
+  },
+  {
+    title: 'Call',
+    examples: [
+      {
+        id: '8a4c8f52-6a2c-4a0b-a0f5-2f9b1c6f3f10',
+        agent_id: '0f4ac2d1-54e9-4ad3-9f86-6c7a0dbe3a3e',
+        type: 'web',
+        status: 'completed',
+        direction: null,
+        to_number: null,
+        from_number: null,
+        room_name: 'call-8a4c8f52-6a2c-4a0b-a0f5-2f9b1c6f3f10',
+        carrier_call_sid: null,
+        scheduled_at: null,
+        variables: { customer_name: 'Ada' },
+        started_at: '2026-11-21T10:00:01Z',
+        ended_at: '2026-11-21T10:02:31Z',
+        duration_seconds: 150,
+        end_reason: 'api_stop',
+        outcome: 'appointment_booked',
+        recording_url: null,
+        transcript: [{ role: 'agent', content: 'Hello Ada, how can I help?' }],
+        messages: [{ role: 'agent', content: 'Hello Ada, how can I help?' }],
+        ai_summary: 'The caller booked an appointment for Tuesday.',
+        analysis: { outcome: 'appointment_booked', summary: 'The caller booked an appointment for Tuesday.', status: 'completed', error: null },
+        metadata: { crm_id: '42' },
+        latency: {
+          llm_ttft: { avg_ms: 310, p50_ms: 300, min_ms: 250, max_ms: 420, samples: 6 },
+          tts_ttfb: { avg_ms: 120, p50_ms: 115, min_ms: 90, max_ms: 180, samples: 6 },
+          eou_delay: { avg_ms: 520, p50_ms: 510, min_ms: 480, max_ms: 600, samples: 6 },
+        },
+        credits_used: 2.5,
+        cost_cents: null,
+        created_at: '2026-11-21T10:00:00Z',
+      },
+    ],
+  },
+);
+export type Call = Static<typeof Call>;
+
+export const CallList = ListEnvelope(Call, 'Call');
+
+/** What a web call may change for this one call (docs/decisions.md, "Calls"). */
+export const CallOverrides = Strict(
+  {
+    first_message: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+    tts: Type.Optional(Tts),
+    transcriber: Type.Optional(Transcriber),
+    language: Type.Optional(Type.String({ minLength: 2, maxLength: 35 })),
+    max_duration_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 14400 })),
+    silence_timeout_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 3600 })),
+    end_call_phrases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 50 })),
+    speed: Type.Optional(Type.Number({ minimum: 0.5, maximum: 2 })),
+    responsiveness: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    interruption_sensitivity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    background_sound: Type.Optional(Nullable(Type.String())),
+    enable_recording: Type.Optional(Type.Boolean()),
+  },
+  {
+    title: 'CallOverrides',
+    description: 'Agent settings changed for this call only. Anything not listed here is fixed by the agent.',
+    examples: [{ first_message: 'Hi {{customer_name}}, this is Ava from Acme.', max_duration_seconds: 300 }],
+  },
+);
+export type CallOverrides = Static<typeof CallOverrides>;
+
+export const CreateWebCall = Strict(
+  {
+    agent_id: Uuid(),
+    variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Per-call template variables interpolated into the agent prompt' })),
+    metadata: Type.Optional(Metadata()),
+    overrides: Type.Optional(CallOverrides),
+  },
+  { title: 'CreateWebCall', examples: [{ agent_id: '0f4ac2d1-54e9-4ad3-9f86-6c7a0dbe3a3e', variables: { customer_name: 'Ada' } }] },
+);
+
+export const WebCallResult = Type.Object(
+  {
+    id: Uuid(),
+    agent_id: Uuid(),
+    type: Type.Literal('web'),
+    status: StringEnum(CALL_STATUSES),
+    room_name: Type.String(),
+    server_url: Type.String({ description: 'LiveKit WebSocket URL; connect with participant_token' }),
+    participant_token: Type.String({ description: 'Join token for this room only, short-lived' }),
+    created_at: DateTime(),
+  },
+  { title: 'WebCallResult' },
+);
+
+export const CallParams = Strict({ call_id: Uuid() });
+
+export const UpdateCall = Strict(
+  {
+    outcome: Type.String({
+      pattern: '^[a-z]+(_[a-z]+)*$',
+      maxLength: 100,
+      description: 'A label in lowercase or lowercase_underscore format, stored exactly as given',
+      examples: ['appointment_booked'],
+    }),
+  },
+  { title: 'UpdateCall' },
+);
+
+export const CallListQuery = Type.Composite(
+  [
+    Pagination({ default: 50, maximum: 100 }),
+    Type.Object({
+      agent_id: Type.Optional(Uuid()),
+      type: Type.Optional(StringEnum(CALL_TYPES)),
+      status: Type.Optional(StringEnum(CALL_STATUSES)),
+      created_after: Type.Optional(DateTime({ description: 'Inclusive lower bound on created_at' })),
+      created_before: Type.Optional(DateTime({ description: 'Exclusive upper bound on created_at' })),
+    }),
+  ],
+  { additionalProperties: false },
+);
+
+export const Usage = Type.Object(
+  {
+    calls_made_today: Type.Integer(),
+    max_calls_per_day: Type.Integer(),
+    calls_remaining_today: Type.Integer(),
+    calls_this_month: Type.Integer(),
+    minutes_used_this_month: Type.Number(),
+    cost_cents_this_month: Type.Integer(),
+    kb_token_budget: Type.Integer(),
+    period_start: DateTime(),
+  },
+  {
+    title: 'Usage',
+    examples: [
+      {
+        calls_made_today: 12,
+        max_calls_per_day: 1000,
+        calls_remaining_today: 988,
+        calls_this_month: 240,
+        minutes_used_this_month: 611.5,
+        cost_cents_this_month: 0,
+        kb_token_budget: 1000000,
+        period_start: '2026-11-01T00:00:00.000Z',
+      },
+    ],
+  },
+);
