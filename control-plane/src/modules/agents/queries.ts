@@ -1,0 +1,117 @@
+import type { Db } from '../../http/route.ts';
+import type { Agent } from '../../../../schemas/agents.ts';
+import type { TranscriberConfig, TtsConfig } from '../../../../shared/voices.ts';
+
+export type AgentRow = Omit<Agent, 'effective_system_prompt'>;
+
+/** Every writable column of an agent. */
+export interface AgentWrite {
+  name: string;
+  llm_id: string;
+  webhook_id: string | null;
+  transcriber: TranscriberConfig;
+  tts: TtsConfig;
+  first_message: string | null;
+  end_call_phrases: string[];
+  max_duration_seconds: number;
+  interruption_sensitivity: number;
+  silence_timeout_seconds: number;
+  enable_recording: boolean;
+  language: string;
+  dynamic_variables: Record<string, string | number | boolean>;
+  voicemail_detection: boolean;
+  voicemail_message: string | null;
+  responsiveness: number;
+  speed: number;
+  background_sound: string | null;
+  emotions: boolean;
+  job_description: string | null;
+  metadata: Record<string, unknown>;
+}
+
+const COLUMNS = [
+  'id', 'name', 'llm_id', 'webhook_id', 'transcriber', 'tts', 'first_message', 'end_call_phrases', 'max_duration_seconds',
+  'interruption_sensitivity', 'silence_timeout_seconds', 'enable_recording', 'language', 'dynamic_variables', 'voicemail_detection',
+  'voicemail_message', 'responsiveness', 'speed', 'background_sound', 'emotions', 'job_description', 'metadata', 'created_at', 'updated_at',
+];
+// postgres.js quotes `a.id` as "a"."id".
+const columns = (db: Db, alias = '') => db(alias ? COLUMNS.map((c) => `${alias}.${c}`) : COLUMNS);
+
+/** Column values with jsonb and arrays bound with their types. */
+function values(db: Db, a: AgentWrite) {
+  return {
+    ...a,
+    transcriber: db.json(a.transcriber as never),
+    tts: db.json(a.tts as never),
+    dynamic_variables: db.json(a.dynamic_variables as never),
+    metadata: db.json(a.metadata as never),
+    end_call_phrases: db.array(a.end_call_phrases),
+  };
+}
+
+const WRITABLE: (keyof AgentWrite)[] = [
+  'name', 'llm_id', 'webhook_id', 'transcriber', 'tts', 'first_message', 'end_call_phrases', 'max_duration_seconds', 'interruption_sensitivity',
+  'silence_timeout_seconds', 'enable_recording', 'language', 'dynamic_variables', 'voicemail_detection', 'voicemail_message', 'responsiveness',
+  'speed', 'background_sound', 'emotions', 'job_description', 'metadata',
+];
+
+export async function insertAgent(db: Db, orgId: string, a: AgentWrite): Promise<AgentRow> {
+  const row = { org_id: orgId, ...values(db, a) };
+  const [out] = await db<AgentRow[]>`insert into agents ${db(row as never, ['org_id', ...WRITABLE])} returning ${columns(db)}`;
+  return out!;
+}
+
+export async function updateAgent(db: Db, orgId: string, id: string, a: AgentWrite): Promise<AgentRow> {
+  const [out] = await db<AgentRow[]>`
+    update agents set ${db(values(db, a) as never, WRITABLE)}, updated_at = now()
+    where id = ${id} and org_id = ${orgId} and deleted_at is null
+    returning ${columns(db)}`;
+  return out!;
+}
+
+export async function getAgent(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<AgentRow | null> {
+  const [row] = await db<AgentRow[]>`
+    select ${columns(db)} from agents where id = ${id} and org_id = ${orgId} and deleted_at is null ${opts.forUpdate ? db`for update` : db``}`;
+  return row ?? null;
+}
+
+/** An agent with the system prompt of its model, for `effective_system_prompt`. */
+export async function getAgentWithPrompt(db: Db, orgId: string, id: string): Promise<(AgentRow & { system_prompt: string | null }) | null> {
+  const [row] = await db<(AgentRow & { system_prompt: string | null })[]>`
+    select ${columns(db, 'a')}, m.system_prompt
+    from agents a join llm_models m on m.id = a.llm_id
+    where a.id = ${id} and a.org_id = ${orgId} and a.deleted_at is null`;
+  return row ?? null;
+}
+
+export async function modelPrompt(db: Db, modelId: string): Promise<string | null> {
+  const [row] = await db<{ system_prompt: string | null }[]>`select system_prompt from llm_models where id = ${modelId}`;
+  return row?.system_prompt ?? null;
+}
+
+export async function listAgents(db: Db, orgId: string, q: { limit: number; offset: number; llm_id?: string | undefined }) {
+  const where = db`org_id = ${orgId} and deleted_at is null ${q.llm_id ? db`and llm_id = ${q.llm_id}` : db``}`;
+  const [items, [c]] = await Promise.all([
+    db<AgentRow[]>`select ${columns(db)} from agents where ${where} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
+    db<{ total: number }[]>`select count(*)::int as total from agents where ${where}`,
+  ]);
+  return { items, total: c!.total };
+}
+
+/**
+ * Phone numbers that send calls to an agent: as their agent, as the agent of their inbound routing override,
+ * or as its fallback.
+ */
+export async function numbersRoutingTo(db: Db, orgId: string, agentId: string): Promise<{ id: string; phone_number: string }[]> {
+  return db<{ id: string; phone_number: string }[]>`
+    select id, phone_number from phone_numbers
+    where org_id = ${orgId}
+      and (agent_id = ${agentId}
+           or inbound_routing->>'agent_id' = ${agentId}
+           or inbound_routing->'fallback'->>'agent_id' = ${agentId})
+    order by phone_number`;
+}
+
+export async function softDeleteAgent(db: Db, orgId: string, id: string): Promise<void> {
+  await db`update agents set deleted_at = now(), updated_at = now() where id = ${id} and org_id = ${orgId} and deleted_at is null`;
+}

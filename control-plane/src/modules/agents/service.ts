@@ -1,0 +1,96 @@
+// Agent defaults, and the checks of `transcriber` and `tts` against the speech catalogue (shared/voices.ts).
+import { ValidationFailure } from '../../http/errors.ts';
+import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
+import {
+  STT_DEFAULT_MODEL,
+  transcriberProblems,
+  TTS_DEFAULTS,
+  ttsProblems,
+  type SttProvider,
+  type TranscriberConfig,
+  type TtsConfig,
+  type TtsProvider,
+} from '../../../../shared/voices.ts';
+
+/** Defaults of every optional agent field (documented in docs/decisions.md and in the schema). */
+export const AGENT_DEFAULTS = {
+  webhook_id: null,
+  transcriber: { provider: 'deepgram', model: 'nova-3' } as { provider: SttProvider; model: string },
+  tts: { provider: 'openai', model: 'gpt-4o-mini-tts', voice_id: 'alloy' } as TtsConfig,
+  first_message: null,
+  end_call_phrases: [] as string[],
+  max_duration_seconds: 1800,
+  interruption_sensitivity: 0.5,
+  silence_timeout_seconds: 30,
+  enable_recording: false,
+  language: 'en-US',
+  dynamic_variables: {} as Record<string, string | number | boolean>,
+  voicemail_detection: false,
+  voicemail_message: null,
+  responsiveness: 0.5,
+  speed: 1.0,
+  background_sound: null,
+  emotions: false,
+  job_description: null,
+  metadata: {} as Record<string, unknown>,
+};
+
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export interface TranscriberInput {
+  provider: SttProvider;
+  model?: string | undefined;
+  language?: string | undefined;
+}
+export interface TtsInput {
+  provider: TtsProvider;
+  model?: string | undefined;
+  voice_id?: string | undefined;
+}
+
+/**
+ * Fills a transcriber's defaults: the provider's default model, and the agent's language. `given` says whether
+ * the body carried a transcriber: a language problem of a defaulted transcriber is reported at the agent's
+ * `language`, the field the caller actually set.
+ */
+export function resolveTranscriber(input: TranscriberInput | undefined, agentLanguage: string, problems: ValidationErrorItem[]): TranscriberConfig {
+  const t: TranscriberConfig = {
+    provider: input?.provider ?? AGENT_DEFAULTS.transcriber.provider,
+    model: input?.model ?? (input ? STT_DEFAULT_MODEL[input.provider] : AGENT_DEFAULTS.transcriber.model),
+    language: input?.language ?? agentLanguage,
+  };
+  for (const p of transcriberProblems(t)) {
+    const atAgentLanguage = p.loc[0] === 'language' && input?.language === undefined;
+    problems.push({ loc: atAgentLanguage ? ['body', 'language'] : ['body', 'transcriber', ...p.loc], msg: p.msg, type: p.type, input: p.input, ...(p.ctx ? { ctx: p.ctx } : {}) });
+  }
+  return t;
+}
+
+/** Fills a tts object's defaults (the provider's default model and voice) and checks it against the catalogue. */
+export function resolveTts(input: TtsInput | undefined, problems: ValidationErrorItem[]): TtsConfig {
+  const defaults = input ? TTS_DEFAULTS[input.provider] : AGENT_DEFAULTS.tts;
+  const t: TtsConfig = {
+    provider: input?.provider ?? AGENT_DEFAULTS.tts.provider,
+    model: input?.model ?? defaults.model,
+    voice_id: input?.voice_id ?? defaults.voice_id,
+  };
+  for (const p of ttsProblems(t)) problems.push({ loc: ['body', 'tts', ...p.loc], msg: p.msg, type: p.type, input: p.input, ...(p.ctx ? { ctx: p.ctx } : {}) });
+  return t;
+}
+
+export function variableProblems(vars: Record<string, unknown> | undefined, problems: ValidationErrorItem[]): void {
+  for (const name of Object.keys(vars ?? {})) {
+    if (!VARIABLE_NAME.test(name)) {
+      problems.push({
+        loc: ['body', 'dynamic_variables', name],
+        msg: 'Variable names are letters, digits and _, not starting with a digit (as in {{name}} placeholders)',
+        type: 'value_error',
+        input: name,
+      });
+    }
+  }
+}
+
+export function throwIfAny(problems: ValidationErrorItem[]): void {
+  if (problems.length) throw new ValidationFailure(problems);
+}

@@ -1,0 +1,164 @@
+import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, Metadata, type Static } from './common.ts';
+import { STT_PROVIDERS, TTS_PROVIDERS } from '../shared/voices.ts';
+
+export const BackgroundSounds = ['office', 'cafe', 'call_center', 'restaurant', 'static'] as const;
+
+const LANGUAGE = '^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$';
+const Language = (description: string) => Type.String({ pattern: LANGUAGE, maxLength: 35, description });
+
+export const TranscriberInput = Strict(
+  {
+    provider: StringEnum(STT_PROVIDERS),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Default per provider: deepgram nova-3, openai gpt-4o-transcribe, local pocketsphinx" })),
+    language: Type.Optional(
+      Type.String({ pattern: `^(multi|${LANGUAGE.slice(1, -1)})$`, maxLength: 35, description: "BCP-47 tag, or `multi` (deepgram); defaults to the agent's language" }),
+    ),
+  },
+  { title: 'TranscriberInput', description: 'Speech-to-text: a provider, and optionally a model and language from the catalogue.' },
+);
+export const TtsInput = Strict(
+  {
+    provider: StringEnum(TTS_PROVIDERS),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Default per provider, e.g. openai gpt-4o-mini-tts, local espeak-ng' })),
+    voice_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A voice of GET /v1/voices for this provider and model; default per provider' })),
+  },
+  { title: 'TtsInput', description: 'Text-to-speech: a provider, and optionally a model and voice from GET /v1/voices.' },
+);
+
+export const Transcriber = Type.Object(
+  { provider: StringEnum(STT_PROVIDERS), model: Type.String(), language: Type.String() },
+  { title: 'Transcriber', additionalProperties: false, examples: [{ provider: 'deepgram', model: 'nova-3', language: 'en-US' }] },
+);
+export const Tts = Type.Object(
+  { provider: StringEnum(TTS_PROVIDERS), model: Type.String(), voice_id: Type.String() },
+  { title: 'Tts', additionalProperties: false, examples: [{ provider: 'openai', model: 'gpt-4o-mini-tts', voice_id: 'alloy' }] },
+);
+
+const VariableValue = Type.Unsafe<string | number | boolean>({ type: ['string', 'number', 'boolean'] });
+
+/** Settings shared by create and update; every one optional with its documented default. */
+const settings = {
+  webhook_id: Type.Optional(Nullable(Uuid({ description: 'Webhook of your organisation that receives this agent\'s call events; default null' }))),
+  transcriber: Type.Optional(TranscriberInput),
+  tts: Type.Optional(TtsInput),
+  first_message: Type.Optional(Nullable(Type.String({ maxLength: 2000, description: 'Said by the agent when the call connects; null waits for the caller. Default null' }))),
+  end_call_phrases: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 20, description: 'The agent hangs up after saying one of these; default []' }),
+  ),
+  max_duration_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 14400, description: 'Calls end after this long (end_reason max_duration); default 1800' })),
+  interruption_sensitivity: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: '0 never lets the caller interrupt, 1 stops at the slightest sound; default 0.5' })),
+  silence_timeout_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 3600, description: 'Calls end after this much silence from the caller (end_reason silence_timeout); default 30' })),
+  enable_recording: Type.Optional(Type.Boolean({ description: 'Record calls (recording_url on the call); default false' })),
+  language: Type.Optional(Language("BCP-47 tag of the conversation; default 'en-US'")),
+  dynamic_variables: Type.Optional(
+    Type.Record(Type.String(), VariableValue, {
+      maxProperties: 100,
+      description: 'Default values of {{name}} placeholders; per-call `variables` override them. Default {}',
+    }),
+  ),
+  voicemail_detection: Type.Optional(Type.Boolean({ description: 'Detect answering machines on outbound calls; default false' })),
+  voicemail_message: Type.Optional(Nullable(Type.String({ maxLength: 2000, description: 'Left on a detected voicemail (then the call ends); null hangs up. Default null' }))),
+  responsiveness: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'How quickly the agent replies after the caller stops: 0 waits longest, 1 replies soonest; default 0.5' })),
+  speed: Type.Optional(Type.Number({ minimum: 0.5, maximum: 2, description: 'Speaking rate multiplier, 0.5-2; default 1.0' })),
+  background_sound: Type.Optional(Nullable(StringEnum(BackgroundSounds, { description: 'Ambient sound mixed under the agent; default null (none)' }))),
+  emotions: Type.Optional(Type.Boolean({ description: 'Let the agent vary its tone with the conversation where the voice supports it; default false' })),
+  job_description: Type.Optional(Nullable(Type.String({ maxLength: 10000, description: 'Prepended to the model\'s system prompt as a "# Role" block; default null' }))),
+  metadata: Type.Optional(Metadata({ description: 'Free-form key/value pairs; default {}' })),
+};
+
+const agentExample = {
+  id: '3f6e2d1c-9b8a-4c7d-8e6f-5a4b3c2d1e0f',
+  name: 'Front desk',
+  llm_id: '0b9f3c1e-7a2d-4e8b-9c51-2f6d8a4b1e07',
+  webhook_id: null,
+  transcriber: { provider: 'deepgram', model: 'nova-3', language: 'en-US' },
+  tts: { provider: 'openai', model: 'gpt-4o-mini-tts', voice_id: 'alloy' },
+  first_message: 'Hello, thanks for calling Acme Dental. How can I help?',
+  end_call_phrases: ['goodbye'],
+  max_duration_seconds: 1800,
+  interruption_sensitivity: 0.5,
+  silence_timeout_seconds: 30,
+  enable_recording: false,
+  language: 'en-US',
+  dynamic_variables: { company: 'Acme Dental' },
+  voicemail_detection: false,
+  voicemail_message: null,
+  responsiveness: 0.5,
+  speed: 1,
+  background_sound: null,
+  emotions: false,
+  job_description: 'Receptionist of a dental clinic.',
+  metadata: {},
+  created_at: '2025-01-15T09:30:00Z',
+  updated_at: '2025-01-15T09:30:00Z',
+  effective_system_prompt: '# Role\nReceptionist of a dental clinic.\n\nYou answer questions for {{company}}. Keep answers short.',
+};
+
+export const Agent = Type.Object(
+  {
+    id: Uuid(),
+    name: Type.String(),
+    llm_id: Uuid(),
+    webhook_id: Nullable(Uuid()),
+    transcriber: Transcriber,
+    tts: Tts,
+    first_message: Nullable(Type.String()),
+    end_call_phrases: Type.Array(Type.String()),
+    max_duration_seconds: Type.Integer(),
+    interruption_sensitivity: Type.Number(),
+    silence_timeout_seconds: Type.Integer(),
+    enable_recording: Type.Boolean(),
+    language: Type.String(),
+    dynamic_variables: Type.Record(Type.String(), VariableValue),
+    voicemail_detection: Type.Boolean(),
+    voicemail_message: Nullable(Type.String()),
+    responsiveness: Type.Number(),
+    speed: Type.Number(),
+    background_sound: Nullable(StringEnum(BackgroundSounds)),
+    emotions: Type.Boolean(),
+    job_description: Nullable(Type.String()),
+    metadata: Metadata(),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+    effective_system_prompt: Nullable(
+      Type.String({
+        description:
+          'Read-only. "# Role\\n" + job_description + "\\n\\n" + the model\'s system_prompt (just the role block when the model has no ' +
+          'prompt; just the prompt without a job description; null with neither). Placeholders are not filled and knowledge ' +
+          'chunks are not included. Populated for a single agent, null in lists.',
+      }),
+    ),
+  },
+  { title: 'Agent', additionalProperties: false, examples: [agentExample] },
+);
+export type Agent = Static<typeof Agent>;
+
+export const CreateAgent = Strict(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    llm_id: Uuid({ description: 'LLM model of your organisation' }),
+    ...settings,
+  },
+  {
+    title: 'CreateAgent',
+    description: 'Required: `name` and `llm_id`; every other field has the default given in its description.',
+  },
+);
+export type CreateAgent = Static<typeof CreateAgent>;
+
+export const UpdateAgent = Strict(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    llm_id: Type.Optional(Uuid()),
+    ...settings,
+  },
+  { title: 'UpdateAgent', description: 'Any subset of the fields. `transcriber`, `tts`, `dynamic_variables`, `metadata` and lists replace the stored value whole.' },
+);
+export type UpdateAgent = Static<typeof UpdateAgent>;
+
+export const AgentParams = Strict({ agent_id: Uuid() });
+export const AgentList = ListEnvelope(Agent, 'Agent');
+export const AgentListQuery = Type.Composite(
+  [Pagination({ default: 50, maximum: 100 }), Type.Object({ llm_id: Type.Optional(Uuid({ description: 'Only agents using this model' })) })],
+  { additionalProperties: false },
+);
