@@ -32,23 +32,27 @@ export const Credential = Type.Object(
 );
 export type Credential = Static<typeof Credential>;
 
-export const CreateCredential = Strict(
+export const CreateCredential = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255, examples: ['Production OpenAI'] }),
     provider: StringEnum(CredentialProviders),
     api_key: Type.String({ minLength: 1, description: 'The provider key. Stored encrypted; never returned.', examples: ['sk-proj-...'] }),
     metadata: Type.Optional(Metadata()),
   },
-  { title: 'CreateCredential' },
+  {
+    title: 'CreateCredential',
+    additionalProperties: false,
+    examples: [{ name: 'Production OpenAI', provider: 'openai', api_key: 'sk-proj-0123456789abcdef3xQz', metadata: { team: 'support' } }],
+  },
 );
 
-export const UpdateCredential = Strict(
+export const UpdateCredential = Type.Object(
   {
     name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255, description: 'New name; null or absent keeps the current one' }))),
     api_key: Type.Optional(Nullable(Type.String({ minLength: 1, description: 'Replacement key; null or absent keeps the current one' }))),
     metadata: Type.Optional(Metadata({ description: 'Replaces the whole metadata object' })),
   },
-  { title: 'UpdateCredential' },
+  { title: 'UpdateCredential', additionalProperties: false, examples: [{ api_key: 'sk-proj-fedcba98765432109zYx' }, { name: 'Staging OpenAI', metadata: {} }] },
 );
 
 export const CredentialList = Type.Object(

@@ -60,7 +60,7 @@ const AgentIds = Nullable(
   }),
 );
 
-export const CreatePublishableKey = Strict(
+export const CreatePublishableKey = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255, examples: ['Website widget'] }),
     allowed_origins: Origins,
@@ -69,11 +69,19 @@ export const CreatePublishableKey = Strict(
   },
   {
     title: 'CreatePublishableKey',
-    description: 'Example: `{"name": "Website widget", "allowed_origins": ["https://www.example.com"], "scopes": ["calls:web"]}`',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'Website widget',
+        allowed_origins: ['https://www.example.com', 'https://*.example.com'],
+        scopes: ['calls:web', 'voices:read'],
+        agent_ids: ['3f9a1c2e-5b7d-4e8f-9a0b-1c2d3e4f5a6b'],
+      },
+    ],
   },
 );
 
-export const UpdatePublishableKey = Strict(
+export const UpdatePublishableKey = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     allowed_origins: Type.Optional(Origins),
@@ -81,7 +89,11 @@ export const UpdatePublishableKey = Strict(
     agent_ids: Type.Optional(AgentIds),
     is_active: Type.Optional(Type.Boolean({ description: 'Pause (false) or resume (true) the key. Revoked keys cannot be resumed.' })),
   },
-  { title: 'UpdatePublishableKey' },
+  {
+    title: 'UpdatePublishableKey',
+    additionalProperties: false,
+    examples: [{ allowed_origins: ['https://www.example.com', 'https://app.example.com'] }, { is_active: false }],
+  },
 );
 
 export const PublishableKeyList = Type.Object(

@@ -4,6 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { Secrets, secretsFromEnv } from '../../crypto/secrets.ts';
 import { keyHints, maskedKey, resolveProviderKeys, sealKey } from './service.ts';
+import { allRoutes } from '../../app.ts';
+import { buildOpenApi } from '../../http/openapi.ts';
 
 let tp: TestPlatform;
 let key: string;
@@ -282,5 +284,30 @@ describe('encryption at rest', () => {
     expect(stored!.key_version).toBe(2);
     const withoutV2 = new Secrets(Buffer.from(v1Key, 'base64'), 1);
     await expect(resolveProviderKeys(tp.sql, withoutV2, org.orgId)).rejects.toThrow(/version 2/);
+  });
+});
+
+describe('OpenAPI', () => {
+  it('documents every operation under both prefixes, with distinct operationIds and examples', () => {
+    const doc = buildOpenApi(allRoutes()) as any;
+    const ops: string[] = [];
+    for (const path of ['/v1/integrations', '/v1/credentials', '/v1/integrations/{credential_id}', '/v1/credentials/{credential_id}']) {
+      const item = doc.paths[path];
+      expect(item, path).toBeDefined();
+      for (const op of Object.values(item) as { operationId: string; tags: string[] }[]) {
+        expect(op.tags).toEqual(['integrations']);
+        ops.push(op.operationId);
+      }
+    }
+    expect(ops.sort()).toEqual(
+      [
+        'createIntegration', 'listIntegrations', 'getIntegration', 'updateIntegration', 'deleteIntegration',
+        'createCredential', 'listCredentials', 'getCredential', 'updateCredential', 'deleteCredential',
+      ].sort(),
+    );
+    for (const name of ['Credential', 'CreateCredential', 'UpdateCredential', 'CredentialList']) {
+      expect(doc.components.schemas[name]?.examples?.length, name).toBeGreaterThan(0);
+    }
+    expect(doc.paths['/v1/credentials/{credential_id}'].delete.responses['204']).toEqual({ description: 'Deleted' });
   });
 });

@@ -9,6 +9,8 @@ import { createApp } from '../../app.ts';
 import { defineRoute } from '../../http/route.ts';
 import { looksLikeKey, PUBLISHABLE_PREFIX } from '../../auth/keys.ts';
 import { PUBLISHABLE_SCOPES } from '../../../../schemas/publishable-keys.ts';
+import { allRoutes } from '../../app.ts';
+import { buildOpenApi } from '../../http/openapi.ts';
 
 let tp: TestPlatform;
 let key: string;
@@ -74,6 +76,11 @@ async function callProbe(path: string, pk: string, origin?: string) {
 describe('scopes', () => {
   it('are a documented list with calls:web and voices:read', () => {
     expect(PUBLISHABLE_SCOPES).toEqual(['calls:web', 'voices:read']);
+    const doc = buildOpenApi(allRoutes()) as any;
+    expect(doc.components.schemas.PublishableKey.properties.scopes.items.enum).toEqual(['calls:web', 'voices:read']);
+    for (const name of ['PublishableKey', 'CreatePublishableKey', 'UpdatePublishableKey', 'PublishableKeyList', 'Workspace', 'UpdateWorkspace']) {
+      expect(doc.components.schemas[name]?.examples?.length, name).toBeGreaterThan(0);
+    }
   });
 });
 
