@@ -22,6 +22,7 @@ async function created(c: FixtureContext, path: string, body: unknown, field = '
 }
 
 export const fixtures: Record<string, Fixture> = {
+  webhook_id: (c) => created(c, '/v1/webhooks', { name: 'tenancy', url: 'https://hooks.example.com/tenancy', events: ['*'] }),
   model_id: (c) => created(c, '/v1/models', { name: 'tenancy', model: 'gpt-4o-mini' }),
   tool_id: (c) => created(c, '/v1/tools', { type: 'function', name: 'tenancy', url: 'https://example.com/tool' }),
   agent_id: async (c) => created(c, '/v1/agents', { name: 'tenancy', llm_id: await c.get('model_id') }),
