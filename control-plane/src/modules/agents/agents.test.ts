@@ -389,6 +389,18 @@ describe('tenancy and deletion', () => {
     expect((await tp.request('delete', `/v1/models/${m}`, { key })).status).toBe(204);
   });
 
+  it('keeps the call records of a deleted agent readable', async () => {
+    const a = await create({ name: 'had calls', llm_id: llmId });
+    const [call] = await tp.sql<{ id: string }[]>`
+      insert into calls (org_id, agent_id, type, status, direction, started_at, ended_at, duration_seconds, end_reason)
+      values (${orgId}, ${a.body.id}, 'outbound', 'completed', 'outbound', now() - interval '2 minutes', now(), 120, 'agent_hangup')
+      returning id`;
+    expect((await tp.request('delete', `/v1/agents/${a.body.id}`, { key })).status).toBe(204);
+    const res = await tp.request('get', `/v1/calls/${call!.id}`, { key });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: call!.id, agent_id: a.body.id, status: 'completed', duration_seconds: 120 });
+  });
+
   it('409 naming the phone numbers that route to the agent (directly, by override, or as fallback)', async () => {
     const a = await create({ name: 'routed', llm_id: llmId });
     const b = await create({ name: 'spare', llm_id: llmId });
