@@ -1,0 +1,321 @@
+// Starts the local stack — Redis, the LiveKit server, the SIP bridge, the control plane and the media worker —
+// waits until each is ready, and stops them all (process groups) on stop() or when this process exits.
+// Used by `npm run stack:start` (scripts/stack.ts) and by the tests (test/support/stack.ts).
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { renderTemplate } from './render.ts';
+import { freeTcpPort, freeTcpUdpPort, freeUdpPort, freeUdpRange } from './ports.ts';
+import { Service } from './process.ts';
+import { httpOk, redisPing, tcpOpen, waitReady } from './readiness.ts';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface StackPorts {
+  /** LiveKit HTTP, WebSocket signalling and Twirp API. */
+  livekit: number;
+  /** LiveKit ICE over TCP. */
+  rtcTcp: number;
+  /** LiveKit WebRTC media, one muxed UDP port. */
+  rtcUdp: number;
+  redis: number;
+  /** SIP signalling, UDP and TCP. */
+  sip: number;
+  sipRtpStart: number;
+  sipRtpEnd: number;
+  sipHealth: number;
+  controlPlane: number;
+  controlPlaneMetrics: number;
+  /** The media worker's health server. */
+  worker: number;
+}
+
+/** Fixed ports of `npm run stack:start` (LiveKit's and SIP's usual ones). */
+export const DEFAULT_PORTS: StackPorts = {
+  livekit: 7880,
+  rtcTcp: 7881,
+  rtcUdp: 7882,
+  redis: 6379,
+  sip: 5060,
+  sipRtpStart: 10000,
+  sipRtpEnd: 10099,
+  sipHealth: 7890,
+  controlPlane: 8080,
+  controlPlaneMetrics: 9464,
+  worker: 8081,
+};
+
+export interface StackOptions {
+  /** Pick free ports for everything not given in `ports` (tests; two runs side by side). */
+  freePorts?: boolean;
+  ports?: Partial<StackPorts>;
+  /**
+   * `auto`: reuse the Redis answering on `ports.redis` (6379 by default), else start one.
+   * `own`: always start one (isolation: LiveKit nodes and SIP bridges sharing a Redis form one cluster,
+   * and Redis pub/sub ignores database numbers). A `host:port` uses that Redis.
+   */
+  redis?: 'auto' | 'own' | string;
+  /** `if-built` starts the bridge only when setup could build it. */
+  sip?: boolean | 'if-built';
+  controlPlane?: boolean;
+  worker?: boolean;
+  apiKey?: string;
+  apiSecret?: string;
+  /** Where LiveKit posts webhooks; defaults to the control plane's receiver when the control plane runs. */
+  webhookUrl?: string | null;
+  /** Extra environment for the control plane and the worker. */
+  env?: Record<string, string>;
+  /** Address LiveKit and SIP announce to clients. */
+  nodeIp?: string;
+  /** Rendered configs and logs. Default: a new temporary folder. */
+  runDir?: string;
+  toolsDir?: string;
+  logLevel?: string;
+  readyTimeoutMs?: number;
+  /** Progress lines (the CLI prints them). */
+  onProgress?: (message: string) => void;
+}
+
+export interface ServiceInfo {
+  name: string;
+  pid: number | undefined;
+  log: string;
+}
+
+export interface RunningStack {
+  /** ws:// URL for clients, agents and server SDKs. */
+  livekitUrl: string;
+  livekitHttpUrl: string;
+  apiKey: string;
+  apiSecret: string;
+  redisAddress: string;
+  /** True when this stack started its own Redis. */
+  ownRedis: boolean;
+  /** `127.0.0.1:<port>` when the SIP bridge runs. */
+  sipAddress?: string;
+  sipVersion?: string;
+  controlPlaneUrl?: string;
+  workerToken: string;
+  ports: StackPorts;
+  runDir: string;
+  logDir: string;
+  services: ServiceInfo[];
+  /** Resolves when a service exits on its own (a crash), with its name and exit code. */
+  crashed: Promise<{ name: string; code: number | null }>;
+  stop(): Promise<void>;
+}
+
+export function toolsBinDir(toolsDir = process.env.VAP_TOOLS_DIR): string {
+  return path.join(toolsDir ?? path.join(homedir(), '.local/share/vap/tools'), 'bin');
+}
+
+/** The SIP bridge version setup built (which may differ from the pin; see docs/decisions.md), or null. */
+export function sipBridgeVersion(toolsDir?: string): string | null {
+  const bin = toolsBinDir(toolsDir);
+  if (!existsSync(path.join(bin, 'livekit-sip'))) return null;
+  try {
+    return readFileSync(path.join(bin, 'livekit-sip.version'), 'utf8').trim() || 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function choosePorts(opts: StackOptions): Promise<StackPorts> {
+  const given = opts.ports ?? {};
+  if (!opts.freePorts) return { ...DEFAULT_PORTS, ...given };
+  const [rtpStart, rtpEnd] = given.sipRtpStart && given.sipRtpEnd ? [given.sipRtpStart, given.sipRtpEnd] : await freeUdpRange(20);
+  return {
+    livekit: given.livekit ?? (await freeTcpPort()),
+    rtcTcp: given.rtcTcp ?? (await freeTcpPort()),
+    rtcUdp: given.rtcUdp ?? (await freeUdpPort()),
+    // Redis: probed at its usual port in `auto` mode; a stack that starts its own picks a free one then.
+    redis: given.redis ?? DEFAULT_PORTS.redis,
+    sip: given.sip ?? (await freeTcpUdpPort()),
+    sipRtpStart: rtpStart,
+    sipRtpEnd: rtpEnd,
+    sipHealth: given.sipHealth ?? (await freeTcpPort()),
+    controlPlane: given.controlPlane ?? (await freeTcpPort()),
+    controlPlaneMetrics: given.controlPlaneMetrics ?? (await freeTcpPort()),
+    worker: given.worker ?? (await freeTcpPort()),
+  };
+}
+
+/** Environment for the Go binaries: only what they need, so a stray LIVEKIT_CONFIG or REDIS_HOST can't leak in. */
+function baseEnv(): Record<string, string | undefined> {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, TZ: process.env.TZ };
+}
+
+export async function startStack(opts: StackOptions = {}): Promise<RunningStack> {
+  const progress = opts.onProgress ?? (() => {});
+  const timeout = opts.readyTimeoutMs ?? 60_000;
+  const bin = toolsBinDir(opts.toolsDir);
+  const runDir = opts.runDir ?? mkdtempSync(path.join(tmpdir(), 'vap-stack-'));
+  const logDir = path.join(runDir, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const ports = await choosePorts(opts);
+  const nodeIp = opts.nodeIp ?? '127.0.0.1';
+  const apiKey = opts.apiKey ?? `API${randomBytes(6).toString('hex')}`;
+  // LiveKit asks for secrets of at least 32 characters.
+  const apiSecret = opts.apiSecret ?? randomBytes(32).toString('base64url');
+  const workerToken = opts.env?.WORKER_TOKEN ?? process.env.WORKER_TOKEN ?? randomBytes(24).toString('base64url');
+  const logLevel = opts.logLevel ?? 'info';
+
+  const services: Service[] = [];
+  const killAll = () => services.forEach((s) => s.killNow());
+  process.on('exit', killAll);
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    // Reverse order of start: the users of a service go before it.
+    for (const group of [['worker', 'control-plane'], ['sip'], ['livekit'], ['redis']]) {
+      await Promise.all(services.filter((s) => group.includes(s.name)).map((s) => s.stop()));
+    }
+    process.off('exit', killAll);
+  };
+  const start = (name: string, command: string, args: string[], env: Record<string, string | undefined>, graceMs = 5000) => {
+    const s = new Service({ name, command, args, env, cwd: REPO_ROOT, logPath: path.join(logDir, `${name}.log`), graceMs });
+    services.push(s);
+    return s;
+  };
+
+  try {
+    // Redis.
+    let redisHost = '127.0.0.1';
+    let redisPort = ports.redis;
+    let ownRedis = false;
+    const mode = opts.redis ?? 'auto';
+    if (mode !== 'auto' && mode !== 'own') {
+      const u = new URL(`redis://${mode}`);
+      redisHost = u.hostname;
+      redisPort = Number(u.port || 6379);
+      if (!(await redisPing(redisPort, redisHost))) throw new Error(`no Redis answers at ${mode}`);
+    } else if (mode === 'own' || !(await redisPing(redisPort, redisHost))) {
+      if (opts.freePorts && opts.ports?.redis === undefined) redisPort = await freeTcpPort();
+      progress(`starting redis on ${redisHost}:${redisPort}`);
+      const redis = start('redis', 'redis-server', ['--port', String(redisPort), '--bind', redisHost, '--save', '', '--appendonly', 'no', '--dir', runDir], baseEnv(), 3000);
+      await waitReady(redis, 'redis', () => redisPing(redisPort, redisHost), timeout);
+      ownRedis = true;
+    } else {
+      progress(`using the Redis running on ${redisHost}:${redisPort}`);
+    }
+    ports.redis = redisPort;
+    const redisAddress = `${redisHost}:${redisPort}`;
+
+    // LiveKit server.
+    const server = path.join(bin, 'server');
+    if (!existsSync(server)) throw new Error(`LiveKit server not found at ${server}; run scripts/setup.sh`);
+    const controlPlaneUrl = opts.controlPlane ? `http://127.0.0.1:${ports.controlPlane}` : undefined;
+    const webhookUrl = opts.webhookUrl === undefined ? (controlPlaneUrl ? `${controlPlaneUrl}/internal/livekit/webhook` : '') : (opts.webhookUrl ?? '');
+    const livekitYaml = path.join(runDir, 'livekit.yaml');
+    writeFileSync(
+      livekitYaml,
+      renderTemplate(readFileSync(path.join(REPO_ROOT, 'deploy/livekit.yaml'), 'utf8'), {
+        LIVEKIT_PORT: ports.livekit,
+        LIVEKIT_BIND: '127.0.0.1',
+        LIVEKIT_RTC_TCP_PORT: ports.rtcTcp,
+        LIVEKIT_RTC_UDP_PORT: ports.rtcUdp,
+        LIVEKIT_NODE_IP: nodeIp,
+        REDIS_ADDRESS: redisAddress,
+        LIVEKIT_LOG_LEVEL: logLevel,
+        LIVEKIT_API_KEY: apiKey,
+        LIVEKIT_WEBHOOK_URL: webhookUrl,
+      }),
+    );
+    progress(`starting livekit on 127.0.0.1:${ports.livekit} (ICE TCP ${ports.rtcTcp}, UDP ${ports.rtcUdp})`);
+    const livekit = start('livekit', server, ['--config', livekitYaml], { ...baseEnv(), LIVEKIT_KEYS: `${apiKey}: ${apiSecret}` });
+    const livekitHttpUrl = `http://127.0.0.1:${ports.livekit}`;
+    const livekitUrl = `ws://127.0.0.1:${ports.livekit}`;
+    await waitReady(livekit, 'livekit', () => httpOk(livekitHttpUrl), timeout);
+
+    // SIP bridge.
+    let sipAddress: string | undefined;
+    let sipVersion: string | undefined;
+    const sipBin = path.join(bin, 'livekit-sip');
+    const wantSip = opts.sip === true || (opts.sip === 'if-built' && existsSync(sipBin));
+    if (wantSip) {
+      if (!existsSync(sipBin)) throw new Error(`SIP bridge not found at ${sipBin}; run scripts/setup.sh`);
+      sipVersion = sipBridgeVersion(opts.toolsDir) ?? undefined;
+      const sipYaml = path.join(runDir, 'sip.yaml');
+      writeFileSync(
+        sipYaml,
+        renderTemplate(readFileSync(path.join(REPO_ROOT, 'deploy/sip.yaml'), 'utf8'), {
+          REDIS_ADDRESS: redisAddress,
+          SIP_PORT: ports.sip,
+          SIP_RTP_PORT_START: ports.sipRtpStart,
+          SIP_RTP_PORT_END: ports.sipRtpEnd,
+          SIP_HEALTH_PORT: ports.sipHealth,
+          SIP_IP: nodeIp,
+          SIP_LOG_LEVEL: logLevel,
+        }),
+      );
+      progress(`starting livekit-sip ${sipVersion} on ${nodeIp}:${ports.sip} (RTP ${ports.sipRtpStart}-${ports.sipRtpEnd})`);
+      const sip = start('sip', sipBin, ['--config', sipYaml], {
+        ...baseEnv(),
+        LIVEKIT_API_KEY: apiKey,
+        LIVEKIT_API_SECRET: apiSecret,
+        LIVEKIT_WS_URL: livekitUrl,
+      });
+      await waitReady(sip, 'livekit-sip', async () => (await httpOk(`http://127.0.0.1:${ports.sipHealth}/`)) && (await tcpOpen(ports.sip, nodeIp)), timeout);
+      sipAddress = `${nodeIp}:${ports.sip}`;
+    }
+
+    // Control plane and media worker share the LiveKit settings.
+    const appEnv: Record<string, string | undefined> = {
+      ...process.env,
+      LIVEKIT_URL: livekitUrl,
+      LIVEKIT_PUBLIC_URL: livekitUrl,
+      LIVEKIT_API_KEY: apiKey,
+      LIVEKIT_API_SECRET: apiSecret,
+      WORKER_TOKEN: workerToken,
+      ...(controlPlaneUrl ? { CONTROL_PLANE_URL: controlPlaneUrl } : {}),
+      ...opts.env,
+    };
+    if (opts.controlPlane) {
+      // With free ports and no DATABASE_URL, the embedded PostgreSQL gets a port and a folder of its own too.
+      const embedded = opts.freePorts && !appEnv.DATABASE_URL ? { DATA_DIR: path.join(runDir, 'data'), EMBEDDED_PG_PORT: String(await freeTcpPort()) } : {};
+      progress(`starting control plane on ${controlPlaneUrl}`);
+      const cp = start(
+        'control-plane',
+        process.execPath,
+        ['control-plane/src/main.ts'],
+        { SHUTDOWN_TIMEOUT_MS: '5000', LOG_LEVEL: logLevel, ...embedded, ...appEnv, HOST: '127.0.0.1', PORT: String(ports.controlPlane), METRICS_PORT: String(ports.controlPlaneMetrics) },
+        8000,
+      );
+      await waitReady(cp, 'control plane', () => httpOk(`${controlPlaneUrl}/health/ready`), timeout);
+    }
+    if (opts.worker) {
+      const main = path.join(REPO_ROOT, 'media-worker/src/main.ts');
+      if (!existsSync(main)) throw new Error(`media worker not found at ${main}`);
+      progress(`starting media worker (health on 127.0.0.1:${ports.worker})`);
+      const worker = start('worker', process.execPath, [main, 'start'], { LOG_LEVEL: logLevel, ...appEnv, WORKER_PORT: String(ports.worker) }, 8000);
+      await waitReady(worker, 'media worker', () => httpOk(`http://127.0.0.1:${ports.worker}/`), timeout);
+    }
+
+    return {
+      livekitUrl,
+      livekitHttpUrl,
+      apiKey,
+      apiSecret,
+      redisAddress,
+      ownRedis,
+      ...(sipAddress ? { sipAddress } : {}),
+      ...(sipVersion ? { sipVersion } : {}),
+      ...(controlPlaneUrl ? { controlPlaneUrl } : {}),
+      workerToken,
+      ports,
+      runDir,
+      logDir,
+      services: services.map((s) => ({ name: s.name, pid: s.pid, log: s.logPath })),
+      crashed: new Promise((resolve) => {
+        for (const s of services) void s.exited.then((code) => !stopped && resolve({ name: s.name, code }));
+      }),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,89 @@
+// The local LiveKit stack, for real: a LiveKit server (and the SIP bridge, when setup built it) on free
+// ports with its own Redis, two WebRTC clients in one room, speech one way, and a real SIP call out to a
+// SIPp user agent.
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { AccessToken, RoomServiceClient, SipClient } from 'livekit-server-sdk';
+import { useStack, sipBridgeVersion } from './support/stack.ts';
+import { RtcClient, disposeRtc } from './support/rtc-client.ts';
+import { synthesize, transcribe, wordErrorRate } from './support/speech.ts';
+import { freeTcpUdpPort } from '../scripts/stack/ports.ts';
+
+const stack = await useStack({ sip: 'if-built' });
+const rooms = new RoomServiceClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
+afterAll(() => disposeRtc());
+
+async function token(room: string, identity: string): Promise<string> {
+  const at = new AccessToken(stack.apiKey, stack.apiSecret, { identity, ttl: '10m' });
+  at.addGrant({ roomJoin: true, room, canPublish: true, canSubscribe: true });
+  return at.toJwt();
+}
+
+describe('LiveKit stack', () => {
+  it('carries speech between two real WebRTC clients', { timeout: 90_000 }, async () => {
+    const room = `stack-${randomUUID()}`;
+    await rooms.createRoom({ name: room, emptyTimeout: 60 });
+    const sentence = 'the quick brown fox jumps over the lazy dog';
+    const speech = await synthesize(sentence);
+
+    const listener = await RtcClient.join(stack.livekitUrl, await token(room, 'listener'));
+    const speaker = await RtcClient.join(stack.livekitUrl, await token(room, 'speaker'));
+    try {
+      const recorder = listener.record({ from: 'speaker' });
+      await speaker.publishMicrophone();
+      const participants = await rooms.listParticipants(room);
+      expect(participants.map((p) => p.identity).sort()).toEqual(['listener', 'speaker']);
+
+      // Let the subscription settle (the recorder sees frames), so the first words are not cut.
+      await recorder.until(() => recorder.firstFrameAt !== undefined, 20_000, 'the first audio frame');
+      const spoken = await speaker.speak(speech, { trailingSilenceMs: 300 });
+      const heard = await recorder.utterance({ silenceMs: 800, timeoutMs: 30_000 });
+      await recorder.stop();
+
+      expect(recorder.firstSpeechAt).toBeGreaterThanOrEqual(spoken.startedAt);
+      const text = await transcribe(heard);
+      expect(wordErrorRate(sentence, text), `heard "${text}"`).toBeLessThanOrEqual(0.25);
+    } finally {
+      await speaker.leave();
+      await listener.leave();
+      await rooms.deleteRoom(room).catch(() => {});
+    }
+  });
+
+  it.skipIf(!sipBridgeVersion())('has a SIP bridge that places a real call into a room', { timeout: 90_000 }, async () => {
+    expect(stack.sipAddress).toBeDefined();
+    const sip = new SipClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
+
+    // Trunks and rules live in the server (Redis).
+    const inbound = await sip.createSipInboundTrunk('stack test inbound', ['+15550100']);
+    expect((await sip.listSipInboundTrunk()).map((t) => t.sipTrunkId)).toContain(inbound.sipTrunkId);
+
+    // A call needs the bridge itself: LiveKit asks it over Redis, it dials SIPp, SIPp answers.
+    const uasPort = await freeTcpUdpPort();
+    const sipp = spawn('sipp', ['-sn', 'uas', '-i', '127.0.0.1', '-p', String(uasPort), '-mi', '127.0.0.1', '-mp', String(uasPort + 2), '-rtp_echo', '-nostdin', '-m', '1', '-timeout', '60s'], {
+      stdio: 'ignore',
+      detached: true,
+    });
+    const room = `sip-${randomUUID()}`;
+    try {
+      await rooms.createRoom({ name: room, emptyTimeout: 60 });
+      const outbound = await sip.createSipOutboundTrunk('stack test outbound', `127.0.0.1:${uasPort}`, ['+15550100']);
+      const call = await sip.createSipParticipant(outbound.sipTrunkId, '+15550199', room, { participantIdentity: 'phone', waitUntilAnswered: true });
+      expect(call.participantIdentity).toBe('phone');
+      const phone = (await rooms.listParticipants(room)).find((p) => p.identity === 'phone');
+      expect(phone?.attributes['sip.trunkID']).toBe(outbound.sipTrunkId);
+      expect(phone?.attributes['sip.callStatus']).toBe('active');
+      await rooms.removeParticipant(room, 'phone');
+      await sip.deleteSipTrunk(outbound.sipTrunkId);
+    } finally {
+      await rooms.deleteRoom(room).catch(() => {});
+      await sip.deleteSipTrunk(inbound.sipTrunkId).catch(() => {});
+      try {
+        process.kill(-sipp.pid!, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  });
+});

@@ -1,0 +1,62 @@
+// A real LiveKit stack for a test file: free ports, its own Redis (so parallel runs never share a cluster),
+// random API keys, logs in a temporary folder (kept when VAP_STACK_KEEP_LOGS=1 or when start-up fails).
+import { rmSync } from 'node:fs';
+import { afterAll } from 'vitest';
+import { startStack as startSupervisedStack, sipBridgeVersion, type RunningStack, type StackOptions } from '../../scripts/stack/supervisor.ts';
+import { createTestDatabase } from './db.ts';
+
+export { sipBridgeVersion };
+
+export interface TestStackOptions {
+  controlPlane?: boolean;
+  worker?: boolean;
+  /** `if-built` (default) starts the SIP bridge only when setup built one. */
+  sip?: boolean | 'if-built';
+  /** Extra environment for the control plane and the worker. */
+  env?: Record<string, string>;
+  webhookUrl?: string | null;
+}
+
+export interface TestStack extends RunningStack {}
+
+export async function startStack(opts: TestStackOptions = {}): Promise<TestStack> {
+  const env: Record<string, string> = { LOG_LEVEL: 'info', NODE_ENV: 'test', ...opts.env };
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | null = null;
+  if (opts.controlPlane && !env.DATABASE_URL) {
+    database = await createTestDatabase();
+    env.DATABASE_URL = database.url;
+  }
+  const options: StackOptions = {
+    freePorts: true,
+    redis: 'own',
+    sip: opts.sip ?? 'if-built',
+    controlPlane: opts.controlPlane ?? false,
+    worker: opts.worker ?? false,
+    env,
+    logLevel: 'info',
+    ...(opts.webhookUrl !== undefined ? { webhookUrl: opts.webhookUrl } : {}),
+  };
+  let stack: RunningStack;
+  try {
+    stack = await startSupervisedStack(options);
+  } catch (err) {
+    await database?.drop();
+    throw err;
+  }
+  const stop = stack.stop;
+  return {
+    ...stack,
+    async stop() {
+      await stop();
+      await database?.drop();
+      if (process.env.VAP_STACK_KEEP_LOGS !== '1') rmSync(stack.runDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts a stack for the current file and stops it after the file's tests. */
+export async function useStack(opts: TestStackOptions = {}): Promise<TestStack> {
+  const stack = await startStack(opts);
+  afterAll(() => stack.stop());
+  return stack;
+}
