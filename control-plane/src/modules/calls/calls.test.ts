@@ -16,7 +16,7 @@ let agentId: string;
 async function createAgent(o: { orgId: string; key: string }, extra: Record<string, unknown> = {}): Promise<string> {
   const model = await tp.request('post', '/v1/models', {
     key: o.key,
-    body: { name: 'm', model: 'llama3', base_url: llm.url, system_prompt: 'Help {{customer_name}} politely.' },
+    body: { name: 'm', model: 'llama3', base_url: (extra.base_url as string) ?? llm.url, system_prompt: 'Help {{customer_name}} politely.' },
   });
   expect(model.status).toBe(201);
   const [row] = await tp.sql`
@@ -304,5 +304,93 @@ describe('listing and usage', () => {
     const usage = await tp.request('get', '/v1/usage', { key: o.key });
     expect(usage.body).toMatchObject({ calls_made_today: 5, max_calls_per_day: 5, calls_remaining_today: 0, calls_this_month: 5, kb_token_budget: expect.any(Number) });
     expect(new Date(usage.body.period_start).getUTCDate()).toBe(1);
+  });
+});
+
+describe('recordings', () => {
+  it('upload through the signed URL, then a signed download that refuses tampering and expiry', async () => {
+    const recAgent = await createAgent(org, { enable_recording: true });
+    const created = await tp.request('post', '/v1/calls/web', { key: org.key, body: { agent_id: recAgent } });
+    const id = created.body.id as string;
+    const cfg = await internal('get', `/calls/${id}/config`);
+    expect(cfg.body.recording).toEqual({ enabled: true, upload_url: expect.stringContaining(`/internal/v1/calls/${id}/recording?expires=`) });
+    const wav = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4000, 1)]);
+    const forged = cfg.body.recording.upload_url.replace(/signature=[^&]+/, 'signature=AAAA');
+    expect((await fetch(forged, { method: 'PUT', body: wav, headers: { 'content-type': 'audio/wav' } })).status).toBe(403);
+    const up = await fetch(cfg.body.recording.upload_url, { method: 'PUT', body: wav, headers: { 'content-type': 'audio/wav' } });
+    expect(up.status).toBe(204);
+    expect(await eventsOf(id)).toContain('call.recording.available');
+
+    const call = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
+    const url = new URL(call.recording_url);
+    expect(Number(url.searchParams.get('expires')) - Date.now() / 1000).toBeGreaterThan(4 * 3600 - 60);
+    const got = await fetch(call.recording_url);
+    expect(got.status).toBe(200);
+    expect(got.headers.get('content-type')).toBe('audio/wav');
+    expect(Buffer.from(await got.arrayBuffer())).toEqual(wav);
+
+    const tampered = new URL(call.recording_url);
+    tampered.searchParams.set('expires', String(Number(tampered.searchParams.get('expires')) + 10));
+    const bad = await fetch(tampered);
+    expect(bad.status).toBe(403);
+    expect((await bad.json()).type).toBe('forbidden');
+    const { signedUrl } = await import('./recordings.ts');
+    const expired = signedUrl(tp.platform.services, 'recording-read', id, 60, Date.now() - 3600_000);
+    expect((await fetch(expired)).status).toBe(403);
+    // A URL signed for another call does not open this one.
+    const other = new URL(signedUrl(tp.platform.services, 'recording-read', '00000000-0000-4000-8000-000000000000', 600));
+    const swapped = new URL(call.recording_url);
+    swapped.searchParams.set('signature', other.searchParams.get('signature')!);
+    swapped.searchParams.set('expires', other.searchParams.get('expires')!);
+    expect((await fetch(swapped)).status).toBe(403);
+  });
+});
+
+describe('post-call analysis failure', () => {
+  it('retries, then records the failure on the call without crashing', async () => {
+    // Nothing listens on port 9: connection refused, as with an LLM that is down.
+    const downAgent = await createAgent(org, { base_url: 'http://127.0.0.1:9/v1' });
+    const created = await tp.request('post', '/v1/calls/web', { key: org.key, body: { agent_id: downAgent } });
+    const id = created.body.id as string;
+    await internal('post', `/calls/${id}/started`, { seq: 1, started_at: new Date().toISOString() });
+    await internal('post', `/calls/${id}/ended`, {
+      seq: 2,
+      end_reason: 'user_hangup',
+      ended_at: new Date().toISOString(),
+      duration_seconds: 3,
+      messages: [{ role: 'user', content: 'hi' }],
+      usage: { stt_seconds: 1, llm_prompt_tokens: 1, llm_completion_tokens: 1, tts_characters: 1 },
+      latency: Object.fromEntries(['llm_ttft', 'tts_ttfb', 'eou_delay', 'e2e'].map((k) => [k, { avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, samples: 0 }])),
+    });
+    const failed = await until(async () => {
+      const c = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
+      return c.analysis.status === 'failed' ? c : null;
+    }, 600);
+    expect(failed.analysis.error).toBe('analysis failed: connection refused');
+    expect(failed.ai_summary).toBeNull();
+    expect(await eventsOf(id)).not.toContain('call.analyzed');
+    const attempts = await tp.sql`select retry_count from pgboss.job where name = 'calls.analyze' and data->>'call_id' = ${id}`;
+    expect(attempts[0]!.retry_count).toBe(1);
+  }, 90_000);
+});
+
+describe('LiveKit webhooks', () => {
+  it('rejects an unsigned body and schedules a check when a room closes', async () => {
+    const unsigned = await tp.request('post', '/internal/livekit/webhook', { body: { event: 'room_finished' } });
+    expect(unsigned.status).toBe(401);
+    const created = await startWebCall();
+    const { WebhookEvent } = await import('@livekit/protocol');
+    const { AccessToken } = await import('livekit-server-sdk');
+    const { createHash } = await import('node:crypto');
+    const body = new WebhookEvent({ event: 'room_finished', room: { name: created.body.room_name } }).toJsonString();
+    const at = new AccessToken(stack.apiKey, stack.apiSecret);
+    at.sha256 = createHash('sha256').update(body).digest('base64');
+    const res = await tp.request('post', '/internal/livekit/webhook', {
+      rawBody: body,
+      headers: { 'content-type': 'application/webhook+json', authorization: await at.toJwt() },
+    });
+    expect(res.status).toBe(200);
+    const jobs = await tp.sql`select data from pgboss.job where name = 'calls.reap'`;
+    expect(jobs.map((j) => (j.data as { call_id: string }).call_id)).toContain(created.body.id);
   });
 });
