@@ -3,7 +3,8 @@
 // background with retries, so a slow or restarting control plane never blocks the audio loop. Every report
 // carries a per-call `seq`, so a retried report is applied once.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Value } from '@sinclair/typebox/value';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import {
   CallConfig,
   type EndedReport,
@@ -16,6 +17,11 @@ import {
 } from '../schemas/internal.ts';
 
 export const INTERNAL_API_PREFIX = '/internal/v1';
+
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
+// Lenient about unknown keywords and extra fields: the control plane may add fields before workers know them.
+const ajv = addFormats(new Ajv2020({ strict: false, allErrors: false }));
+const checkConfig = ajv.compile<CallConfig>(CallConfig);
 
 export interface RetryOptions {
   /** Attempts in all, the first included. */
@@ -129,9 +135,9 @@ export class InternalApiClient {
   /** The resolved session config of a call, validated against the contract. */
   async getConfig(callId: string, signal?: AbortSignal): Promise<CallConfig> {
     const body = await this.requestWithRetry<unknown>('GET', `/calls/${encodeURIComponent(callId)}/config`, undefined, signal);
-    if (!Value.Check(CallConfig, body)) {
-      const first = Value.Errors(CallConfig, body).First();
-      throw new InternalApiError(`call config does not match the contract at ${first?.path ?? '/'}: ${first?.message ?? 'invalid'}`, 200, false, body);
+    if (!checkConfig(body)) {
+      const first = checkConfig.errors?.[0];
+      throw new InternalApiError(`call config does not match the contract at ${first?.instancePath || '/'}: ${first?.message ?? 'invalid'}`, 200, false, body);
     }
     return body;
   }

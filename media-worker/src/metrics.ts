@@ -105,6 +105,11 @@ export function startMetricsServer(metrics: WorkerMetrics, host: string, port: n
         });
       return;
     }
+    if (req.method === 'GET' && req.url === '/health') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"status":"ok"}');
+      return;
+    }
     if (req.method === 'POST' && req.url === '/observe') {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));

@@ -131,6 +131,8 @@ export class CallSession {
       beforeReply: (text) => this.#beforeReply(text),
     });
 
+    const retrieves = opts.config.knowledge.mode === 'retrieve' && opts.config.knowledge.knowledge_base_ids.length > 0;
+    const preemptive = !retrieves && !outbound;
     this.session = new voice.AgentSession({
       stt: opts.models.stt,
       llm: opts.models.llm,
@@ -144,6 +146,10 @@ export class CallSession {
         endpointing: { mode: 'fixed', ...endpointingFor(agent.responsiveness) },
         // 'vad' keeps interruption decisions local (adaptive mode would call a cloud model).
         interruption: { enabled: true, mode: 'vad', ...interruptionFor(agent.interruption_sensitivity) },
+        // Preemptive generation starts the LLM on the final transcript, before onUserTurnCompleted: it would
+        // miss the retrieved knowledge, and would spend a request on a voicemail greeting or the callee's
+        // "Hello?". Kept for the other calls, where it saves up to the endpointing delay.
+        preemptiveGeneration: { enabled: preemptive },
       },
     });
     this.#wire();

@@ -1,0 +1,46 @@
+// Worker settings from the environment, checked at start-up.
+export interface WorkerConfig {
+  agentName: string;
+  controlPlaneUrl: string;
+  workerToken: string;
+  livekitUrl: string;
+  livekitApiKey: string;
+  livekitApiSecret: string;
+  maxConcurrentCalls: number;
+  loadThreshold: number;
+  drainTimeoutMs: number;
+  healthHost: string;
+  healthPort: number;
+  metricsHost: string;
+  metricsPort: number;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, def: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}`);
+  return n;
+}
+
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const workerToken = env.WORKER_TOKEN ?? '';
+  if (workerToken.length < 32) throw new Error('WORKER_TOKEN must be set (at least 32 characters)');
+  const loadThreshold = int(env, 'LOAD_THRESHOLD', 0.7, 0.05);
+  if (loadThreshold > 1) throw new Error('LOAD_THRESHOLD must be between 0.05 and 1');
+  return {
+    agentName: env.AGENT_NAME || 'vap-agent',
+    controlPlaneUrl: env.CONTROL_PLANE_URL || `http://127.0.0.1:${env.PORT || 8080}`,
+    workerToken,
+    livekitUrl: env.LIVEKIT_URL || 'ws://127.0.0.1:7880',
+    livekitApiKey: env.LIVEKIT_API_KEY || 'devkey',
+    livekitApiSecret: env.LIVEKIT_API_SECRET || 'secret',
+    maxConcurrentCalls: int(env, 'MAX_CONCURRENT_CALLS', 10, 1),
+    loadThreshold,
+    drainTimeoutMs: int(env, 'DRAIN_TIMEOUT_MS', 30 * 60 * 1000, 1000),
+    healthHost: env.WORKER_HEALTH_HOST || '127.0.0.1',
+    healthPort: int(env, 'WORKER_HEALTH_PORT', 8081, 0),
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
+    metricsPort: int(env, 'WORKER_METRICS_PORT', int(env, 'METRICS_PORT', 9465, 0), 0),
+  };
+}
