@@ -5,7 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { AccessToken, RoomServiceClient, SipClient } from 'livekit-server-sdk';
-import { useStack, sipBridgeVersion } from './support/stack.ts';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startStack, useStack, sipBridgeVersion } from './support/stack.ts';
 import { RtcClient, disposeRtc } from './support/rtc-client.ts';
 import { synthesize, transcribe, wordErrorRate } from './support/speech.ts';
 import { freeTcpUdpPort } from '../scripts/stack/ports.ts';
@@ -84,6 +86,32 @@ describe('LiveKit stack', () => {
       } catch {
         // Already gone.
       }
+    }
+  });
+
+  it('runs a second stack with a control plane beside the first, and stops every process of it', { timeout: 90_000 }, async () => {
+    const second = await startStack({ controlPlane: true, sip: false });
+    let stopped = false;
+    try {
+      expect(second.ports.livekit).not.toBe(stack.ports.livekit);
+      expect(second.redisAddress).not.toBe(stack.redisAddress);
+      const ready = await fetch(`${second.controlPlaneUrl}/health/ready`);
+      expect(ready.status).toBe(200);
+      // LiveKit posts its webhooks to this stack's control plane.
+      const config = readFileSync(path.join(second.runDir, 'livekit.yaml'), 'utf8');
+      expect(config).toContain(`${second.controlPlaneUrl}/internal/livekit/webhook`);
+      const other = new RoomServiceClient(second.livekitHttpUrl, second.apiKey, second.apiSecret);
+      await other.createRoom({ name: 'second' });
+      expect((await other.listRooms()).map((r) => r.name)).toEqual(['second']);
+      expect((await rooms.listRooms()).map((r) => r.name)).not.toContain('second');
+
+      const pids = second.services.map((s) => s.pid!);
+      expect(second.services.map((s) => s.name)).toEqual(['redis', 'livekit', 'control-plane']);
+      await second.stop();
+      stopped = true;
+      for (const pid of pids) expect(() => process.kill(pid, 0), `pid ${pid}`).toThrow();
+    } finally {
+      if (!stopped) await second.stop();
     }
   });
 });
