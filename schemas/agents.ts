@@ -142,7 +142,18 @@ export const CreateAgent = Strict(
   {
     title: 'CreateAgent',
     description: 'Required: `name` and `llm_id`; every other field has the default given in its description.',
-  },
+    examples: [
+      {
+        name: 'Front desk',
+        llm_id: '0b9f3c1e-7a2d-4e8b-9c51-2f6d8a4b1e07',
+        first_message: 'Hello, thanks for calling {{company}}. How can I help?',
+        job_description: 'Receptionist of a dental clinic.',
+        dynamic_variables: { company: 'Acme Dental' },
+        tts: { provider: 'elevenlabs', voice_id: '21m00Tcm4TlvDq8ikWAM' },
+      },
+      { name: 'Offline demo', llm_id: '0b9f3c1e-7a2d-4e8b-9c51-2f6d8a4b1e07', transcriber: { provider: 'local' }, tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' } },
+    ],
+  } as { title: string },
 );
 export type CreateAgent = Static<typeof CreateAgent>;
 
@@ -152,7 +163,11 @@ export const UpdateAgent = Strict(
     llm_id: Type.Optional(Uuid()),
     ...settings,
   },
-  { title: 'UpdateAgent', description: 'Any subset of the fields. `transcriber`, `tts`, `dynamic_variables`, `metadata` and lists replace the stored value whole.' },
+  {
+    title: 'UpdateAgent',
+    description: 'Any subset of the fields. `transcriber`, `tts`, `dynamic_variables`, `metadata` and lists replace the stored value whole.',
+    examples: [{ first_message: null, interruption_sensitivity: 0.3, tts: { provider: 'openai', voice_id: 'coral' } }],
+  } as { title: string },
 );
 export type UpdateAgent = Static<typeof UpdateAgent>;
 

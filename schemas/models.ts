@@ -80,7 +80,7 @@ export const UpdateLlmModel = Strict(
     tool_ids: Type.Optional(ToolIds),
     knowledge_base_ids: Type.Optional(KbIds),
   },
-  { title: 'UpdateLlmModel', description: 'Any subset of the fields; lists replace the whole list.' },
+  { title: 'UpdateLlmModel', description: 'Any subset of the fields; lists replace the whole list.', examples: [{ system_prompt: 'Be concise.', temperature: 0.3 }] } as { title: string },
 );
 export type UpdateLlmModel = Static<typeof UpdateLlmModel>;
 
