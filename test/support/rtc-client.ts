@@ -16,7 +16,7 @@ import {
   type RemoteTrack,
   type RemoteTrackPublication,
 } from '@livekit/rtc-node';
-import { encodeWav, resample, writeWav, type Pcm } from './speech.ts';
+import { encodeWav, readWav, resample, writeWav, type Pcm } from './speech.ts';
 
 /** Wall-clock milliseconds with sub-millisecond precision, comparable across processes on one machine. */
 export function nowMs(): number {
@@ -134,14 +134,13 @@ export class Recorder {
     while (!cond()) {
       if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
       await new Promise<void>((resolve) => {
-        const t = setTimeout(done, 100);
-        function done() {
-          clearTimeout(t);
-          waiters.delete(done);
+        const wake = () => {
+          clearTimeout(timer);
+          this.waiters.delete(wake);
           resolve();
-        }
-        const waiters = this.waiters;
-        waiters.add(done);
+        };
+        const timer = setTimeout(wake, 100);
+        this.waiters.add(wake);
       });
     }
   }
@@ -220,6 +219,11 @@ export class RtcClient {
     await source.waitForPlayout();
     const endedAt = nowMs();
     return { startedAt: startedAt ?? endedAt, endedAt, durationMs: (audio.samples.length / source.sampleRate) * 1000 };
+  }
+
+  /** Speaks a WAV file (any rate, mono or stereo). */
+  async speakFile(file: string, opts: { trailingSilenceMs?: number } = {}): Promise<SpeakResult> {
+    return this.speak(readWav(file), opts);
   }
 
   /** Starts recording a remote participant's audio (the track may arrive later). */
