@@ -51,6 +51,28 @@ describe('emitEvent', () => {
     expect(rows.map((r) => r.webhook_id)).toEqual([def]);
   });
 
+  it("uses only the agent's webhook when the agent has one", async () => {
+    const { orgId } = await tp.createOrg();
+    const mine = await webhook(orgId, ['call.started']);
+    const def = await webhook(orgId, ['*']);
+    await tp.sql`update orgs set settings = settings || ${tp.sql.json({ default_webhook_id: def })} where id = ${orgId}`;
+    const [llm] = await tp.sql`insert into llm_models (org_id, name, provider, model, temperature) values (${orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
+    const [agent] = await tp.sql`
+      insert into agents (org_id, name, llm_id, webhook_id, transcriber, tts)
+      values (${orgId}, 'a', ${llm!.id}, ${mine}, '{}', '{}') returning id`;
+    const callId = randomUUID();
+    const ev = await tp.sql.begin((tx) => emitEvent(tx, { orgId, type: 'call.started', callId, agentId: agent!.id, payload: started(callId) }));
+    expect((await tp.sql`select webhook_id from webhook_messages where event_id = ${ev.id}`).map((r) => r.webhook_id)).toEqual([mine]);
+    // The agent's webhook does not subscribe to call.ended: nobody gets it (no fallback to the others).
+    const ended = await tp.sql.begin((tx) =>
+      emitEvent(tx, {
+        orgId, type: 'call.ended', callId, agentId: agent!.id,
+        payload: { call_id: callId, agent_id: agent!.id, status: 'completed', duration_seconds: 3, to_number: null, from_number: null, outcome: null, ai_summary: null, analysis: { summary: null } },
+      }),
+    );
+    expect(ended.messages).toBe(0);
+  });
+
   it('rolls back with the state change', async () => {
     const { orgId } = await tp.createOrg();
     await webhook(orgId, ['*']);

@@ -49,7 +49,9 @@ export class WebhookDeliverer {
     this.services = services;
     this.ssrf = opts.ssrf ?? ssrfOptions(services.config);
     this.schedule = parseSchedule(services.config.WEBHOOK_RETRY_SCHEDULE);
-    this.agent = createGuardedAgent({ ...this.ssrf, connectionsPerOrigin: services.config.WEBHOOK_ENDPOINT_CONCURRENCY, connectTimeoutMs: services.config.WEBHOOK_TIMEOUT_MS });
+    // No connection cap per origin: endpoints of different customers often share a host, and the dispatcher
+    // already bounds the requests in flight per endpoint.
+    this.agent = createGuardedAgent({ ...this.ssrf, connectTimeoutMs: services.config.WEBHOOK_TIMEOUT_MS });
     const registry = services.metrics.registry;
     this.attempts =
       (registry.getSingleMetric('vap_webhook_attempts_total') as client.Counter<'result'> | undefined) ??
