@@ -49,7 +49,7 @@ export class Receiver {
         const nth = (this.counts.get(path) ?? 0) + 1;
         this.counts.set(path, nth);
         this.requests.push(rec);
-        const answer = (this.scripts.get(path) ?? (() => ({})))(rec, nth);
+        const answer: Answer = (this.scripts.get(path) ?? (() => ({})))(rec, nth);
         res.on('close', () => {
           if (!res.writableFinished) rec.aborted = true;
           this.held.delete(res);
