@@ -24,6 +24,7 @@ const PORT_FLAGS: Record<string, keyof StackPorts> = {
   'control-plane-port': 'controlPlane',
   'control-plane-metrics-port': 'controlPlaneMetrics',
   'worker-port': 'worker',
+  'worker-metrics-port': 'workerMetrics',
 };
 
 const { positionals, values } = parseArgs({
@@ -135,6 +136,10 @@ async function start(): Promise<void> {
   const workerMain = path.join(REPO_ROOT, 'media-worker/src/main.ts');
   const worker = values['no-worker'] ? false : values.worker ? true : existsSync(workerMain);
   writeFileSync(statePath, JSON.stringify({ status: 'starting', pid: process.pid }));
+  // A signal during start-up aborts it (startStack stops what it started); after that, it stops the stack.
+  const abort = new AbortController();
+  let onSignal: () => void = () => abort.abort(new Error('interrupted'));
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => onSignal());
   let stack;
   try {
     stack = await startStack({
@@ -147,9 +152,10 @@ async function start(): Promise<void> {
       ...apiKeys(),
       runDir,
       onProgress: (m) => process.stdout.write(`stack: ${m}\n`),
+      signal: abort.signal,
     });
   } catch (err) {
-    const error = (err as Error).message;
+    const error = abort.signal.aborted ? 'interrupted during start-up' : (err as Error).message;
     writeFileSync(statePath, JSON.stringify({ status: 'failed', pid: process.pid, error }));
     fail(error);
   }
@@ -173,9 +179,8 @@ async function start(): Promise<void> {
     rmSync(statePath, { force: true });
     process.exit(code);
   };
-  process.on('SIGINT', () => void shutdown(0));
-  process.on('SIGTERM', () => void shutdown(0));
-  process.on('SIGHUP', () => void shutdown(0));
+  onSignal = () => void shutdown(0);
+  if (abort.signal.aborted) await shutdown(0);
   const dead = await crashed;
   process.stderr.write(`stack: ${dead.name} exited (code ${dead.code}); see ${path.join(stack.logDir, dead.name + '.log')}\n`);
   await shutdown(1);

@@ -52,9 +52,10 @@ export class NotReadyError extends Error {
 }
 
 /** Polls `probe` until it passes; fails early, with the log's end, when the service exits. */
-export async function waitReady(service: Service | null, what: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+export async function waitReady(service: Service | null, what: string, probe: () => Promise<boolean>, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
+    signal?.throwIfAborted();
     if (await probe()) return;
     if (service && !service.running) {
       throw new NotReadyError(`${what} exited (code ${service.exitCode}) before it was ready; log ${service.logPath}:\n${service.tail()}`);

@@ -30,6 +30,7 @@ export interface StackPorts {
   controlPlaneMetrics: number;
   /** The media worker's health server. */
   worker: number;
+  workerMetrics: number;
 }
 
 /** Fixed ports of `npm run stack:start` (LiveKit's and SIP's usual ones). */
@@ -45,6 +46,7 @@ export const DEFAULT_PORTS: StackPorts = {
   controlPlane: 8080,
   controlPlaneMetrics: 9464,
   worker: 8081,
+  workerMetrics: 9465,
 };
 
 export interface StackOptions {
@@ -76,6 +78,8 @@ export interface StackOptions {
   readyTimeoutMs?: number;
   /** Progress lines (the CLI prints them). */
   onProgress?: (message: string) => void;
+  /** Aborts start-up (Ctrl-C while waiting): everything started so far is stopped. */
+  signal?: AbortSignal;
 }
 
 export interface ServiceInfo {
@@ -139,6 +143,7 @@ async function choosePorts(opts: StackOptions): Promise<StackPorts> {
     controlPlane: given.controlPlane ?? (await freeTcpPort()),
     controlPlaneMetrics: given.controlPlaneMetrics ?? (await freeTcpPort()),
     worker: given.worker ?? (await freeTcpPort()),
+    workerMetrics: given.workerMetrics ?? (await freeTcpPort()),
   };
 }
 
@@ -196,7 +201,7 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
       if (opts.freePorts && opts.ports?.redis === undefined) redisPort = await freeTcpPort();
       progress(`starting redis on ${redisHost}:${redisPort}`);
       const redis = start('redis', 'redis-server', ['--port', String(redisPort), '--bind', redisHost, '--save', '', '--appendonly', 'no', '--dir', runDir], baseEnv(), 3000);
-      await waitReady(redis, 'redis', () => redisPing(redisPort, redisHost), timeout);
+      await waitReady(redis, 'redis', () => redisPing(redisPort, redisHost), timeout, opts.signal);
       ownRedis = true;
     } else {
       progress(`using the Redis running on ${redisHost}:${redisPort}`);
@@ -228,7 +233,7 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
     const livekit = start('livekit', server, ['--config', livekitYaml], { ...baseEnv(), LIVEKIT_KEYS: `${apiKey}: ${apiSecret}` });
     const livekitHttpUrl = `http://127.0.0.1:${ports.livekit}`;
     const livekitUrl = `ws://127.0.0.1:${ports.livekit}`;
-    await waitReady(livekit, 'livekit', () => httpOk(livekitHttpUrl), timeout);
+    await waitReady(livekit, 'livekit', () => httpOk(livekitHttpUrl), timeout, opts.signal);
 
     // SIP bridge.
     let sipAddress: string | undefined;
@@ -258,7 +263,7 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
         LIVEKIT_API_SECRET: apiSecret,
         LIVEKIT_WS_URL: livekitUrl,
       });
-      await waitReady(sip, 'livekit-sip', async () => (await httpOk(`http://127.0.0.1:${ports.sipHealth}/`)) && (await tcpOpen(ports.sip, nodeIp)), timeout);
+      await waitReady(sip, 'livekit-sip', async () => (await httpOk(`http://127.0.0.1:${ports.sipHealth}/`)) && (await tcpOpen(ports.sip, nodeIp)), timeout, opts.signal);
       sipAddress = `${nodeIp}:${ports.sip}`;
     }
 
@@ -284,14 +289,21 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
         { SHUTDOWN_TIMEOUT_MS: '5000', LOG_LEVEL: logLevel, ...embedded, ...appEnv, HOST: '127.0.0.1', PORT: String(ports.controlPlane), METRICS_PORT: String(ports.controlPlaneMetrics) },
         8000,
       );
-      await waitReady(cp, 'control plane', () => httpOk(`${controlPlaneUrl}/health/ready`), timeout);
+      await waitReady(cp, 'control plane', () => httpOk(`${controlPlaneUrl}/health/ready`), timeout, opts.signal);
     }
     if (opts.worker) {
       const main = path.join(REPO_ROOT, 'media-worker/src/main.ts');
       if (!existsSync(main)) throw new Error(`media worker not found at ${main}`);
-      progress(`starting media worker (health on 127.0.0.1:${ports.worker})`);
-      const worker = start('worker', process.execPath, [main, 'start'], { LOG_LEVEL: logLevel, ...appEnv, WORKER_PORT: String(ports.worker) }, 8000);
-      await waitReady(worker, 'media worker', () => httpOk(`http://127.0.0.1:${ports.worker}/`), timeout);
+      progress(`starting media worker (health on 127.0.0.1:${ports.worker}, metrics on ${ports.workerMetrics})`);
+      // A stopping worker drains its calls (30 min in production); a local stack should stop promptly.
+      const worker = start(
+        'worker',
+        process.execPath,
+        [main, 'start'],
+        { LOG_LEVEL: logLevel, DRAIN_TIMEOUT_MS: '5000', ...appEnv, WORKER_HEALTH_PORT: String(ports.worker), WORKER_METRICS_PORT: String(ports.workerMetrics) },
+        8000,
+      );
+      await waitReady(worker, 'media worker', () => httpOk(`http://127.0.0.1:${ports.worker}/`), timeout, opts.signal);
     }
 
     return {
