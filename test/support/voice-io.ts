@@ -58,6 +58,7 @@ export const silence = (ms: number): Pcm => new Int16Array(Math.round((LINE_RATE
 export class LineAudioInput extends voice.AudioInput {
   readonly frameMs = 20;
   readonly speed: number;
+  readonly sampleRate: number;
   #controller!: ReadableStreamDefaultController<AudioFrame>;
   #queue: { pcm: Pcm; offset: number; done: (t: number) => void }[] = [];
   #timer: NodeJS.Timeout | null = null;
@@ -67,9 +68,11 @@ export class LineAudioInput extends voice.AudioInput {
   /** Called with each frame sent. */
   onFrame: ((f: AudioFrame) => void) | null = null;
 
-  constructor(opts: { speed?: number } = {}) {
+  constructor(opts: { speed?: number; sampleRate?: number } = {}) {
     super();
     this.speed = opts.speed ?? 1;
+    // Speech queued with say() is LINE_RATE audio; another rate is for silence-only lines (benchmarks).
+    this.sampleRate = opts.sampleRate ?? LINE_RATE;
     const source = new ReadableStream<AudioFrame>({
       start: (c) => {
         this.#controller = c;
@@ -108,7 +111,7 @@ export class LineAudioInput extends voice.AudioInput {
   }
 
   #sendFrame(): void {
-    const n = (LINE_RATE * this.frameMs) / 1000;
+    const n = (this.sampleRate * this.frameMs) / 1000;
     const data = new Int16Array(n);
     const head = this.#queue[0];
     if (head) {
@@ -120,7 +123,7 @@ export class LineAudioInput extends voice.AudioInput {
         head.done(performance.now());
       }
     }
-    const frame = new AudioFrame(data, LINE_RATE, 1, n);
+    const frame = new AudioFrame(data, this.sampleRate, 1, n);
     this.onFrame?.(frame);
     try {
       this.#controller.enqueue(frame);

@@ -39,6 +39,8 @@ export interface CallSessionOptions {
   transcriptIntervalMs?: number;
   /** Outbound calls: speak the first message anyway after this long without the callee's words. */
   outboundGreetingWaitMs?: number;
+  /** Overrides the preemptive-generation choice (benchmarks compare like with like). */
+  preemptiveGeneration?: boolean;
   /** After a voicemail greeting, the longest wait for the beep before leaving the message. */
   voicemailBeepWaitMs?: number;
 }
@@ -132,7 +134,7 @@ export class CallSession {
     });
 
     const retrieves = opts.config.knowledge.mode === 'retrieve' && opts.config.knowledge.knowledge_base_ids.length > 0;
-    const preemptive = !retrieves && !outbound;
+    const preemptive = opts.preemptiveGeneration ?? (!retrieves && !outbound);
     this.session = new voice.AgentSession({
       stt: opts.models.stt,
       llm: opts.models.llm,
