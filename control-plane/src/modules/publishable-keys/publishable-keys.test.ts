@@ -1,12 +1,8 @@
 // Publishable keys: management (create, list, get, update, revoke) and the scope and origin checks that
 // every request made with one goes through.
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
-import { createApp } from '../../app.ts';
-import { defineRoute } from '../../http/route.ts';
 import { looksLikeKey, PUBLISHABLE_PREFIX } from '../../auth/keys.ts';
 import { PUBLISHABLE_SCOPES } from '../../../../schemas/publishable-keys.ts';
 import { allRoutes } from '../../app.ts';
@@ -17,41 +13,11 @@ let key: string;
 let orgId: string;
 let other: { orgId: string; key: string };
 
-// Routes of our own mounted through the real mountRoutes: one per scope.
-const probeRoutes = [
-  defineRoute({
-    method: 'get',
-    path: '/probe/voices',
-    operationId: 'probeVoices',
-    tag: 'voices',
-    summary: 'probe',
-    publishableScope: 'voices:read',
-    responses: { 200: { description: 'ok' } },
-    handler: async ({ auth }) => ({ org_id: auth.orgId, actor_type: auth.actorType, actor_id: auth.actorId }),
-  }),
-  defineRoute({
-    method: 'get',
-    path: '/probe/calls',
-    operationId: 'probeCalls',
-    tag: 'calls',
-    summary: 'probe',
-    publishableScope: 'calls:web',
-    responses: { 200: { description: 'ok' } },
-    handler: async () => ({ ok: true }),
-  }),
-];
-let probe: Server;
-let probeUrl: string;
-
 beforeAll(async () => {
   tp = await usePlatform();
   ({ key, orgId } = await tp.createOrg('pk'));
   other = await tp.createOrg('other');
-  probe = createApp(tp.platform.services, probeRoutes).listen(0, '127.0.0.1');
-  await new Promise((r) => probe.once('listening', r));
-  probeUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise<void>((r) => probe.close(() => r())));
 
 const create = (body: Record<string, unknown>, k = key) => tp.request('post', '/v1/publishable-keys', { key: k, body });
 const valid = { name: 'Widget', allowed_origins: ['https://www.example.com'], scopes: ['voices:read'] };
@@ -68,9 +34,10 @@ async function agentOf(org: string, opts: { deleted?: boolean } = {}): Promise<s
   return agent!.id;
 }
 
-async function callProbe(path: string, pk: string, origin?: string) {
-  const res = await fetch(`${probeUrl}/v1${path}`, { headers: { authorization: `Bearer ${pk}`, ...(origin ? { origin } : {}) } });
-  return { status: res.status, body: (await res.json()) as any };
+/** GET /v1/voices (scope `voices:read`) with a publishable key, from a browser at `origin`. */
+async function voices(pk: string, origin?: string) {
+  const res = await tp.request('get', '/v1/voices?limit=1', { key: pk, headers: origin ? { origin } : {} });
+  return { status: res.status, body: res.body };
 }
 
 describe('scopes', () => {
@@ -249,7 +216,7 @@ describe('PATCH /v1/publishable-keys/{publishable_key_id}', () => {
   it('updates fields, and the change applies to the very next request', async () => {
     const pk = await create({ ...valid, scopes: ['calls:web'] });
     const origin = 'https://www.example.com';
-    expect((await callProbe('/probe/voices', pk.body.key, origin)).status).toBe(403);
+    expect((await voices(pk.body.key, origin)).status).toBe(403);
 
     const res = await tp.request('patch', `/v1/publishable-keys/${pk.body.id}`, {
       key,
@@ -258,15 +225,15 @@ describe('PATCH /v1/publishable-keys/{publishable_key_id}', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ name: 'Renamed', scopes: ['voices:read'], allowed_origins: ['https://app.example.com'], is_active: true });
     expect(res.body.key).toBe(`vap_pk_...${pk.body.key.slice(-4)}`);
-    expect((await callProbe('/probe/voices', pk.body.key, 'https://app.example.com')).status).toBe(200);
-    expect((await callProbe('/probe/voices', pk.body.key, origin)).status).toBe(403);
+    expect((await voices(pk.body.key, 'https://app.example.com')).status).toBe(200);
+    expect((await voices(pk.body.key, origin)).status).toBe(403);
 
     // Pausing refuses the key (401, as for any inactive key); resuming lets it in again.
     const paused = await tp.request('patch', `/v1/publishable-keys/${pk.body.id}`, { key, body: { is_active: false } });
     expect(paused.body).toMatchObject({ is_active: false, revoked_at: null });
-    expect((await callProbe('/probe/voices', pk.body.key, 'https://app.example.com')).status).toBe(401);
+    expect((await voices(pk.body.key, 'https://app.example.com')).status).toBe(401);
     await tp.request('patch', `/v1/publishable-keys/${pk.body.id}`, { key, body: { is_active: true } });
-    expect((await callProbe('/probe/voices', pk.body.key, 'https://app.example.com')).status).toBe(200);
+    expect((await voices(pk.body.key, 'https://app.example.com')).status).toBe(200);
 
     expect((await auditOf(pk.body.id)).map((a) => [a.action, a.details])).toEqual([
       ['publishable_key.create', expect.any(Object)],
@@ -316,7 +283,7 @@ describe('DELETE /v1/publishable-keys/{publishable_key_id}', () => {
   it('revokes (204), keeps the record, refuses the key at once (401)', async () => {
     const pk = await create(valid);
     const origin = 'https://www.example.com';
-    expect((await callProbe('/probe/voices', pk.body.key, origin)).status).toBe(200);
+    expect((await voices(pk.body.key, origin)).status).toBe(200);
     const theirs = await tp.request('delete', `/v1/publishable-keys/${pk.body.id}`, { key: other.key });
     expect({ status: theirs.status, type: theirs.body.type }).toEqual({ status: 404, type: 'not_found' });
 
@@ -325,7 +292,7 @@ describe('DELETE /v1/publishable-keys/{publishable_key_id}', () => {
     expect(res.body).toBe('');
     const kept = await tp.request('get', `/v1/publishable-keys/${pk.body.id}`, { key });
     expect(kept.body).toMatchObject({ is_active: false, revoked_at: expect.any(String) });
-    const refused = await callProbe('/probe/voices', pk.body.key, origin);
+    const refused = await voices(pk.body.key, origin);
     expect({ status: refused.status, type: refused.body.type }).toEqual({ status: 401, type: 'unauthorized' });
     expect((await tp.request('delete', `/v1/publishable-keys/${pk.body.id}`, { key })).status).toBe(404);
     expect((await auditOf(pk.body.id)).map((a) => a.action)).toEqual(['publishable_key.create', 'publishable_key.revoke']);
@@ -334,36 +301,39 @@ describe('DELETE /v1/publishable-keys/{publishable_key_id}', () => {
 
 describe('using a publishable key', () => {
   let pk: string;
-  let pkId: string;
 
   beforeAll(async () => {
     const res = await create({ name: 'site', allowed_origins: ['https://shop.example.com', 'https://*.example.org', 'http://localhost:5173'], scopes: ['voices:read'] });
     pk = res.body.key;
-    pkId = res.body.id;
   });
 
-  it('is accepted on a route its scope allows, from an allowed origin, as its own actor', async () => {
-    const res = await callProbe('/probe/voices', pk, 'https://shop.example.com');
-    expect(res).toEqual({ status: 200, body: { org_id: orgId, actor_type: 'publishable_key', actor_id: pkId } });
-    expect((await callProbe('/probe/voices', pk, 'http://localhost:5173')).status).toBe(200);
+  it('is accepted on a route its scope allows (GET /v1/voices), from an allowed origin', async () => {
+    const res = await voices(pk, 'https://shop.example.com');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ limit: 1, offset: 0, items: [expect.any(Object)] });
+    expect((await voices(pk, 'http://localhost:5173')).status).toBe(200);
   });
 
   it('matches wildcard subdomains, and nothing else, for "*." entries', async () => {
-    expect((await callProbe('/probe/voices', pk, 'https://a.example.org')).status).toBe(200);
-    expect((await callProbe('/probe/voices', pk, 'https://a.b.example.org')).status).toBe(200);
+    expect((await voices(pk, 'https://a.example.org')).status).toBe(200);
+    expect((await voices(pk, 'https://a.b.example.org')).status).toBe(200);
     for (const origin of ['https://example.org', 'http://a.example.org', 'https://evil-example.org', 'https://a.example.org.evil.com']) {
-      expect((await callProbe('/probe/voices', pk, origin)).status, origin).toBe(403);
+      expect((await voices(pk, origin)).status, origin).toBe(403);
     }
   });
 
   it('403 without the scope the route needs', async () => {
-    const res = await callProbe('/probe/calls', pk, 'https://shop.example.com');
-    expect(res).toMatchObject({ status: 403, body: { type: 'forbidden', detail: 'This publishable key lacks the "calls:web" scope' } });
+    const callsOnly = await create({ ...valid, scopes: ['calls:web'] });
+    const res = await voices(callsOnly.body.key, 'https://www.example.com');
+    expect(res).toMatchObject({ status: 403, body: { type: 'forbidden', detail: 'This publishable key lacks the "voices:read" scope' } });
+    // And the other way round, on the web-call route.
+    const call = await tp.request('post', '/v1/calls/web', { key: pk, headers: { origin: 'https://shop.example.com' }, body: {} });
+    expect({ status: call.status, detail: call.body.detail }).toEqual({ status: 403, detail: 'This publishable key lacks the "calls:web" scope' });
   });
 
   it('403 from a wrong origin or with no Origin at all (exact match otherwise)', async () => {
     for (const origin of ['https://evil.com', 'https://shop.example.com:8443', 'http://shop.example.com', undefined]) {
-      const res = await callProbe('/probe/voices', pk, origin);
+      const res = await voices(pk, origin);
       expect(res, String(origin)).toMatchObject({ status: 403, body: { type: 'forbidden', detail: 'Origin is not allowed for this publishable key' } });
     }
   });
@@ -379,7 +349,7 @@ describe('using a publishable key', () => {
 
   it('records last_used_at (written in batches)', async () => {
     const fresh = await create({ ...valid, name: 'usage' });
-    expect((await callProbe('/probe/voices', fresh.body.key, 'https://www.example.com')).status).toBe(200);
+    expect((await voices(fresh.body.key, 'https://www.example.com')).status).toBe(200);
     await tp.platform.services.auth.flushUsage();
     const res = await tp.request('get', `/v1/publishable-keys/${fresh.body.id}`, { key });
     expect(res.body.last_used_at).toEqual(expect.any(String));
