@@ -29,7 +29,7 @@ fi
 
 # 2. Debian packages.
 APT_PACKAGES=(
-  espeak-ng festival festvox-us-slt-hts pocketsphinx pocketsphinx-en-us sox
+  espeak-ng festival festvox-us-slt-hts pocketsphinx pocketsphinx-en-us python3-pocketsphinx sox
   sip-tester
   pkg-config libopus-dev libopusfile-dev libsoxr-dev
 )
