@@ -10,7 +10,7 @@ export { sipBridgeVersion };
 export interface TestStackOptions {
   controlPlane?: boolean;
   worker?: boolean;
-  /** `if-built` (default) starts the SIP bridge only when setup built one. */
+  /** Off by default (a process less per test file); `if-built` starts it only when setup built one. */
   sip?: boolean | 'if-built';
   /** Extra environment for the control plane and the worker. */
   env?: Record<string, string>;
@@ -29,7 +29,7 @@ export async function startStack(opts: TestStackOptions = {}): Promise<TestStack
   const options: StackOptions = {
     freePorts: true,
     redis: 'own',
-    sip: opts.sip ?? 'if-built',
+    sip: opts.sip ?? false,
     controlPlane: opts.controlPlane ?? false,
     worker: opts.worker ?? false,
     env,
