@@ -44,17 +44,27 @@ export async function startStack(opts: TestStackOptions = {}): Promise<TestStack
     throw err;
   }
   const stop = stack.stop;
+  // If the test process ends without stop() (an afterAll registered inside a hook never runs), the
+  // supervisor's exit handler kills the services and this removes their folder.
+  const removeRunDir = () => {
+    if (process.env.VAP_STACK_KEEP_LOGS !== '1') rmSync(stack.runDir, { recursive: true, force: true });
+  };
+  process.once('exit', removeRunDir);
   return {
     ...stack,
     async stop() {
       await stop();
       await database?.drop();
-      if (process.env.VAP_STACK_KEEP_LOGS !== '1') rmSync(stack.runDir, { recursive: true, force: true });
+      removeRunDir();
+      process.off('exit', removeRunDir);
     },
   };
 }
 
-/** Starts a stack for the current file and stops it after the file's tests. */
+/**
+ * Starts a stack for the current file and stops it after the file's tests. Call it at the top level of the
+ * file (or in a describe block), not inside beforeAll: an afterAll registered from inside a hook never runs.
+ */
 export async function useStack(opts: TestStackOptions = {}): Promise<TestStack> {
   const stack = await startStack(opts);
   afterAll(() => stack.stop());
