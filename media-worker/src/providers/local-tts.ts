@@ -1,0 +1,370 @@
+// Text to speech with no network: espeak-ng (streams as it synthesizes, first audio in milliseconds)
+// or festival with the HTS voice `us-slt-hts` (sounds far better, synthesizes a sentence at a time).
+// Festival spends ~0.36 s loading the voice, so a spare process is kept loaded and waiting for text.
+import {
+  type APIConnectOptions,
+  APIError,
+  AudioByteStream,
+  DEFAULT_API_CONNECT_OPTIONS,
+  shortuuid,
+  tokenize,
+  tts,
+} from '@livekit/agents';
+import type { AudioFrame } from '@livekit/rtc-node';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { runAttempts } from './chunked-attempts.ts';
+import { runSynthesizer } from './speech-process.ts';
+
+export type LocalTTSModel = 'espeak-ng' | 'festival';
+
+export interface LocalTTSOptions {
+  model: LocalTTSModel;
+  /** espeak-ng: a voice such as 'en-us', 'en-gb', 'en-us+klatt'. festival: 'us-slt-hts'. */
+  voice: string;
+  /** Speaking rate, 1 = normal. espeak-ng: words per minute; festival: the HTS speech rate. */
+  speed: number;
+  /** Length of the audio frames handed to the session. */
+  frameMs: number;
+  /** Splits streamed text into sentences, each synthesized as it completes. */
+  sentenceTokenizer: tokenize.SentenceTokenizer;
+  espeakPath: string;
+  festivalPath: string;
+}
+
+const ESPEAK_SAMPLE_RATE = 22050;
+const ESPEAK_WPM = 175;
+
+interface FestivalVoice {
+  /** Festival voice function name, without the `voice_` prefix. */
+  name: string;
+  sampleRate: number;
+}
+
+/** Voices of the Debian festvox packages that setup installs. */
+export const FESTIVAL_VOICES: Record<string, FestivalVoice> = {
+  'us-slt-hts': { name: 'cmu_us_slt_arctic_hts', sampleRate: 32000 },
+};
+
+export const DEFAULT_VOICES: Record<LocalTTSModel, string> = { 'espeak-ng': 'en-us', festival: 'us-slt-hts' };
+
+const ESPEAK_VOICE = /^[a-zA-Z0-9_-]+(\+[a-zA-Z0-9_-]+)?$/;
+
+function defaultOptions(model: LocalTTSModel): LocalTTSOptions {
+  return {
+    model,
+    voice: DEFAULT_VOICES[model],
+    speed: 1,
+    frameMs: 20,
+    sentenceTokenizer: new tokenize.basic.SentenceTokenizer({ minSentenceLength: 20 }),
+    espeakPath: 'espeak-ng',
+    festivalPath: 'festival',
+  };
+}
+
+function sampleRateOf(opts: LocalTTSOptions): number {
+  if (opts.model === 'espeak-ng') return ESPEAK_SAMPLE_RATE;
+  return FESTIVAL_VOICES[opts.voice]!.sampleRate;
+}
+
+function validate(opts: LocalTTSOptions): void {
+  if (opts.model === 'espeak-ng') {
+    if (!ESPEAK_VOICE.test(opts.voice)) throw new Error(`invalid espeak-ng voice: ${opts.voice}`);
+  } else if (opts.model === 'festival') {
+    if (!FESTIVAL_VOICES[opts.voice]) {
+      throw new Error(`unknown festival voice: ${opts.voice} (known: ${Object.keys(FESTIVAL_VOICES).join(', ')})`);
+    }
+  } else {
+    throw new Error(`unknown local TTS model: ${String(opts.model)}`);
+  }
+  if (!(opts.speed > 0)) throw new Error('speed must be positive');
+}
+
+/** Escapes text for a Scheme string literal. */
+function schemeString(text: string): string {
+  return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+export class LocalTTS extends tts.TTS {
+  #opts: LocalTTSOptions;
+  #festival?: FestivalPool;
+  #running = new Set<ChildProcessWithoutNullStreams>();
+  label = 'local.TTS';
+
+  constructor(opts: Partial<LocalTTSOptions> = {}) {
+    const merged = { ...defaultOptions(opts.model ?? 'espeak-ng'), ...opts };
+    if (opts.voice === undefined || opts.voice === null) merged.voice = DEFAULT_VOICES[merged.model];
+    validate(merged);
+    super(sampleRateOf(merged), 1, { streaming: true });
+    this.#opts = merged;
+  }
+
+  override get model(): string {
+    return this.#opts.model;
+  }
+
+  override get provider(): string {
+    return 'local';
+  }
+
+  get voice(): string {
+    return this.#opts.voice;
+  }
+
+  /** Voice and speed changes apply to the next sentence. The model (and so the sample rate) is fixed. */
+  updateOptions(opts: { voice?: string; speed?: number }): void {
+    const next = { ...this.#opts, ...opts };
+    validate(next);
+    if (sampleRateOf(next) !== this.sampleRate) throw new Error('the new voice has another sample rate');
+    this.#opts = next;
+    this.#festival?.close();
+    this.#festival = undefined;
+  }
+
+  /** Loads festival's voice ahead of the first sentence (no-op for espeak-ng). */
+  prewarm(): void {
+    if (this.#opts.model === 'festival') this.#pool().prewarm();
+  }
+
+  synthesize(text: string, connOptions?: APIConnectOptions, abortSignal?: AbortSignal): LocalChunkedStream {
+    return new LocalChunkedStream(this, text, connOptions, abortSignal);
+  }
+
+  stream(options?: { connOptions?: APIConnectOptions }): LocalSynthesizeStream {
+    return new LocalSynthesizeStream(this, this.#opts.sentenceTokenizer, options?.connOptions);
+  }
+
+  /** Stops the spare festival process and any synthesis still running. */
+  override async close(): Promise<void> {
+    this.#festival?.close();
+    this.#festival = undefined;
+    for (const child of this.#running) child.kill('SIGKILL');
+  }
+
+  /** @internal Process ids of the synthesizers now running (tests check that aborts kill them). */
+  get _runningPids(): number[] {
+    return [...this.#running].map((c) => c.pid).filter((pid): pid is number => pid !== undefined);
+  }
+
+  /** @internal Synthesizes one piece of text, handing PCM to `onPcm` as the engine writes it. */
+  async _synthesizeText(
+    text: string,
+    signal: AbortSignal,
+    timeoutMs: number,
+    onPcm: (pcm: Buffer) => void,
+  ): Promise<void> {
+    const spoken = text.replace(/\s+/g, ' ').trim();
+    if (!spoken) return;
+    const opts = this.#opts;
+    let child: ChildProcessWithoutNullStreams;
+    if (opts.model === 'espeak-ng') {
+      const wpm = Math.min(450, Math.max(80, Math.round(ESPEAK_WPM * opts.speed)));
+      child = spawn(opts.espeakPath, ['--stdout', '-v', opts.voice, '-s', String(wpm)]);
+      // On stdin, so text that starts with '-' is never read as an option.
+      child.stdin.end(spoken);
+    } else {
+      child = this.#pool().take();
+      child.stdin.end(`(utt.save.wave (SynthText ${schemeString(spoken)}) "-" 'riff)\n`);
+    }
+    this.#running.add(child);
+    child.once('close', () => this.#running.delete(child));
+    child.once('error', () => this.#running.delete(child));
+    await runSynthesizer(
+      child,
+      {
+        engine: opts.model,
+        signal,
+        timeoutMs,
+        expectedSampleRate: this.sampleRate,
+        requireAudio: /[\p{L}\p{N}]/u.test(spoken),
+      },
+      onPcm,
+    );
+  }
+
+  /** @internal */
+  _frameStream(): AudioByteStream {
+    return new AudioByteStream(this.sampleRate, 1, Math.round((this.sampleRate * this.#opts.frameMs) / 1000));
+  }
+
+  #pool(): FestivalPool {
+    if (!this.#festival) {
+      const voice = FESTIVAL_VOICES[this.#opts.voice]!;
+      let setup = `(voice_${voice.name})\n`;
+      // HTS voices take their speaking rate from hts_engine's -r parameter (Duration_Stretch has no effect).
+      if (this.#opts.speed !== 1) setup += `(set! hts_engine_params (append hts_engine_params '(("-r" ${this.#opts.speed}))))\n`;
+      this.#festival = new FestivalPool(this.#opts.festivalPath, setup);
+    }
+    return this.#festival;
+  }
+}
+
+/**
+ * One festival process per utterance (its exit marks the end of the audio), taken from a spare that has
+ * already loaded the voice; taking it starts the next spare, so its start-up overlaps the current sentence.
+ */
+class FestivalPool {
+  #path: string;
+  #setup: string;
+  #spare?: ChildProcessWithoutNullStreams;
+  #closed = false;
+
+  constructor(path: string, setup: string) {
+    this.#path = path;
+    this.#setup = setup;
+  }
+
+  prewarm(): void {
+    if (!this.#closed && !this.#alive(this.#spare)) this.#spare = this.#spawn();
+  }
+
+  take(): ChildProcessWithoutNullStreams {
+    const child = this.#alive(this.#spare) ? this.#spare! : this.#spawn();
+    this.#spare = undefined;
+    if (!this.#closed) this.#spare = this.#spawn();
+    return child;
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#spare?.kill('SIGKILL');
+    this.#spare = undefined;
+  }
+
+  #alive(child?: ChildProcessWithoutNullStreams): boolean {
+    return !!child && child.exitCode === null && child.signalCode === null && !child.killed;
+  }
+
+  #spawn(): ChildProcessWithoutNullStreams {
+    // stdbuf: festival writes through stdio, so without it the tail of the audio waits for exit.
+    const child = spawn('stdbuf', ['-o0', this.#path, '--pipe']);
+    child.on('error', () => {}); // reported by runSynthesizer once the process is used
+    child.stdin.on('error', () => {});
+    child.stdin.write(this.#setup);
+    return child;
+  }
+}
+
+/** Holds back the newest frame so the last one of a segment can be marked final. */
+class FrameEmitter {
+  #bytes: AudioByteStream;
+  #held?: AudioFrame;
+  #put: (frame: AudioFrame, final: boolean) => void;
+
+  constructor(bytes: AudioByteStream, put: (frame: AudioFrame, final: boolean) => void) {
+    this.#bytes = bytes;
+    this.#put = put;
+  }
+
+  write(pcm: Buffer): void {
+    for (const frame of this.#bytes.write(pcm)) this.#push(frame);
+  }
+
+  /** Emits what the byte stream still holds, keeping the last frame back. */
+  drain(): void {
+    for (const frame of this.#bytes.flush()) this.#push(frame);
+  }
+
+  /** Emits the held frame, as the segment's last (final) or not. */
+  release(final: boolean): void {
+    if (this.#held) this.#put(this.#held, final);
+    this.#held = undefined;
+  }
+
+  #push(frame: AudioFrame): void {
+    this.release(false);
+    this.#held = frame;
+  }
+}
+
+export class LocalChunkedStream extends tts.ChunkedStream {
+  label = 'local.ChunkedStream';
+  #tts: LocalTTS;
+  #connOptions: APIConnectOptions;
+
+  constructor(tts: LocalTTS, text: string, connOptions?: APIConnectOptions, abortSignal?: AbortSignal) {
+    super(text, tts, connOptions, abortSignal);
+    this.#tts = tts;
+    this.#connOptions = connOptions ?? DEFAULT_API_CONNECT_OPTIONS;
+  }
+
+  protected async run(): Promise<void> {
+    const requestId = shortuuid();
+    const queue = this.queue;
+    let sent = false;
+    const frames = new FrameEmitter(this.#tts._frameStream(), (frame, final) => {
+      sent = true;
+      if (!queue.closed) queue.put({ requestId, segmentId: requestId, frame, final });
+    });
+    try {
+      await runAttempts(
+        this.#tts,
+        this.#connOptions,
+        this.abortSignal,
+        async () => {
+          await this.#tts._synthesizeText(this.inputText, this.abortSignal, this.#connOptions.timeoutMs, (pcm) =>
+            frames.write(pcm),
+          );
+          frames.drain();
+          frames.release(true);
+        },
+        () => sent,
+      );
+    } finally {
+      queue.close();
+    }
+  }
+}
+
+export class LocalSynthesizeStream extends tts.SynthesizeStream {
+  label = 'local.SynthesizeStream';
+  #tts: LocalTTS;
+  #tokenizer: tokenize.SentenceTokenizer;
+
+  constructor(tts: LocalTTS, tokenizer: tokenize.SentenceTokenizer, connOptions?: APIConnectOptions) {
+    super(tts, connOptions);
+    this.#tts = tts;
+    this.#tokenizer = tokenizer;
+  }
+
+  protected async run(): Promise<void> {
+    const requestId = shortuuid();
+    const sentences = this.#tokenizer.stream();
+    let segmentId = '';
+    const frames = new FrameEmitter(this.#tts._frameStream(), (frame, final) => {
+      if (!this.queue.closed) this.queue.put({ requestId, segmentId, frame, final });
+    });
+
+    const forwardInput = async () => {
+      for await (const input of this.input) {
+        if (this.abortSignal.aborted) break;
+        if (input === LocalSynthesizeStream.FLUSH_SENTINEL) sentences.flush();
+        else sentences.pushText(input);
+      }
+      sentences.endInput();
+    };
+
+    const synthesizeSentences = async () => {
+      for await (const sentence of sentences) {
+        if (this.abortSignal.aborted) break;
+        if (segmentId && sentence.segmentId !== segmentId) frames.release(true);
+        segmentId = sentence.segmentId;
+        this.markStarted();
+        await this.#tts._synthesizeText(sentence.token, this.abortSignal, this.connOptions.timeoutMs, (pcm) =>
+          frames.write(pcm),
+        );
+        frames.drain();
+      }
+      frames.release(true);
+      if (!this.queue.closed) this.queue.put(tts.SynthesizeStream.END_OF_STREAM);
+    };
+
+    try {
+      await Promise.all([forwardInput(), synthesizeSentences()]);
+    } catch (error) {
+      if (this.abortSignal.aborted) return;
+      throw error instanceof APIError ? error : new APIError(`local TTS failed: ${(error as Error).message}`, { retryable: false });
+    } finally {
+      sentences.close();
+    }
+  }
+}
