@@ -17,7 +17,8 @@ import { emitEvent } from '../events/emit.ts';
 import { getCallById, recordReport, type CallRow } from './queries.ts';
 import { finishCall, isFinal, markStarted } from './lifecycle.ts';
 import { resolveCallConfig } from './service.ts';
-import { signedUrl, storeRecording, verifySignature } from './recordings.ts';
+import { verifySignature } from './recordings.ts';
+import { recordingStorage, recordingUrl } from './storage/index.ts';
 import { REAP_QUEUE } from './jobs.ts';
 import type { Db } from '../../http/route.ts';
 
@@ -161,8 +162,19 @@ export const internalCallRoutes = [
       if (!verifySignature(services, 'recording-upload', params.call_id, query.expires, query.signature)) throw forbidden('Invalid or expired upload URL');
       const call = await getCallById(services.sql, params.call_id);
       if (!call) throw notFound('Call');
-      const ext = ctx.is('audio/ogg', 'audio/opus') ? 'ogg' : 'wav';
-      const key = await storeRecording(services, call.org_id, call.id, ext, ctx.req, MAX_RECORDING_BYTES);
+      const format = ctx.is('audio/ogg', 'audio/opus') ? 'ogg' : 'wav';
+      const storage = recordingStorage(services);
+      let key: string;
+      try {
+        key = await storage.put({ orgId: call.org_id, callId: call.id, format, body: ctx.req, maxBytes: MAX_RECORDING_BYTES });
+      } catch (err) {
+        if (err instanceof HttpError) throw err;
+        // The worker retries: say so rather than answer a bare 500.
+        services.log.error({ err, call_id: call.id, storage: storage.kind }, 'recording upload to storage failed');
+        throw new HttpError(503, 'service_unavailable', 'Recording storage is unavailable; retry later', { headers: { 'Retry-After': '5' } });
+      }
+      // The backend that stored the key always owns it, so there is a URL.
+      const url = (await recordingUrl(services, call.id, key))!;
       await services.sql.begin(async (tx) => {
         await tx`update calls set recording_key = ${key}, updated_at = now() where id = ${call.id}`;
         await emitEvent(tx, {
@@ -171,7 +183,7 @@ export const internalCallRoutes = [
           callId: call.id,
           agentId: call.agent_id,
           webhookUrl: call.webhook_url,
-          payload: { call_id: call.id, recording_url: signedUrl(services, 'recording-read', call.id, services.config.RECORDING_URL_TTL_SECONDS) },
+          payload: { call_id: call.id, recording_url: url },
         });
       });
       return reply(204);

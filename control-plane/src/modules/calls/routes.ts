@@ -6,6 +6,7 @@ import { Call, CallList, CallListQuery, CallParams, CreateWebCall, UpdateCall, W
 import { getCall, listCalls, type CallRow } from './queries.ts';
 import { callView, createWebCall, stopCall } from './service.ts';
 import { openRecording, verifySignature } from './recordings.ts';
+import { recordingUrl } from './storage/index.ts';
 
 const meta = (ctx: { state: { requestId: string }; ip: string }) => ({ requestId: ctx.state.requestId, ip: ctx.ip || null });
 
@@ -50,7 +51,7 @@ export const callRoutes = [
         limit: query.limit,
         offset: query.offset,
       });
-      return { items: rows.map((r) => callView(services, r)), total, limit: query.limit, offset: query.offset };
+      return { items: await Promise.all(rows.map((r) => callView(services, r))), total, limit: query.limit, offset: query.offset };
     },
   }),
   defineRoute({
@@ -65,7 +66,7 @@ export const callRoutes = [
     handler: async ({ params, auth, db, services }) => {
       const row = await getCall(db, auth.orgId, params.call_id);
       if (!row) throw notFound('Call');
-      return callView(services, row);
+      return await callView(services, row);
     },
   }),
   defineRoute({
@@ -84,7 +85,7 @@ export const callRoutes = [
         where id = ${params.call_id} and org_id = ${auth.orgId} returning *`;
       if (!row) throw notFound('Call');
       await audit({ action: 'call.update', resourceType: 'call', resourceId: row.id, details: { outcome: body.outcome } });
-      return callView(services, row);
+      return await callView(services, row);
     },
   }),
   defineRoute({
@@ -100,7 +101,7 @@ export const callRoutes = [
     params: CallParams,
     transaction: false,
     responses: { 200: { description: 'The call', schema: Call } },
-    handler: async ({ params, auth, services, ctx }) => callView(services, await stopCall(services, auth, params.call_id, meta(ctx))),
+    handler: async ({ params, auth, services, ctx }) => await callView(services, await stopCall(services, auth, params.call_id, meta(ctx))),
   }),
   defineRoute({
     method: 'get',
@@ -112,13 +113,22 @@ export const callRoutes = [
     auth: 'none',
     params: CallParams,
     query: Type.Object({ expires: Type.Integer(), signature: Type.String({ minLength: 1, maxLength: 200 }) }),
-    responses: { 200: { description: 'The audio', contentType: 'audio/wav', schema: Type.String({ format: 'binary' }) }, 403: { description: 'Expired or invalid signature' } },
+    responses: {
+      200: { description: 'The audio (audio/wav or audio/ogg)', contentType: 'audio/wav', schema: Type.String({ format: 'binary' }) },
+      302: { description: 'The recording is kept in S3: a presigned URL to it' },
+      403: { description: 'Expired or invalid signature' },
+    },
     handler: async ({ params, query, services, db }) => {
       if (!verifySignature(services, 'recording-read', params.call_id, query.expires, query.signature)) {
         throw forbidden('The recording link is invalid or has expired; fetch the call again for a fresh one');
       }
       const [row] = await db<{ recording_key: string | null }[]>`select recording_key from calls where id = ${params.call_id}`;
-      const rec = row?.recording_key ? await openRecording(services, row.recording_key) : null;
+      // A recording kept in S3 is served by S3: send the client to a fresh presigned URL.
+      if (row?.recording_key?.startsWith('s3://')) {
+        const url = await recordingUrl(services, params.call_id, row.recording_key);
+        if (url) return reply(302, undefined, { location: url, 'cache-control': 'no-store' });
+      }
+      const rec = row?.recording_key && !row.recording_key.startsWith('s3://') ? await openRecording(services, row.recording_key) : null;
       if (!rec) throw notFound('Recording');
       return reply(200, rec.stream, { 'content-type': rec.contentType, 'content-length': String(rec.size), 'cache-control': 'private, max-age=300' });
     },

@@ -14,11 +14,12 @@ import { resolveProviderKeys } from '../credentials/service.ts';
 import { getCall, getCallById, insertCall, reserveDailyCall, type CallRow } from './queries.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { signedUrl } from './recordings.ts';
+import { recordingUrl } from './storage/index.ts';
 
 export const roomNameFor = (callId: string) => `call-${callId}`;
 
-/** The spec's Call resource. */
-export function callView(services: Services, row: CallRow) {
+/** The spec's Call resource. `recording_url` is minted afresh on each call (signed or presigned, 4 hours). */
+export async function callView(services: Services, row: CallRow) {
   const messages = row.messages ?? null;
   const ended = isFinal(row.status);
   return {
@@ -38,7 +39,7 @@ export function callView(services: Services, row: CallRow) {
     duration_seconds: row.duration_seconds,
     end_reason: row.end_reason,
     outcome: row.outcome,
-    recording_url: row.recording_key ? signedUrl(services, 'recording-read', row.id, services.config.RECORDING_URL_TTL_SECONDS) : null,
+    recording_url: row.recording_key ? await recordingUrl(services, row.id, row.recording_key) : null,
     // `messages` is the conversation once the call has ended; `transcript` is its deprecated mirror.
     transcript: ended ? messages : null,
     messages: ended ? messages : null,
