@@ -1,7 +1,7 @@
 // Starts the local stack — Redis, the LiveKit server, the SIP bridge, the control plane and the media worker —
 // waits until each is ready, and stops them all (process groups) on stop() or when this process exits.
 // Used by `npm run stack:start` (scripts/stack.ts) and by the tests (test/support/stack.ts).
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -152,11 +152,40 @@ function baseEnv(): Record<string, string | undefined> {
   return { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, TZ: process.env.TZ };
 }
 
+/**
+ * Removes the temporary run folders of stacks whose owning process is gone (a test process killed before
+ * its clean-up; the kernel stopped the services, see process.ts). A folder with a `keep` file stays.
+ */
+function sweepStaleRunDirs(): void {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith('vap-stack-')) continue;
+    const dir = path.join(tmpdir(), name);
+    try {
+      if (existsSync(path.join(dir, 'keep'))) continue;
+      const pid = Number(readFileSync(path.join(dir, 'owner.pid'), 'utf8'));
+      if (pid > 0 && !pidAlive(pid)) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Not ours, or being created right now.
+    }
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export async function startStack(opts: StackOptions = {}): Promise<RunningStack> {
   const progress = opts.onProgress ?? (() => {});
   const timeout = opts.readyTimeoutMs ?? 60_000;
   const bin = toolsBinDir(opts.toolsDir);
+  if (!opts.runDir) sweepStaleRunDirs();
   const runDir = opts.runDir ?? mkdtempSync(path.join(tmpdir(), 'vap-stack-'));
+  if (!opts.runDir) writeFileSync(path.join(runDir, 'owner.pid'), String(process.pid));
   const logDir = path.join(runDir, 'logs');
   mkdirSync(logDir, { recursive: true });
   const ports = await choosePorts(opts);

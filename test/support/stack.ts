@@ -1,6 +1,7 @@
 // A real LiveKit stack for a test file: free ports, its own Redis (so parallel runs never share a cluster),
 // random API keys, logs in a temporary folder (kept when VAP_STACK_KEEP_LOGS=1 or when start-up fails).
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll } from 'vitest';
 import { startStack as startSupervisedStack, sipBridgeVersion, type RunningStack, type StackOptions } from '../../scripts/stack/supervisor.ts';
 import { createTestDatabase } from './db.ts';
@@ -43,6 +44,7 @@ export async function startStack(opts: TestStackOptions = {}): Promise<TestStack
     await database?.drop();
     throw err;
   }
+  if (process.env.VAP_STACK_KEEP_LOGS === '1') writeFileSync(path.join(stack.runDir, 'keep'), '');
   const stop = stack.stop;
   // If the test process ends without stop() (an afterAll registered inside a hook never runs), the
   // supervisor's exit handler kills the services and this removes their folder.
