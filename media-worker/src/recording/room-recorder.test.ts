@@ -81,6 +81,8 @@ it('records the caller and the agent into one WAV and uploads it', async () => {
   await play(agentSource, 12000, 1.5);
   await new Promise((r) => setTimeout(r, 500));
   expect(await recorder.finish()).toBe(true);
+  // A second finish (the worker's shutdown callback) uploads nothing more.
+  expect(await recorder.finish()).toBe(true);
   await caller.disconnect();
   await agent.disconnect();
 

@@ -36,6 +36,7 @@ export class RoomRecorder {
   #pumps: Promise<void>[] = [];
   #timer: NodeJS.Timeout;
   #stopped = false;
+  #finished: Promise<boolean> | null = null;
   #detach: () => void;
 
   private constructor(opts: RoomRecorderOptions, dir: string) {
@@ -93,7 +94,13 @@ export class RoomRecorder {
    * Stops, closes the file and uploads it (with retries), then removes the temporary folder. Never throws:
    * a recording that could not be made or delivered is logged, and the call's other reports go on.
    */
-  async finish(): Promise<boolean> {
+  finish(): Promise<boolean> {
+    // Once: the worker may reach this from both the end of the call and its shutdown callback.
+    this.#finished ??= this.#finish();
+    return this.#finished;
+  }
+
+  async #finish(): Promise<boolean> {
     const log = this.#opts.logger;
     try {
       await this.stop();
