@@ -1,0 +1,258 @@
+// The real AgentSession with custom audio I/O: speech synthesized by festival goes in as a phone line,
+// the local pocketsphinx STT transcribes it, a local OpenAI-compatible server answers through the openai
+// plugin, and the local TTS speaks. Reports go to a local server speaking the internal API.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { contentText, lastUserText, pendingToolResult, startFakeOpenAI, type FakeOpenAI } from '../../../test/support/fake-openai.ts';
+import { startFakeInternalApi, type FakeInternalApi } from '../../../test/support/fake-internal-api.ts';
+import { synthesize, tone, silence } from '../../../test/support/voice-io.ts';
+import { baseConfig, startCall, waitUntil, type Harness } from './harness.test-support.ts';
+
+let llm: FakeOpenAI;
+let api: FakeInternalApi;
+
+beforeAll(async () => {
+  llm = await startFakeOpenAI({ ttftMs: 30 });
+  api = await startFakeInternalApi();
+});
+afterAll(async () => {
+  await llm?.close();
+  await api?.close();
+});
+
+const agentSegments = (h: Harness) => h.out.segmentStarts.length;
+
+/** The user speaks `text`; resolves when the agent has started a new reply. */
+async function userSays(h: Harness, text: string, opts: { waitReply?: boolean } = {}) {
+  const before = agentSegments(h);
+  await h.line.say(await synthesize(text));
+  if (opts.waitReply !== false) await waitUntil(() => agentSegments(h) > before, 20_000, `reply to "${text}"`);
+}
+
+async function finish(h: Harness, reason: 'user_hangup' = 'user_hangup') {
+  const report = await h.call.end(reason);
+  await h.line.close();
+  return report;
+}
+
+describe('call session (voice loop)', () => {
+  it('says the first message with variables, answers a full turn, and reports to the control plane', async () => {
+    llm.setResponder((req) => ({ text: `You said: ${lastUserText(req)}.` }));
+    const config = baseConfig({
+      call: { id: 'call_turn', variables: { name: 'Ada' } },
+      agent: { first_message: 'Hello {{name}}, this is {{company}}. How can I help?', dynamic_variables: { company: 'Acme', name: 'default' } },
+    });
+    api.configs.set(config.call.id, config);
+    const h = await startCall(config, { llmUrl: llm.url, api });
+    await waitUntil(() => agentSegments(h) >= 1, 20_000, 'first message');
+    await new Promise((r) => setTimeout(r, 2500)); // let the greeting play out
+    const requestsBefore = llm.requests.length;
+    await userSays(h, 'I would like to book a table for two');
+    await waitUntil(() => h.call.messages().some((m) => m.role === 'agent' && m.content.startsWith('You said')), 20_000, 'reply committed');
+    const report = await finish(h);
+
+    // The first message: call variables override the agent's dynamic_variables.
+    expect(report.messages[0]).toMatchObject({ role: 'agent', content: 'Hello Ada, this is Acme. How can I help?' });
+    const user = report.messages.find((m) => m.role === 'user');
+    expect(user?.content).toMatch(/table/);
+    expect(user?.started_at).toBeTruthy();
+    expect(llm.requests.length).toBe(requestsBefore + 1);
+    const sent = llm.requests.at(-1)!;
+    expect(contentText(sent.messages[0]!)).toContain('You are a helpful assistant.');
+    expect(report.end_reason).toBe('user_hangup');
+    expect(report.latency.llm_ttft.samples).toBe(1);
+    expect(report.latency.e2e.samples).toBe(1);
+    expect(report.latency.eou_delay.samples).toBeGreaterThanOrEqual(1);
+    expect(report.latency.tts_ttfb.samples).toBeGreaterThanOrEqual(2);
+    expect(report.usage.llm_prompt_tokens).toBeGreaterThan(0);
+    expect(report.usage.tts_characters).toBeGreaterThan(0);
+    expect(report.usage.stt_seconds).toBeGreaterThan(0);
+
+    await api.waitFor((r) => r.some((x) => x.callId === 'call_turn' && x.kind === 'ended'));
+    const mine = api.reports.filter((r) => r.callId === 'call_turn');
+    expect(mine[0]!.kind).toBe('started');
+    expect(mine.some((r) => r.kind === 'transcript' && r.body.messages.length >= 1)).toBe(true);
+    const ended = mine.find((r) => r.kind === 'ended')!;
+    expect(ended.body.end_reason).toBe('user_hangup');
+    expect(ended.body.latency).toEqual(report.latency);
+    const seqs = mine.map((r) => r.body.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(api.unauthorized).toBe(0);
+  }, 60_000);
+
+  it('stops speaking when the caller interrupts', async () => {
+    llm.setResponder(() => ({ text: 'Sure.' }));
+    const config = baseConfig({
+      call: { id: 'call_interrupt' },
+      agent: {
+        interruption_sensitivity: 0.8,
+        first_message:
+          'Welcome to the reservation line. We are open every day from noon until late in the evening, and we can seat groups of up to twelve people at a time.',
+      },
+    });
+    const h = await startCall(config, { llmUrl: llm.url });
+    await waitUntil(() => agentSegments(h) >= 1, 20_000, 'first message');
+    await new Promise((r) => setTimeout(r, 1200));
+    await h.line.say(await synthesize('Wait, stop, I have a question'));
+    await waitUntil(() => h.out.interruptions >= 1, 20_000, 'interruption');
+    await waitUntil(() => h.call.messages().some((m) => m.role === 'agent' && m.interrupted), 20_000, 'interrupted message');
+    const report = await finish(h);
+    const first = report.messages.find((m) => m.role === 'agent')!;
+    expect(first.interrupted).toBe(true);
+  }, 60_000);
+
+  it('hangs up after saying an end-call phrase (agent_hangup)', async () => {
+    llm.setResponder(() => ({ text: 'Thank you for calling. Goodbye!' }));
+    const config = baseConfig({ call: { id: 'call_bye' }, agent: { end_call_phrases: ['goodbye'] } });
+    const h = await startCall(config, { llmUrl: llm.url });
+    await userSays(h, 'That is all, thank you');
+    const report = await h.call.ended;
+    await h.line.close();
+    expect(report.end_reason).toBe('agent_hangup');
+    expect(report.messages.at(-1)).toMatchObject({ role: 'agent', content: 'Thank you for calling. Goodbye!' });
+  }, 60_000);
+
+  it('ends a silent call with silence_timeout', async () => {
+    const h = await startCall(baseConfig({ call: { id: 'call_silent' }, agent: { silence_timeout_seconds: 2, first_message: 'Hi.' } }), { llmUrl: llm.url });
+    const report = await h.call.ended;
+    await h.line.close();
+    expect(report.end_reason).toBe('silence_timeout');
+  }, 60_000);
+
+  it('ends a call that runs too long with max_duration', async () => {
+    const h = await startCall(
+      baseConfig({ call: { id: 'call_long' }, agent: { max_duration_seconds: 2, first_message: 'This greeting is a little longer than the whole call is allowed to last, on purpose.' } }),
+      { llmUrl: llm.url },
+    );
+    const report = await h.call.ended;
+    await h.line.close();
+    expect(report.end_reason).toBe('max_duration');
+    expect(report.duration_seconds).toBeGreaterThanOrEqual(1.9);
+  }, 60_000);
+
+  it('leaves the voicemail message on an answering machine and ends with voicemail', async () => {
+    const config = baseConfig({
+      call: { id: 'call_vm', type: 'outbound', direction: 'outbound', variables: { name: 'Sam' } },
+      agent: { voicemail_detection: true, voicemail_message: 'Hi {{name}}, please call us back.', first_message: 'Hello, is this Sam?' },
+    });
+    const h = await startCall(config, { llmUrl: llm.url, extra: { outboundGreetingWaitMs: 15_000 } });
+    const requestsBefore = llm.requests.length;
+    void h.line.say(await synthesize('Hi, you have reached Sam. I am not available. Please leave a message after the tone.'));
+    void h.line.say(silence(300));
+    void h.line.say(tone(1000, 600));
+    const report = await h.call.ended;
+    await h.line.close();
+    expect(report.end_reason).toBe('voicemail');
+    expect(h.call.voicemail?.verdict).toBe('machine');
+    expect(report.messages.filter((m) => m.role === 'agent').map((m) => m.content)).toEqual(['Hi Sam, please call us back.']);
+    expect(llm.requests.length).toBe(requestsBefore); // no LLM reply to a machine
+  }, 60_000);
+
+  it('greets a person on an outbound call after their first words', async () => {
+    llm.setResponder(() => ({ text: 'Great.' }));
+    const config = baseConfig({
+      call: { id: 'call_out', type: 'outbound', direction: 'outbound' },
+      agent: { voicemail_detection: true, voicemail_message: 'Please call back.', first_message: 'Hi, this is Acme calling about your order.' },
+    });
+    const h = await startCall(config, { llmUrl: llm.url, extra: { outboundGreetingWaitMs: 15_000 } });
+    const requestsBefore = llm.requests.length;
+    await userSays(h, 'Hello');
+    await waitUntil(() => h.call.messages().some((m) => m.role === 'agent'), 20_000, 'greeting');
+    const report = await finish(h);
+    expect(h.call.voicemail?.verdict).toBe('human');
+    expect(report.messages.find((m) => m.role === 'agent')?.content).toBe('Hi, this is Acme calling about your order.');
+    expect(llm.requests.length).toBe(requestsBefore);
+  }, 60_000);
+
+  it('calls function tools (signed), and survives their timeout and error', async () => {
+    const secret = 'whsec_' + Buffer.from('0123456789abcdef0123456789abcdef').toString('base64');
+    const received: { path: string; verified: boolean; body: any }[] = [];
+    const toolServer = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        let verified = false;
+        try {
+          new Webhook(secret).verify(body, req.headers as Record<string, string>);
+          verified = true;
+        } catch {
+          verified = false;
+        }
+        received.push({ path: req.url ?? '', verified, body: JSON.parse(body) });
+        if (req.url === '/weather') {
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"forecast":"sunny"}');
+        } else if (req.url === '/slow') {
+          setTimeout(() => res.writeHead(200).end('{}'), 1500);
+        } else {
+          res.writeHead(500).end('boom');
+        }
+      });
+    });
+    await new Promise<void>((r) => toolServer.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}`;
+    const fn = (name: string, path: string) => ({
+      type: 'function' as const,
+      name,
+      description: `The ${name} tool`,
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      url: `${base}${path}`,
+      method: 'POST' as const,
+      headers: { 'x-api-key': 'k1' },
+      timeout_ms: 300,
+      signing_secret: secret,
+    });
+    const order = ['get_weather', 'slow_lookup', 'broken_lookup'];
+    let turn = 0;
+    llm.setResponder((req) => {
+      const tool = pendingToolResult(req);
+      if (tool) return { text: `Tool said ${contentText(tool).slice(0, 60)}` };
+      return { toolCalls: [{ name: order[turn++ % 3]!, arguments: { city: 'Paris' } }] };
+    });
+    const config = baseConfig({ call: { id: 'call_tools' }, tools: [fn('get_weather', '/weather'), fn('slow_lookup', '/slow'), fn('broken_lookup', '/broken')] });
+    const h = await startCall(config, { llmUrl: llm.url });
+    try {
+      for (const phrase of ['What is the weather in Paris', 'Look it up please', 'Try once more']) {
+        const outputs = () => h.call.messages().filter((m) => m.tool_call).length;
+        const before = outputs();
+        await userSays(h, phrase, { waitReply: false });
+        await waitUntil(() => outputs() > before, 20_000, 'tool output');
+        await waitUntil(() => h.call.messages().at(-1)?.role === 'agent' && !h.call.messages().at(-1)?.tool_call, 20_000, 'spoken answer');
+        await new Promise((r) => setTimeout(r, 800));
+      }
+    } finally {
+      await new Promise<void>((r) => toolServer.close(() => r()));
+    }
+    const report = await finish(h);
+    const calls = report.messages.filter((m) => m.tool_call).map((m) => m.tool_call!);
+    expect(calls.map((c) => [c.name, c.is_error])).toEqual([
+      ['get_weather', false],
+      ['slow_lookup', true],
+      ['broken_lookup', true],
+    ]);
+    expect(calls[0]!.output).toContain('sunny');
+    expect(calls[1]!.output).toMatch(/did not answer in time/);
+    expect(calls[2]!.output).toMatch(/returned an error/);
+    expect(received.every((r) => r.verified)).toBe(true);
+    expect(received[0]!.body).toMatchObject({ call_id: 'call_tools', name: 'get_weather', arguments: { city: 'Paris' } });
+    // Every failure was still answered aloud.
+    expect(report.messages.filter((m) => m.role === 'agent' && m.content.startsWith('Tool said')).length).toBe(3);
+  }, 90_000);
+
+  it('retrieves knowledge before the LLM turn and puts it in the prompt', async () => {
+    api.search = (_callId, query) => ({ chunks: [{ content: 'The restaurant opens at noon on Sundays.', score: 0.9, source_id: 'src_1' }] });
+    llm.setResponder(() => ({ text: 'We open at noon.' }));
+    const config = baseConfig({ call: { id: 'call_kb' }, knowledge: { knowledge_base_ids: ['kb_1'], mode: 'retrieve' } });
+    const h = await startCall(config, { llmUrl: llm.url, api });
+    const before = llm.requests.length;
+    await userSays(h, 'When do you open on Sunday');
+    const report = await finish(h);
+    expect(api.searches.at(-1)).toMatchObject({ callId: 'call_kb', top_k: 4 });
+    expect(api.searches.at(-1)!.query.length).toBeGreaterThan(0);
+    const req = llm.requests[before]!;
+    expect(req.messages.map(contentText).join('\n')).toContain('The restaurant opens at noon on Sundays.');
+    expect(report.end_reason).toBe('user_hangup');
+  }, 60_000);
+});

@@ -1,0 +1,99 @@
+// Builds a CallSession wired to local providers and test servers, for the voice tests and benchmarks.
+import { inference, initializeLogger } from '@livekit/agents';
+import * as openai from '@livekit/agents-plugin-openai';
+import type { CallConfig } from '../../../schemas/internal.ts';
+import { InternalApiClient } from '../../../shared/internal-api.ts';
+import { createLogger } from '../../../shared/logger.ts';
+import { nullSink, type MetricsSink } from '../metrics.ts';
+import { LocalSTT } from '../providers/local-stt.ts';
+import { LocalTTS } from '../providers/local-tts.ts';
+import { CallSession, TapAudioInput, type CallSessionOptions } from './call-session.ts';
+import { CaptureAudioOutput, LineAudioInput } from '../../../test/support/voice-io.ts';
+
+export function baseConfig(overrides: { call?: Partial<CallConfig['call']>; agent?: Partial<CallConfig['agent']> } & Partial<Omit<CallConfig, 'call' | 'agent'>> = {}): CallConfig {
+  const { call, agent, ...rest } = overrides;
+  return {
+    call: { id: 'call_test', type: 'web', direction: null, to_number: null, from_number: null, variables: {}, metadata: {}, ...call },
+    agent: {
+      id: 'agent_test',
+      name: 'Test agent',
+      transcriber: { provider: 'local', model: null, language: 'en-US' },
+      tts: { provider: 'local', voice_id: null, model: 'espeak-ng' },
+      first_message: null,
+      end_call_phrases: [],
+      max_duration_seconds: 600,
+      interruption_sensitivity: 0.5,
+      silence_timeout_seconds: 60,
+      enable_recording: false,
+      language: 'en-US',
+      dynamic_variables: {},
+      voicemail_detection: false,
+      voicemail_message: null,
+      responsiveness: 1,
+      speed: 1,
+      background_sound: null,
+      emotions: false,
+      job_description: null,
+      metadata: {},
+      ...agent,
+    },
+    prompt: 'You are a helpful assistant.',
+    llm: { provider: 'openai', model: 'fake-model', base_url: null, temperature: null, max_tokens: null },
+    tools: [],
+    knowledge: { knowledge_base_ids: [], mode: 'retrieve' },
+    provider_keys: {},
+    recording: { enabled: false },
+    ...rest,
+  };
+}
+
+let vad: inference.VAD | null = null;
+let loggerReady = false;
+
+export interface Harness {
+  call: CallSession;
+  line: LineAudioInput;
+  out: CaptureAudioOutput;
+  stt: LocalSTT;
+}
+
+export async function startCall(
+  config: CallConfig,
+  opts: { llmUrl: string; api?: { url: string; token: string }; metrics?: MetricsSink; sttGrammar?: string; extra?: Partial<CallSessionOptions> } ,
+): Promise<Harness> {
+  if (!loggerReady) {
+    initializeLogger({ pretty: false, level: 'warn' });
+    loggerReady = true;
+  }
+  vad ??= new inference.VAD({ minSilenceDuration: 250 });
+  const stt = new LocalSTT({ ...(opts.sttGrammar ? { grammar: opts.sttGrammar } : {}) });
+  const tts = new LocalTTS({ model: 'espeak-ng' });
+  const llm = new openai.LLM({ model: 'fake-model', baseURL: opts.llmUrl, apiKey: 'sk-test' });
+  const apiClient = opts.api ? new InternalApiClient({ baseUrl: opts.api.url, token: opts.api.token, retry: { baseDelayMs: 20, maxDelayMs: 100 } }) : null;
+  const reporter = apiClient?.reporter(config.call.id) ?? null;
+  const line = new LineAudioInput();
+  const out = new CaptureAudioOutput();
+  const call = new CallSession({
+    config,
+    models: { stt, llm, tts, vad, turnDetection: 'vad' },
+    labels: { stt: { provider: 'local', model: 'pocketsphinx' }, llm: { provider: 'openai', model: 'fake-model' }, tts: { provider: 'local', model: 'espeak-ng' } },
+    reporter,
+    api: apiClient,
+    metrics: opts.metrics ?? nullSink,
+    logger: createLogger('test', 'warn'),
+    transcriptIntervalMs: 200,
+    ...opts.extra,
+  });
+  const input = new TapAudioInput(line.source, call.onInputFrame);
+  line.start();
+  await call.start({ audioInput: input, audioOutput: out });
+  return { call, line, out, stt };
+}
+
+export async function waitUntil(pred: () => boolean, timeoutMs = 20_000, label = 'condition'): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${label}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
