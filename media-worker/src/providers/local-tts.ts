@@ -1,18 +1,9 @@
 // Text to speech with no network: espeak-ng (streams as it synthesizes, first audio in milliseconds)
 // or festival with the HTS voice `us-slt-hts` (sounds far better, synthesizes a sentence at a time).
 // Festival spends ~0.36 s loading the voice, so a spare process is kept loaded and waiting for text.
-import {
-  type APIConnectOptions,
-  APIError,
-  AudioByteStream,
-  DEFAULT_API_CONNECT_OPTIONS,
-  shortuuid,
-  tokenize,
-  tts,
-} from '@livekit/agents';
-import type { AudioFrame } from '@livekit/rtc-node';
+import { type APIConnectOptions, AudioByteStream, tokenize, tts } from '@livekit/agents';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { runAttempts } from './chunked-attempts.ts';
+import { type PcmEngine, PcmChunkedStream, SentenceSynthesizeStream } from './pcm-streams.ts';
 import { runSynthesizer } from './speech-process.ts';
 
 export type LocalTTSModel = 'espeak-ng' | 'festival';
@@ -88,6 +79,10 @@ export class LocalTTS extends tts.TTS {
   #opts: LocalTTSOptions;
   #festival?: FestivalPool;
   #running = new Set<ChildProcessWithoutNullStreams>();
+  #engine: PcmEngine = {
+    synthesizeText: (text, signal, timeoutMs, onPcm) => this.#synthesizeText(text, signal, timeoutMs, onPcm),
+    frameStream: () => new AudioByteStream(this.sampleRate, 1, Math.round((this.sampleRate * this.#opts.frameMs) / 1000)),
+  };
   label = 'local.TTS';
 
   constructor(opts: Partial<LocalTTSOptions> = {}) {
@@ -125,12 +120,12 @@ export class LocalTTS extends tts.TTS {
     if (this.#opts.model === 'festival') this.#pool().prewarm();
   }
 
-  synthesize(text: string, connOptions?: APIConnectOptions, abortSignal?: AbortSignal): LocalChunkedStream {
-    return new LocalChunkedStream(this, text, connOptions, abortSignal);
+  synthesize(text: string, connOptions?: APIConnectOptions, abortSignal?: AbortSignal): PcmChunkedStream {
+    return new PcmChunkedStream(this, this.#engine, text, connOptions, abortSignal);
   }
 
-  stream(options?: { connOptions?: APIConnectOptions }): LocalSynthesizeStream {
-    return new LocalSynthesizeStream(this, this.#opts.sentenceTokenizer, options?.connOptions);
+  stream(options?: { connOptions?: APIConnectOptions }): SentenceSynthesizeStream {
+    return new SentenceSynthesizeStream(this, this.#engine, this.#opts.sentenceTokenizer, options?.connOptions);
   }
 
   /** Stops the spare festival process and any synthesis still running. */
@@ -145,8 +140,8 @@ export class LocalTTS extends tts.TTS {
     return [...this.#running].map((c) => c.pid).filter((pid): pid is number => pid !== undefined);
   }
 
-  /** @internal Synthesizes one piece of text, handing PCM to `onPcm` as the engine writes it. */
-  async _synthesizeText(
+  /** Synthesizes one piece of text, handing PCM to `onPcm` as the engine writes it. */
+  async #synthesizeText(
     text: string,
     signal: AbortSignal,
     timeoutMs: number,
@@ -179,11 +174,6 @@ export class LocalTTS extends tts.TTS {
       },
       onPcm,
     );
-  }
-
-  /** @internal */
-  _frameStream(): AudioByteStream {
-    return new AudioByteStream(this.sampleRate, 1, Math.round((this.sampleRate * this.#opts.frameMs) / 1000));
   }
 
   #pool(): FestivalPool {
@@ -241,130 +231,5 @@ class FestivalPool {
     child.stdin.on('error', () => {});
     child.stdin.write(this.#setup);
     return child;
-  }
-}
-
-/** Holds back the newest frame so the last one of a segment can be marked final. */
-class FrameEmitter {
-  #bytes: AudioByteStream;
-  #held?: AudioFrame;
-  #put: (frame: AudioFrame, final: boolean) => void;
-
-  constructor(bytes: AudioByteStream, put: (frame: AudioFrame, final: boolean) => void) {
-    this.#bytes = bytes;
-    this.#put = put;
-  }
-
-  write(pcm: Buffer): void {
-    for (const frame of this.#bytes.write(pcm)) this.#push(frame);
-  }
-
-  /** Emits what the byte stream still holds, keeping the last frame back. */
-  drain(): void {
-    for (const frame of this.#bytes.flush()) this.#push(frame);
-  }
-
-  /** Emits the held frame, as the segment's last (final) or not. */
-  release(final: boolean): void {
-    if (this.#held) this.#put(this.#held, final);
-    this.#held = undefined;
-  }
-
-  #push(frame: AudioFrame): void {
-    this.release(false);
-    this.#held = frame;
-  }
-}
-
-export class LocalChunkedStream extends tts.ChunkedStream {
-  label = 'local.ChunkedStream';
-  #tts: LocalTTS;
-  #connOptions: APIConnectOptions;
-
-  constructor(tts: LocalTTS, text: string, connOptions?: APIConnectOptions, abortSignal?: AbortSignal) {
-    super(text, tts, connOptions, abortSignal);
-    this.#tts = tts;
-    this.#connOptions = connOptions ?? DEFAULT_API_CONNECT_OPTIONS;
-  }
-
-  protected async run(): Promise<void> {
-    const requestId = shortuuid();
-    const queue = this.queue;
-    let sent = false;
-    const frames = new FrameEmitter(this.#tts._frameStream(), (frame, final) => {
-      sent = true;
-      if (!queue.closed) queue.put({ requestId, segmentId: requestId, frame, final });
-    });
-    try {
-      await runAttempts(
-        this.#tts,
-        this.#connOptions,
-        this.abortSignal,
-        async () => {
-          await this.#tts._synthesizeText(this.inputText, this.abortSignal, this.#connOptions.timeoutMs, (pcm) =>
-            frames.write(pcm),
-          );
-          frames.drain();
-          frames.release(true);
-        },
-        () => sent,
-      );
-    } finally {
-      queue.close();
-    }
-  }
-}
-
-export class LocalSynthesizeStream extends tts.SynthesizeStream {
-  label = 'local.SynthesizeStream';
-  #tts: LocalTTS;
-  #tokenizer: tokenize.SentenceTokenizer;
-
-  constructor(tts: LocalTTS, tokenizer: tokenize.SentenceTokenizer, connOptions?: APIConnectOptions) {
-    super(tts, connOptions);
-    this.#tts = tts;
-    this.#tokenizer = tokenizer;
-  }
-
-  protected async run(): Promise<void> {
-    const requestId = shortuuid();
-    const sentences = this.#tokenizer.stream();
-    let segmentId = '';
-    const frames = new FrameEmitter(this.#tts._frameStream(), (frame, final) => {
-      if (!this.queue.closed) this.queue.put({ requestId, segmentId, frame, final });
-    });
-
-    const forwardInput = async () => {
-      for await (const input of this.input) {
-        if (this.abortSignal.aborted) break;
-        if (input === LocalSynthesizeStream.FLUSH_SENTINEL) sentences.flush();
-        else sentences.pushText(input);
-      }
-      sentences.endInput();
-    };
-
-    const synthesizeSentences = async () => {
-      for await (const sentence of sentences) {
-        if (this.abortSignal.aborted) break;
-        if (segmentId && sentence.segmentId !== segmentId) frames.release(true);
-        segmentId = sentence.segmentId;
-        this.markStarted();
-        await this.#tts._synthesizeText(sentence.token, this.abortSignal, this.connOptions.timeoutMs, (pcm) =>
-          frames.write(pcm),
-        );
-        frames.drain();
-      }
-      frames.release(true);
-      if (!this.queue.closed) this.queue.put(tts.SynthesizeStream.END_OF_STREAM);
-    };
-
-    try {
-      await Promise.all([forwardInput(), synthesizeSentences()]);
-    } catch (error) {
-      if (this.abortSignal.aborted) return;
-      throw error instanceof APIError ? error : new APIError(`local TTS failed: ${(error as Error).message}`, { retryable: false });
-    } finally {
-      sentences.close();
-    }
   }
 }
