@@ -1,5 +1,5 @@
 import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, Uuid, ListEnvelope, Pagination, type Static } from './common.ts';
-import { Tts, Transcriber } from './internal.ts';
+import { TtsInput, TranscriberInput } from './agents.ts';
 
 export const CALL_STATUSES = ['queued', 'initiated', 'in_progress', 'completed', 'failed'] as const;
 export const CALL_TYPES = ['web', 'outbound', 'inbound'] as const;
@@ -55,8 +55,9 @@ export const Call = Type.Object(
       { title: 'CallAnalysis' },
     ),
     metadata: Metadata(),
-    latency: Nullable(
-      Type.Object({ llm_ttft: LatencyStat, tts_ttfb: LatencyStat, eou_delay: LatencyStat, e2e: Type.Optional(LatencyStat) }, { title: 'CallLatencySummary' }),
+    latency: Type.Object(
+      { llm_ttft: LatencyStat, tts_ttfb: LatencyStat, eou_delay: LatencyStat, e2e: Type.Optional(LatencyStat) },
+      { title: 'CallLatencySummary', description: 'Per-turn latency of the call; every figure is 0 with samples 0 until the call ends' },
     ),
     credits_used: Nullable(Type.Number({ description: 'duration_seconds / 60' })),
     cost_cents: Nullable(Type.Integer()),
@@ -108,8 +109,8 @@ export const CallList = ListEnvelope(Call, 'Call');
 export const CallOverrides = Strict(
   {
     first_message: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
-    tts: Type.Optional(Tts),
-    transcriber: Type.Optional(Transcriber),
+    tts: Type.Optional(TtsInput),
+    transcriber: Type.Optional(TranscriberInput),
     language: Type.Optional(Type.String({ minLength: 2, maxLength: 35 })),
     max_duration_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 14400 })),
     silence_timeout_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 3600 })),

@@ -32,7 +32,7 @@ export const Metadata = (opts: { description?: string } = {}) =>
 export const Pagination = (limit: { default: number; maximum: number }) =>
   Type.Object({
     limit: Type.Integer({ minimum: 1, maximum: limit.maximum, default: limit.default }),
-    offset: Type.Integer({ minimum: 0, default: 0 }),
+    offset: Type.Integer({ minimum: 0, maximum: 2147483647, default: 0 }),
   });
 
 /** The spec's paginated list envelope. */

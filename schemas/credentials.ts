@@ -68,7 +68,7 @@ export const CredentialList = Type.Object(
 export const CredentialListQuery = Type.Object(
   {
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-    offset: Type.Integer({ minimum: 0, default: 0 }),
+    offset: Type.Integer({ minimum: 0, maximum: 2147483647, default: 0 }),
     provider: Type.Optional(StringEnum(CredentialProviders, { description: 'Only credentials of this provider' })),
   },
   { additionalProperties: false },

@@ -31,8 +31,9 @@ export async function readBody(ctx: Context, limit: string): Promise<unknown> {
     throw new HttpError(400, 'bad_request', 'Could not read the request body');
   }
   if (raw.trim() === '') return {};
+  let parsed: unknown;
   try {
-    return JSON.parse(raw);
+    parsed = JSON.parse(raw);
   } catch (err) {
     const message = (err as Error).message;
     const pos = /position (\d+)/.exec(message);
@@ -46,4 +47,28 @@ export async function readBody(ctx: Context, limit: string): Promise<unknown> {
       },
     ]);
   }
+  const depth = maxDepth(parsed, MAX_DEPTH + 1);
+  if (depth > MAX_DEPTH) {
+    throw new ValidationFailure([
+      { type: 'json_too_deep', loc: ['body'], msg: `JSON nests deeper than ${MAX_DEPTH} levels`, ctx: { max_depth: MAX_DEPTH } },
+    ]);
+  }
+  return parsed;
+}
+
+/** Deep enough for any real payload; deeper input only exercises stacks (ours and PostgreSQL's). */
+export const MAX_DEPTH = 32;
+
+/** Nesting depth of a JSON value, counting stops once `cap` is reached (iterative: no recursion on input). */
+function maxDepth(value: unknown, cap: number): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d > deepest) deepest = d;
+    if (deepest >= cap) return deepest;
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return deepest;
 }

@@ -62,6 +62,6 @@ export async function notFoundFallback(ctx: Context, next: Next) {
     ctx.status = 404;
     ctx.body = { detail: 'Route not found', type: 'not_found', request_id: ctx.state.requestId };
   } else if (ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) {
-    ctx.body = { detail: 'Method not allowed', type: 'bad_request', request_id: ctx.state.requestId };
+    ctx.body = { detail: 'Method not allowed', type: 'method_not_allowed', request_id: ctx.state.requestId };
   }
 }

@@ -3,8 +3,8 @@ import type { Context } from 'koa';
 import Router from '@koa/router';
 import type { Auth } from '../auth/service.ts';
 import type { Services } from '../services.ts';
-import { forbidden } from './errors.ts';
-import { check, compile, type Source } from './validation.ts';
+import { forbidden, ValidationFailure } from './errors.ts';
+import { compile, problems, type Source } from './validation.ts';
 import { writeAudit } from '../modules/audit-events/queries.ts';
 import { isReply, type AuditInput, type Db, type RouteDef } from './route.ts';
 import { originAllowed } from '../auth/origins.ts';
@@ -30,16 +30,25 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         services.rateLimiter.take(auth.actorId);
       }
 
+      // Path, query and body are all checked before answering, so one 422 lists every problem.
       const params = { ...(ctx.params as Record<string, string>) };
-      if (validators.path) check(validators.path, params, 'path');
       const query = { ...(ctx.query as Record<string, unknown>) };
-      if (validators.query) check(validators.query, query, 'query');
-      // Routes without query parameters ignore stray ones (cache-busters added by browsers and proxies).
+      const found = [
+        ...(validators.path ? problems(validators.path, params, 'path') : []),
+        // Routes without query parameters ignore stray ones (cache-busters added by browsers and proxies).
+        ...(validators.query ? problems(validators.query, query, 'query') : []),
+      ];
       let body: unknown = {};
       if (def.body && def.bodyType !== 'multipart') {
-        body = await readBody(ctx, services.config.BODY_LIMIT);
-        check(validators.body!, body, 'body');
+        try {
+          body = await readBody(ctx, services.config.BODY_LIMIT);
+          found.push(...problems(validators.body!, body, 'body'));
+        } catch (err) {
+          if (!(err instanceof ValidationFailure)) throw err;
+          found.push(...err.detail);
+        }
       }
+      if (found.length) throw new ValidationFailure(found);
 
       const run = async (db: Db) => {
         const audit = async (ev: AuditInput) => {

@@ -99,6 +99,8 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string } = 
     if (auth !== 'none') errorRefs.push('Unauthorized', 'RateLimited');
     if (auth === 'secret') errorRefs.push('Forbidden');
     if (r.params) errorRefs.push('NotFound');
+    // A change to an existing resource can conflict with its state (in use, revoked, ended...).
+    if (r.params && r.method !== 'get' && auth !== 'none') errorRefs.push('Conflict');
     if (r.body) errorRefs.push('PayloadTooLarge');
     errorRefs.push('InternalError');
     for (const name of errorRefs) {

@@ -120,7 +120,53 @@ describe('422 validation errors', () => {
   });
 });
 
+describe('input PostgreSQL cannot hold, and hostile shapes', () => {
+  it('rejects NUL characters and unpaired surrogates in bodies and queries with 422', async () => {
+    const nul = await tp.request('post', '/v1/api-keys', { key, rawBody: '{"name":"a\\u0000b"}', headers: { 'content-type': 'application/json' } });
+    expect(nul.status).toBe(422);
+    expect(nul.body).toEqual({
+      detail: [{ type: 'string_invalid_characters', loc: ['body', 'name'], msg: 'String must not contain NUL characters or unpaired surrogates' }],
+    });
+    const surrogate = await tp.request('post', '/v1/api-keys', { key, rawBody: '{"name":"\\ud800"}', headers: { 'content-type': 'application/json' } });
+    expect(surrogate.status).toBe(422);
+    expect(surrogate.body.detail[0].type).toBe('string_invalid_characters');
+    const q = await tp.request('get', '/v1/audit-events?resource_type=a%00b', { key });
+    expect(q.status).toBe(422);
+    expect(q.body.detail[0]).toMatchObject({ type: 'string_invalid_characters', loc: ['query', 'resource_type'] });
+  });
+
+  it('rejects JSON nested deeper than 32 levels without echoing it', async () => {
+    const deep = '{"name":"x","expires_at":' + '['.repeat(100) + ']'.repeat(100) + '}';
+    const res = await tp.request('post', '/v1/api-keys', { key, rawBody: deep, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ detail: [{ type: 'json_too_deep', loc: ['body'], msg: 'JSON nests deeper than 32 levels', ctx: { max_depth: 32 } }] });
+  });
+
+  it('bounds offset so the database never sees an out-of-range value', async () => {
+    const res = await tp.request('get', '/v1/audit-events?offset=99999999999999999999', { key });
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0]).toMatchObject({ type: 'less_than_equal', loc: ['query', 'offset'] });
+    const ok = await tp.request('get', '/v1/audit-events?offset=2147483647', { key });
+    expect(ok.status).toBe(200);
+    expect(ok.body.items).toEqual([]);
+  });
+
+  it('reports path, query and body problems together', async () => {
+    const res = await tp.request('delete', '/v1/api-keys/nope', { key });
+    expect(res.body.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([['path', 'api_key_id']]);
+    const both = await tp.request('get', '/v1/audit-events?limit=0&since=x', { key });
+    expect(both.body.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([['query', 'limit'], ['query', 'since']]);
+  });
+});
+
 describe('other errors', () => {
+  it('a wrong method is 405 with the error body and Allow', async () => {
+    const res = await tp.request('put', '/v1/api-keys', { key });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toContain('GET');
+    expect(res.body).toEqual({ detail: 'Method not allowed', type: 'method_not_allowed', request_id: res.headers.get('x-request-id') });
+  });
+
   it('unknown routes are 404 with the error body', async () => {
     const res = await tp.request('get', '/v1/nope', { key });
     expect(res.status).toBe(404);

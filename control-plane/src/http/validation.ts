@@ -41,10 +41,51 @@ export function compile(schema: TSchema, source: Source): ValidateFunction {
   return (source === 'body' ? bodyAjv : queryAjv).compile(schema);
 }
 
-/** Validates in place (defaults are applied to `value`), or throws a ValidationFailure. */
+/** Validates in place (defaults are applied to `value`); returns the 422 items (empty when valid). */
+export function problems(validate: ValidateFunction, value: unknown, source: Source): ValidationErrorItem[] {
+  const unsafe = unsafeStrings(value, source);
+  if (unsafe.length) return unsafe;
+  if (validate(value)) return [];
+  return toDetail(validate.errors ?? [], source, value);
+}
+
+/** Validates in place, or throws a ValidationFailure. */
 export function check(validate: ValidateFunction, value: unknown, source: Source): void {
-  if (validate(value)) return;
-  throw new ValidationFailure(toDetail(validate.errors ?? [], source, value));
+  const found = problems(validate, value, source);
+  if (found.length) throw new ValidationFailure(found);
+}
+
+/**
+ * Strings PostgreSQL cannot store: NUL characters (text and jsonb refuse them) and unpaired UTF-16
+ * surrogates (not valid UTF-8). Rejected up front as 422, in keys as well as values.
+ */
+function unsafeStrings(value: unknown, source: Source): ValidationErrorItem[] {
+  const out: ValidationErrorItem[] = [];
+  const bad = (s: string) => s.includes('\u0000') || !s.isWellFormed();
+  const stack: [unknown, (string | number)[]][] = [[value, []]];
+  while (stack.length && out.length < 20) {
+    const [v, loc] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (bad(v)) out.push({ type: 'string_invalid_characters', loc: [source, ...loc], msg: 'String must not contain NUL characters or unpaired surrogates' });
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        const key: string | number = Array.isArray(v) ? Number(k) : k;
+        if (typeof key === 'string' && bad(key)) {
+          out.push({ type: 'string_invalid_characters', loc: [source, ...loc], msg: 'Keys must not contain NUL characters or unpaired surrogates' });
+          continue;
+        }
+        stack.push([child, [...loc, key]]);
+      }
+    }
+  }
+  return out;
+}
+
+/** Echoing a huge value back would make the error larger than the request; drop `input` past 2 KB. */
+function capped(input: unknown): unknown {
+  if (input === null || typeof input !== 'object') return typeof input === 'string' && input.length > 2048 ? input.slice(0, 2048) : input;
+  const text = JSON.stringify(input);
+  return text.length > 2048 ? undefined : input;
 }
 
 const TYPE_NAMES: Record<string, [string, string]> = {
@@ -175,6 +216,7 @@ export function toDetail(errors: ErrorObject[], source: Source, root: unknown): 
       default:
         item = { type: 'value_error', loc: [source, ...base], msg: e.message ?? 'Invalid value', input };
     }
+    item.input = capped(item.input);
     if (item.input === undefined) delete item.input;
     const key = JSON.stringify([item.loc, item.type]);
     if (seen.has(key)) continue;

@@ -98,7 +98,12 @@ describe('POST /v1/calls/web', () => {
     expect(bad.body).toEqual({ detail: [{ type: 'uuid_parsing', loc: ['body', 'agent_id'], msg: 'Input should be a valid UUID', input: 'nope' }] });
     const unknown = await startWebCall(org, { agent_id: '00000000-0000-4000-8000-000000000000' });
     expect(unknown.status).toBe(422);
-    expect(unknown.body.detail[0]).toMatchObject({ loc: ['body', 'agent_id'], type: 'not_found' });
+    expect(unknown.body).toEqual({
+      detail: [{ loc: ['body', 'agent_id'], type: 'reference_not_found', msg: 'No agent with this id in your organisation', input: '00000000-0000-4000-8000-000000000000' }],
+    });
+    const voice = await startWebCall(org, { overrides: { tts: { provider: 'openai', voice_id: 'no-such-voice' } } });
+    expect(voice.status).toBe(422);
+    expect(voice.body.detail[0].loc).toEqual(['body', 'overrides', 'tts', 'voice_id']);
     const over = await startWebCall(org, { overrides: { max_duration_seconds: 0, colour: 'red' } });
     expect(over.status).toBe(422);
     expect(over.body.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual(
@@ -110,7 +115,7 @@ describe('POST /v1/calls/web', () => {
     const other = await tp.createOrg();
     const res = await startWebCall(other);
     expect(res.status).toBe(422);
-    expect(res.body.detail[0].type).toBe('not_found');
+    expect(res.body.detail[0].type).toBe('reference_not_found');
   });
 });
 
@@ -131,7 +136,8 @@ describe('the call lifecycle through the internal API', () => {
     expect((await internal('post', `/calls/${id}/started`, { seq: 1, started_at: new Date().toISOString() })).body).toEqual({ ok: true, duplicate: false });
     expect((await internal('post', `/calls/${id}/started`, { seq: 1, started_at: new Date().toISOString() })).body).toEqual({ ok: true, duplicate: true });
     let call = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
-    expect(call).toMatchObject({ status: 'in_progress', messages: null, latency: null });
+    const none = { avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, samples: 0 };
+    expect(call).toMatchObject({ status: 'in_progress', messages: null, latency: { llm_ttft: none, tts_ttfb: none, eou_delay: none } });
 
     const partial = [{ role: 'agent', content: 'Hi Ada, Ava here.' }];
     expect((await internal('post', `/calls/${id}/transcript`, { seq: 2, messages: partial })).status).toBe(200);

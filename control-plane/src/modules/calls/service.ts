@@ -3,7 +3,10 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.ts';
 import type { Auth } from '../../auth/service.ts';
 import type { Db } from '../../http/route.ts';
-import { conflict, forbidden, HttpError, invalidField, notFound, tooManyRequests } from '../../http/errors.ts';
+import { conflict, forbidden, HttpError, notFound, tooManyRequests, ValidationFailure } from '../../http/errors.ts';
+import { referenceError } from '../../http/references.ts';
+import { resolveTranscriber, resolveTts } from '../agents/service.ts';
+import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import type { CallConfig, ToolConfig } from '../../../../schemas/internal.ts';
 import type { CallOverrides } from '../../../../schemas/calls.ts';
@@ -18,10 +21,13 @@ import { recordingUrl } from './storage/index.ts';
 
 export const roomNameFor = (callId: string) => `call-${callId}`;
 
+const NO_SAMPLES = Object.freeze({ avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, samples: 0 });
+
 /** The spec's Call resource. `recording_url` is minted afresh on each call (signed or presigned, 4 hours). */
 export async function callView(services: Services, row: CallRow) {
   const messages = row.messages ?? null;
   const ended = isFinal(row.status);
+  const stored = ended ? (row.latency as Record<string, unknown> | null) : null;
   return {
     id: row.id,
     agent_id: row.agent_id,
@@ -46,7 +52,12 @@ export async function callView(services: Services, row: CallRow) {
     ai_summary: row.ai_summary,
     analysis: { outcome: row.outcome, summary: row.analysis_summary, status: row.analysis_status, error: row.analysis_error },
     metadata: row.metadata,
-    latency: ended ? (row.latency ?? null) : null,
+    latency: {
+      llm_ttft: stored?.llm_ttft ?? NO_SAMPLES,
+      tts_ttfb: stored?.tts_ttfb ?? NO_SAMPLES,
+      eou_delay: stored?.eou_delay ?? NO_SAMPLES,
+      ...(stored?.e2e ? { e2e: stored.e2e } : {}),
+    },
     credits_used: row.duration_seconds === null ? null : row.duration_seconds / 60,
     cost_cents: row.cost_cents,
     created_at: row.created_at,
@@ -105,11 +116,12 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
   if (auth.publishable?.agentIds && !auth.publishable.agentIds.includes(input.agent_id)) {
     throw forbidden('This publishable key may not start calls with this agent');
   }
+  const overrides = resolveOverrides(input.overrides);
   const id = randomUUID();
   const room = roomNameFor(id);
   const call = await sql.begin(async (tx) => {
     const agent = await liveAgent(tx, auth.orgId, input.agent_id);
-    if (!agent) throw invalidField(['body', 'agent_id'], 'Agent not found', 'not_found', input.agent_id);
+    if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
     if (!(await reserveDailyCall(tx, auth.orgId))) {
       const [org] = await tx<{ max_calls_per_day: number }[]>`select max_calls_per_day from orgs where id = ${auth.orgId}`;
       throw tooManyRequests(`Daily call limit of ${org!.max_calls_per_day} reached; it resets at 00:00 UTC`, secondsToUtcMidnight(), {
@@ -127,7 +139,7 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
       room_name: room,
       variables: input.variables ?? {},
       metadata: input.metadata ?? {},
-      overrides: (input.overrides ?? {}) as Record<string, unknown>,
+      overrides,
       webhook_url: null,
     });
     await writeAudit(tx, {
@@ -207,6 +219,29 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
     });
   }
   return row;
+}
+
+/**
+ * Checks the voice and transcriber of the overrides against the catalogue, as for an agent, and fills their
+ * defaults; the other override fields were validated by the schema.
+ */
+function resolveOverrides(o: CallOverrides | undefined): Record<string, unknown> {
+  if (!o) return {};
+  const problems: ValidationErrorItem[] = [];
+  const out: Record<string, unknown> = { ...o };
+  const at = (p: ValidationErrorItem): ValidationErrorItem => ({ ...p, loc: ['body', 'overrides', ...p.loc.slice(1)] });
+  if (o.tts) {
+    const found: ValidationErrorItem[] = [];
+    out.tts = resolveTts(o.tts, found);
+    problems.push(...found.map(at));
+  }
+  if (o.transcriber) {
+    const found: ValidationErrorItem[] = [];
+    out.transcriber = resolveTranscriber(o.transcriber, o.language ?? o.transcriber.language ?? 'en-US', found);
+    problems.push(...found.map(at));
+  }
+  if (problems.length) throw new ValidationFailure(problems);
+  return out;
 }
 
 /** Applies a web call's overrides over its agent (only the fields CallOverrides allows). */
