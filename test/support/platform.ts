@@ -83,9 +83,18 @@ export async function startTestPlatform(overrides: Partial<Config> = {}): Promis
   return tp;
 }
 
+// Platforms started with usePlatform() in this file. The afterAll below is registered when this module is
+// imported (during the test file's collection), so it runs even when usePlatform() itself is called inside a
+// beforeAll, where vitest would silently drop an afterAll registered there.
+const live = new Set<TestPlatform>();
+afterAll(async () => {
+  for (const tp of [...live].reverse()) await tp.close();
+  live.clear();
+});
+
 /** Starts a platform for the current file and closes it after the file's tests. */
 export async function usePlatform(overrides: Partial<Config> = {}): Promise<TestPlatform> {
   const tp = await startTestPlatform(overrides);
-  afterAll(() => tp.close());
+  live.add(tp);
   return tp;
 }

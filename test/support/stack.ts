@@ -63,12 +63,17 @@ export async function startStack(opts: TestStackOptions = {}): Promise<TestStack
   };
 }
 
-/**
- * Starts a stack for the current file and stops it after the file's tests. Call it at the top level of the
- * file (or in a describe block), not inside beforeAll: an afterAll registered from inside a hook never runs.
- */
+// Stacks started with useStack() in this file, stopped by an afterAll registered when this module is imported
+// (an afterAll registered from inside a beforeAll would never run).
+const live = new Set<TestStack>();
+afterAll(async () => {
+  for (const s of [...live].reverse()) await s.stop();
+  live.clear();
+});
+
+/** Starts a stack for the current file and stops it after the file's tests (call it anywhere, beforeAll too). */
 export async function useStack(opts: TestStackOptions = {}): Promise<TestStack> {
   const stack = await startStack(opts);
-  afterAll(() => stack.stop());
+  live.add(stack);
   return stack;
 }

@@ -36,7 +36,7 @@ async function startWebCall(o = org, body: Record<string, unknown> = {}) {
 }
 
 async function eventsOf(callId: string): Promise<string[]> {
-  const rows = await tp.sql`select type from events where call_id = ${callId} order by created_at, id`;
+  const rows = await tp.sql`select type from events where call_id = ${callId} order by seq`;
   return rows.map((r) => r.type as string);
 }
 
