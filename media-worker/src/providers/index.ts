@@ -1,0 +1,224 @@
+// Picks the STT, TTS and LLM of a call from its configuration. Keys: the org's own provider key when the
+// control plane sent one, otherwise the platform's (the worker's environment). Base URLs can be moved with
+// environment variables (self-hosted gateways, test doubles). See docs/decisions.md, "Providers".
+import type { llm, stt, tts } from '@livekit/agents';
+import * as deepgram from '@livekit/agents-plugin-deepgram';
+import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
+import * as google from '@livekit/agents-plugin-google';
+import * as openai from '@livekit/agents-plugin-openai';
+import type { LlmSettings, ProviderKeys, Transcriber, Tts } from '../../../schemas/internal.ts';
+import { AnthropicLLM } from './anthropic-llm.ts';
+import { CartesiaTTS } from './cartesia-tts.ts';
+import { LlamaLLM } from './llama-llm.ts';
+import { LocalSTT } from './local-stt.ts';
+import { LocalTTS, type LocalTTSModel } from './local-tts.ts';
+
+export { AnthropicLLM, CartesiaTTS, LlamaLLM, LocalSTT, LocalTTS };
+
+type Env = Record<string, string | undefined>;
+
+/** Transcriber settings; `provider` is a string so that configurations from newer control planes still type. */
+export type TranscriberConfig = Omit<Transcriber, 'provider'> & { provider: string };
+export type TtsConfig = Omit<Tts, 'provider'> & { provider: string };
+export type LlmConfig = Omit<LlmSettings, 'provider'> & { provider: string };
+
+/** Agent behaviour that reaches the TTS. */
+export interface VoiceOptions {
+  /** Speaking rate, 1 = normal (the agent's `speed`). */
+  speed?: number;
+  /** The agent's `emotions`: expressive delivery where the provider has a control for it. */
+  emotions?: boolean;
+  /** The agent's language (BCP-47), for providers that take one. */
+  language?: string;
+}
+
+export class ProviderConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProviderConfigError';
+  }
+}
+
+/** The platform's environment variable(s) for each provider key, first match wins. */
+export const PLATFORM_KEY_ENV: Record<keyof ProviderKeys, string[]> = {
+  openai: ['OPENAI_API_KEY'],
+  anthropic: ['ANTHROPIC_API_KEY'],
+  gemini: ['GOOGLE_API_KEY', 'GEMINI_API_KEY'],
+  deepgram: ['DEEPGRAM_API_KEY'],
+  elevenlabs: ['ELEVEN_API_KEY', 'ELEVENLABS_API_KEY'],
+  cartesia: ['CARTESIA_API_KEY'],
+};
+
+/** The org's key, else the platform's; throws when neither exists. */
+export function resolveKey(provider: keyof ProviderKeys, keys: ProviderKeys, env: Env = process.env): string {
+  const own = keys[provider];
+  if (own) return own;
+  for (const name of PLATFORM_KEY_ENV[provider]) {
+    const value = env[name];
+    if (value) return value;
+  }
+  throw new ProviderConfigError(
+    `no ${provider} key: add the org's ${provider} credential or set ${PLATFORM_KEY_ENV[provider].join(' or ')} on the worker`,
+  );
+}
+
+/** The part of a BCP-47 tag before the region ('en-US' -> 'en'). */
+const baseLanguage = (language: string) => language.split(/[-_]/)[0]!.toLowerCase();
+
+/** Spreads `value` when it is an object: `...optional(x && {key: x})` leaves `key` out when `x` is empty. */
+const optional = <T extends object>(value: T | undefined | null | false | '' | 0): Partial<T> => value || {};
+
+export function createSTT(transcriber: TranscriberConfig, keys: ProviderKeys, env: Env = process.env): stt.STT {
+  const language = transcriber.language ?? 'en-US';
+  switch (transcriber.provider) {
+    case 'deepgram':
+      return new deepgram.STT({
+        apiKey: resolveKey('deepgram', keys, env),
+        model: transcriber.model ?? 'nova-3',
+        language,
+        ...optional(env.DEEPGRAM_BASE_URL && { baseUrl: env.DEEPGRAM_BASE_URL.replace(/^http/, 'ws') }),
+      });
+    case 'openai':
+      return new openai.STT({
+        apiKey: resolveKey('openai', keys, env),
+        language: baseLanguage(language),
+        ...optional(transcriber.model && { model: transcriber.model }),
+        ...optional(env.OPENAI_BASE_URL && { baseURL: env.OPENAI_BASE_URL }),
+      });
+    case 'local':
+      return new LocalSTT({ language });
+    default:
+      throw new ProviderConfigError(`unknown transcriber provider: ${transcriber.provider}`);
+  }
+}
+
+/** ElevenLabs accepts speeds from 0.7 to 1.2. */
+const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
+
+export function createTTS(config: TtsConfig, keys: ProviderKeys, voice: VoiceOptions = {}, env: Env = process.env): tts.TTS {
+  const speed = voice.speed ?? 1;
+  switch (config.provider) {
+    case 'openai': {
+      const model = config.model ?? (voice.emotions ? 'gpt-4o-mini-tts' : 'tts-1');
+      return new openai.TTS({
+        apiKey: resolveKey('openai', keys, env),
+        model,
+        voice: (config.voice_id ?? 'alloy') as openai.TTSOptions['voice'],
+        speed: clamp(speed, 0.25, 4),
+        // Only the gpt-4o TTS models follow instructions; tts-1 ignores them.
+        ...optional(voice.emotions && model.startsWith('gpt-4o') && { instructions: EXPRESSIVE_INSTRUCTIONS }),
+        ...optional(env.OPENAI_BASE_URL && { baseURL: env.OPENAI_BASE_URL }),
+      });
+    }
+    case 'deepgram':
+      return new deepgram.TTS({
+        apiKey: resolveKey('deepgram', keys, env),
+        // Deepgram names voices as models (aura-2-thalia-en).
+        model: config.voice_id ?? config.model ?? 'aura-2-andromeda-en',
+        ...optional(speed !== 1 && { speed: clamp(speed, 0.7, 1.5) }),
+        ...optional(env.DEEPGRAM_BASE_URL && { baseUrl: env.DEEPGRAM_BASE_URL }),
+      });
+    case 'elevenlabs':
+      return new elevenlabs.TTS({
+        apiKey: resolveKey('elevenlabs', keys, env),
+        ...optional(config.voice_id && { voiceId: config.voice_id }),
+        ...optional(config.model && { model: config.model }),
+        ...optional(voice.language && { language: baseLanguage(voice.language) }),
+        ...optional(
+          (speed !== 1 || voice.emotions) && {
+            voiceSettings: {
+              // Lower stability and some style exaggeration make delivery follow the text's emotion.
+              stability: voice.emotions ? 0.35 : 0.5,
+              similarity_boost: 0.75,
+              ...(voice.emotions ? { style: 0.4 } : {}),
+              speed: clamp(speed, 0.7, 1.2),
+            },
+          },
+        ),
+        ...optional(env.ELEVENLABS_BASE_URL && { baseURL: env.ELEVENLABS_BASE_URL }),
+      });
+    case 'cartesia':
+      return new CartesiaTTS({
+        apiKey: resolveKey('cartesia', keys, env),
+        ...optional(config.voice_id && { voice: config.voice_id }),
+        ...optional(config.model && { model: config.model }),
+        ...optional(voice.language && { language: baseLanguage(voice.language) }),
+        speed,
+        ...optional(voice.emotions && { emotion: ['positivity'] }),
+        ...optional(env.CARTESIA_BASE_URL && { baseURL: env.CARTESIA_BASE_URL }),
+      });
+    case 'local':
+      return new LocalTTS({
+        model: (config.model ?? 'espeak-ng') as LocalTTSModel,
+        ...optional(config.voice_id && { voice: config.voice_id }),
+        speed,
+      });
+    default:
+      throw new ProviderConfigError(`unknown TTS provider: ${config.provider}`);
+  }
+}
+
+/** What the gpt-4o TTS models are told when the agent has `emotions` on. */
+export const EXPRESSIVE_INSTRUCTIONS =
+  'Speak naturally and expressively: let your tone follow the emotion of the words (warm, excited, sorry, reassuring).';
+
+/** Placeholder key for OpenAI-compatible servers that need none (local llama.cpp, vLLM, Ollama). */
+const NO_KEY = 'not-needed';
+
+export function createLLM(config: LlmConfig, keys: ProviderKeys, env: Env = process.env): llm.LLM {
+  const common = {
+    ...optional(config.temperature !== null && config.temperature !== undefined && { temperature: config.temperature }),
+  };
+  switch (config.provider) {
+    case 'openai': {
+      const baseURL = config.base_url ?? env.OPENAI_BASE_URL;
+      // A custom base URL is any OpenAI-compatible server, which may need no key.
+      const apiKey = config.base_url ? (keys.openai ?? NO_KEY) : resolveKey('openai', keys, env);
+      return new openai.LLM({
+        apiKey,
+        model: config.model,
+        ...common,
+        ...optional(config.max_tokens && { maxCompletionTokens: config.max_tokens }),
+        ...optional(baseURL && { baseURL }),
+      });
+    }
+    case 'gemini':
+      return new google.LLM({
+        apiKey: resolveKey('gemini', keys, env),
+        model: config.model,
+        ...common,
+        ...optional(config.max_tokens && { maxOutputTokens: config.max_tokens }),
+      });
+    case 'anthropic':
+      return new AnthropicLLM({
+        apiKey: resolveKey('anthropic', keys, env),
+        model: config.model,
+        ...common,
+        ...optional(config.max_tokens && { maxTokens: config.max_tokens }),
+        ...optional((config.base_url ?? env.ANTHROPIC_BASE_URL) && { baseURL: config.base_url ?? env.ANTHROPIC_BASE_URL }),
+      });
+    case 'local': {
+      // A GGUF file on the worker wins; otherwise a local OpenAI-compatible server.
+      if (env.LLM_MODEL_PATH) {
+        return new LlamaLLM({
+          modelPath: env.LLM_MODEL_PATH,
+          ...common,
+          ...optional(config.max_tokens && { maxTokens: config.max_tokens }),
+        });
+      }
+      const baseURL = config.base_url ?? env.LOCAL_LLM_BASE_URL;
+      if (!baseURL) {
+        throw new ProviderConfigError('local LLM needs LLM_MODEL_PATH (a GGUF file) on the worker or a base_url');
+      }
+      return new openai.LLM({
+        apiKey: NO_KEY,
+        model: config.model,
+        baseURL,
+        ...common,
+        ...optional(config.max_tokens && { maxCompletionTokens: config.max_tokens }),
+      });
+    }
+    default:
+      throw new ProviderConfigError(`unknown LLM provider: ${config.provider}`);
+  }
+}
