@@ -69,21 +69,29 @@ export async function emitEvent<T extends EventName>(db: Db, e: EmitInput<T>): P
       ) as webhook_id
     ),
     routed as (
-      select w.id as webhook_id, w.id::text as target
+      select w.id as webhook_id, w.id::text as target, w.status = 'active' as active
       from webhooks w, pinned p
       where w.org_id = ${e.orgId}
         and (p.webhook_id is null or w.id = p.webhook_id)
         and (${e.type}::text = any (w.events) or '*' = any (w.events))
         and ${e.type}::text <> 'webhook.test'
       union all
-      select null::uuid, 'url:' || ${url}::text where ${url}::text is not null
+      select null::uuid, 'url:' || ${url}::text, true where ${url}::text is not null
+    ),
+    keyed as (
+      select r.*, case when ${callId}::uuid is null then null else r.target || '/' || ${callId}::text end as order_key
+      from routed r
     )
-    insert into webhook_messages (org_id, event_id, event_type, webhook_id, url, target, order_key)
-    select ${e.orgId}, ${id}, ${e.type}, r.webhook_id,
-           case when r.webhook_id is null then ${url}::text end,
-           r.target,
-           case when ${callId}::uuid is null then null else r.target || '/' || ${callId}::text end
-    from routed r
+    insert into webhook_messages (org_id, event_id, event_type, webhook_id, url, target, order_key, status, next_attempt_at)
+    select ${e.orgId}, ${id}, ${e.type}, k.webhook_id,
+           case when k.webhook_id is null then ${url}::text end,
+           k.target, k.order_key,
+           case when k.active then 'pending' else 'paused' end,
+           -- Not due before an earlier message of the call that is waiting for a retry: keeps the dispatcher's
+           -- scan of due messages free of messages that could not be sent anyway.
+           greatest(now(), (select max(p.next_attempt_at) from webhook_messages p
+                            where p.order_key = k.order_key and p.status in ('pending', 'paused')))
+    from keyed k
     returning id, order_key`;
 
   if (rows.length) {
@@ -104,5 +112,5 @@ async function coalescePartials(db: Db, fresh: { id: string; order_key: string |
     update webhook_messages m set status = 'coalesced', completed_at = now()
     from (select unnest(${keyed.map((r) => r.order_key!)}::text[]) as order_key, unnest(${keyed.map((r) => r.id)}::bigint[]) as id) f
     where m.order_key = f.order_key and m.id < f.id
-      and m.event_type = 'transcript.partial' and m.status = 'pending'`;
+      and m.event_type = 'transcript.partial' and m.status in ('pending', 'paused')`;
 }

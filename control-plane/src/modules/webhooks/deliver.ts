@@ -7,6 +7,7 @@ import { createGuardedAgent, describeRequestError, guardedRequest, type SsrfOpti
 import { ssrfOptions } from '../../net/ssrf.ts';
 import { signatureHeaders } from '../../../../shared/signing.ts';
 import { writeAudit } from '../audit-events/queries.ts';
+import type { Db } from '../../http/route.ts';
 import { isRetriableStatus, nextDelay, parseRetryAfter, parseSchedule } from './retry.ts';
 import { openWebhookSecrets, orgSigningSecrets } from './queries.ts';
 
@@ -21,6 +22,8 @@ export interface ClaimedMessage {
   event_type: string;
   webhook_id: string | null;
   target: string;
+  /** Endpoint + call: later messages with this key wait for this one. */
+  order_key: string | null;
   /** The attempt number being made (1-based). */
   attempts: number;
   body: string;
@@ -36,6 +39,8 @@ export interface AttemptOutcome {
   deliveryId: string | null;
   status: 'succeeded' | 'retrying' | 'failed';
   nextAttemptAt: Date | null;
+  /** A later message of the same call and endpoint was waiting for this one to finish. */
+  unblocks: boolean;
 }
 
 export class WebhookDeliverer {
@@ -99,26 +104,33 @@ export class WebhookDeliverer {
     const outcome: AttemptOutcome['status'] = ok ? 'succeeded' : delay === null ? 'failed' : 'retrying';
     const nextAttemptAt = delay === null ? null : new Date(completedAt.getTime() + delay);
     this.attempts.inc({ result: outcome });
-    const deliveryId = await this.record(m, { outcome, status, responseBody, error, startedAt, completedAt, nextAttemptAt });
-    return { deliveryId, status: outcome, nextAttemptAt };
+    const { deliveryId, unblocks } = await this.record(m, { outcome, status, responseBody, error, startedAt, completedAt, nextAttemptAt });
+    return { deliveryId, status: outcome, nextAttemptAt, unblocks };
   }
 
   private async record(
     m: ClaimedMessage,
     r: { outcome: AttemptOutcome['status']; status: number | null; responseBody: string | null; error: string | null; startedAt: Date; completedAt: Date; nextAttemptAt: Date | null },
-  ): Promise<string | null> {
+  ): Promise<{ deliveryId: string | null; unblocks: boolean }> {
     const { sql, log } = this.services;
     const done = r.outcome !== 'retrying';
     const messageStatus = r.outcome === 'retrying' ? 'pending' : r.outcome;
     // Failure tracking touches the webhook row only when its state changes, so steady successful traffic
     // never writes (or locks) it.
+    // A retried message holds back the later messages of its call: they are not due before it is.
+    const holdBack =
+      r.outcome === 'retrying' && m.order_key
+        ? sql`, hold as (
+            update webhook_messages set next_attempt_at = ${r.nextAttemptAt}
+            where order_key = ${m.order_key} and id > ${m.id} and status in ('pending', 'paused') and next_attempt_at < ${r.nextAttemptAt})`
+        : sql``;
     const tracking = !m.webhook_id
       ? sql``
       : r.outcome === 'succeeded'
         ? sql`, ok as (update webhooks set failing_since = null where id = ${m.webhook_id} and failing_since is not null)`
         : sql`, ko as (update webhooks set failing_since = ${r.completedAt} where id = ${m.webhook_id} and failing_since is null)`;
     try {
-      const [row] = await sql<{ id: string | null; failing_since: Date | null }[]>`
+      const [row] = await sql<{ id: string | null; failing_since: Date | null; unblocks: boolean }[]>`
         with msg as (
           update webhook_messages set
             status = ${messageStatus},
@@ -137,14 +149,20 @@ export class WebhookDeliverer {
           from msg
           returning id
         )
+        ${holdBack}
         ${tracking}
         select (select id from rec) as id,
-               ${m.webhook_id ? sql`(select failing_since from webhooks where id = ${m.webhook_id})` : sql`null::timestamptz`} as failing_since`;
+               ${m.webhook_id ? sql`(select failing_since from webhooks where id = ${m.webhook_id})` : sql`null::timestamptz`} as failing_since,
+               ${
+                 done && m.order_key
+                   ? sql`exists (select 1 from webhook_messages n where n.order_key = ${m.order_key} and n.id > ${m.id} and n.status = 'pending')`
+                   : sql`false`
+               } as unblocks`;
       if (r.outcome !== 'succeeded' && m.webhook_id && row?.failing_since) await this.maybeDisable(m.webhook_id, row.failing_since);
-      return row?.id ?? null;
+      return { deliveryId: row?.id ?? null, unblocks: row?.unblocks ?? false };
     } catch (err) {
       // The webhook was deleted while the attempt was in flight: nothing is left to record.
-      if ((err as { code?: string }).code === '23503') return null;
+      if ((err as { code?: string }).code === '23503') return { deliveryId: null, unblocks: false };
       log.error({ err, message_id: m.id }, 'recording a webhook attempt failed');
       throw err;
     }
@@ -171,6 +189,7 @@ export async function disableFailingWebhook(services: Services, webhookId: strin
         ${webhookId ? tx`and id = ${webhookId}` : tx``}
       returning id, org_id, failing_since`;
     for (const w of rows) {
+      await pauseMessages(tx, w.id);
       await writeAudit(tx, {
         orgId: w.org_id,
         actorType: 'system',
@@ -184,4 +203,13 @@ export async function disableFailingWebhook(services: Services, webhookId: strin
     }
     return rows.length;
   });
+}
+
+/** An inactive webhook's waiting messages are `paused`: out of the dispatcher's scan until it is active again. */
+export async function pauseMessages(db: Db, webhookId: string): Promise<void> {
+  await db`update webhook_messages set status = 'paused' where webhook_id = ${webhookId} and status = 'pending'`;
+}
+
+export async function resumeMessages(db: Db, webhookId: string): Promise<void> {
+  await db`update webhook_messages set status = 'pending' where webhook_id = ${webhookId} and status = 'paused'`;
 }

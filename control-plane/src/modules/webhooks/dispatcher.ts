@@ -26,6 +26,8 @@ export class WebhookDispatcher {
   private running = 0;
   private claiming = false;
   private again = false;
+  /** The last claim left due work behind (no free slot, or endpoints at their cap): a finished attempt re-claims. */
+  private saturated = false;
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
   private nextWake = Infinity;
@@ -43,10 +45,11 @@ export class WebhookDispatcher {
     const wake = await sql.listen(WEBHOOK_CHANNEL, () => this.kick(), () => this.kick());
     const cancel = await sql.listen(WEBHOOK_CANCEL_CHANNEL, (id) => this.cancel(id));
     this.unlisten.push(() => wake.unlisten(), () => cancel.unlisten());
-    // A safety net for lost notifications and for retries scheduled by another process.
+    // A safety net for lost notifications and for retries scheduled by another (or a previous) process.
     this.poll = setInterval(() => this.kick(), this.services.config.WEBHOOK_POLL_INTERVAL_MS);
     this.poll.unref();
     this.kick();
+    await this.armTimer();
   }
 
   /** Stops claiming, waits for attempts in flight (they are bounded by the request timeout). */
@@ -84,11 +87,14 @@ export class WebhookDispatcher {
     for (;;) {
       this.again = false;
       const free = config.WEBHOOK_CONCURRENCY - this.running;
-      if (free <= 0 || this.stopped) return;
-      const rows = await this.claim(Math.min(free, 50));
+      if (free <= 0 || this.stopped) {
+        this.saturated = true;
+        return;
+      }
+      const { rows, capped } = await this.claim(Math.min(free, 50));
       for (const m of rows) this.launch(m);
       if (rows.length === 0) {
-        if (!this.again) await this.armTimer();
+        this.saturated = capped;
         return;
       }
     }
@@ -107,6 +113,7 @@ export class WebhookDispatcher {
       .attempt(m, { signal: ac.signal })
       .then((o) => {
         if (o.nextAttemptAt) this.wakeAt(o.nextAttemptAt.getTime());
+        if (o.unblocks) this.saturated = true;
       })
       .catch((err) => this.services.log.error({ err, message_id: m.id }, 'webhook attempt crashed'))
       .finally(() => {
@@ -115,8 +122,12 @@ export class WebhookDispatcher {
         if (n > 0) this.inflight.set(m.target, n);
         else this.inflight.delete(m.target);
         this.controllers.get(key)?.delete(ac);
-        // A finished message may unblock the next one of its call, or free a slot.
-        this.kick();
+        // Claim again only when something is known to wait: the next message of this call, or due work that
+        // found no free slot. Otherwise the next NOTIFY (or the poll) brings new work.
+        if (this.saturated) {
+          this.saturated = false;
+          this.kick();
+        }
         this.settle();
       });
   }
@@ -148,23 +159,32 @@ export class WebhookDispatcher {
     this.timer.unref();
   }
 
-  private async claim(limit: number): Promise<ClaimedMessage[]> {
+  private async claim(limit: number): Promise<{ rows: ClaimedMessage[]; capped: boolean }> {
     const { sql, config } = this.services;
     const cap = config.WEBHOOK_ENDPOINT_CONCURRENCY;
     const busy = [...this.inflight.entries()];
+    // Endpoints already at their cap are left out of the scan, so their backlog can't fill it.
+    const full = busy.filter(([, n]) => n >= cap).map(([t]) => t);
     const lockMs = config.WEBHOOK_TIMEOUT_MS + LOCK_MARGIN_MS;
-    return sql<ClaimedMessage[]>`
-      with due as (
-        select m.id, m.target, m.next_attempt_at
+    const rows = await sql<ClaimedMessage[]>`
+      with scan as (
+        -- Due messages in index order, bounded: the filters below only ever look at this window. Paused
+        -- messages, messages held behind a retry of their call, and endpoints at their cap are already out.
+        select m.id, m.target, m.next_attempt_at, m.webhook_id, m.order_key
         from webhook_messages m
-        left join webhooks w on w.id = m.webhook_id
         where m.status = 'pending' and m.next_attempt_at <= now()
-          and (m.webhook_id is null or w.status = 'active')
+          and m.target <> all (${full}::text[])
+        order by m.next_attempt_at, m.id
+        limit ${Math.max(100, limit * 4)}
+      ),
+      due as (
+        select m.id, m.target, m.next_attempt_at
+        from scan m
+        left join webhooks w on w.id = m.webhook_id
+        where (m.webhook_id is null or w.status = 'active')
           and (m.order_key is null or not exists (
             select 1 from webhook_messages p
-            where p.order_key = m.order_key and p.id < m.id and p.status in ('pending', 'delivering')))
-        order by m.next_attempt_at, m.id
-        limit ${limit * 4}
+            where p.order_key = m.order_key and p.id < m.id and p.status in ('pending', 'delivering', 'paused')))
       ),
       ranked as (
         select d.id, d.next_attempt_at,
@@ -183,9 +203,9 @@ export class WebhookDispatcher {
         update webhook_messages m
         set status = 'delivering', attempts = m.attempts + 1, locked_until = now() + ${lockMs} * interval '1 millisecond'
         from picked where m.id = picked.id
-        returning m.id, m.org_id, m.event_id, m.event_type, m.webhook_id, m.url, m.target, m.attempts
+        returning m.id, m.org_id, m.event_id, m.event_type, m.webhook_id, m.url, m.target, m.order_key, m.attempts
       )
-      select c.id, c.org_id, c.event_id, c.event_type, c.webhook_id, c.target, c.attempts,
+      select c.id, c.org_id, c.event_id, c.event_type, c.webhook_id, c.target, c.order_key, c.attempts,
              e.payload::text as body, coalesce(w.url, c.url) as endpoint,
              w.secret_ciphertext, w.secret_key_version, w.previous_secret_ciphertext, w.previous_secret_key_version,
              w.previous_secret_expires_at
@@ -193,6 +213,7 @@ export class WebhookDispatcher {
       join events e on e.id = c.event_id
       left join webhooks w on w.id = c.webhook_id
       order by c.id`;
+    return { rows, capped: full.length > 0 };
   }
 }
 

@@ -16,6 +16,10 @@ export async function runWebhookMaintenance(services: Services): Promise<{ relea
     where status = 'delivering' and locked_until < now()
     returning id`;
   if (released.length) await sql`select pg_notify(${WEBHOOK_CHANNEL}, '')`;
+  // A message routed while its webhook was being set inactive may have been written as pending.
+  await sql`
+    update webhook_messages m set status = 'paused'
+    from webhooks w where w.id = m.webhook_id and w.status = 'inactive' and m.status = 'pending'`;
   const disabled = await disableFailingWebhook(services, null, config.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000);
   const cutoff = sql`now() - ${config.WEBHOOK_RETENTION_DAYS} * interval '1 day'`;
   await sql`delete from webhook_deliveries where created_at < ${cutoff}`;

@@ -19,7 +19,7 @@ import { checkUrl, ssrfOptions, SsrfBlockedError } from '../../net/ssrf.ts';
 import { TEST_EVENT, type EventBody } from '../../../../shared/events.ts';
 import { WEBHOOK_CHANNEL } from '../events/emit.ts';
 import { WEBHOOK_CANCEL_CHANNEL } from './dispatcher.ts';
-import { WebhookDeliverer, type ClaimedMessage } from './deliver.ts';
+import { pauseMessages, resumeMessages, WebhookDeliverer, type ClaimedMessage } from './deliver.ts';
 import {
   deleteWebhook,
   getDelivery,
@@ -143,8 +143,12 @@ export const webhookRoutes = [
       const row = await updateWebhook(db, auth.orgId, params.webhook_id, body);
       if (!row) throw notFound('Webhook');
       await audit({ action: 'webhook.update', resourceType: 'webhook', resourceId: params.webhook_id, details: { fields: Object.keys(body), ...body } });
-      // Paused deliveries go out at once.
-      if (body.status === 'active') await db`select pg_notify(${WEBHOOK_CHANNEL}, '')`;
+      if (body.status === 'inactive') await pauseMessages(db, params.webhook_id);
+      if (body.status === 'active') {
+        // Paused deliveries go out at once.
+        await resumeMessages(db, params.webhook_id);
+        await db`select pg_notify(${WEBHOOK_CHANNEL}, '')`;
+      }
       return row;
     },
   }),
@@ -229,6 +233,7 @@ export const webhookRoutes = [
           event_type: TEST_EVENT,
           webhook_id: params.webhook_id,
           target: params.webhook_id,
+          order_key: null,
           attempts: 1,
           body: JSON.stringify(body),
           endpoint: w.url,

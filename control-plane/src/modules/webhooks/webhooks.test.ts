@@ -218,7 +218,7 @@ describe('delivery', () => {
     await rx.until(() => rx.at('/sentinel').length === 1, 'the sentinel');
     expect(rx.at('/paused')).toHaveLength(0);
     const [m] = await tp.sql`select status from webhook_messages where event_id = ${ev.id} and webhook_id = ${w.id}`;
-    expect(m!.status).toBe('pending');
+    expect(m!.status).toBe('paused');
     expect(sentinel.id).toBeTruthy();
 
     await tp.request('patch', `/v1/webhooks/${w.id}`, { key: org.key, body: { status: 'active' } });
