@@ -44,7 +44,7 @@ const { positionals, values } = parseArgs({
   },
 });
 
-const runDir = path.resolve(values['run-dir'] ?? path.join(REPO_ROOT, process.env.DATA_DIR ?? '.data', 'stack'));
+const runDir = path.resolve(values['run-dir'] ?? path.resolve(REPO_ROOT, process.env.DATA_DIR ?? '.data', 'stack'));
 const statePath = path.join(runDir, 'stack.json');
 
 interface State {
@@ -197,6 +197,13 @@ function printSummary(state: State): void {
     `Logs:          ${s.logDir}`,
   ];
   process.stdout.write(lines.join('\n') + '\n');
+  // On the very first start the control plane creates a development organisation and prints its key once,
+  // into its own log: show it here too, or nobody would see it.
+  const cpLog = path.join(s.logDir, 'control-plane.log');
+  if (s.controlPlaneUrl && existsSync(cpLog)) {
+    const m = /\n(\s*Development organisation created\.[\s\S]*?Docs: \S+)/.exec(readFileSync(cpLog, 'utf8'));
+    if (m) process.stdout.write(`${m[1]}\n`);
+  }
 }
 
 async function stopCommand(): Promise<void> {
