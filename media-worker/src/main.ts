@@ -1,0 +1,49 @@
+// Worker entry: `node media-worker/src/main.ts start` (production: drains on SIGTERM) or `dev`.
+// Registers with LiveKit under AGENT_NAME (explicit dispatch only), reports load, serves /metrics and
+// /health on its own listener.
+import { fileURLToPath } from 'node:url';
+import { type AgentServer, ServerOptions, cli } from '@livekit/agents';
+import { createLogger } from '../../shared/logger.ts';
+import { loadWorkerConfig } from './config.ts';
+import { CpuSampler, combineLoad } from './load.ts';
+import { WorkerMetrics, startMetricsServer } from './metrics.ts';
+
+const log = createLogger('media-worker');
+const cfg = loadWorkerConfig();
+
+let server: AgentServer | null = null;
+let lastLoad = 0;
+const cpu = new CpuSampler();
+
+const metrics = new WorkerMetrics({ activeCalls: () => server?.activeJobs.length ?? 0, load: () => lastLoad, defaultMetrics: true });
+const metricsServer = await startMetricsServer(metrics, cfg.metricsHost, cfg.metricsPort);
+const port = (metricsServer.address() as { port: number }).port;
+// Job processes inherit the environment and push their observations here.
+process.env.VAP_METRICS_PUSH_URL = `http://127.0.0.1:${port}/observe`;
+log.info({ host: cfg.metricsHost, port }, 'metrics listening');
+
+// LiveKit's key/secret/url come from LIVEKIT_* env, read by the CLI.
+process.env.LIVEKIT_URL ??= cfg.livekitUrl;
+process.env.LIVEKIT_API_KEY ??= cfg.livekitApiKey;
+process.env.LIVEKIT_API_SECRET ??= cfg.livekitApiSecret;
+
+process.once('SIGTERM', () => log.info({ active_calls: server?.activeJobs.length ?? 0 }, 'draining: finishing calls in progress, taking no new ones'));
+
+cli.runApp(
+  new ServerOptions({
+    agent: fileURLToPath(new URL('./worker.ts', import.meta.url)),
+    agentName: cfg.agentName,
+    loadFunc: async (worker: AgentServer) => {
+      server = worker;
+      lastLoad = combineLoad(cpu.sample(), worker.activeJobs.length, cfg.maxConcurrentCalls);
+      return lastLoad;
+    },
+    loadThreshold: cfg.loadThreshold,
+    drainTimeout: cfg.drainTimeoutMs,
+    host: cfg.healthHost,
+    port: cfg.healthPort,
+    wsURL: cfg.livekitUrl,
+    apiKey: cfg.livekitApiKey,
+    apiSecret: cfg.livekitApiSecret,
+  }),
+);

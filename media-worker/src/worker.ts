@@ -1,0 +1,138 @@
+// The job side of the worker: one call per job (agents-js runs each job in its own process). Reads the
+// call id from the dispatch or room metadata, fetches the call's resolved config from the control plane,
+// runs the CallSession in the room, and reports back. See docs/internal-api.md.
+import { type JobContext, type JobProcess, defineAgent, inference, voice } from '@livekit/agents';
+import { AudioStream, ParticipantKind, type RemoteParticipant, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
+import { InternalApiClient } from '../../shared/internal-api.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { loadWorkerConfig } from './config.ts';
+import { callIdFromMetadata } from './worker-metadata.ts';
+import { PushMetricsSink, nullSink } from './metrics.ts';
+import { createLLM, createSTT, createTTS } from './providers/index.ts';
+import { ambientFrames, isAmbientSound } from './session/background.ts';
+import { CallSession } from './session/call-session.ts';
+import { installRaceFix } from './session/race-fix.ts';
+
+const log = createLogger('media-worker');
+
+const DTMF_CODES: Record<string, number> = { '*': 10, '#': 11, A: 12, B: 13, C: 14, D: 15 };
+
+async function entry(ctx: JobContext): Promise<void> {
+  installRaceFix();
+  const cfg = loadWorkerConfig();
+  const api = new InternalApiClient({
+    baseUrl: cfg.controlPlaneUrl,
+    token: cfg.workerToken,
+    onReportFailed: ({ callId, kind, seq, error }) => log.error({ call_id: callId, kind, seq, err: (error as Error)?.message }, 'report failed'),
+  });
+  const metrics = process.env.VAP_METRICS_PUSH_URL ? new PushMetricsSink(process.env.VAP_METRICS_PUSH_URL) : nullSink;
+
+  await ctx.connect();
+  const room = ctx.room;
+  let callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata, room.metadata);
+  let participant: RemoteParticipant | null = null;
+  if (!callId) {
+    // Inbound SIP: a dispatch rule made the room; the control plane opens the call from the dialled number.
+    participant = await ctx.waitForParticipant();
+    const attrs = participant.attributes ?? {};
+    if (participant.kind !== ParticipantKind.SIP || !attrs['sip.trunkPhoneNumber']) {
+      log.error({ room: room.name }, 'job without call id');
+      ctx.shutdown('no call id');
+      return;
+    }
+    const opened = await api.openInbound({
+      to_number: attrs['sip.trunkPhoneNumber'],
+      from_number: attrs['sip.phoneNumber'] ?? null,
+      room_name: room.name ?? '',
+      sip_call_id: attrs['sip.callID'] ?? null,
+    });
+    callId = opened.call_id;
+  }
+
+  const config = await api.getConfig(callId);
+  const logger = log.child({ call_id: callId });
+  const keys = config.provider_keys;
+  const transcriber = { ...config.agent.transcriber, language: config.agent.transcriber.language ?? config.agent.language };
+  const stt = createSTT(transcriber, keys);
+  const tts = createTTS(config.agent.tts, keys, { speed: config.agent.speed, emotions: config.agent.emotions, language: config.agent.language });
+  const llm = createLLM(config.llm, keys);
+  const vad = (ctx.proc.userData.vad as inference.VAD | undefined) ?? new inference.VAD();
+  const livekit = { url: cfg.livekitUrl.replace(/^ws/, 'http'), key: cfg.livekitApiKey, secret: cfg.livekitApiSecret };
+
+  const reporter = api.reporter(callId);
+  const call = new CallSession({
+    config,
+    models: { stt, llm, tts, vad, turnDetection: new inference.TurnDetector({ version: 'v1-mini' }) },
+    labels: {
+      stt: { provider: config.agent.transcriber.provider, model: stt.model },
+      llm: { provider: config.llm.provider, model: config.llm.model },
+      tts: { provider: config.agent.tts.provider, model: tts.model },
+    },
+    reporter,
+    api,
+    metrics,
+    logger,
+    actions: {
+      // Deleting the room ends the call for every participant (the SIP leg hangs up).
+      hangUp: async () => {
+        await new RoomServiceClient(livekit.url, livekit.key, livekit.secret).deleteRoom(room.name ?? '').catch(() => {});
+      },
+      transfer: async (destination) => {
+        const p = participant ?? [...room.remoteParticipants.values()].find((x) => x.kind === ParticipantKind.SIP);
+        if (!p) throw new Error('no SIP participant to transfer');
+        const to = /^(tel|sip):/.test(destination) ? destination : `tel:${destination}`;
+        await new SipClient(livekit.url, livekit.key, livekit.secret).transferSipParticipant(room.name ?? '', p.identity, to, { playDialtone: false });
+      },
+      sendDtmf: async (digits) => {
+        for (const d of digits) {
+          await room.localParticipant!.publishDtmf(DTMF_CODES[d] ?? Number(d), d);
+          await new Promise((r) => setTimeout(r, 300));
+        }
+      },
+    },
+  });
+
+  ctx.addShutdownCallback(async () => {
+    if (!call.endReason) await call.end('worker_shutdown');
+    await call.ended;
+    await reporter.flush();
+  });
+
+  await call.start({ room, roomName: room.name });
+
+  // Beep detection reads the callee's audio on a separate stream (outbound calls with voicemail detection).
+  if (call.beep) {
+    const watch = (track: RemoteTrack) => {
+      if (track.kind !== TrackKind.KIND_AUDIO) return;
+      void (async () => {
+        for await (const frame of new AudioStream(track, { sampleRate: 16000, numChannels: 1 })) {
+          if (call.endReason || call.voicemail?.verdict || call.beep?.detected) break;
+          call.onInputFrame(frame);
+        }
+      })().catch(() => {});
+    };
+    for (const p of room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) watch(pub.track as RemoteTrack);
+    room.on(RoomEvent.TrackSubscribed, (track) => watch(track));
+  }
+
+  if (isAmbientSound(config.agent.background_sound)) {
+    const player = new voice.BackgroundAudioPlayer({ ambientSound: { source: ambientFrames(config.agent.background_sound), volume: 0.6 } });
+    await player.start({ room, agentSession: call.session }).catch((err) => logger.warn({ err: (err as Error).message }, 'background sound failed'));
+  }
+
+  await call.ended;
+  if (metrics instanceof PushMetricsSink) await metrics.flush();
+  // The ended report must reach the control plane before the job process exits.
+  await reporter.flush();
+  ctx.shutdown('call ended');
+}
+
+export default defineAgent({
+  prewarm: async (proc: JobProcess) => {
+    installRaceFix();
+    // Loads the Silero model once per process, before a call arrives.
+    proc.userData.vad = new inference.VAD({ minSilenceDuration: 250 });
+  },
+  entry,
+});
