@@ -13,6 +13,7 @@ import { createLLM, createSTT, createTTS } from './providers/index.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
 import { CallSession } from './session/call-session.ts';
 import { installRaceFix } from './session/race-fix.ts';
+import { RoomRecorder } from './recording/room-recorder.ts';
 
 const log = createLogger('media-worker');
 
@@ -93,10 +94,17 @@ async function entry(ctx: JobContext): Promise<void> {
     },
   });
 
+  // Both sides of the call, mixed into one WAV and uploaded to the signed URL of the session config.
+  const recorder =
+    config.recording.enabled && config.recording.upload_url
+      ? await RoomRecorder.start({ room, callId, callType: config.call.type, uploadUrl: config.recording.upload_url, logger })
+      : null;
+
   ctx.addShutdownCallback(async () => {
     if (!call.endReason) await call.end('worker_shutdown');
     await call.ended;
     await reporter.flush();
+    await recorder?.finish();
   });
 
   await call.start({ room, roomName: room.name });
@@ -123,8 +131,9 @@ async function entry(ctx: JobContext): Promise<void> {
 
   await call.ended;
   if (metrics instanceof PushMetricsSink) await metrics.flush();
-  // The ended report must reach the control plane before the job process exits.
+  // The ended report must reach the control plane before the job process exits; the recording follows it.
   await reporter.flush();
+  await recorder?.finish();
   ctx.shutdown('call ended');
 }
 
