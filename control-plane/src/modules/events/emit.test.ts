@@ -99,12 +99,12 @@ describe('emitEvent', () => {
       await emitEvent(tx, { orgId, type: 'transcript.partial', callId: other, payload: partial(other, 1) });
     });
     const rows = await tp.sql`
-      select m.event_type, m.status, e.call_id, e.payload->'messages'->0->>'content' as content
-      from webhook_messages m join events e on e.id = m.event_id where m.org_id = ${orgId} order by m.id`;
-    expect(rows.map((r) => [r.event_type, r.status, r.call_id === callId ? 'c1' : 'c2', r.content])).toEqual([
+      select e.type, m.status, e.call_id, e.payload->'messages'->0->>'content' as content
+      from events e left join webhook_messages m on m.event_id = e.id where e.org_id = ${orgId} order by e.seq`;
+    expect(rows.map((r) => [r.type, r.status, r.call_id === callId ? 'c1' : 'c2', r.content])).toEqual([
       ['call.started', 'pending', 'c1', null],
-      ['transcript.partial', 'coalesced', 'c1', 'hello 1'],
-      ['transcript.partial', 'coalesced', 'c1', 'hello 2'],
+      ['transcript.partial', null, 'c1', 'hello 1'],
+      ['transcript.partial', null, 'c1', 'hello 2'],
       ['transcript.partial', 'pending', 'c1', 'hello 3'],
       ['transcript.partial', 'pending', 'c2', 'hello 1'],
     ]);

@@ -103,14 +103,14 @@ export async function emitEvent<T extends EventName>(db: Db, e: EmitInput<T>): P
 
 /**
  * A partial transcript is a snapshot of the conversation so far, so a newer one makes the older ones that
- * are still waiting (not in flight) pointless: they are marked `coalesced` and never sent.
+ * are still waiting (not in flight) pointless: they are dropped and never sent.
  */
 async function coalescePartials(db: Db, fresh: { id: string; order_key: string | null }[]): Promise<void> {
   const keyed = fresh.filter((r) => r.order_key !== null);
   if (!keyed.length) return;
   await db`
-    update webhook_messages m set status = 'coalesced', completed_at = now()
-    from (select unnest(${keyed.map((r) => r.order_key!)}::text[]) as order_key, unnest(${keyed.map((r) => r.id)}::bigint[]) as id) f
+    delete from webhook_messages m
+    using (select unnest(${keyed.map((r) => r.order_key!)}::text[]) as order_key, unnest(${keyed.map((r) => r.id)}::bigint[]) as id) f
     where m.order_key = f.order_key and m.id < f.id
       and m.event_type = 'transcript.partial' and m.status in ('pending', 'paused')`;
 }

@@ -114,7 +114,6 @@ export class WebhookDeliverer {
   ): Promise<{ deliveryId: string | null; unblocks: boolean }> {
     const { sql, log } = this.services;
     const done = r.outcome !== 'retrying';
-    const messageStatus = r.outcome === 'retrying' ? 'pending' : r.outcome;
     // Failure tracking touches the webhook row only when its state changes, so steady successful traffic
     // never writes (or locks) it.
     // A retried message holds back the later messages of its call: they are not due before it is.
@@ -132,13 +131,16 @@ export class WebhookDeliverer {
     try {
       const [row] = await sql<{ id: string | null; failing_since: Date | null; unblocks: boolean }[]>`
         with msg as (
-          update webhook_messages set
-            status = ${messageStatus},
-            next_attempt_at = coalesce(${r.nextAttemptAt}, next_attempt_at),
-            locked_until = null,
-            completed_at = ${done ? r.completedAt : null}
-          where id = ${m.id} and status = 'delivering'
-          returning id
+          ${
+            done
+              ? // Finished messages leave the table (the attempts stay in webhook_deliveries): the queue stays
+                // small, and a delete writes no index entries.
+                sql`delete from webhook_messages where id = ${m.id} and status = 'delivering' returning id`
+              : sql`
+                update webhook_messages set status = 'pending', next_attempt_at = ${r.nextAttemptAt}, locked_until = null
+                where id = ${m.id} and status = 'delivering'
+                returning id`
+          }
         ),
         rec as (
           insert into webhook_deliveries (org_id, webhook_id, event_id, event, url, status, attempt, response_status, response_body,

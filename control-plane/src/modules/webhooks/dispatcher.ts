@@ -7,6 +7,8 @@
 //  - messages of an inactive webhook stay pending (paused) and go out once it is active again;
 //  - at most WEBHOOK_ENDPOINT_CONCURRENCY messages per endpoint are in flight in this process, out of
 //    WEBHOOK_CONCURRENCY in all, so one slow or hanging receiver can't hold up the others.
+// Each claim also prefetches up to as many again per endpoint, started from memory as requests finish, so
+// a busy endpoint costs one claim query per batch rather than per delivery.
 import type { Services } from '../../services.ts';
 import { WEBHOOK_CHANNEL } from '../events/emit.ts';
 import { WebhookDeliverer, type ClaimedMessage } from './deliver.ts';
@@ -21,12 +23,16 @@ const MAX_TIMER_MS = 2_147_000_000;
 export class WebhookDispatcher {
   readonly deliverer: WebhookDeliverer;
   private readonly services: Services;
-  private readonly inflight = new Map<string, number>();
+  /** Claimed messages per endpoint: sending, plus a prefetch queue of up to as many again. */
+  private readonly held = new Map<string, number>();
+  private readonly sending = new Map<string, number>();
+  private readonly queues = new Map<string, ClaimedMessage[]>();
   private readonly controllers = new Map<string, Set<AbortController>>();
   private running = 0;
+  private heldTotal = 0;
   private claiming = false;
   private again = false;
-  /** The last claim left due work behind (no free slot, or endpoints at their cap): a finished attempt re-claims. */
+  /** The last claim left due work behind (no room, or endpoints at their cap): a finished attempt re-claims. */
   private saturated = false;
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
@@ -52,13 +58,21 @@ export class WebhookDispatcher {
     await this.armTimer();
   }
 
-  /** Stops claiming, waits for attempts in flight (they are bounded by the request timeout). */
+  /** Stops claiming, hands back what was prefetched, waits for attempts in flight (bounded by the timeout). */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.poll) clearInterval(this.poll);
     if (this.timer) clearTimeout(this.timer);
     for (const u of this.unlisten) await u().catch(() => {});
-    while (this.running > 0 || this.claiming) await new Promise<void>((r) => this.idle.push(r));
+    while (this.claiming) await new Promise<void>((r) => this.idle.push(r));
+    const queued = [...this.queues.values()].flat();
+    this.queues.clear();
+    if (queued.length) {
+      await this.services.sql`
+        update webhook_messages set status = 'pending', attempts = attempts - 1, locked_until = null
+        where id = any (${queued.map((m) => m.id)}::bigint[]) and status = 'delivering'`.catch(() => {});
+    }
+    while (this.running > 0) await new Promise<void>((r) => this.idle.push(r));
     await this.deliverer.close();
   }
 
@@ -86,23 +100,48 @@ export class WebhookDispatcher {
     const { config } = this.services;
     for (;;) {
       this.again = false;
-      const free = config.WEBHOOK_CONCURRENCY - this.running;
-      if (free <= 0 || this.stopped) {
+      // Up to twice the concurrency is held: what is sending plus a prefetch, so that a busy endpoint is fed
+      // from memory as its requests finish instead of with a claim query per delivery.
+      const room = 2 * config.WEBHOOK_CONCURRENCY - this.heldTotal;
+      if (room <= 0 || this.stopped) {
         this.saturated = true;
         return;
       }
-      const { rows, capped } = await this.claim(Math.min(free, 50));
-      for (const m of rows) this.launch(m);
-      if (rows.length === 0) {
-        this.saturated = capped;
+      const limit = Math.min(room, 50);
+      const { rows, capped } = await this.claim(limit);
+      for (const m of rows) this.hold(m);
+      this.pump();
+      if (rows.length < limit) {
+        // Rows cut by an endpoint's cap (or more of them due soon) are claimed when its queue runs low.
+        this.saturated = rows.length > 0 || capped;
         return;
       }
     }
   }
 
+  private hold(m: ClaimedMessage): void {
+    this.heldTotal++;
+    this.held.set(m.target, (this.held.get(m.target) ?? 0) + 1);
+    const q = this.queues.get(m.target);
+    if (q) q.push(m);
+    else this.queues.set(m.target, [m]);
+  }
+
+  /** Starts queued messages while there are free workers and their endpoint is under its cap. */
+  private pump(): void {
+    const { config } = this.services;
+    for (const [target, q] of this.queues) {
+      while (q.length && this.running < config.WEBHOOK_CONCURRENCY && (this.sending.get(target) ?? 0) < config.WEBHOOK_ENDPOINT_CONCURRENCY) {
+        this.launch(q.shift()!);
+      }
+      if (!q.length) this.queues.delete(target);
+      if (this.running >= config.WEBHOOK_CONCURRENCY) return;
+    }
+  }
+
   private launch(m: ClaimedMessage): void {
     this.running++;
-    this.inflight.set(m.target, (this.inflight.get(m.target) ?? 0) + 1);
+    this.sending.set(m.target, (this.sending.get(m.target) ?? 0) + 1);
     const ac = new AbortController();
     const key = m.webhook_id ?? '';
     if (key) {
@@ -118,13 +157,14 @@ export class WebhookDispatcher {
       .catch((err) => this.services.log.error({ err, message_id: m.id }, 'webhook attempt crashed'))
       .finally(() => {
         this.running--;
-        const n = (this.inflight.get(m.target) ?? 1) - 1;
-        if (n > 0) this.inflight.set(m.target, n);
-        else this.inflight.delete(m.target);
+        this.heldTotal--;
+        decrement(this.sending, m.target);
+        decrement(this.held, m.target);
         this.controllers.get(key)?.delete(ac);
-        // Claim again only when something is known to wait: the next message of this call, or due work that
-        // found no free slot. Otherwise the next NOTIFY (or the poll) brings new work.
-        if (this.saturated) {
+        this.pump();
+        // Claim again only when something is known to wait (the next message of this call, or due work that
+        // found no room) and the prefetch runs low. Otherwise the next NOTIFY (or the poll) brings new work.
+        if (this.saturated && (this.queues.get(m.target)?.length ?? 0) <= this.services.config.WEBHOOK_ENDPOINT_CONCURRENCY / 2) {
           this.saturated = false;
           this.kick();
         }
@@ -133,11 +173,17 @@ export class WebhookDispatcher {
   }
 
   private cancel(webhookId: string): void {
+    const q = this.queues.get(webhookId);
+    if (q) {
+      this.queues.delete(webhookId);
+      this.heldTotal -= q.length;
+      this.held.delete(webhookId);
+    }
     for (const ac of this.controllers.get(webhookId) ?? []) ac.abort();
   }
 
   private settle(): void {
-    if (this.running === 0 && !this.claiming) for (const r of this.idle.splice(0)) r();
+    if ((this.running === 0 || this.stopped) && !this.claiming) for (const r of this.idle.splice(0)) r();
   }
 
   /** Sleeps until the earliest scheduled retry (the poll interval covers other processes' schedules). */
@@ -161,11 +207,13 @@ export class WebhookDispatcher {
 
   private async claim(limit: number): Promise<{ rows: ClaimedMessage[]; capped: boolean }> {
     const { sql, config } = this.services;
-    const cap = config.WEBHOOK_ENDPOINT_CONCURRENCY;
-    const busy = [...this.inflight.entries()];
+    // Per endpoint: as many sending as its cap, and as many again waiting in the prefetch queue.
+    const cap = 2 * config.WEBHOOK_ENDPOINT_CONCURRENCY;
+    const busy = [...this.held.entries()];
     // Endpoints already at their cap are left out of the scan, so their backlog can't fill it.
     const full = busy.filter(([, n]) => n >= cap).map(([t]) => t);
-    const lockMs = config.WEBHOOK_TIMEOUT_MS + LOCK_MARGIN_MS;
+    // A prefetched message may wait for one round of its endpoint's requests before its own.
+    const lockMs = 2 * config.WEBHOOK_TIMEOUT_MS + LOCK_MARGIN_MS;
     const rows = await sql<ClaimedMessage[]>`
       with scan as (
         -- Due messages in index order, bounded: the filters below only ever look at this window. Paused
@@ -222,4 +270,10 @@ export async function startWebhookDispatcher(services: Services): Promise<Webhoo
   const d = new WebhookDispatcher(services);
   await d.start();
   return d;
+}
+
+function decrement(map: Map<string, number>, key: string): void {
+  const n = (map.get(key) ?? 1) - 1;
+  if (n > 0) map.set(key, n);
+  else map.delete(key);
 }
