@@ -8,6 +8,8 @@ export interface WorkerConfig {
   livekitApiSecret: string;
   maxConcurrentCalls: number;
   loadThreshold: number;
+  /** Whether machine CPU use counts in the load reported to LiveKit (LOAD_INCLUDES_CPU, default true). */
+  loadIncludesCpu: boolean;
   drainTimeoutMs: number;
   healthHost: string;
   healthPort: number;
@@ -37,6 +39,9 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     livekitApiSecret: env.LIVEKIT_API_SECRET || 'secret',
     maxConcurrentCalls: int(env, 'MAX_CONCURRENT_CALLS', 10, 1),
     loadThreshold,
+    // Off on machines shared with other work (the local stack, tests): there machine CPU says nothing about
+    // this worker's room to take calls, and counting it would stop dispatch on a busy laptop.
+    loadIncludesCpu: !['0', 'false', 'off', 'no'].includes((env.LOAD_INCLUDES_CPU ?? 'true').toLowerCase()),
     drainTimeoutMs: int(env, 'DRAIN_TIMEOUT_MS', 30 * 60 * 1000, 1000),
     healthHost: env.WORKER_HEALTH_HOST || '127.0.0.1',
     healthPort: int(env, 'WORKER_HEALTH_PORT', 8081, 0),

@@ -35,7 +35,7 @@ cli.runApp(
     agentName: cfg.agentName,
     loadFunc: async (worker: AgentServer) => {
       server = worker;
-      lastLoad = combineLoad(cpu.sample(), worker.activeJobs.length, cfg.maxConcurrentCalls);
+      lastLoad = combineLoad(cfg.loadIncludesCpu ? cpu.sample() : 0, worker.activeJobs.length, cfg.maxConcurrentCalls);
       return lastLoad;
     },
     loadThreshold: cfg.loadThreshold,

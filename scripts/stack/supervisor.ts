@@ -1,7 +1,7 @@
 // Starts the local stack — Redis, the LiveKit server, the SIP bridge, the control plane and the media worker —
 // waits until each is ready, and stops them all (process groups) on stop() or when this process exits.
 // Used by `npm run stack:start` (scripts/stack.ts) and by the tests (test/support/stack.ts).
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -186,6 +186,8 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
   if (!opts.runDir) sweepStaleRunDirs();
   const runDir = opts.runDir ?? mkdtempSync(path.join(tmpdir(), 'vap-stack-'));
   if (!opts.runDir) writeFileSync(path.join(runDir, 'owner.pid'), String(process.pid));
+  // The embedded PostgreSQL's initdb runs as an unprivileged user when we are root: it must enter this folder.
+  if (!opts.runDir) chmodSync(runDir, 0o711);
   const logDir = path.join(runDir, 'logs');
   mkdirSync(logDir, { recursive: true });
   const ports = await choosePorts(opts);
@@ -329,7 +331,7 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
         'worker',
         process.execPath,
         [main, 'start'],
-        { LOG_LEVEL: logLevel, DRAIN_TIMEOUT_MS: '5000', ...appEnv, WORKER_HEALTH_PORT: String(ports.worker), WORKER_METRICS_PORT: String(ports.workerMetrics) },
+        { LOG_LEVEL: logLevel, DRAIN_TIMEOUT_MS: '5000', LOAD_INCLUDES_CPU: 'false', ...appEnv, WORKER_HEALTH_PORT: String(ports.worker), WORKER_METRICS_PORT: String(ports.workerMetrics) },
         8000,
       );
       await waitReady(worker, 'media worker', () => httpOk(`http://127.0.0.1:${ports.worker}/`), timeout, opts.signal);

@@ -1,6 +1,7 @@
 // A real WebRTC participant for the end-to-end tests, built on @livekit/rtc-node: it joins a room with a
 // token, speaks PCM (synthesized speech) as a microphone track paced in real time, and records what the
 // other participants say, noting when the first audio frame and the first speech arrived.
+import { previousNodeEnv } from './quiet-rtc.ts';
 import {
   AudioFrame,
   AudioSource,
@@ -17,6 +18,9 @@ import {
   type RemoteTrackPublication,
 } from '@livekit/rtc-node';
 import { encodeWav, readWav, resample, writeWav, type Pcm } from './speech.ts';
+
+if (previousNodeEnv === undefined) delete process.env.NODE_ENV;
+else process.env.NODE_ENV = previousNodeEnv;
 
 /** Wall-clock milliseconds with sub-millisecond precision, comparable across processes on one machine. */
 export function nowMs(): number {

@@ -123,7 +123,8 @@ export interface TranscribeOptions {
  * lower case, one utterance per line joined by spaces.
  */
 export async function transcribe(audio: Pcm | string, opts: TranscribeOptions = {}): Promise<string> {
-  const pcm = resample(typeof audio === 'string' ? readWav(audio) : audio, 16000);
+  // Digital silence before the speech (a recording that waited for the agent) throws the decoder off.
+  const pcm = trimLeadingSilence(resample(typeof audio === 'string' ? readWav(audio) : audio, 16000));
   const dir = mkdtempSync(path.join(tmpdir(), 'vap-stt-'));
   try {
     const wav = path.join(dir, 'in.wav');
@@ -147,6 +148,20 @@ export async function transcribe(audio: Pcm | string, opts: TranscribeOptions = 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Drops leading audio quieter than `rms` (int16 scale, 20 ms windows), keeping `keepMs` before the speech. */
+export function trimLeadingSilence(pcm: Pcm, rms = 100, keepMs = 300): Pcm {
+  const win = Math.round(pcm.sampleRate / 50);
+  for (let i = 0; i + win <= pcm.samples.length; i += win) {
+    let sum = 0;
+    for (let j = i; j < i + win; j++) sum += pcm.samples[j]! * pcm.samples[j]!;
+    if (Math.sqrt(sum / win) >= rms) {
+      const start = Math.max(0, i - Math.round((keepMs / 1000) * pcm.sampleRate));
+      return { ...pcm, samples: pcm.samples.subarray(start) };
+    }
+  }
+  return pcm;
 }
 
 /** Word error rate of `hypothesis` against `reference` (Levenshtein over words), for tolerant assertions. */

@@ -1,0 +1,244 @@
+// A web call end to end: the real supervisor starts LiveKit, the control plane and a media worker; a real
+// WebRTC client (rtc-node) joins with the participant token, hears the first message, asks a question in
+// synthesized speech and hears the answer of the LLM stand-in; then the call is stopped and its record, its
+// webhooks (signed, in order) and its recording are checked. A second call loses its worker mid-call.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { useStack, type TestStack } from '../support/stack.ts';
+import { createTestDatabase } from '../support/db.ts';
+import { startFakeOpenAI, lastUserText, type FakeOpenAI } from '../support/fake-openai.ts';
+import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
+import { synthesize, transcribe, decodeWav } from '../support/speech.ts';
+import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
+import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+
+const FIRST_MESSAGE = 'Hello, thank you for calling Acme Dental.';
+const ANSWER = 'We open at nine in the morning.';
+// What the client may hear: the two expected sentences and distractors. With a grammar pocketsphinx picks the
+// closest sentence, so hearing the right one (not a distractor) shows the audio carried it.
+const GRAMMAR = `#JSGF V1.0;
+grammar heard;
+public <s> = hello thank you for calling acme dental
+  | we open at nine in the morning
+  | please hold while i transfer your call
+  | sorry we are closed on sundays
+  | goodbye and have a nice day;`;
+
+let stack: TestStack;
+let llm: FakeOpenAI;
+let sql: Sql;
+let dropDb: () => Promise<void>;
+let key: string;
+let agentId: string;
+let webhookSecret: string;
+const received: { body: Record<string, any>; headers: http.IncomingHttpHeaders; raw: string }[] = [];
+let receiver: http.Server;
+
+async function api<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(stack.controlPlaneUrl + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as T };
+}
+
+async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+beforeAll(async () => {
+  llm = await startFakeOpenAI({ ttftMs: 20 });
+  llm.setResponder((req) => {
+    const system = String(req.messages[0]?.content ?? '');
+    if (system.startsWith('You analyse phone and web calls')) {
+      return { text: JSON.stringify({ summary: 'The caller asked when the practice opens.', outcome: 'question_answered' }) };
+    }
+    return { text: ANSWER };
+  });
+  receiver = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      received.push({ body: JSON.parse(raw), headers: req.headers, raw });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+
+  const db = await createTestDatabase();
+  dropDb = db.drop;
+  stack = await useStack({
+    controlPlane: true,
+    worker: true,
+    env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30' },
+  });
+  sql = createSql(db.url, { max: 2 });
+  ({ api_key: key } = await createOrgWithKey(sql, 'e2e'));
+
+  const model = await api('POST', '/v1/models', {
+    name: 'stand-in',
+    model: 'fake-model',
+    base_url: llm.url,
+    system_prompt: 'You are the receptionist of Acme Dental. Answer in one short sentence.',
+  });
+  expect(model.status).toBe(201);
+  const agent = await api('POST', '/v1/agents', {
+    name: 'Receptionist',
+    llm_id: model.body.id,
+    transcriber: { provider: 'local' },
+    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
+    first_message: FIRST_MESSAGE,
+    enable_recording: true,
+    silence_timeout_seconds: 120,
+  });
+  expect(agent.status).toBe(201);
+  agentId = agent.body.id;
+  const hook = await api('POST', '/v1/webhooks', {
+    name: 'e2e',
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
+    events: ['call.started', 'call.ended', 'transcript.final', 'call.analyzed', 'call.recording.available'],
+  });
+  expect(hook.status).toBe(201);
+  webhookSecret = hook.body.secret;
+}, 180_000);
+
+afterAll(async () => {
+  await disposeRtc();
+  await sql?.end();
+  receiver?.close();
+  await llm?.close();
+  await dropDb?.();
+});
+
+describe('a web call through LiveKit', () => {
+  it('greets, answers a spoken question, stops with api_stop, and reports everything', async () => {
+    const created = await api('POST', '/v1/calls/web', { agent_id: agentId, variables: { customer_name: 'Ada' } });
+    expect(created.status).toBe(201);
+    const callId = created.body.id as string;
+
+    const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+    try {
+      await client.publishMicrophone();
+      const agentAudio = client.record({});
+
+      // 1. The first message is heard.
+      const greeting = await agentAudio.utterance({ silenceMs: 1200, timeoutMs: 90_000 });
+      const heard = await transcribe(greeting, { jsgf: GRAMMAR });
+      expect(heard).toBe('hello thank you for calling acme dental');
+
+      // 2. A spoken question gets the LLM stand-in's answer.
+      agentAudio.reset();
+      await client.speak(await synthesize('What time do you open tomorrow morning'), { trailingSilenceMs: 1500 });
+      const answer = await agentAudio.utterance({ silenceMs: 1200, timeoutMs: 90_000 });
+      const heardAnswer = await transcribe(answer, { jsgf: GRAMMAR });
+      expect(heardAnswer).toBe('we open at nine in the morning');
+      // The worker's own STT (pocketsphinx, no grammar) turned the question into a user turn for the LLM.
+      const asked = llm.requests.filter((r) => !String(r.messages[0]?.content).startsWith('You analyse')).map(lastUserText);
+      expect(asked.some((t) => t.trim().length > 0), `the LLM was asked ${JSON.stringify(asked)}`).toBe(true);
+    } finally {
+      await client.leave();
+    }
+
+    // 3. Stop: api_stop, then the record fills in.
+    const stopped = await api('POST', `/v1/calls/${callId}/stop`);
+    expect(stopped.status).toBe(200);
+    expect(stopped.body.end_reason).toBe('api_stop');
+    const call = await until('the call to complete', async () => {
+      const c = (await api('GET', `/v1/calls/${callId}`)).body;
+      return c.status === 'completed' && c.messages ? c : null;
+    });
+    expect(call.end_reason).toBe('api_stop');
+    expect(call.messages[0]).toMatchObject({ role: 'agent', content: FIRST_MESSAGE });
+    expect(call.messages.some((m: { role: string }) => m.role === 'user')).toBe(true);
+    expect(call.messages.some((m: { role: string; content: string }) => m.role === 'agent' && m.content === ANSWER)).toBe(true);
+    expect(call.latency.llm_ttft.samples).toBeGreaterThanOrEqual(1);
+    expect(call.latency.tts_ttfb.samples).toBeGreaterThanOrEqual(1);
+    expect(call.duration_seconds).toBeGreaterThan(0);
+    expect(call.credits_used).toBeCloseTo(call.duration_seconds / 60, 6);
+
+    // 4. The analysis, then the webhooks in order, each signed.
+    const analysed = await until('the analysis', async () => {
+      const c = (await api('GET', `/v1/calls/${callId}`)).body;
+      return c.analysis.status === 'completed' ? c : null;
+    });
+    expect(analysed).toMatchObject({ outcome: 'question_answered', ai_summary: 'The caller asked when the practice opens.' });
+    const ordered = ['call.started', 'call.ended', 'transcript.final', 'call.analyzed'];
+    const events = await until('the webhooks', async () => {
+      const mine = received.filter((r) => r.body.call_id === callId && ordered.includes(r.body.event));
+      return mine.length >= ordered.length ? mine : null;
+    });
+    expect(events.map((e) => e.body.event)).toEqual(ordered);
+    const wh = new Webhook(webhookSecret);
+    for (const e of events) {
+      expect(() => wh.verify(e.raw, e.headers as Record<string, string>)).not.toThrow();
+    }
+    expect(events[1]!.body).toMatchObject({ call_id: callId, agent_id: agentId, status: 'completed' });
+    expect(events[2]!.body.messages[0]).toEqual({ role: 'agent', content: FIRST_MESSAGE });
+
+    // 5. The recording: a signed URL serving audio, refusing a tampered signature.
+    const withRecording = await until('the recording', async () => {
+      const c = (await api('GET', `/v1/calls/${callId}`)).body;
+      return c.recording_url ? c : null;
+    });
+    const audio = await fetch(withRecording.recording_url);
+    expect(audio.status).toBe(200);
+    expect(audio.headers.get('content-type')).toBe('audio/wav');
+    const wav = decodeWav(Buffer.from(await audio.arrayBuffer()));
+    expect(wav.samples.length / wav.sampleRate).toBeGreaterThan(2);
+    const tampered = new URL(withRecording.recording_url);
+    tampered.searchParams.set('signature', `x${tampered.searchParams.get('signature')!.slice(1)}`);
+    expect((await fetch(tampered)).status).toBe(403);
+  }, 300_000);
+
+  it('ends a call whose worker is killed mid-call within a bounded time, with worker_lost', async () => {
+    const created = await api('POST', '/v1/calls/web', { agent_id: agentId });
+    expect(created.status).toBe(201);
+    const callId = created.body.id as string;
+    const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+    try {
+      await client.publishMicrophone();
+      const agentAudio = client.record({});
+      await agentAudio.utterance({ silenceMs: 800, timeoutMs: 90_000 });
+      await until('the call to be in progress', async () => (await api('GET', `/v1/calls/${callId}`)).body.status === 'in_progress');
+
+      const worker = stack.services.find((s) => s.name === 'worker');
+      expect(worker?.pid).toBeGreaterThan(0);
+      // The whole process group: the worker and its job processes, as a crashed machine would lose them.
+      process.kill(-worker!.pid!, 'SIGKILL');
+
+      const ended = await until(
+        'the reaper to end the call',
+        async () => {
+          const c = (await api('GET', `/v1/calls/${callId}`)).body;
+          return c.status === 'completed' ? c : null;
+        },
+        150_000,
+      );
+      expect(ended.end_reason).toBe('worker_lost');
+    } finally {
+      await client.leave();
+    }
+  }, 300_000);
+
+  it('refuses a publishable key from a wrong origin with 403', async () => {
+    const pk = await api('POST', '/v1/publishable-keys', { name: 'site', allowed_origins: ['https://shop.example.com'], scopes: ['calls:web'] });
+    expect(pk.status).toBe(201);
+    const wrong = await fetch(`${stack.controlPlaneUrl}/v1/calls/web`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${pk.body.key}`, 'content-type': 'application/json', origin: 'https://evil.example.net' },
+      body: JSON.stringify({ agent_id: agentId }),
+    });
+    expect(wrong.status).toBe(403);
+    expect((await wrong.json()).type).toBe('forbidden');
+  });
+});
