@@ -108,12 +108,16 @@ export class WebhookDispatcher {
         return;
       }
       const limit = Math.min(room, 50);
+      const heldBefore = new Map(this.held);
       const { rows, capped } = await this.claim(limit);
       for (const m of rows) this.hold(m);
       this.pump();
       if (rows.length < limit) {
-        // Rows cut by an endpoint's cap (or more of them due soon) are claimed when its queue runs low.
-        this.saturated = rows.length > 0 || capped;
+        // An endpoint that got all the room it had may have more due: claim again when its queue runs low.
+        const cap = 2 * config.WEBHOOK_ENDPOINT_CONCURRENCY;
+        const got = new Map<string, number>();
+        for (const m of rows) got.set(m.target, (got.get(m.target) ?? 0) + 1);
+        this.saturated = capped || [...got].some(([t, n]) => n >= cap - (heldBefore.get(t) ?? 0));
         return;
       }
     }
