@@ -1,0 +1,229 @@
+// Benchmark: webhook delivery, from the commit of an event to its receipt by a local receiver, for the
+// platform's dispatcher and for a floor (a minimal SKIP LOCKED + LISTEN/NOTIFY job table doing the same
+// signed POST and one insert), in one run against the same embedded PostgreSQL. The emitter and the
+// receiver run here; each delivery process runs on its own (bench/webhooks-worker.ts).
+//   npm run bench:webhooks   [BENCH_RATE=200] [BENCH_SECONDS=5] [BENCH_BACKLOG=5000]
+// Phases for each delivery process:
+//   throughput: BENCH_BACKLOG events committed while no delivery process runs; then it starts and drains
+//               them (deliveries/s from first to last receipt);
+//   latency:    events committed one per transaction at BENCH_RATE/s for BENCH_SECONDS; commit -> receipt.
+// The platform runs both phases a second time while another endpoint hangs on every request (10 s timeout).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { startEmbeddedPostgres } from '../control-plane/src/db/embedded.ts';
+import { createSql } from '../control-plane/src/db/connect.ts';
+import { migrate } from '../control-plane/src/db/migrate.ts';
+import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
+import { insertWebhook } from '../control-plane/src/modules/webhooks/queries.ts';
+import { emitEvent } from '../control-plane/src/modules/events/emit.ts';
+import { Secrets } from '../control-plane/src/crypto/secrets.ts';
+import { freePort } from '../test/support/global-setup.ts';
+import type { Sql } from 'postgres';
+
+const RATE = Number(process.env.BENCH_RATE ?? 200);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 5000);
+
+// --- the receiver: records the receipt time of each event id ---------------------------------------------
+const receipts = new Map<string, number>();
+let hangs = 0;
+const receiver = http.createServer((req, res) => {
+  const id = req.headers['webhook-id'] as string;
+  req.resume();
+  req.on('end', () => {
+    if (req.url === '/hang') {
+      hangs++;
+      return; // never answer: the sender's timeout ends it
+    }
+    receipts.set(id, performance.now());
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+  });
+});
+receiver.keepAliveTimeout = 30_000;
+await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+const rxUrl = (p: string) => `http://127.0.0.1:${(receiver.address() as AddressInfo).port}${p}`;
+
+// ~1 KB bodies, like the floor measurement in the platform notes.
+const summary = 'The caller asked about opening hours and booked a table for four at 8 pm. '.repeat(10);
+const endedPayload = (callId: string) => ({
+  call_id: callId,
+  agent_id: '5f0e2c1a-1111-4222-8333-444455556666',
+  status: 'completed',
+  duration_seconds: 184,
+  to_number: '+14155550100',
+  from_number: '+14155550199',
+  outcome: 'booked',
+  ai_summary: summary.slice(0, 400),
+  analysis: { summary: summary.slice(0, 400) },
+});
+
+type Emitter = (sql: Sql, n: number, kind: 'normal' | 'hang') => Promise<string[]>;
+
+let orgId = '';
+const platformEmit: Emitter = async (sql, n, kind) =>
+  sql.begin(async (tx) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const callId = randomUUID();
+      const type = kind === 'normal' ? 'call.ended' : 'call.started';
+      const payload = kind === 'normal' ? endedPayload(callId) : { call_id: callId, agent_id: randomUUID(), to_number: null, from_number: null };
+      ids.push((await emitEvent(tx, { orgId, type, callId, payload } as never)).id);
+    }
+    return ids;
+  });
+
+const floorEmit: Emitter = async (sql, n) =>
+  sql.begin(async (tx) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const id = randomUUID();
+      const body = JSON.stringify({ id, event: 'call.ended', created_at: new Date().toISOString(), ...endedPayload(randomUUID()) });
+      await tx`insert into floor_jobs (url, event_id, body) values (${rxUrl('/floor')}, ${id}, ${body})`;
+      ids.push(id);
+    }
+    await tx`select pg_notify('floor_jobs', '')`;
+    return ids;
+  });
+
+const log = (msg: string) => process.stderr.write(`[bench:webhooks] ${msg}\n`);
+
+function pct(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function waitFor(ids: string[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (ids.some((id) => !receipts.has(id))) {
+    if (Date.now() > deadline) throw new Error(`${ids.filter((id) => !receipts.has(id)).length} of ${ids.length} events never arrived`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function throughput(sql: Sql, emit: Emitter, start: () => Promise<void>): Promise<number> {
+  const ids: string[] = [];
+  for (let i = 0; i < BACKLOG; i += 250) ids.push(...(await emit(sql, Math.min(250, BACKLOG - i), 'normal')));
+  log(`backlog of ${ids.length} committed`);
+  await start();
+  await waitFor(ids, 120_000);
+  const times = ids.map((id) => receipts.get(id)!).sort((a, b) => a - b);
+  return Math.round(((ids.length - 1) / (times.at(-1)! - times[0]!)) * 1000);
+}
+
+async function latency(sql: Sql, emit: Emitter): Promise<{ p50: number; p99: number; n: number }> {
+  const committed = new Map<string, number>();
+  const total = RATE * SECONDS;
+  const t0 = performance.now();
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(
+      emit(sql, 1, 'normal').then(([id]) => {
+        committed.set(id!, performance.now());
+      }),
+    );
+  }
+  await Promise.all(inflight);
+  const ids = [...committed.keys()];
+  log(`${ids.length} events committed at ${RATE}/s`);
+  await waitFor(ids);
+  const lat = ids.map((id) => Math.max(0, receipts.get(id)! - committed.get(id)!)).sort((a, b) => a - b);
+  return { p50: Number(pct(lat, 50).toFixed(2)), p99: Number(pct(lat, 99).toFixed(2)), n: lat.length };
+}
+
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+function startWorker(mode: string, url: string, masterKey: string, secret: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'webhooks-worker.ts'), mode, url, masterKey, secret], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      if (d.toString().includes('ready')) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`${mode} worker exited with ${code}`)));
+  });
+}
+
+async function stopWorker(child: ChildProcess): Promise<void> {
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(t);
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'vap-bench-'));
+chmodSync(dir, 0o755);
+const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort() });
+const results: Record<string, unknown> = {};
+try {
+  const admin = createSql(pg.url('postgres'), { max: 1 });
+  await admin`create database bench`;
+  await admin.end();
+  const url = pg.url('bench');
+  const sql = createSql(url, { max: 20 });
+  await migrate(sql);
+  await sql`create table floor_jobs (id bigserial primary key, url text not null, event_id text not null, body text not null)`;
+  await sql`create table floor_attempts (id bigserial primary key, job_id bigint not null, status int not null, duration_ms int not null, at timestamptz not null default now())`;
+  const masterKey = randomBytes(32).toString('base64');
+  const secrets = new Secrets(Buffer.from(masterKey, 'base64'));
+  orgId = (await createOrgWithKey(sql, 'bench')).org_id;
+  const hook = await insertWebhook(sql, secrets, orgId, { name: 'bench', url: rxUrl('/platform'), events: ['call.ended'] });
+
+  // Floor first, then the platform, then the platform next to a hanging endpoint.
+  let child: ChildProcess | null = null;
+  const floorRps = await throughput(sql, floorEmit, async () => void (child = await startWorker('floor', url, masterKey, hook.secret)));
+  const floorLat = await latency(sql, floorEmit);
+  await stopWorker(child!);
+  results.floor = { rps: floorRps, ...floorLat };
+  log(`floor: ${JSON.stringify(results.floor)}`);
+
+  const platformRps = await throughput(sql, platformEmit, async () => void (child = await startWorker('platform', url, masterKey, '')));
+  const platformLat = await latency(sql, platformEmit);
+  results.platform = { rps: platformRps, ...platformLat };
+  log(`platform: ${JSON.stringify(results.platform)}`);
+
+  // A second endpoint that never answers, with events of its own throughout.
+  await insertWebhook(sql, secrets, orgId, { name: 'hang', url: rxUrl('/hang'), events: ['call.started'] });
+  await platformEmit(sql, 200, 'hang');
+  const hangTicker = setInterval(() => void platformEmit(sql, 5, 'hang'), 100);
+  const hangLat = await latency(sql, platformEmit);
+  await stopWorker(child!);
+  const hangRps = await throughput(sql, platformEmit, async () => void (child = await startWorker('platform', url, masterKey, '')));
+  clearInterval(hangTicker);
+  results.platform_with_hanging_endpoint = { rps: hangRps, ...hangLat, hanging_requests_seen: hangs };
+  await stopWorker(child!);
+  await sql.end();
+
+  const f = results.floor as { rps: number; p50: number; p99: number };
+  const p = results.platform as typeof f;
+  const h = results.platform_with_hanging_endpoint as typeof f;
+  const table = [
+    `| Setup | deliveries/s (drain of ${BACKLOG}) | commit to receipt p50 ms | p99 ms (${RATE}/s offered, ${SECONDS} s) |`,
+    '|---|---|---|---|',
+    `| Floor: SKIP LOCKED + LISTEN, 20 workers, signed POST + 1 insert | ${f.rps} | ${f.p50} | ${f.p99} |`,
+    `| Platform dispatcher | ${p.rps} | ${p.p50} | ${p.p99} |`,
+    `| Platform, another endpoint hanging (10 s timeouts) | ${h.rps} | ${h.p50} | ${h.p99} |`,
+    '',
+    `Platform / floor throughput: **${((p.rps / f.rps) * 100).toFixed(1)} %** (target >= 50 %); p50 ${p.p50} ms (target < 20 ms).`,
+  ].join('\n');
+  process.stdout.write(table + '\n');
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/webhooks.json', JSON.stringify({ at: new Date().toISOString(), rate: RATE, seconds: SECONDS, backlog: BACKLOG, results }, null, 2));
+} finally {
+  receiver.closeAllConnections();
+  receiver.close();
+  await pg.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
