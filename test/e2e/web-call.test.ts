@@ -239,6 +239,6 @@ describe('a web call through LiveKit', () => {
       body: JSON.stringify({ agent_id: agentId }),
     });
     expect(wrong.status).toBe(403);
-    expect((await wrong.json()).type).toBe('forbidden');
+    expect(((await wrong.json()) as { type: string }).type).toBe('forbidden');
   });
 });

@@ -6,6 +6,7 @@ import type { Db } from '../../http/route.ts';
 import { conflict, forbidden, HttpError, notFound, tooManyRequests, ValidationFailure } from '../../http/errors.ts';
 import { referenceError } from '../../http/references.ts';
 import { resolveTranscriber, resolveTts } from '../agents/service.ts';
+import { getAgent, type AgentRow } from '../agents/queries.ts';
 import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import type { CallConfig, ToolConfig } from '../../../../schemas/internal.ts';
@@ -64,36 +65,6 @@ export async function callView(services: Services, row: CallRow) {
   };
 }
 
-interface AgentRow {
-  id: string;
-  org_id: string;
-  name: string;
-  llm_id: string;
-  transcriber: CallConfig['agent']['transcriber'];
-  tts: CallConfig['agent']['tts'];
-  first_message: string | null;
-  end_call_phrases: string[];
-  max_duration_seconds: number;
-  interruption_sensitivity: number;
-  silence_timeout_seconds: number;
-  enable_recording: boolean;
-  language: string;
-  dynamic_variables: Record<string, unknown>;
-  voicemail_detection: boolean;
-  voicemail_message: string | null;
-  responsiveness: number;
-  speed: number;
-  background_sound: string | null;
-  emotions: boolean;
-  job_description: string | null;
-  metadata: Record<string, unknown>;
-}
-
-async function liveAgent(db: Db, orgId: string, agentId: string): Promise<AgentRow | undefined> {
-  const [a] = await db<AgentRow[]>`select * from agents where id = ${agentId} and org_id = ${orgId} and deleted_at is null`;
-  return a;
-}
-
 /** Seconds until the next 00:00 UTC, when the daily cap resets. */
 export function secondsToUtcMidnight(now = new Date()): number {
   const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
@@ -120,7 +91,7 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
   const id = randomUUID();
   const room = roomNameFor(id);
   const call = await sql.begin(async (tx) => {
-    const agent = await liveAgent(tx, auth.orgId, input.agent_id);
+    const agent = await getAgent(tx, auth.orgId, input.agent_id);
     if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
     if (!(await reserveDailyCall(tx, auth.orgId))) {
       const [org] = await tx<{ max_calls_per_day: number }[]>`select max_calls_per_day from orgs where id = ${auth.orgId}`;
