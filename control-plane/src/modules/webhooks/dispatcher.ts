@@ -12,6 +12,7 @@
 import type { Services } from '../../services.ts';
 import { WEBHOOK_CHANNEL } from '../events/emit.ts';
 import { WebhookDeliverer, type ClaimedMessage } from './deliver.ts';
+import { WEBHOOK_MAINTENANCE_QUEUE } from './jobs.ts';
 
 /** Aborts the in-flight requests of a deleted webhook in every process. */
 export const WEBHOOK_CANCEL_CHANNEL = 'vap_webhooks_cancel';
@@ -269,8 +270,9 @@ export class WebhookDispatcher {
   }
 }
 
-/** Starts the dispatcher of this process (when jobs are enabled). */
+/** Starts the dispatcher of this process (when jobs are enabled), and schedules the minute housekeeping. */
 export async function startWebhookDispatcher(services: Services): Promise<WebhookDispatcher> {
+  await services.boss?.schedule(WEBHOOK_MAINTENANCE_QUEUE, '* * * * *');
   const d = new WebhookDispatcher(services);
   await d.start();
   return d;

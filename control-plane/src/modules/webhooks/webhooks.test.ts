@@ -323,6 +323,11 @@ describe('delivery', () => {
     expect(new StandardWebhook(secret.secret).verify(req.body, req.headers as Record<string, string>)).toMatchObject({ event: 'call.failed', call_id: call, reason: 'busy' });
   });
 
+  it('schedules the minute housekeeping with pg-boss', async () => {
+    const schedules = await tp.platform.services.boss!.getSchedules();
+    expect(schedules.map((x) => [x.name, x.cron])).toContainEqual(['webhooks-maintenance', '* * * * *']);
+  });
+
   it('disables an endpoint that has failed for too long, and audits it', async () => {
     const w = await createWebhook('/broken', ['call.ended']);
     rx.script('/broken', () => ({ status: 500 }));
