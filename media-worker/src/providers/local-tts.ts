@@ -190,7 +190,8 @@ export class LocalTTS extends tts.TTS {
 
 /**
  * One festival process per utterance (its exit marks the end of the audio), taken from a spare that has
- * already loaded the voice; taking it starts the next spare, so its start-up overlaps the current sentence.
+ * already loaded the voice. The next spare starts when the taken process exits, so its voice loading
+ * never competes with a synthesis for the CPU; a sentence taken before then starts a process of its own.
  */
 class FestivalPool {
   #path: string;
@@ -210,7 +211,7 @@ class FestivalPool {
   take(): ChildProcessWithoutNullStreams {
     const child = this.#alive(this.#spare) ? this.#spare! : this.#spawn();
     this.#spare = undefined;
-    if (!this.#closed) this.#spare = this.#spawn();
+    child.once('close', () => this.prewarm());
     return child;
   }
 
