@@ -41,10 +41,11 @@ describe('emitEvent', () => {
   });
 
   it('uses only the workspace default webhook when one is set', async () => {
-    const { orgId } = await tp.createOrg();
+    const { orgId, key } = await tp.createOrg();
     const def = await webhook(orgId, ['*']);
     await webhook(orgId, ['*']);
-    await tp.sql`update orgs set settings = settings || ${tp.sql.json({ default_webhook_id: def })} where id = ${orgId}`;
+    const patched = await tp.request('patch', '/v1/workspace', { key, body: { settings: { default_webhook_id: def } } });
+    expect(patched.status).toBe(200);
     const callId = randomUUID();
     const ev = await tp.sql.begin((tx) => emitEvent(tx, { orgId, type: 'call.started', callId, payload: started(callId) }));
     const rows = await tp.sql`select webhook_id from webhook_messages where event_id = ${ev.id}`;
@@ -55,7 +56,7 @@ describe('emitEvent', () => {
     const { orgId } = await tp.createOrg();
     const mine = await webhook(orgId, ['call.started']);
     const def = await webhook(orgId, ['*']);
-    await tp.sql`update orgs set settings = settings || ${tp.sql.json({ default_webhook_id: def })} where id = ${orgId}`;
+    await tp.sql`update orgs set default_webhook_id = ${def} where id = ${orgId}`;
     const [llm] = await tp.sql`insert into llm_models (org_id, name, provider, model, temperature) values (${orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
     const [agent] = await tp.sql`
       insert into agents (org_id, name, llm_id, webhook_id, transcriber, tts)

@@ -5,7 +5,7 @@
 // Routing (docs/decisions.md, "Webhooks and events"):
 //   1. the call's own `webhook_url`, when given, receives every event of that call;
 //   2. plus ONE set of account webhooks, each only for the events it subscribes to:
-//      the agent's `webhook_id` if set, else the workspace default (orgs.settings.default_webhook_id),
+//      the agent's `webhook_id` if set, else the workspace default (orgs.default_webhook_id),
 //      else every webhook of the account.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../http/route.ts';
@@ -30,17 +30,6 @@ export interface EmittedEvent {
   messages: number;
 }
 
-// The agents table arrives with the agents resource; until it exists routing skips the agent's webhook.
-let agentsReady = false;
-async function agentWebhookColumnExists(db: Db): Promise<boolean> {
-  if (agentsReady) return true;
-  const [row] = await db`
-    select 1 as ok from information_schema.columns
-    where table_schema = current_schema() and table_name = 'agents' and column_name = 'webhook_id'`;
-  agentsReady = !!row;
-  return agentsReady;
-}
-
 /** Writes the event and its delivery tasks inside `db`, which must be the transaction of the state change. */
 export async function emitEvent<T extends EventName>(db: Db, e: EmitInput<T>): Promise<EmittedEvent> {
   const id = randomUUID();
@@ -49,10 +38,7 @@ export async function emitEvent<T extends EventName>(db: Db, e: EmitInput<T>): P
   const callId = e.callId ?? null;
   const url = e.webhookUrl ?? null;
 
-  const agentWebhook =
-    e.agentId && (await agentWebhookColumnExists(db))
-      ? db`(select a.webhook_id from agents a where a.id = ${e.agentId} and a.org_id = ${e.orgId})`
-      : db`null::uuid`;
+  const agentWebhook = e.agentId ? db`(select a.webhook_id from agents a where a.id = ${e.agentId} and a.org_id = ${e.orgId})` : db`null::uuid`;
 
   // The body goes in as text cast to json: json keeps the exact bytes (and key order) that will be signed.
   const rows = await db<{ id: string; order_key: string | null }[]>`
@@ -63,9 +49,7 @@ export async function emitEvent<T extends EventName>(db: Db, e: EmitInput<T>): P
     pinned as (
       select coalesce(
         ${agentWebhook},
-        (select case when o.settings->>'default_webhook_id' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-                     then (o.settings->>'default_webhook_id')::uuid end
-         from orgs o where o.id = ${e.orgId})
+        (select o.default_webhook_id from orgs o where o.id = ${e.orgId})
       ) as webhook_id
     ),
     routed as (
