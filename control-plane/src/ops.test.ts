@@ -54,3 +54,29 @@ describe('graceful shutdown', () => {
     await expect(fetch(tp.url + '/health')).rejects.toThrow();
   });
 });
+
+describe('rate limiting', () => {
+  it('answers 429 with Retry-After once a credential exhausts its bucket, per credential', async () => {
+    const tp = await startTestPlatform({ RATE_LIMIT_PER_SECOND: 0.5, RATE_LIMIT_BURST: 3 });
+    try {
+      const a = await tp.createOrg();
+      const b = await tp.createOrg();
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await tp.request('get', '/v1/api-keys', { key: a.key })).status);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      const limited = await tp.request('get', '/v1/api-keys', { key: a.key });
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(limited.body).toEqual({
+        detail: 'Too many requests for this credential; slow down',
+        type: 'rate_limited',
+        request_id: limited.headers.get('x-request-id'),
+        retry_after_seconds: Number(limited.headers.get('retry-after')),
+      });
+      // Another organisation's credential has its own bucket.
+      expect((await tp.request('get', '/v1/api-keys', { key: b.key })).status).toBe(200);
+    } finally {
+      await tp.close();
+    }
+  });
+});
