@@ -1,0 +1,484 @@
+// Voice-to-voice over the real WebRTC path, next to the same loop with no room, in one run
+// (docs/benchmarks.md, "Web calls over LiveKit"):
+//   - room: the supervisor starts Redis, LiveKit, the control plane (its own embedded PostgreSQL, dev org)
+//     and a media worker; the agent is created through the API, each call through POST /v1/calls/web, and a
+//     real rtc-node client speaks synthesized questions (festival) and listens to the agent;
+//   - no room: the worker's CallSession with the same providers, built the way the worker builds them, on a
+//     phone-line input and a capture output (the voice benchmark's code path), in this process;
+//   - the time from POST /v1/calls/web to the first audio of the first message at the client.
+// Providers: pocketsphinx STT and espeak-ng TTS (local), the OpenAI-compatible stand-in with a fixed time to
+// first token for the LLM. Voice-to-voice runs from the end of the last speech frame the client sent (the
+// clip's own trailing silence excluded) to the first agent frame above the same speech threshold.
+// Usage: node bench/webrtc.ts [calls] [turns per call]   (npm run bench:webrtc)
+// First: rtc-client quiets rtc-node's logger, which reads NODE_ENV when it loads.
+import { RtcClient, disposeRtc, nowMs, rms } from '../test/support/rtc-client.ts';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { inference, initializeLogger } from '@livekit/agents';
+import type { AudioFrame } from '@livekit/rtc-node';
+import { percentile } from '../shared/latency.ts';
+import { InternalApiClient } from '../shared/internal-api.ts';
+import { createLogger } from '../shared/logger.ts';
+import type { CallConfig, CallLatency } from '../schemas/internal.ts';
+import { nullSink } from '../media-worker/src/metrics.ts';
+import { createLLM, createSTT, createTTS } from '../media-worker/src/providers/index.ts';
+import { endpointingFor } from '../media-worker/src/session/mappings.ts';
+import { CallSession, TapAudioInput } from '../media-worker/src/session/call-session.ts';
+import { installRaceFix } from '../media-worker/src/session/race-fix.ts';
+import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
+import { baseConfigForBench } from './support/bench-config.ts';
+import { startFakeInternalApi } from '../test/support/fake-internal-api.ts';
+import { startFakeOpenAI } from '../test/support/fake-openai.ts';
+import { resample, synthesize, type Pcm } from '../test/support/speech.ts';
+import { CaptureAudioOutput, LINE_RATE, LineAudioInput } from '../test/support/voice-io.ts';
+
+const CALLS = Number(process.argv[2] ?? 4);
+const TURNS = Number(process.argv[3] ?? 4);
+const LLM_TTFT_MS = 200;
+const RESPONSIVENESS = 1;
+const ENDPOINTING_MS = endpointingFor(RESPONSIVENESS).minDelay;
+/** Silero's minimum silence before it reports the end of speech (the worker's prewarm setting). */
+const VAD_MIN_SILENCE_MS = 250;
+/** A 10 ms window counts as speech above this RMS (int16), on both sides (rtc-client's Recorder default). */
+const SPEECH_RMS = 300;
+const FIRST_MESSAGE = 'Hello, thank you for calling. How can I help you today?';
+const REPLY = 'Sure, I can help you with that.';
+const QUESTIONS = [
+  'What time do you open tomorrow morning?',
+  'Can I book a table for two people tonight?',
+  'Do you have parking near the office?',
+  'How much does a cleaning cost?',
+];
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+initializeLogger({ pretty: false, level: 'error' });
+installRaceFix();
+
+/** End (ms from the clip's start) of its last 10 ms window above the speech threshold. */
+function lastSpeechEndMs(pcm: Pcm): number {
+  const step = pcm.sampleRate / 100;
+  let end = 0;
+  for (let at = 0; at < pcm.samples.length; at += step) {
+    if (rms(pcm.samples.subarray(at, at + step)) > SPEECH_RMS) end = Math.min(at + step, pcm.samples.length);
+  }
+  return (end / pcm.sampleRate) * 1000;
+}
+
+/** Offset (ms) of the first 10 ms window above the speech threshold, or null. */
+function firstSpeechOffsetMs(samples: Int16Array, sampleRate: number): number | null {
+  const step = Math.max(1, Math.round(sampleRate / 100));
+  for (let at = 0; at < samples.length; at += step) if (rms(samples.subarray(at, at + step)) > SPEECH_RMS) return (at / sampleRate) * 1000;
+  return null;
+}
+
+interface Clip {
+  text: string;
+  pcm48: Pcm;
+  pcm16: Pcm;
+  speechEnd48: number;
+  speechEnd16: number;
+  trailingMs: number;
+}
+
+/** The capture output, also noting when the first frame above the speech threshold would play. */
+class SpeechCapture extends CaptureAudioOutput {
+  firstSpeechAt: number | undefined;
+  lastFrameAt = 0;
+  playedUntil = 0;
+  #segments = 0;
+  #segmentMs = 0;
+
+  override async captureFrame(frame: AudioFrame): Promise<void> {
+    await super.captureFrame(frame);
+    const now = performance.now();
+    this.lastFrameAt = now;
+    if (this.segmentStarts.length !== this.#segments) {
+      this.#segments = this.segmentStarts.length;
+      this.#segmentMs = 0;
+    }
+    const start = this.segmentStarts.at(-1)!;
+    if (this.firstSpeechAt === undefined) {
+      const off = firstSpeechOffsetMs(frame.data.subarray(0, frame.samplesPerChannel), frame.sampleRate);
+      // The output plays in real time from the segment's first frame: this sample plays at start + offset.
+      if (off !== null) this.firstSpeechAt = start + this.#segmentMs + off;
+    }
+    this.#segmentMs += (frame.samplesPerChannel / frame.sampleRate) * 1000;
+    this.playedUntil = start + this.#segmentMs;
+  }
+
+  reset(): void {
+    this.firstSpeechAt = undefined;
+  }
+}
+
+async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+interface Turn {
+  v2v_ms: number;
+}
+
+// ---- no room: the worker's CallSession on a phone-line input ----
+
+let vad: inference.VAD | null = null;
+
+interface InferenceExecutor {
+  start(): Promise<void>;
+  initialize(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The inference process agents-js gives a worker's jobs (and its console mode), for the end-of-turn model:
+ * without one the v1-mini detector answers 1.0 at once, and the no-room turns would skip the model the
+ * worker runs. agents-js does not export these classes, so they are loaded from its dist folder, registered
+ * as its worker does (maybeRegisterLocalEotRunner in dist/worker.js).
+ */
+async function startTurnDetectorExecutor(): Promise<InferenceExecutor> {
+  const dist = path.dirname(fileURLToPath(import.meta.resolve('@livekit/agents')));
+  const load = (file: string) => import(pathToFileURL(path.join(dist, file)).href);
+  const { InferenceRunner } = await load('inference_runner.js');
+  const { EOT_INFERENCE_METHOD } = await load('inference/eot/runner.js');
+  const { InferenceProcExecutor } = await load('ipc/inference_proc_executor.js');
+  if (!InferenceRunner.registeredRunners[EOT_INFERENCE_METHOD]) {
+    InferenceRunner.registerRunner(EOT_INFERENCE_METHOD, pathToFileURL(path.join(dist, 'inference/eot/runner.js')).href);
+  }
+  const executor = InferenceProcExecutor.createIfNeeded() as InferenceExecutor;
+  await executor.start();
+  await executor.initialize();
+  return executor;
+}
+
+async function noRoomSession(clips: Clip[], llmUrl: string, api: Awaited<ReturnType<typeof startFakeInternalApi>>, executor: InferenceExecutor, id: string, offset: number): Promise<{ turns: Turn[]; latency: CallLatency }> {
+  const base = baseConfigForBench(id);
+  const config: CallConfig = {
+    ...base,
+    agent: { ...base.agent, responsiveness: RESPONSIVENESS, end_call_phrases: [], first_message: null, tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' } },
+    llm: { provider: 'openai', model: 'fake-model', base_url: llmUrl, temperature: null, max_tokens: null },
+    tools: [],
+  };
+  // The same construction as media-worker/src/worker.ts.
+  vad ??= new inference.VAD({ minSilenceDuration: VAD_MIN_SILENCE_MS });
+  const stt = createSTT({ ...config.agent.transcriber, language: config.agent.language }, {});
+  const tts = createTTS(config.agent.tts, {}, { speed: 1, emotions: false, language: 'en-US' });
+  const llm = createLLM(config.llm, {});
+  const client = new InternalApiClient({ baseUrl: api.url, token: api.token });
+  const call = new CallSession({
+    config,
+    models: { stt, llm, tts, vad, turnDetection: new inference.TurnDetector({ version: 'v1-mini', executor: executor as never }) },
+    labels: { stt: { provider: 'local', model: stt.model }, llm: { provider: 'openai', model: 'fake-model' }, tts: { provider: 'local', model: tts.model } },
+    reporter: client.reporter(id),
+    api: client,
+    metrics: nullSink,
+    logger: createLogger('bench', 'error'),
+  });
+  const line = new LineAudioInput();
+  const out = new SpeechCapture({ keepFrames: false });
+  line.start();
+  await call.start({ audioInput: new TapAudioInput(line.source, call.onInputFrame), audioOutput: out });
+  await sleep(1000);
+  const turns: Turn[] = [];
+  for (let i = 0; i < TURNS; i++) {
+    const clip = clips[(offset + i) % clips.length]!;
+    out.reset();
+    // say() resolves as the clip's last 20 ms frame goes out; frames go out at the end of their 20 ms.
+    const sentAt = await line.say(clip.pcm16.samples);
+    const frames = Math.ceil(clip.pcm16.samples.length / ((LINE_RATE * line.frameMs) / 1000));
+    const speechEnd = sentAt - frames * line.frameMs + clip.speechEnd16;
+    await waitFor(() => out.firstSpeechAt !== undefined, 20_000, `a reply (no room, turn ${i})`);
+    turns.push({ v2v_ms: out.firstSpeechAt! - speechEnd });
+    // The reply plays out (the output keeps real time), then a pause.
+    await waitFor(() => performance.now() - out.lastFrameAt > 300 && performance.now() > out.playedUntil + 400, 20_000, 'the reply to play out');
+  }
+  const report = await call.end('user_hangup');
+  await line.close();
+  return { turns, latency: report.latency };
+}
+
+// ---- room: a web call through the API, the worker and LiveKit ----
+
+async function api<T = any>(stack: RunningStack, key: string, method: string, route: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(stack.controlPlaneUrl + route, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+}
+
+async function devKey(stack: RunningStack): Promise<string> {
+  const log = path.join(stack.logDir, 'control-plane.log');
+  const end = Date.now() + 20_000;
+  for (;;) {
+    const m = /API key: (\S+)/.exec(readFileSync(log, 'utf8'));
+    if (m) return m[1]!;
+    if (Date.now() > end) throw new Error(`no development key in ${log}`);
+    await sleep(100);
+  }
+}
+
+/**
+ * A microphone that never stops, as a browser's: 100 ms chunks of silence between the clips it is given, so
+ * the worker's VAD and STT see a continuous stream (also during the first message).
+ */
+class Mic {
+  #queue: { pcm: Pcm; done: (endedAt: number) => void }[] = [];
+  #running = true;
+  readonly #loop: Promise<void>;
+  readonly #silence: Pcm = { samples: new Int16Array(4800), sampleRate: 48000 };
+
+  constructor(client: RtcClient) {
+    this.#loop = (async () => {
+      while (this.#running) {
+        const next = this.#queue.shift();
+        const spoken = await client.speak(next?.pcm ?? this.#silence);
+        next?.done(spoken.endedAt);
+      }
+    })();
+  }
+
+  /** Resolves with the time the clip's last sample left the source. */
+  say(pcm: Pcm): Promise<number> {
+    return new Promise((done) => this.#queue.push({ pcm, done }));
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    await this.#loop;
+  }
+}
+
+interface RoomCall {
+  call_id: string;
+  /** POST /v1/calls/web sent -> 201 received. */
+  create_ms: number;
+  /** 201 -> connected to the room. */
+  join_ms: number;
+  /** POST sent -> first decoded frame of the agent (WebRTC sends silence too). */
+  first_frame_ms: number | null;
+  /** POST sent -> first frame of the first message above the speech threshold. */
+  first_message_ms: number;
+  turns: Turn[];
+  latency: CallLatency | null;
+}
+
+async function roomCall(stack: RunningStack, key: string, agentId: string, clips: Clip[], turns: number, offset: number): Promise<RoomCall> {
+  const t0 = nowMs();
+  const created = await api(stack, key, 'POST', '/v1/calls/web', { agent_id: agentId });
+  const t1 = nowMs();
+  if (created.status !== 201) throw new Error(`POST /v1/calls/web answered ${created.status}: ${JSON.stringify(created.body)}`);
+  const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+  const t2 = nowMs();
+  const result: RoomCall = { call_id: created.body.id, create_ms: t1 - t0, join_ms: t2 - t1, first_frame_ms: null, first_message_ms: 0, turns: [], latency: null };
+  let mic: Mic | null = null;
+  try {
+    const agent = client.record({});
+    await client.publishMicrophone();
+    mic = new Mic(client);
+    await agent.utterance({ silenceMs: 800, timeoutMs: 60_000 });
+    result.first_message_ms = agent.firstSpeechAt! - t0;
+    result.first_frame_ms = agent.firstFrameAt !== undefined ? agent.firstFrameAt - t0 : null;
+    for (let i = 0; i < turns; i++) {
+      const clip = clips[(offset + i) % clips.length]!;
+      await sleep(300);
+      agent.reset();
+      const endedAt = await mic.say(clip.pcm48);
+      // The source plays in real time: the last speech sample left it (what followed it) before endedAt.
+      const totalMs = (Math.ceil(clip.pcm48.samples.length / 480) * 480) / 48;
+      const speechEnd = endedAt - (totalMs - clip.speechEnd48);
+      await agent.until(() => agent.firstSpeechAt !== undefined, 20_000, `a reply (room, turn ${i})`);
+      result.turns.push({ v2v_ms: agent.firstSpeechAt! - speechEnd });
+      await agent.utterance({ silenceMs: 700, timeoutMs: 20_000 });
+    }
+  } finally {
+    await mic?.stop();
+    await client.leave();
+    await api(stack, key, 'POST', `/v1/calls/${result.call_id}/stop`);
+  }
+  // The worker's latency summary arrives with its ended report.
+  const end = Date.now() + 15_000;
+  while (Date.now() < end) {
+    const c = await api(stack, key, 'GET', `/v1/calls/${result.call_id}`);
+    if (c.body?.status === 'completed' && c.body.latency?.llm_ttft?.samples) {
+      result.latency = c.body.latency;
+      break;
+    }
+    await sleep(250);
+  }
+  return result;
+}
+
+// ---- the run ----
+
+const stats = (xs: number[]) => ({ n: xs.length, p50: +percentile(xs, 50).toFixed(1), p95: +percentile(xs, 95).toFixed(1), min: +Math.min(...xs).toFixed(1), max: +Math.max(...xs).toFixed(1) });
+const median = (xs: number[]) => +percentile(xs, 50).toFixed(1);
+
+async function main() {
+  const started = Date.now();
+  const llm = await startFakeOpenAI({ ttftMs: LLM_TTFT_MS });
+  llm.setResponder((req) =>
+    // The post-call analysis asks for JSON (not streamed); every turn of the agent gets the same short reply.
+    req.stream ? { text: REPLY } : { text: JSON.stringify({ summary: 'Benchmark call.', outcome: 'benchmark' }), ttftMs: 0 },
+  );
+  const internal = await startFakeInternalApi();
+  const clips: Clip[] = [];
+  for (const text of QUESTIONS) {
+    const pcm = await synthesize(text);
+    const pcm48 = resample(pcm, 48000);
+    const pcm16 = resample(pcm, LINE_RATE);
+    const speechEnd48 = lastSpeechEndMs(pcm48);
+    clips.push({ text, pcm48, pcm16, speechEnd48, speechEnd16: lastSpeechEndMs(pcm16), trailingMs: (pcm48.samples.length / 48) - speechEnd48 });
+  }
+
+  let stack: RunningStack | null = null;
+  const executor = await startTurnDetectorExecutor();
+  const room: RoomCall[] = [];
+  const noRoom: { turns: Turn[]; latency: CallLatency }[] = [];
+  let warmup: RoomCall | null = null;
+  let failed = true;
+  try {
+    stack = await startStack({
+      freePorts: true,
+      redis: 'own',
+      sip: false,
+      controlPlane: true,
+      worker: true,
+      logLevel: 'warn',
+      env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost' },
+      onProgress: (m) => process.stderr.write(`${m}\n`),
+    });
+    const key = await devKey(stack);
+    const model = await api(stack, key, 'POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'Answer in one short sentence.' });
+    if (model.status !== 201) throw new Error(`POST /v1/models answered ${model.status}: ${JSON.stringify(model.body)}`);
+    const agent = await api(stack, key, 'POST', '/v1/agents', {
+      name: 'Bench',
+      llm_id: model.body.id,
+      transcriber: { provider: 'local' },
+      tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' },
+      first_message: FIRST_MESSAGE,
+      responsiveness: RESPONSIVENESS,
+      silence_timeout_seconds: 120,
+      max_duration_seconds: 600,
+    });
+    if (agent.status !== 201) throw new Error(`POST /v1/agents answered ${agent.status}: ${JSON.stringify(agent.body)}`);
+
+    // A warm-up of each path (job process start, model loads, first festival/espeak runs), not counted.
+    process.stderr.write('warm-up\n');
+    warmup = await roomCall(stack, key, agent.body.id, clips, 2, 0);
+    await noRoomSession(clips, llm.url, internal, executor, 'call_warmup', 0);
+    // Alternating, so both paths see the same machine.
+    for (let c = 0; c < CALLS; c++) {
+      process.stderr.write(`call ${c + 1}/${CALLS}\n`);
+      room.push(await roomCall(stack, key, agent.body.id, clips, TURNS, c));
+      noRoom.push(await noRoomSession(clips, llm.url, internal, executor, `call_noroom_${c}`, c));
+    }
+    failed = false;
+  } finally {
+    await stack?.stop();
+    // The services' logs stay when the run failed.
+    if (stack && !failed) rmSync(stack.runDir, { recursive: true, force: true });
+    else if (stack) process.stderr.write(`logs kept in ${stack.logDir}\n`);
+    await executor.close();
+    await llm.close();
+    await internal.close();
+    await disposeRtc();
+  }
+
+  // The first user turn of a call is reported apart: it is much slower in a fresh job (see docs/benchmarks.md).
+  const roomV2v = room.flatMap((c) => c.turns.slice(1).map((t) => t.v2v_ms));
+  const noRoomV2v = noRoom.flatMap((s) => s.turns.slice(1).map((t) => t.v2v_ms));
+  const roomFirst = stats(room.map((c) => c.turns[0]!.v2v_ms));
+  const noRoomFirst = stats(noRoom.map((s) => s.turns[0]!.v2v_ms));
+  const eou = (xs: (CallLatency | null)[]) => median(xs.flatMap((l) => (l?.eou_delay.samples ? [l.eou_delay.p50_ms] : [])));
+  const ttsRoom = median(room.flatMap((c) => (c.latency?.tts_ttfb.samples ? [c.latency.tts_ttfb.p50_ms] : [])));
+  const ttsNoRoom = median(noRoom.map((s) => s.latency.tts_ttfb.p50_ms));
+  const r = stats(roomV2v);
+  const n = stats(noRoomV2v);
+  // The fixed part: the VAD's minimum silence (it outlasts the 200 ms endpointing delay, which runs from the
+  // end of speech, so the turn cannot end sooner), the LLM's time to first token, the TTS's first byte.
+  const fixedRoom = Math.max(VAD_MIN_SILENCE_MS, ENDPOINTING_MS) + LLM_TTFT_MS + ttsRoom;
+  const fixedNoRoom = Math.max(VAD_MIN_SILENCE_MS, ENDPOINTING_MS) + LLM_TTFT_MS + ttsNoRoom;
+  const firstMessage = stats(room.map((c) => c.first_message_ms));
+  const result = {
+    bench: 'webrtc',
+    at: new Date().toISOString(),
+    wall_seconds: Math.round((Date.now() - started) / 1000),
+    calls: CALLS,
+    turns_per_call: TURNS,
+    providers: {
+      stt: 'local pocketsphinx (python3-pocketsphinx, streaming)',
+      tts: 'local espeak-ng, voice en-us',
+      llm: `OpenAI-compatible stand-in (test/support/fake-openai.ts), ${LLM_TTFT_MS} ms to first token`,
+      vad: `Silero (inference.VAD), ${VAD_MIN_SILENCE_MS} ms minimum silence`,
+      turn_detection: 'inference.TurnDetector v1-mini (local, in an inference process on both paths)',
+      endpointing_ms: ENDPOINTING_MS,
+      preemptive_generation: true,
+    },
+    speech_rms_threshold: SPEECH_RMS,
+    clips: clips.map((c) => ({ text: c.text, speech_ms: +c.speechEnd48.toFixed(0), trailing_silence_ms: +c.trailingMs.toFixed(0) })),
+    voice_to_voice: {
+      room: r,
+      no_room: n,
+      room_minus_no_room: { p50: +(r.p50 - n.p50).toFixed(1), p95: +(r.p95 - n.p95).toFixed(1) },
+      first_turn: { room: roomFirst, no_room: noRoomFirst },
+      eou_delay_p50_ms: { room: eou(room.map((c) => c.latency)), no_room: eou(noRoom.map((s) => s.latency)) },
+      tts_ttfb_p50_ms: { room: ttsRoom, no_room: ttsNoRoom },
+      fixed_ms: { room: fixedRoom, no_room: fixedNoRoom },
+      room_minus_fixed: { p50: +(r.p50 - fixedRoom).toFixed(1), p95: +(r.p95 - fixedRoom).toFixed(1) },
+      no_room_minus_fixed: { p50: +(n.p50 - fixedNoRoom).toFixed(1), p95: +(n.p95 - fixedNoRoom).toFixed(1) },
+    },
+    first_message: {
+      post_to_first_speech: firstMessage,
+      post_to_first_frame: stats(room.flatMap((c) => (c.first_frame_ms === null ? [] : [c.first_frame_ms]))),
+      create_ms: stats(room.map((c) => c.create_ms)),
+      join_ms: stats(room.map((c) => c.join_ms)),
+      cold_first_call_ms: warmup ? +warmup.first_message_ms.toFixed(1) : null,
+    },
+    agents_metrics: {
+      room: room.map((c) => c.latency),
+      no_room: noRoom.map((s) => s.latency),
+    },
+    samples: {
+      room: room.map((c) => c.turns.map((t) => +t.v2v_ms.toFixed(1))),
+      no_room: noRoom.map((s) => s.turns.map((t) => +t.v2v_ms.toFixed(1))),
+      first_message: room.map((c) => +c.first_message_ms.toFixed(1)),
+    },
+  };
+  mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(path.join(ROOT, 'bench/results/webrtc.json'), `${JSON.stringify(result, null, 2)}\n`);
+
+  const f = (x: number) => `${x.toFixed(0)} ms`;
+  console.log(`
+Voice-to-voice, turns 2-${TURNS} of each call (${r.n} room turns over ${CALLS} calls, ${n.n} no-room turns; same providers, same run)
+
+| Path | p50 | p95 | max | minus fixed ${f(fixedRoom)} (p50 / p95) |
+|---|---|---|---|---|
+| No room (CallSession, line in / capture out) | ${f(n.p50)} | ${f(n.p95)} | ${f(n.max)} | ${f(n.p50 - fixedNoRoom)} / ${f(n.p95 - fixedNoRoom)} |
+| WebRTC (client -> LiveKit -> worker -> LiveKit -> client) | ${f(r.p50)} | ${f(r.p95)} | ${f(r.max)} | ${f(r.p50 - fixedRoom)} / ${f(r.p95 - fixedRoom)} |
+| **WebRTC - no room** | **${f(r.p50 - n.p50)}** | **${f(r.p95 - n.p95)}** | | |
+
+First user turn of each call (${roomFirst.n} calls): room p50 ${f(roomFirst.p50)} / max ${f(roomFirst.max)}; no room p50 ${f(noRoomFirst.p50)} / max ${f(noRoomFirst.max)}.
+agents-js end-of-utterance delay (median of per-call p50s): room ${f(result.voice_to_voice.eou_delay_p50_ms.room)}, no room ${f(result.voice_to_voice.eou_delay_p50_ms.no_room)}.
+
+POST /v1/calls/web to the first message at the client (${firstMessage.n} calls; cold first call ${warmup ? f(warmup.first_message_ms) : 'n/a'}, not counted)
+
+| | p50 | p95 | max |
+|---|---|---|---|
+| POST sent -> 201 | ${f(result.first_message.create_ms.p50)} | ${f(result.first_message.create_ms.p95)} | ${f(result.first_message.create_ms.max)} |
+| 201 -> client connected | ${f(result.first_message.join_ms.p50)} | ${f(result.first_message.join_ms.p95)} | ${f(result.first_message.join_ms.max)} |
+| POST sent -> first agent frame (any) | ${f(result.first_message.post_to_first_frame.p50)} | ${f(result.first_message.post_to_first_frame.p95)} | ${f(result.first_message.post_to_first_frame.max)} |
+| **POST sent -> first speech of the first message** | **${f(firstMessage.p50)}** | **${f(firstMessage.p95)}** | ${f(firstMessage.max)} |
+
+TTS first byte p50: room ${f(ttsRoom)}, no room ${f(ttsNoRoom)}. JSON: bench/results/webrtc.json (${result.wall_seconds} s).`);
+}
+
+await main();
+process.exit(0);
