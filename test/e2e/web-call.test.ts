@@ -132,14 +132,14 @@ describe('a web call through LiveKit', () => {
       const agentAudio = client.record({});
 
       // 1. The first message is heard.
-      const greeting = await agentAudio.utterance({ silenceMs: 1200, timeoutMs: 90_000 });
+      const greeting = await agentAudio.utterance({ silenceMs: 1500, timeoutMs: 90_000 });
       const heard = await transcribe(greeting, { jsgf: GRAMMAR });
       expect(heard).toBe('hello thank you for calling acme dental');
 
       // 2. A spoken question gets the LLM stand-in's answer.
       agentAudio.reset();
       await client.speak(await synthesize('What time do you open tomorrow morning'), { trailingSilenceMs: 1500 });
-      const answer = await agentAudio.utterance({ silenceMs: 1200, timeoutMs: 90_000 });
+      const answer = await agentAudio.utterance({ silenceMs: 1500, timeoutMs: 90_000 });
       const heardAnswer = await transcribe(answer, { jsgf: GRAMMAR });
       expect(heardAnswer).toBe('we open at nine in the morning');
       // The worker's own STT (pocketsphinx, no grammar) turned the question into a user turn for the LLM.
