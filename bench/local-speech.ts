@@ -205,3 +205,5 @@ for (const row of tts) console.log(row);
 console.log(`\n| STT on ${sttResult.seconds.toFixed(2)} s of festival speech: real-time factor | |\n|---|---|`);
 for (const row of sttResult.rows) console.log(row);
 console.log(`\nreference: "${UTTERANCE}"\nbare:      "${sttResult.bareText}"\nLocalSTT:  "${sttResult.oursText}"`);
+// rtc-node's native client (used by the resampler) keeps the event loop alive.
+process.exit(0);

@@ -217,8 +217,14 @@ class FestivalPool {
 
   close(): void {
     this.#closed = true;
-    this.#spare?.kill('SIGKILL');
+    const spare = this.#spare;
     this.#spare = undefined;
+    if (!spare) return;
+    spare.kill('SIGKILL');
+    // Nothing reads an unused spare's output: release its pipes, or they keep the event loop alive.
+    spare.stdout.destroy();
+    spare.stderr.destroy();
+    spare.stdin.destroy();
   }
 
   #alive(child?: ChildProcessWithoutNullStreams): boolean {
