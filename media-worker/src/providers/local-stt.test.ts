@@ -98,6 +98,29 @@ describe('LocalSTT', () => {
     expect(events.filter((e) => e.type === SpeechEventType.START_OF_SPEECH)).toHaveLength(2);
   });
 
+  // A near-silent start used to open a wordless pocketsphinx utterance whose end moved the live cepstral
+  // mean to the noise: the first real utterance then came out late and wrong, the later ones right.
+  it.each([
+    ['a resampler dither over digital silence (+-1)', 1],
+    ['a low noise floor (+-8)', 8],
+  ])('recognises the first utterance after %s as well as the later ones', async (_name, amplitude) => {
+    const speech = await speak('What time do you open tomorrow morning?');
+    let seed = 7;
+    const noisy = (f: AudioFrame) => {
+      const data = new Int16Array(f.samplesPerChannel);
+      for (let i = 0; i < data.length; i++) {
+        seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+        data[i] = Math.max(-32768, Math.min(32767, f.data[i]! + ((seed % (2 * amplitude + 1)) - amplitude)));
+      }
+      return new AudioFrame(data, f.sampleRate, 1, f.samplesPerChannel);
+    };
+    const gap = () => Array.from({ length: 15 }, () => noisy(silence(100, 32000)));
+    const frames = [...gap(), ...speech.map(noisy), ...gap(), ...speech.map(noisy), ...gap()];
+    const texts = finals(await transcribe(new LocalSTT(), frames, false));
+    expect(texts).toHaveLength(2);
+    for (const text of texts) for (const word of ['what', 'time', 'tomorrow', 'morning']) expect(text.split(' ')).toContain(word);
+  });
+
   it('recognises exactly with a JSGF grammar, from 48 kHz frames', async () => {
     const grammar = `#JSGF V1.0;
 grammar orders;

@@ -10,18 +10,29 @@ stdout carries one JSON object per line:
   {"type": "final", "text": ..., "start": <s>, "end": <s>, "words": [[w, start, end, conf], ...]}
   {"type": "end", "t": <s>}                        speech ended
 Times are seconds of audio since the stream began. The one argument is a JSON object of options.
+
+Two guards keep the first utterance of a stream as well recognised as the later ones. Live cepstral mean
+normalisation updates its mean at each end of utterance, so a stretch that pocketsphinx's VAD takes for
+speech and that holds no words (its noise-floor tracking fires on near-silence as a stream starts, or a
+noise burst) would normalise the next real utterance against noise: slower search, wrong words. So:
+  - audio within +-DIGITAL_SILENCE of zero (a resampler's dither over digital silence, decoded Opus
+    silence) is passed as true zeros, which the VAD never takes for speech;
+  - a speech segment that ends with no words leaves the pocketsphinx utterance open, so it never updates
+    the mean; the next segment with words ends it.
 """
 import json
 import os
 import struct
 import sys
 import tempfile
+from array import array
 
 from pocketsphinx import Decoder
 
 MODEL_DIR = '/usr/share/pocketsphinx/model/en-us'
 SAMPLE_RATE = 16000
 FRAME_RATE = 100  # pocketsphinx frames per second (-frate)
+DIGITAL_SILENCE = 2  # int16 amplitude (-84 dBFS): inaudible, below any microphone's noise
 
 
 def emit(obj):
@@ -84,6 +95,15 @@ def clean_word(word):
     return word[:paren] if paren > 0 else word
 
 
+def is_digital_silence(payload):
+    samples = array('h', payload)
+    return max(samples) <= DIGITAL_SILENCE and min(samples) >= -DIGITAL_SILENCE
+
+
+def has_words(hyp):
+    return bool(hyp) and any(clean_word(w) for w in hyp.hypstr.split())
+
+
 def main():
     opts = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     partial_every = max(1, int(opts.get('partialIntervalMs', 200) * SAMPLE_RATE / 1000))
@@ -136,6 +156,8 @@ def main():
             continue
         if kind != b'A' or not payload:
             continue
+        if is_digital_silence(payload):
+            payload = bytes(len(payload))
         decoder.process_raw(payload, False, False)
         samples += len(payload) // 2
         since_partial += len(payload) // 2
@@ -151,6 +173,12 @@ def main():
                 last_partial = text
                 emit({'type': 'partial', 'text': text})
         if in_speech and not speaking:
+            if not has_words(decoder.hyp()):
+                # No words: report the end of the segment, keep the utterance (and the mean) as they are.
+                emit({'type': 'end', 't': samples / SAMPLE_RATE})
+                in_speech = False
+                last_partial = ''
+                continue
             finish_utterance()
 
     finish_utterance()
