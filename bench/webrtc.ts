@@ -26,6 +26,7 @@ import { createLLM, createSTT, createTTS } from '../media-worker/src/providers/i
 import { endpointingFor } from '../media-worker/src/session/mappings.ts';
 import { CallSession, TapAudioInput } from '../media-worker/src/session/call-session.ts';
 import { installRaceFix } from '../media-worker/src/session/race-fix.ts';
+import type { TurnTiming } from '../media-worker/src/session/turn-trace.ts';
 import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
 import { baseConfigForBench } from './support/bench-config.ts';
 import { startFakeInternalApi } from '../test/support/fake-internal-api.ts';
@@ -50,6 +51,7 @@ const QUESTIONS = [
   'Do you have parking near the office?',
   'How much does a cleaning cost?',
 ];
+const WORKER_LOG_LEVEL = process.env.BENCH_WORKER_LOG_LEVEL;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -156,7 +158,7 @@ async function startTurnDetectorExecutor(): Promise<InferenceExecutor> {
   return executor;
 }
 
-async function noRoomSession(clips: Clip[], llmUrl: string, api: Awaited<ReturnType<typeof startFakeInternalApi>>, executor: InferenceExecutor, id: string, offset: number): Promise<{ turns: Turn[]; latency: CallLatency }> {
+async function noRoomSession(clips: Clip[], llmUrl: string, api: Awaited<ReturnType<typeof startFakeInternalApi>>, executor: InferenceExecutor, id: string, offset: number): Promise<{ turns: Turn[]; latency: CallLatency; timing: TurnTiming[] }> {
   const base = baseConfigForBench(id);
   const config: CallConfig = {
     ...base,
@@ -199,7 +201,7 @@ async function noRoomSession(clips: Clip[], llmUrl: string, api: Awaited<ReturnT
   }
   const report = await call.end('user_hangup');
   await line.close();
-  return { turns, latency: report.latency };
+  return { turns, latency: report.latency, timing: call.turnTrace.turns };
 }
 
 // ---- room: a web call through the API, the worker and LiveKit ----
@@ -316,6 +318,24 @@ async function roomCall(stack: RunningStack, key: string, agentId: string, clips
   return result;
 }
 
+/** The worker's 'user turn timing' debug records, per job process (one call each). */
+function workerTurnTimings(logDir: string): TurnTiming[][] {
+  const byPid = new Map<number, TurnTiming[]>();
+  for (const line of readFileSync(path.join(logDir, 'worker.log'), 'utf8').split('\n')) {
+    if (!line.includes('"user turn timing"')) continue;
+    try {
+      const rec = JSON.parse(line.slice(line.indexOf('{'))) as TurnTiming & { pid: number };
+      const { pid, ...t } = rec as TurnTiming & { pid: number; [k: string]: unknown };
+      const list = byPid.get(pid) ?? [];
+      list.push(t as TurnTiming);
+      byPid.set(pid, list);
+    } catch {
+      // not a JSON line
+    }
+  }
+  return [...byPid.values()];
+}
+
 // ---- the run ----
 
 const stats = (xs: number[]) => ({ n: xs.length, p50: +percentile(xs, 50).toFixed(1), p95: +percentile(xs, 95).toFixed(1), min: +Math.min(...xs).toFixed(1), max: +Math.max(...xs).toFixed(1) });
@@ -341,7 +361,7 @@ async function main() {
   let stack: RunningStack | null = null;
   const executor = await startTurnDetectorExecutor();
   const room: RoomCall[] = [];
-  const noRoom: { turns: Turn[]; latency: CallLatency }[] = [];
+  const noRoom: { turns: Turn[]; latency: CallLatency; timing: TurnTiming[] }[] = [];
   let warmup: RoomCall | null = null;
   let failed = true;
   try {
@@ -352,7 +372,8 @@ async function main() {
       controlPlane: true,
       worker: true,
       logLevel: 'warn',
-      env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost' },
+      // BENCH_WORKER_LOG_LEVEL=debug logs each user turn's timing in the worker (and keeps the logs).
+      env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost', ...(WORKER_LOG_LEVEL ? { LOG_LEVEL: WORKER_LOG_LEVEL } : {}) },
       onProgress: (m) => process.stderr.write(`${m}\n`),
     });
     const key = await devKey(stack);
@@ -384,7 +405,7 @@ async function main() {
   } finally {
     await stack?.stop();
     // The services' logs stay when the run failed.
-    if (stack && !failed) rmSync(stack.runDir, { recursive: true, force: true });
+    if (stack && !failed && !WORKER_LOG_LEVEL) rmSync(stack.runDir, { recursive: true, force: true });
     else if (stack) process.stderr.write(`logs kept in ${stack.logDir}\n`);
     await executor.close();
     await llm.close();
@@ -445,6 +466,11 @@ async function main() {
     agents_metrics: {
       room: room.map((c) => c.latency),
       no_room: noRoom.map((s) => s.latency),
+    },
+    // Per user turn, ms after the last speech: VAD end, STT final, EOT prediction, EOU decision.
+    turn_timing: {
+      no_room: noRoom.map((s) => s.timing),
+      ...(stack && WORKER_LOG_LEVEL === 'debug' ? { room: workerTurnTimings(stack.logDir) } : {}),
     },
     samples: {
       room: room.map((c) => c.turns.map((t) => +t.v2v_ms.toFixed(1))),

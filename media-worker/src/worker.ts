@@ -9,7 +9,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { loadWorkerConfig } from './config.ts';
 import { callIdFromMetadata } from './worker-metadata.ts';
 import { PushMetricsSink, nullSink } from './metrics.ts';
-import { createLLM, createSTT, createTTS } from './providers/index.ts';
+import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
 import { CallSession } from './session/call-session.ts';
 import { installRaceFix } from './session/race-fix.ts';
@@ -58,6 +58,8 @@ async function entry(ctx: JobContext): Promise<void> {
   const stt = createSTT(transcriber, keys);
   const tts = createTTS(config.agent.tts, keys, { speed: config.agent.speed, emotions: config.agent.emotions, language: config.agent.language });
   const llm = createLLM(config.llm, keys);
+  // Festival loads its voice (~0.4 s) in a spare process while the room and the session start.
+  if (tts instanceof LocalTTS) tts.prewarm();
   const vad = (ctx.proc.userData.vad as inference.VAD | undefined) ?? new inference.VAD();
   const livekit = { url: cfg.livekitUrl.replace(/^ws/, 'http'), key: cfg.livekitApiKey, secret: cfg.livekitApiSecret };
 
@@ -74,6 +76,7 @@ async function entry(ctx: JobContext): Promise<void> {
     api,
     metrics,
     logger,
+    inputSampleRate: inputSampleRateFor(config.agent.transcriber.provider),
     actions: {
       // Deleting the room ends the call for every participant (the SIP leg hangs up).
       hangUp: async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../../../test/support/fake-anthropic.ts';
 import { startFakeCartesia, type FakeCartesia } from '../../../test/support/fake-cartesia.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../../test/support/fake-openai.ts';
-import { AnthropicLLM, CartesiaTTS, LocalSTT, LocalTTS, ProviderConfigError, createLLM, createSTT, createTTS, resolveKey } from './index.ts';
+import { AnthropicLLM, CartesiaTTS, LocalSTT, LocalTTS, ProviderConfigError, createLLM, createSTT, createTTS, inputSampleRateFor, resolveKey } from './index.ts';
 
 let anthropic: FakeAnthropic;
 let cartesia: FakeCartesia;
@@ -109,6 +109,12 @@ describe('createLLM', () => {
     const local = createLLM({ provider: 'local', model: 'qwen', base_url: openaiServer.url, temperature: null, max_tokens: 64 }, {}, noEnv);
     expect(await ask(local)).toBe('From a local model.');
     expect(openaiServer.requests.at(-1)!.model).toBe('qwen');
+  });
+
+  it("takes the caller's audio at the STT's own rate", () => {
+    expect(inputSampleRateFor('local')).toBe(16000);
+    expect(inputSampleRateFor('deepgram')).toBe(16000);
+    expect(inputSampleRateFor('openai')).toBe(24000);
   });
 
   it('builds Gemini, and explains a local LLM without a model', () => {

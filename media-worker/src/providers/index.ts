@@ -92,6 +92,15 @@ export function createSTT(transcriber: TranscriberConfig, keys: ProviderKeys, en
   }
 }
 
+/**
+ * The sample rate to take the caller's audio at: the one the STT works at, so nothing resamples it twice
+ * (the room's audio stream resamples Opus's 48 kHz natively; Silero and the turn detector also work at
+ * 16 kHz). OpenAI's streaming STT works at 24 kHz, agents-js's default for room input.
+ */
+export function inputSampleRateFor(provider: TranscriberConfig['provider']): number {
+  return provider === 'openai' ? 24000 : 16000;
+}
+
 /** ElevenLabs accepts speeds from 0.7 to 1.2. */
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
 

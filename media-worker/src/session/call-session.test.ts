@@ -66,6 +66,13 @@ describe('call session (voice loop)', () => {
     expect(report.latency.e2e.samples).toBe(1);
     expect(report.latency.eou_delay.samples).toBeGreaterThanOrEqual(1);
     expect(report.latency.tts_ttfb.samples).toBeGreaterThanOrEqual(2);
+    // Where the turn's end-of-utterance time went, after the user's last speech.
+    const timing = h.call.turnTrace.turns;
+    expect(timing).toHaveLength(report.latency.eou_delay.samples);
+    expect(timing[0]).toMatchObject({ turn: 1, eou_delay_ms: expect.any(Number), transcription_delay_ms: expect.any(Number) });
+    expect(timing[0]!.vad_end_ms).toBeGreaterThanOrEqual(0);
+    expect(timing[0]!.stt_final_ms).toBeGreaterThanOrEqual(0);
+    expect(timing[0]!.eou_delay_ms).toBeGreaterThanOrEqual(timing[0]!.vad_end_ms!);
     expect(report.usage.llm_prompt_tokens).toBeGreaterThan(0);
     expect(report.usage.tts_characters).toBeGreaterThan(0);
     expect(report.usage.stt_seconds).toBeGreaterThan(0);

@@ -14,6 +14,7 @@ import { endpointingFor, interruptionFor } from './mappings.ts';
 import { installRaceFix } from './race-fix.ts';
 import { buildTools, type CallActions } from './tools.ts';
 import { TurnMetrics, type ProviderLabels } from './turn-metrics.ts';
+import { TurnTrace } from './turn-trace.ts';
 import { BeepDetector, VoicemailClassifier } from './voicemail.ts';
 
 export interface CallModels {
@@ -43,6 +44,8 @@ export interface CallSessionOptions {
   preemptiveGeneration?: boolean;
   /** After a voicemail greeting, the longest wait for the beep before leaving the message. */
   voicemailBeepWaitMs?: number;
+  /** Sample rate of the caller's audio taken from the room (the STT's own; agents-js defaults to 24 kHz). */
+  inputSampleRate?: number;
 }
 
 /** Audio input that passes frames through while letting the call look at them (beep detection). */
@@ -73,6 +76,8 @@ export class CallSession {
   readonly session: voice.AgentSession;
   readonly agent: VapAgent;
   readonly turnMetrics: TurnMetrics;
+  /** Where each user turn's end-of-utterance time went (debug log). */
+  readonly turnTrace: TurnTrace;
   readonly config: CallConfig;
   readonly variables: Record<string, unknown>;
   readonly ended: Promise<EndedReport>;
@@ -154,6 +159,7 @@ export class CallSession {
         preemptiveGeneration: { enabled: preemptive },
       },
     });
+    this.turnTrace = new TurnTrace(this.session, opts.logger);
     this.#wire();
   }
 
@@ -165,7 +171,8 @@ export class CallSession {
   async start(io: { room?: Room; audioInput?: voice.AudioInput; audioOutput?: voice.AudioOutput; roomName?: string } = {}): Promise<void> {
     if (io.audioInput) this.session.input.audio = io.audioInput;
     if (io.audioOutput) this.session.output.audio = io.audioOutput;
-    await this.session.start({ agent: this.agent, room: io.room });
+    const inputOptions = this.#opts.inputSampleRate ? { audioSampleRate: this.#opts.inputSampleRate } : undefined;
+    await this.session.start({ agent: this.agent, room: io.room, inputOptions });
     this.startedAt = Date.now();
     this.#opts.reporter?.started({ started_at: new Date(this.startedAt).toISOString(), ...(io.roomName ? { room_name: io.roomName } : {}) });
 
