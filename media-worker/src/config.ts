@@ -15,6 +15,8 @@ export interface WorkerConfig {
   healthPort: number;
   metricsHost: string;
   metricsPort: number;
+  /** V8's largest young-generation semi-space in each job process, MB (JOB_MAX_SEMI_SPACE_MB; 0 = V8's own). */
+  jobMaxSemiSpaceMb: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min = 0): number {
@@ -47,5 +49,18 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     healthPort: int(env, 'WORKER_HEALTH_PORT', 8081, 0),
     metricsHost: env.METRICS_HOST || '127.0.0.1',
     metricsPort: int(env, 'WORKER_METRICS_PORT', int(env, 'METRICS_PORT', 9465, 0), 0),
+    jobMaxSemiSpaceMb: int(env, 'JOB_MAX_SEMI_SPACE_MB', 4, 0),
   };
+}
+
+/**
+ * The Node flags for job processes (agents-js forks them with the worker's execArgv). A call allocates
+ * audio frames fast and briefly, and V8 answers by growing its young generation towards 16-32 MB
+ * semi-spaces, which shows as a one-off RSS step of ~55 MB per call that never returns; a 4 MB cap kept
+ * the RSS growth of a 30-minute call under 12 MB with no measurable latency cost (docs/benchmarks.md).
+ * A flag already given wins.
+ */
+export function jobExecArgv(execArgv: readonly string[], maxSemiSpaceMb: number): string[] {
+  if (maxSemiSpaceMb <= 0 || execArgv.some((a) => a.startsWith('--max-semi-space-size'))) return [...execArgv];
+  return [...execArgv, `--max-semi-space-size=${maxSemiSpaceMb}`];
 }

@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { type AgentServer, ServerOptions, cli } from '@livekit/agents';
 import { createLogger } from '../../shared/logger.ts';
-import { loadWorkerConfig } from './config.ts';
+import { jobExecArgv, loadWorkerConfig } from './config.ts';
 import { CpuSampler, combineLoad } from './load.ts';
 import { WorkerMetrics, startMetricsServer } from './metrics.ts';
 
@@ -26,6 +26,9 @@ log.info({ host: cfg.metricsHost, port }, 'metrics listening');
 process.env.LIVEKIT_URL ??= cfg.livekitUrl;
 process.env.LIVEKIT_API_KEY ??= cfg.livekitApiKey;
 process.env.LIVEKIT_API_SECRET ??= cfg.livekitApiSecret;
+
+// Job processes are forked with this process's execArgv (agents-js ipc/job_proc_executor).
+process.execArgv.splice(0, process.execArgv.length, ...jobExecArgv(process.execArgv, cfg.jobMaxSemiSpaceMb));
 
 process.once('SIGTERM', () => log.info({ active_calls: server?.activeJobs.length ?? 0 }, 'draining: finishing calls in progress, taking no new ones'));
 

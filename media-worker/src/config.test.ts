@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { jobExecArgv, loadWorkerConfig } from './config.ts';
+
+const token = 'x'.repeat(32);
+
+describe('worker config', () => {
+  it('caps the young generation of job processes at 4 MB by default, unless told otherwise', () => {
+    expect(loadWorkerConfig({ WORKER_TOKEN: token }).jobMaxSemiSpaceMb).toBe(4);
+    expect(loadWorkerConfig({ WORKER_TOKEN: token, JOB_MAX_SEMI_SPACE_MB: '0' }).jobMaxSemiSpaceMb).toBe(0);
+    expect(() => loadWorkerConfig({ WORKER_TOKEN: token, JOB_MAX_SEMI_SPACE_MB: 'big' })).toThrow(/JOB_MAX_SEMI_SPACE_MB/);
+  });
+
+  it('adds the flag to the job processes, leaving a flag already given and V8 default alone', () => {
+    expect(jobExecArgv(['--enable-source-maps'], 4)).toEqual(['--enable-source-maps', '--max-semi-space-size=4']);
+    expect(jobExecArgv(['--max-semi-space-size=16'], 4)).toEqual(['--max-semi-space-size=16']);
+    expect(jobExecArgv([], 0)).toEqual([]);
+  });
+});
