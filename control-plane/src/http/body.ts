@@ -9,6 +9,17 @@ function hasBody(ctx: Context): boolean {
   return (len !== '' && len !== '0') || ctx.get('transfer-encoding') !== '';
 }
 
+/** The raw body as UTF-8 text, bounded by `limit` (413 above it). */
+export async function readText(ctx: Context, limit: string | number): Promise<string> {
+  try {
+    return await coBody.text(ctx.req, { limit, encoding: 'utf8' });
+  } catch (err) {
+    const e = err as { status?: number; type?: string };
+    if (e.status === 413 || e.type === 'entity.too.large') throw new HttpError(413, 'payload_too_large', `Request body exceeds the limit of ${limit}`);
+    throw new HttpError(400, 'bad_request', 'Could not read the request body');
+  }
+}
+
 export async function readBody(ctx: Context, limit: string): Promise<unknown> {
   // An absent body is an empty object, so POST /x/stop or a PATCH with no fields needs no "{}".
   if (!hasBody(ctx)) return {};
@@ -22,14 +33,7 @@ export async function readBody(ctx: Context, limit: string): Promise<unknown> {
       },
     ]);
   }
-  let raw: string;
-  try {
-    raw = await coBody.text(ctx.req, { limit, encoding: 'utf8' });
-  } catch (err) {
-    const e = err as { status?: number; type?: string };
-    if (e.status === 413 || e.type === 'entity.too.large') throw new HttpError(413, 'payload_too_large', `Request body exceeds the limit of ${limit}`);
-    throw new HttpError(400, 'bad_request', 'Could not read the request body');
-  }
+  const raw = await readText(ctx, limit);
   if (raw.trim() === '') return {};
   let parsed: unknown;
   try {

@@ -7,6 +7,8 @@ import { startFakeOpenAI, type FakeOpenAI } from '../../../../test/support/fake-
 import { reapCall } from './jobs.ts';
 
 const WORKER = 'test-worker-token-0123456789abcdef0123';
+/** An ended report's latency for a call without turns. */
+const NO_LATENCY = Object.fromEntries(['llm_ttft', 'tts_ttfb', 'eou_delay', 'e2e'].map((k) => [k, { avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, samples: 0 }]));
 let stack: TestStack;
 let tp: TestPlatform;
 let llm: FakeOpenAI;
@@ -199,7 +201,7 @@ describe('the call lifecycle through the internal API', () => {
       duration_seconds: 10,
       messages: [{ role: 'user', content: 'hello' }],
       usage: { stt_seconds: 1, llm_prompt_tokens: 1, llm_completion_tokens: 1, tts_characters: 1 },
-      latency: Object.fromEntries(['llm_ttft', 'tts_ttfb', 'eou_delay', 'e2e'].map((k) => [k, { avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, samples: 0 }])),
+      latency: NO_LATENCY,
     });
     const done = await until(async () => {
       const c = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
@@ -253,7 +255,7 @@ describe('POST /v1/calls/{id}/stop', () => {
       duration_seconds: 5,
       messages: [{ role: 'agent', content: 'Hello!' }],
       usage: { stt_seconds: 1, llm_prompt_tokens: 1, llm_completion_tokens: 1, tts_characters: 1 },
-      latency: Object.fromEntries(['llm_ttft', 'tts_ttfb', 'eou_delay', 'e2e'].map((k) => [k, { avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, samples: 0 }])),
+      latency: NO_LATENCY,
     });
     const call = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
     expect(call).toMatchObject({ status: 'completed', end_reason: 'api_stop', messages: [{ role: 'agent', content: 'Hello!' }] });
@@ -372,7 +374,7 @@ describe('post-call analysis failure', () => {
       duration_seconds: 3,
       messages: [{ role: 'user', content: 'hi' }],
       usage: { stt_seconds: 1, llm_prompt_tokens: 1, llm_completion_tokens: 1, tts_characters: 1 },
-      latency: Object.fromEntries(['llm_ttft', 'tts_ttfb', 'eou_delay', 'e2e'].map((k) => [k, { avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, samples: 0 }])),
+      latency: NO_LATENCY,
     });
     const failed = await until(async () => {
       const c = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;

@@ -21,6 +21,7 @@ import { verifySignature } from './recordings.ts';
 import { recordingStorage, recordingUrl } from './storage/index.ts';
 import { REAP_QUEUE } from './jobs.ts';
 import type { Db } from '../../http/route.ts';
+import { readText } from '../../http/body.ts';
 
 const ack = (duplicate: boolean) => ({ ok: true, duplicate });
 const MAX_RECORDING_BYTES = 512 * 1024 * 1024;
@@ -201,7 +202,7 @@ export const internalCallRoutes = [
     transaction: false,
     responses: { 200: { description: 'Accepted' } },
     handler: async ({ services, ctx }) => {
-      const raw = await readRaw(ctx.req, 1024 * 1024);
+      const raw = await readText(ctx, '1mb');
       let event;
       try {
         event = await services.livekit.webhooks.receive(raw, ctx.get('authorization'));
@@ -220,17 +221,3 @@ export const internalCallRoutes = [
     },
   }),
 ];
-
-function readRaw(req: NodeJS.ReadableStream, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) reject(new HttpError(413, 'payload_too_large', 'Body too large'));
-      else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
