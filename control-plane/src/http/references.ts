@@ -1,7 +1,7 @@
 // Checks that ids in a request body name resources of the caller's organisation. A missing id, or one of
 // another organisation, is a 422 at the field (`reference_not_found`): the request is malformed, not aimed at
 // a missing resource, and the answer never reveals whether the id exists elsewhere.
-import type { Db } from './route.ts';
+import type { Db } from '../db/types.ts';
 import { ValidationFailure } from './errors.ts';
 import type { ValidationErrorItem } from '../../../schemas/errors.ts';
 

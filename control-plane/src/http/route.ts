@@ -3,15 +3,12 @@
 // so validation, documentation and handler types cannot drift apart.
 import type { Context } from 'koa';
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { Sql, TransactionSql } from 'postgres';
+import type { Db } from '../db/types.ts';
 import type { Auth } from '../auth/service.ts';
 import type { Services } from '../services.ts';
 import type { Tag } from './tags.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
-
-/** Either the pool or the request's transaction; both take tagged templates. */
-export type Db = Sql | TransactionSql;
 
 export type AuthMode =
   /** No credential (health, docs, signed recording links). */

@@ -1,7 +1,7 @@
 // pg-boss on the platform's own database, in schema `pgboss`. Jobs can be enqueued inside a postgres.js
 // transaction (see `inTx`), so a state change and the job that follows it commit together.
 import { PgBoss, type Job, type SendOptions, type WorkOptions, type Queue } from 'pg-boss';
-import type { Db } from '../http/route.ts';
+import type { Db } from '../db/types.ts';
 import type { Logger } from '../../../shared/logger.ts';
 
 export type { PgBoss, Job };

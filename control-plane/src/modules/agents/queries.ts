@@ -1,4 +1,4 @@
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import type { Agent } from '../../../../schemas/agents.ts';
 import type { TranscriberConfig, TtsConfig } from '../../../../shared/voices.ts';
 

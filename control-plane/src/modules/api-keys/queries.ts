@@ -1,4 +1,4 @@
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import type { NewKey } from '../../auth/keys.ts';
 
 const columns = (db: Db) => db`

@@ -1,4 +1,4 @@
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import type { ActorType } from '../../auth/service.ts';
 
 export interface AuditWrite {

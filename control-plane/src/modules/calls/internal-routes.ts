@@ -20,7 +20,7 @@ import { resolveCallConfig } from './service.ts';
 import { verifySignature } from './recordings.ts';
 import { recordingStorage, recordingUrl } from './storage/index.ts';
 import { REAP_QUEUE } from './jobs.ts';
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import { readText } from '../../http/body.ts';
 
 const ack = (duplicate: boolean) => ({ ok: true, duplicate });

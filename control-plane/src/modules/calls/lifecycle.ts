@@ -8,7 +8,7 @@
 //
 // queued -> in_progress is allowed because a fast worker can report `started` before the request that
 // dispatched it has marked the call `initiated`. `completed` and `failed` are final.
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import type { PgBoss } from '../../jobs/boss.ts';
 import { sendInTx } from '../../jobs/boss.ts';
 import { emitEvent } from '../events/emit.ts';

@@ -1,5 +1,5 @@
 // SQL of the calls resource.
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 
 export interface CallRow {
   id: string;

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.ts';
 import type { Auth } from '../../auth/service.ts';
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import { conflict, forbidden, HttpError, notFound, tooManyRequests, ValidationFailure } from '../../http/errors.ts';
 import { referenceError } from '../../http/references.ts';
 import { resolveTranscriber, resolveTts } from '../agents/service.ts';

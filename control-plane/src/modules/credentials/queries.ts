@@ -1,4 +1,4 @@
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import type { Sealed } from '../../crypto/secrets.ts';
 import type { KeyHints } from './service.ts';
 

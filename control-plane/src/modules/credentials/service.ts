@@ -2,7 +2,7 @@
 // AES-256-GCM ciphertext bound to its credential id (as associated data), so a ciphertext copied onto
 // another row, or another organisation's row, does not open.
 import type { Secrets, Sealed } from '../../crypto/secrets.ts';
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import type { CredentialProvider } from '../../../../schemas/credentials.ts';
 
 /** Keys shorter than this are shown as `****`: revealing 7 characters of a short key would give too much away. */

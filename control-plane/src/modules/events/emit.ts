@@ -8,7 +8,7 @@
 //      the agent's `webhook_id` if set, else the workspace default (orgs.default_webhook_id),
 //      else every webhook of the account.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import type { EventBody, EventName, EventPayloads } from '../../../../shared/events.ts';
 
 export const WEBHOOK_CHANNEL = 'vap_webhooks';

@@ -1,4 +1,4 @@
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import type { LlmModel, LlmProvider } from '../../../../schemas/models.ts';
 
 const columns = (db: Db) => db`

@@ -1,4 +1,5 @@
-import { defineRoute, reply, type Db } from '../../http/route.ts';
+import { defineRoute, reply } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import { conflict, invalidField, notFound } from '../../http/errors.ts';
 import { checkReferences } from '../../http/references.ts';
 import { CreateLlmModel, LlmModel, LlmModelList, LlmModelListQuery, LlmModelParams, UpdateLlmModel } from '../../../../schemas/models.ts';

@@ -1,4 +1,4 @@
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import type { NewKey } from '../../auth/keys.ts';
 
 // `key` is the masked form: only a hash of the key is stored, so the full key exists in the creation answer only.

@@ -14,7 +14,7 @@ import {
 import { generateKey, PUBLISHABLE_PREFIX } from '../../auth/keys.ts';
 import { AuthService } from '../../auth/service.ts';
 import { normalizeOriginPattern } from '../../auth/origins.ts';
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import {
   getPublishableKey,
   insertPublishableKey,

@@ -1,4 +1,4 @@
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import type { ToolType } from '../../../../schemas/tools.ts';
 import type { SealedColumn, ToolRow } from './service.ts';
 

@@ -3,7 +3,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Secrets } from '../../crypto/secrets.ts';
 import { ValidationFailure } from '../../http/errors.ts';
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import type { Tool, ToolType } from '../../../../schemas/tools.ts';
 import { newSigningSecret } from '../../../../shared/signing.ts';

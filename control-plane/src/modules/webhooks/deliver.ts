@@ -7,7 +7,7 @@ import { createGuardedAgent, describeRequestError, guardedRequest, type SsrfOpti
 import { ssrfOptions } from '../../net/ssrf.ts';
 import { signatureHeaders } from '../../../../shared/signing.ts';
 import { writeAudit } from '../audit-events/queries.ts';
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import { isRetriableStatus, nextDelay, parseRetryAfter, parseSchedule } from './retry.ts';
 import { openWebhookSecrets, orgSigningSecrets } from './queries.ts';
 

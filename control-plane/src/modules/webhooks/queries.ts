@@ -1,6 +1,6 @@
 // SQL of the webhooks resource: the webhooks, their signing secrets and their delivery records.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 import type { Secrets, Sealed } from '../../crypto/secrets.ts';
 import { newSigningSecret } from '../../../../shared/signing.ts';
 

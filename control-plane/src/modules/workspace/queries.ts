@@ -1,4 +1,4 @@
-import type { Db } from '../../http/route.ts';
+import type { Db } from '../../db/types.ts';
 
 export interface WorkspaceRow {
   id: string;
