@@ -26,6 +26,7 @@ export interface FakeTelnyxNumber {
 export interface FakeTelnyxConnection {
   id: string;
   connection_name: string;
+  created_at: string;
   transport_protocol: string;
   user_name: string | null;
   password: string | null;
@@ -77,7 +78,7 @@ export async function startFakeTelnyx(opts: { apiKey?: string; inventory?: Telny
   const json = (req: RecordedRequest): Record<string, unknown> => (req.rawBody ? (JSON.parse(req.rawBody) as Record<string, unknown>) : {});
   const list = <T>(data: T[]) => ({ status: 200, body: { data, meta: { total_pages: 1, total_results: data.length, page_number: 1, page_size: Math.max(data.length, 1) } } });
   const numberJson = (n: FakeTelnyxNumber) => ({ id: n.id, record_type: 'phone_number', phone_number: n.phone_number, status: n.status, connection_id: n.connection_id, customer_reference: n.customer_reference, tags: [] });
-  const connectionJson = (c: FakeTelnyxConnection) => ({ id: c.id, record_type: 'fqdn_connection', active: true, connection_name: c.connection_name, transport_protocol: c.transport_protocol, user_name: c.user_name, inbound: c.inbound, outbound: c.outbound });
+  const connectionJson = (c: FakeTelnyxConnection) => ({ id: c.id, record_type: 'fqdn_connection', active: true, connection_name: c.connection_name, created_at: c.created_at, transport_protocol: c.transport_protocol, user_name: c.user_name, inbound: c.inbound, outbound: c.outbound });
   const orderJson = (o: FakeTelnyx['orders'] extends Map<string, infer V> ? V : never) => ({
     id: o.id,
     record_type: 'number_order',
@@ -192,6 +193,7 @@ export async function startFakeTelnyx(opts: { apiKey?: string; inventory?: Telny
         const c: FakeTelnyxConnection = {
           id: nextId('1'),
           connection_name: body.connection_name,
+          created_at: new Date(Date.now() + seq).toISOString(),
           transport_protocol: String(body.transport_protocol ?? 'UDP'),
           user_name: (body.user_name as string) ?? null,
           password: (body.password as string) ?? null,
@@ -206,6 +208,11 @@ export async function startFakeTelnyx(opts: { apiKey?: string; inventory?: Telny
       const c = connections.get(m[1]!);
       if (!c) return notFound(p);
       if (req.method === 'GET') return { status: 200, body: { data: connectionJson(c) } };
+      if (req.method === 'DELETE') {
+        connections.delete(c.id);
+        for (const [id, f] of fqdns) if (f.connection_id === c.id) fqdns.delete(id);
+        return { status: 200, body: { data: connectionJson(c) } };
+      }
       if (req.method === 'PATCH') {
         if ('user_name' in body) c.user_name = body.user_name as string;
         if ('password' in body) c.password = body.password as string;

@@ -141,6 +141,19 @@ describe('telnyx purchase, routing, termination and release', () => {
     expect(conn).toMatchObject({ user_name: 'lkout', password: 'an0ther-Secret' });
   });
 
+  it('converges on the oldest connection when replicas create one at the same time', async () => {
+    const bought = await carrier.purchase('+13125550101', {});
+    const theirs = { id: '9000', connection_name: 'vap', created_at: '2020-01-01T00:00:00.000Z', transport_protocol: 'UDP', user_name: null, password: null, inbound: {}, outbound: { outbound_voice_profile_id: null } };
+    fake.connections.set(theirs.id, theirs);
+    // Our lookup ran before theirs was created: it saw none, so we create ours, then find both.
+    fake.fault({ method: 'GET', path: /^\/v2\/fqdn_connections$/, respond: { status: 200, body: { data: [], meta: { total_pages: 1, total_results: 0, page_number: 1, page_size: 1 } } } });
+    await carrier.routeToIngress(bought.carrier_number_id, { address: 'sip.example.com', transport: 'udp' });
+    expect([...fake.connections.keys()]).toEqual([theirs.id]);
+    expect(fake.numbers.get(bought.carrier_number_id)!.connection_id).toBe(theirs.id);
+    expect([...fake.fqdns.values()].map((f) => f.connection_id)).toEqual([theirs.id]);
+    expect(fake.requests.some((r) => r.method === 'DELETE' && r.path.startsWith('/v2/fqdn_connections/'))).toBe(true);
+  });
+
   it('uses a configured connection and outbound voice profile as they are', async () => {
     const pre = createTelnyxCarrier({ apiKey: fake.apiKey, apiBaseUrl: fake.url, connectionName: 'ops-made' });
     made.push(pre);

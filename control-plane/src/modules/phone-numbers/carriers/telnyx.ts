@@ -82,6 +82,7 @@ interface NumberOrder {
 interface Connection {
   id: string;
   connection_name?: string;
+  created_at?: string;
   user_name?: string | null;
   outbound?: { outbound_voice_profile_id?: string | null } | null;
 }
@@ -179,9 +180,8 @@ export function createTelnyxCarrier(opts: TelnyxCarrierOptions): CarrierAdapter 
 
   async function findOrCreateConnection(): Promise<Connection> {
     if (opts.connectionId) return data<Connection>(await call('connection.fetch', 'GET', `/fqdn_connections/${encodeURIComponent(opts.connectionId)}`));
-    const list = data<Connection[]>(await call('connection.list', 'GET', `/fqdn_connections${query({ 'filter[connection_name][contains]': connectionName, 'page[size]': 250 })}`));
-    const found = list.find((c) => c.connection_name === connectionName);
-    if (found) return found;
+    const found = await connectionsNamed();
+    if (found.length) return found[0]!;
     const res = await call('connection.create', 'POST', '/fqdn_connections', {
       connection_name: connectionName,
       active: true,
@@ -191,7 +191,21 @@ export function createTelnyxCarrier(opts: TelnyxCarrierOptions): CarrierAdapter 
       // LiveKit matches numbers in E.164 with the plus.
       inbound: { ani_number_format: '+E.164', dnis_number_format: '+e164' },
     });
-    return data<Connection>(res);
+    const ours = data<Connection>(res);
+    // Names are not unique at Telnyx: replicas starting together may each create one. The oldest wins
+    // everywhere; a replica whose own is not the oldest deletes it (it carries no number yet).
+    const all = await connectionsNamed();
+    const winner = all[0] ?? ours;
+    if (winner.id !== ours.id) await call('connection.delete', 'DELETE', `/fqdn_connections/${encodeURIComponent(ours.id)}`, undefined, [404]);
+    return winner;
+  }
+
+  /** Connections with exactly our name, oldest first. */
+  async function connectionsNamed(): Promise<Connection[]> {
+    const list = data<Connection[]>(await call('connection.list', 'GET', `/fqdn_connections${query({ 'filter[connection_name][contains]': connectionName, 'page[size]': 250 })}`));
+    return list
+      .filter((c) => c.connection_name === connectionName)
+      .sort((a, b) => (a.created_at ?? '').localeCompare(b.created_at ?? '') || a.id.localeCompare(b.id));
   }
 
   let outboundPromise: Promise<void> | null = null;

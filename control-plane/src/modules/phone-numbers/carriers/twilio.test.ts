@@ -120,6 +120,17 @@ describe('twilio purchase, routing, termination and release', () => {
     expect([...cl!.credentials.values()].find((c) => c.username === 'lkoutbound')?.password).toBe('Sup3rSecretPassw0rd');
   });
 
+  it('converges on one trunk when another replica creates it between our lookup and our create', async () => {
+    const bought = await carrier.purchase('+14155550101', {});
+    const theirs = { sid: `TK${'c'.repeat(32)}`, friendly_name: 'vap', domain_name: `vap-${fake.accountSid.slice(-10).toLowerCase()}.pstn.twilio.com`, origination_urls: [], phone_numbers: new Set<string>(), credential_lists: new Set<string>() };
+    fake.trunks.set(theirs.sid, theirs);
+    // Our lookup ran before theirs was created: it saw no trunk.
+    fake.fault({ method: 'GET', path: /^\/v1\/Trunks$/, respond: { status: 200, body: { trunks: [], meta: { next_page_url: null, key: 'trunks' } } } });
+    await carrier.routeToIngress(bought.carrier_number_id, { address: 'sip.example.com', transport: 'udp' });
+    expect([...fake.trunks.keys()]).toEqual([theirs.sid]);
+    expect([...theirs.phone_numbers]).toEqual([bought.carrier_number_id]);
+  });
+
   it('uses a configured trunk, giving it a termination domain when it has none', async () => {
     const tk = { sid: `TK${'a'.repeat(32)}`, friendly_name: 'made by hand', domain_name: null, origination_urls: [], phone_numbers: new Set<string>(), credential_lists: new Set<string>() };
     fake.trunks.set(tk.sid, tk);

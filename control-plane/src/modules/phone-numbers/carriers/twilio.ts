@@ -8,7 +8,7 @@ import type client from 'prom-client';
 import type { Logger } from '../../../../../shared/logger.ts';
 import type { Config } from '../../../config.ts';
 import { createCarrierHttp, isAmbiguous, parseAddressList, type CarrierResponse, type ErrorBodyMapper } from './http.ts';
-import { type AvailableNumber, type CarrierAdapter, type NumberSearch, type OutboundTermination, type PurchasedNumber, type SipIngress } from './types.ts';
+import { CarrierError, type AvailableNumber, type CarrierAdapter, type NumberSearch, type OutboundTermination, type PurchasedNumber, type SipIngress } from './types.ts';
 
 /**
  * Twilio's documented SIP signalling ranges for Elastic SIP Trunking (North America Virginia and Oregon,
@@ -122,19 +122,34 @@ export function createTwilioCarrier(opts: TwilioCarrierOptions): CarrierAdapter 
 
   const domain = opts.terminationDomain ?? `vap-${opts.accountSid.slice(-10).toLowerCase()}.pstn.twilio.com`;
 
+  async function findTrunkByName(): Promise<TwilioTrunk | null> {
+    let url: string | null = `${trunking}/Trunks?PageSize=100`;
+    while (url) {
+      const page = (await call('trunk.list', 'GET', url)).body as { trunks?: TwilioTrunk[]; meta?: { next_page_url?: string | null } };
+      const found = page.trunks?.find((t) => t.friendly_name === trunkName);
+      if (found) return found;
+      url = page.meta?.next_page_url ?? null;
+    }
+    return null;
+  }
+
   async function findOrCreateTrunk(): Promise<TwilioTrunk> {
     let found: TwilioTrunk | null = null;
     if (opts.trunkSid) {
       found = (await call('trunk.fetch', 'GET', `${trunking}/Trunks/${encodeURIComponent(opts.trunkSid)}`)).body as TwilioTrunk;
     } else {
-      let url: string | null = `${trunking}/Trunks?PageSize=100`;
-      while (url && !found) {
-        const page = (await call('trunk.list', 'GET', url)).body as { trunks?: TwilioTrunk[]; meta?: { next_page_url?: string | null } };
-        found = page.trunks?.find((t) => t.friendly_name === trunkName) ?? null;
-        url = page.meta?.next_page_url ?? null;
+      found = await findTrunkByName();
+    }
+    if (!found) {
+      try {
+        return (await call('trunk.create', 'POST', `${trunking}/Trunks`, { FriendlyName: trunkName, DomainName: domain })).body as TwilioTrunk;
+      } catch (err) {
+        // Another replica created it first (the domain name is unique at Twilio, so ours was refused): use theirs.
+        const theirs = err instanceof CarrierError && err.code === 'invalid_request' ? await findTrunkByName() : null;
+        if (!theirs) throw err;
+        return theirs;
       }
     }
-    if (!found) return (await call('trunk.create', 'POST', `${trunking}/Trunks`, { FriendlyName: trunkName, DomainName: domain })).body as TwilioTrunk;
     // A trunk made by hand may have no termination domain yet: outbound calls need one.
     if (!found.domain_name) return (await call('trunk.update', 'POST', `${trunking}/Trunks/${found.sid}`, { DomainName: domain })).body as TwilioTrunk;
     return found;
