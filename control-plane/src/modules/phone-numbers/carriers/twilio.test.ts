@@ -131,6 +131,19 @@ describe('twilio purchase, routing, termination and release', () => {
     expect([...theirs.phone_numbers]).toEqual([bought.carrier_number_id]);
   });
 
+  it('finds its trunk on a later page, following page links on the configured host only', async () => {
+    for (let i = 0; i < 120; i++) {
+      const sid = `TK${i.toString(16).padStart(32, '0')}`;
+      fake.trunks.set(sid, { sid, friendly_name: `other-${i}`, domain_name: `o${i}.pstn.twilio.com`, origination_urls: [], phone_numbers: new Set(), credential_lists: new Set() });
+    }
+    const ours = { sid: `TK${'d'.repeat(32)}`, friendly_name: 'vap', domain_name: 'ours.pstn.twilio.com', origination_urls: [], phone_numbers: new Set<string>(), credential_lists: new Set<string>() };
+    fake.trunks.set(ours.sid, ours);
+    const t = await carrier.outboundTermination('+1');
+    expect(t.address).toBe('ours.pstn.twilio.com');
+    expect(fake.trunks.size).toBe(121);
+    expect(fake.requests.filter((r) => r.path === '/v1/Trunks').map((r) => r.query.get('Page'))).toEqual([null, '1']);
+  });
+
   it('uses a configured trunk, giving it a termination domain when it has none', async () => {
     const tk = { sid: `TK${'a'.repeat(32)}`, friendly_name: 'made by hand', domain_name: null, origination_urls: [], phone_numbers: new Set<string>(), credential_lists: new Set<string>() };
     fake.trunks.set(tk.sid, tk);

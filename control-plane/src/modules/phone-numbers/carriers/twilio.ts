@@ -128,7 +128,9 @@ export function createTwilioCarrier(opts: TwilioCarrierOptions): CarrierAdapter 
       const page = (await call('trunk.list', 'GET', url)).body as { trunks?: TwilioTrunk[]; meta?: { next_page_url?: string | null } };
       const found = page.trunks?.find((t) => t.friendly_name === trunkName);
       if (found) return found;
-      url = page.meta?.next_page_url ?? null;
+      // Follow the page link on our configured host only: the credentials never go where a body points.
+      const next = page.meta?.next_page_url ? new URL(page.meta.next_page_url, trunking) : null;
+      url = next ? `${new URL(trunking).origin}${next.pathname}${next.search}` : null;
     }
     return null;
   }
