@@ -10,7 +10,7 @@ import { emitEvent } from '../events/emit.ts';
 import { createGuardedAgent, guardedRequest, describeRequestError } from '../../../../shared/ssrf.ts';
 import { ssrfOptions } from '../../net/ssrf.ts';
 import { getCallById, type CallRow } from './queries.ts';
-import { ANALYZE_QUEUE, failCall, finishCall } from './lifecycle.ts';
+import { ANALYZE_QUEUE, completeConversation, FINALIZE_QUEUE, failCall, finishCall } from './lifecycle.ts';
 
 export const REAP_QUEUE = 'calls.reap';
 export const REAP_SWEEP_QUEUE = 'calls.reap-sweep';
@@ -182,6 +182,14 @@ export function callQueues(services: Services): QueueDef<never>[] {
       work: { batchSize: 1 },
       handler: async (jobs: Job<{ call_id: string }>[]) => {
         for (const job of jobs) await runAnalysis(services, job);
+      },
+    },
+    {
+      name: FINALIZE_QUEUE,
+      // Delayed jobs: NOTIFY fires at insert, before they are due, so poll for them (the default is 30 s).
+      work: { pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 2 },
+      handler: async (jobs: Job<{ call_id: string }>[]) => {
+        for (const job of jobs) await services.sql.begin((tx) => completeConversation(tx, services.boss, job.data.call_id));
       },
     },
     {

@@ -28,6 +28,8 @@ export const TRANSITIONS: Record<CallStatus, CallStatus[]> = {
 export const isFinal = (s: CallStatus) => s === 'completed' || s === 'failed';
 
 export const ANALYZE_QUEUE = 'calls.analyze';
+/** After a stop: completes the conversation without the worker's report if it has not come in time. */
+export const FINALIZE_QUEUE = 'calls.finalize';
 
 const messagesOf = (row: CallRow) => (row.messages ?? []).map((m) => ({ role: m.role, content: m.content }));
 
@@ -64,11 +66,20 @@ export interface Finish {
   usage?: unknown;
 }
 
+export interface FinishOptions {
+  /**
+   * The call ends now but its worker has not reported the conversation yet (a stop): emit `call.ended` only,
+   * and leave `transcript.final` and the analysis to the worker's report, or to `FINALIZE_QUEUE` after
+   * `graceSeconds` if it never comes.
+   */
+  awaitReport?: { graceSeconds: number };
+}
+
 /**
  * -> completed: stores what the worker reported, emits `call.ended` then `transcript.final`, and enqueues the
  * post-call analysis, all in one transaction. An end reason already set (by the stop route) is kept.
  */
-export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish): Promise<CallRow | null> {
+export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish, opts: FinishOptions = {}): Promise<CallRow | null> {
   const started = call.started_at?.getTime();
   const duration =
     f.durationSeconds !== undefined ? Math.round(f.durationSeconds) : started ? Math.max(0, Math.round((Date.parse(f.endedAt) - started) / 1000)) : 0;
@@ -81,6 +92,7 @@ export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish)
       messages = coalesce(${f.messages === undefined ? null : db.json((f.messages ?? []) as never)}::jsonb, messages, '[]'::jsonb),
       latency = coalesce(${f.latency === undefined ? null : db.json(f.latency as never)}::jsonb, latency),
       usage = coalesce(${f.usage === undefined ? null : db.json(f.usage as never)}::jsonb, usage),
+      awaiting_report = ${opts.awaitReport !== undefined},
       updated_at = now()
     where id = ${call.id} and status = any(${TRANSITIONS.completed})
     returning *`;
@@ -103,6 +115,16 @@ export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish)
       analysis: { summary: row.analysis_summary, outcome: row.outcome },
     },
   });
+  if (opts.awaitReport) {
+    await sendInTx(boss, db, FINALIZE_QUEUE, { call_id: row.id }, { startAfter: opts.awaitReport.graceSeconds, singletonKey: row.id });
+    return row;
+  }
+  await conversationFinal(db, boss, row);
+  return row;
+}
+
+/** `transcript.final`, then the post-call analysis: once the conversation of an ended call is complete. */
+async function conversationFinal(db: Db, boss: PgBoss, row: CallRow): Promise<void> {
   await emitEvent(db, {
     orgId: row.org_id,
     type: 'transcript.final',
@@ -113,6 +135,25 @@ export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish)
   });
   // Retry policy comes from the queue (ANALYSIS_RETRY_LIMIT, ANALYSIS_RETRY_DELAY_SECONDS).
   await sendInTx(boss, db, ANALYZE_QUEUE, { call_id: row.id });
+}
+
+/**
+ * The conversation of a call that a stop already ended: the worker's late report fills `messages`, `latency`
+ * and `usage` (never the status, times, duration or end reason, which the stop fixed), or, without a report
+ * (FINALIZE_QUEUE), what was reported so far stands. Only the first of the two does anything.
+ */
+export async function completeConversation(db: Db, boss: PgBoss, callId: string, r: Pick<Finish, 'messages' | 'latency' | 'usage'> = {}): Promise<CallRow | null> {
+  const [row] = await db<CallRow[]>`
+    update calls set
+      awaiting_report = false,
+      messages = coalesce(${r.messages == null ? null : db.json(r.messages as never)}::jsonb, messages, '[]'::jsonb),
+      latency = coalesce(${r.latency === undefined ? null : db.json(r.latency as never)}::jsonb, latency),
+      usage = coalesce(${r.usage === undefined ? null : db.json(r.usage as never)}::jsonb, usage),
+      updated_at = now()
+    where id = ${callId} and awaiting_report
+    returning *`;
+  if (!row) return null;
+  await conversationFinal(db, boss, row);
   return row;
 }
 

@@ -33,6 +33,7 @@ export interface CallRow {
   cost_cents: number | null;
   recording_key: string | null;
   last_seq: number;
+  awaiting_report: boolean;
   worker_seen_at: Date | null;
   created_at: Date;
   updated_at: Date;

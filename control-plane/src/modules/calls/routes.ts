@@ -95,9 +95,12 @@ export const callRoutes = [
     tag: 'calls',
     summary: 'Stop a call',
     description:
-      'Ends the call: `end_reason` becomes `api_stop` and the room is closed. Answers 200 with the call. `messages` ' +
-      'and the summary arrive a few seconds later, when the agent has reported the conversation. Stopping a call ' +
-      'that has already ended changes nothing and answers 200 with the call as it is.',
+      'Works in every state and ends the call at once: the answer is the completed call, `ended_at` is the moment of ' +
+      'the stop, and the duration (so the billed minutes and cost) runs to it. A call in progress ends with ' +
+      '`end_reason` `api_stop` and its phone leg or room is hung up; `messages`, `latency` and the summary arrive a few ' +
+      'seconds later with the agent\'s report (then `transcript.final` fires). An outbound call that is queued, scheduled ' +
+      'or ringing ends `canceled` with duration 0 and is never dialled afterwards. Stopping a call that has already ' +
+      'ended changes nothing and answers 200 with the call as it is.',
     params: CallParams,
     transaction: false,
     responses: { 200: { description: 'The call', schema: Call } },

@@ -146,9 +146,13 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
 }
 
 /**
- * POST /v1/calls/{id}/stop. Records `api_stop` and deletes the room; the worker then reports the conversation
- * (`ended`), which completes the call a few seconds later. A call no worker ever started is completed at once.
- * On a call that has already ended it changes nothing and answers the call as it is.
+ * POST /v1/calls/{id}/stop, in every state. The call ends at the moment of the stop: `ended_at`, the duration
+ * (and so the billed minutes and cost) and `end_reason` are fixed here, and the room is deleted, which hangs up
+ * the phone leg. A call in progress completes with `api_stop`; its worker's report, which follows, only brings
+ * the conversation, latency and usage. A call that never connected completes at once with duration 0: an
+ * outbound call that is queued (scheduled or waiting for its dial job) or ringing ends `canceled` and is never
+ * dialled afterwards (the dial job checks the status under the row lock); a web call ends `api_stop`. On a call
+ * that has already ended it changes nothing and answers the call as it is.
  */
 export async function stopCall(services: Services, auth: Auth, callId: string, meta: { requestId: string; ip: string | null }) {
   const { sql } = services;
@@ -156,10 +160,12 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
   if (!before) throw notFound('Call');
   if (isFinal(before.status)) return before;
 
+  const endedAt = new Date().toISOString();
   const row = await sql.begin(async (tx) => {
     const [locked] = await tx<CallRow[]>`select * from calls where id = ${callId} for update`;
     if (!locked || isFinal(locked.status)) return locked!;
-    await tx`update calls set end_reason = coalesce(end_reason, 'api_stop'), updated_at = now() where id = ${callId}`;
+    const connected = locked.status === 'in_progress';
+    const endReason = !connected && locked.type === 'outbound' ? 'canceled' : 'api_stop';
     await writeAudit(tx, {
       orgId: auth.orgId,
       actorType: auth.actorType,
@@ -169,17 +175,20 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
       resourceId: callId,
       requestId: meta.requestId,
       ip: meta.ip,
+      details: { status: locked.status, end_reason: endReason },
     });
-    if (locked.status !== 'in_progress') {
-      // No worker is holding the conversation: nothing more will be reported.
-      return (await finishCall(tx, services.boss, { ...locked, end_reason: 'api_stop' }, { endReason: 'api_stop', endedAt: new Date().toISOString(), messages: [] })) ?? locked;
+    if (connected) {
+      return (
+        (await finishCall(tx, services.boss, locked, { endReason, endedAt }, { awaitReport: { graceSeconds: services.config.STOP_REPORT_GRACE_SECONDS } })) ?? locked
+      );
     }
-    return (await getCallById(tx, callId))!;
+    // No conversation took place: nothing more will be reported.
+    return (await finishCall(tx, services.boss, locked, { endReason, endedAt, durationSeconds: 0, messages: [] })) ?? locked;
   });
-  if (row.room_name) {
+  if (row.room_name && row.status !== before.status) {
     await services.livekit.rooms.deleteRoom(row.room_name).catch((err) => {
-      // The reaper finishes the call if the room cannot be deleted now; the stop itself is recorded.
-      services.log.warn({ err, call_id: callId }, 'room delete failed');
+      // A room that was never created (a queued call), or LiveKit unreachable: the reaper closes what is left.
+      services.log.debug({ err, call_id: callId }, 'room delete after stop failed');
     });
   }
   return row;
