@@ -19,3 +19,7 @@ create index idempotency_keys_created_idx on idempotency_keys (created_at);
 -- with the worker's report afterwards. While this is true, that report is still awaited: it fills those
 -- fields (nothing else), then transcript.final fires and the analysis is queued.
 alter table calls add column awaiting_report boolean not null default false;
+
+-- Set by the dial job just before it asks LiveKit to place the call: a job resumed after a crash redials only
+-- a call that was never placed, so a dial is neither lost nor doubled.
+alter table calls add column dialed_at timestamptz;

@@ -10,6 +10,7 @@ import { emitEvent } from '../events/emit.ts';
 import { createGuardedAgent, guardedRequest, describeRequestError } from '../../../../shared/ssrf.ts';
 import { ssrfOptions } from '../../net/ssrf.ts';
 import { getCallById, type CallRow } from './queries.ts';
+import { purgeIdempotencyKeys } from './outbound.ts';
 import { ANALYZE_QUEUE, completeConversation, FINALIZE_QUEUE, failCall, finishCall } from './lifecycle.ts';
 
 export const REAP_QUEUE = 'calls.reap';
@@ -167,7 +168,9 @@ export async function sweep(services: Services): Promise<number> {
   const rows = await services.sql<{ id: string }[]>`
     select id from calls
     where (status = 'in_progress' and coalesce(worker_seen_at, started_at, created_at) < now() - make_interval(secs => ${quiet}))
-       or (status in ('queued', 'initiated') and created_at < now() - make_interval(secs => ${services.config.DISPATCH_TIMEOUT_SECONDS}))
+       or (status in ('queued', 'initiated') and type <> 'outbound' and created_at < now() - make_interval(secs => ${services.config.DISPATCH_TIMEOUT_SECONDS}))
+       -- Outbound calls: the dial job owns them until they are placed; then they ring for up to the ring timeout.
+       or (status = 'initiated' and type = 'outbound' and dialed_at < now() - make_interval(secs => ${services.config.DISPATCH_TIMEOUT_SECONDS + services.config.OUTBOUND_RING_TIMEOUT_SECONDS}))
     order by updated_at limit 200`;
   let reaped = 0;
   for (const r of rows) if ((await reapCall(services, r.id)) === 'reaped') reaped++;
@@ -203,6 +206,7 @@ export function callQueues(services: Services): QueueDef<never>[] {
       schedule: '* * * * *',
       handler: async () => {
         await sweep(services);
+        await purgeIdempotencyKeys(services.sql);
       },
     },
   ] as unknown as QueueDef<never>[];

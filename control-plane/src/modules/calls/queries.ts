@@ -34,6 +34,7 @@ export interface CallRow {
   recording_key: string | null;
   last_seq: number;
   awaiting_report: boolean;
+  dialed_at: Date | null;
   worker_seen_at: Date | null;
   created_at: Date;
   updated_at: Date;
