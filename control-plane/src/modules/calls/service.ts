@@ -87,12 +87,12 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
   if (auth.publishable?.agentIds && !auth.publishable.agentIds.includes(input.agent_id)) {
     throw forbidden('This publishable key may not start calls with this agent');
   }
-  const overrides = resolveOverrides(input.overrides);
   const id = randomUUID();
   const room = roomNameFor(id);
   const call = await sql.begin(async (tx) => {
     const agent = await getAgent(tx, auth.orgId, input.agent_id);
     if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
+    const overrides = resolveOverrides(input.overrides, agent);
     if (!(await reserveDailyCall(tx, auth.orgId))) {
       const [org] = await tx<{ max_calls_per_day: number }[]>`select max_calls_per_day from orgs where id = ${auth.orgId}`;
       throw tooManyRequests(`Daily call limit of ${org!.max_calls_per_day} reached; it resets at 00:00 UTC`, secondsToUtcMidnight(), {
@@ -196,7 +196,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
  * Checks the voice and transcriber of the overrides against the catalogue, as for an agent, and fills their
  * defaults; the other override fields were validated by the schema.
  */
-function resolveOverrides(o: CallOverrides | undefined): Record<string, unknown> {
+function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'language'>): Record<string, unknown> {
   if (!o) return {};
   const problems: ValidationErrorItem[] = [];
   const out: Record<string, unknown> = { ...o };
@@ -208,7 +208,8 @@ function resolveOverrides(o: CallOverrides | undefined): Record<string, unknown>
   }
   if (o.transcriber) {
     const found: ValidationErrorItem[] = [];
-    out.transcriber = resolveTranscriber(o.transcriber, o.language ?? o.transcriber.language ?? 'en-US', found);
+    // As on the agent: a transcriber without a language speaks the call's language (overridden or the agent's).
+    out.transcriber = resolveTranscriber(o.transcriber, o.language ?? agent.language, found);
     problems.push(...found.map(at));
   }
   if (problems.length) throw new ValidationFailure(problems);
