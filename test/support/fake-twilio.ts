@@ -183,7 +183,17 @@ export async function startFakeTwilio(opts: { accountSid?: string; authToken?: s
 
     // ---- Elastic SIP Trunking ----
     if (p === '/v1/Trunks') {
-      if (req.method === 'GET') return { status: 200, body: { trunks: [...trunks.values()].map(trunkJson), meta: meta('trunks') } };
+      if (req.method === 'GET') {
+        // Pages of PageSize trunks; next_page_url is absolute on Twilio's host, as the real API gives it.
+        const size = Number(req.query.get('PageSize') ?? 50);
+        const page = Number(req.query.get('Page') ?? 0);
+        const all = [...trunks.values()];
+        const more = (page + 1) * size < all.length;
+        return {
+          status: 200,
+          body: { trunks: all.slice(page * size, (page + 1) * size).map(trunkJson), meta: { ...meta('trunks'), page, page_size: size, next_page_url: more ? `https://trunking.twilio.com/v1/Trunks?PageSize=${size}&Page=${page + 1}` : null } },
+        };
+      }
       if (req.method === 'POST') {
         const domain = f.get('DomainName');
         if (domain && !domain.endsWith('.pstn.twilio.com')) return err(400, 21245, 'DomainName must end with .pstn.twilio.com');

@@ -131,6 +131,19 @@ describe('twilio purchase, routing, termination and release', () => {
     expect([...theirs.phone_numbers]).toEqual([bought.carrier_number_id]);
   });
 
+  it('finds its trunk on a later page, following page links on the configured host only', async () => {
+    for (let i = 0; i < 120; i++) {
+      const sid = `TK${i.toString(16).padStart(32, '0')}`;
+      fake.trunks.set(sid, { sid, friendly_name: `other-${i}`, domain_name: `o${i}.pstn.twilio.com`, origination_urls: [], phone_numbers: new Set(), credential_lists: new Set() });
+    }
+    const ours = { sid: `TK${'d'.repeat(32)}`, friendly_name: 'vap', domain_name: 'ours.pstn.twilio.com', origination_urls: [], phone_numbers: new Set<string>(), credential_lists: new Set<string>() };
+    fake.trunks.set(ours.sid, ours);
+    const t = await carrier.outboundTermination('+1');
+    expect(t.address).toBe('ours.pstn.twilio.com');
+    expect(fake.trunks.size).toBe(121);
+    expect(fake.requests.filter((r) => r.path === '/v1/Trunks').map((r) => r.query.get('Page'))).toEqual([null, '1']);
+  });
+
   it('uses a configured trunk, giving it a termination domain when it has none', async () => {
     const tk = { sid: `TK${'a'.repeat(32)}`, friendly_name: 'made by hand', domain_name: null, origination_urls: [], phone_numbers: new Set<string>(), credential_lists: new Set<string>() };
     fake.trunks.set(tk.sid, tk);
@@ -216,6 +229,15 @@ describe('twilio purchase never leaves a number bought but unrecorded', () => {
     fake.fault({ method: 'POST', path: 'IncomingPhoneNumbers.json', respond: { status: 500, body: { code: 20500, message: 'Internal Server Error', more_info: '', status: 500 } }, afterEffect: true });
     const bought = await carrier.purchase('+12125550177', {});
     expect(fake.numbers.has(bought.carrier_number_id)).toBe(true);
+  });
+
+  it('findPurchased gives the id of a number on the account, or null (repair after a crash)', async () => {
+    expect(await carrier.findPurchased('+12125550177')).toBeNull();
+    const bought = await carrier.purchase('+12125550177', {});
+    expect(await carrier.findPurchased('+12125550177')).toBe(bought.carrier_number_id);
+    expect(Object.fromEntries(fake.requests.at(-1)!.query)).toEqual({ PhoneNumber: '+12125550177' });
+    await carrier.release(bought.carrier_number_id);
+    expect(await carrier.findPurchased('+12125550177')).toBeNull();
   });
 
   it('fails as unavailable when the purchase did not happen', async () => {

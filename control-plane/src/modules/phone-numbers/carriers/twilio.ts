@@ -77,7 +77,10 @@ function derive(token: string, label: string): string {
   return createHmac('sha256', token).update(`vap:${label}`).digest('base64url');
 }
 
-export function createTwilioCarrier(opts: TwilioCarrierOptions): CarrierAdapter & { close(): Promise<void> } {
+/** The adapter, plus `findPurchased` (repair of a purchase that crashed before its id was recorded) and `close`. */
+export type TwilioCarrier = CarrierAdapter & { findPurchased(phoneNumber: string): Promise<string | null>; close(): Promise<void> };
+
+export function createTwilioCarrier(opts: TwilioCarrierOptions): TwilioCarrier {
   if (!opts.accountSid || !opts.authToken) throw new Error('twilio carrier: accountSid and authToken are required');
   const api = `${(opts.apiBaseUrl ?? 'https://api.twilio.com').replace(/\/+$/, '')}/2010-04-01/Accounts/${encodeURIComponent(opts.accountSid)}`;
   const trunking = `${(opts.trunkingBaseUrl ?? 'https://trunking.twilio.com').replace(/\/+$/, '')}/v1`;
@@ -128,7 +131,9 @@ export function createTwilioCarrier(opts: TwilioCarrierOptions): CarrierAdapter 
       const page = (await call('trunk.list', 'GET', url)).body as { trunks?: TwilioTrunk[]; meta?: { next_page_url?: string | null } };
       const found = page.trunks?.find((t) => t.friendly_name === trunkName);
       if (found) return found;
-      url = page.meta?.next_page_url ?? null;
+      // Follow the page link on our configured host only: the credentials never go where a body points.
+      const next = page.meta?.next_page_url ? new URL(page.meta.next_page_url, trunking) : null;
+      url = next ? `${new URL(trunking).origin}${next.pathname}${next.search}` : null;
     }
     return null;
   }
@@ -233,6 +238,10 @@ export function createTwilioCarrier(opts: TwilioCarrierOptions): CarrierAdapter 
       }
     },
 
+    async findPurchased(phoneNumber: string): Promise<string | null> {
+      return (await findOwned(phoneNumber))?.sid ?? null;
+    },
+
     async release(carrierNumberId: string): Promise<void> {
       // 404: already released (or never completed). Releasing is idempotent.
       await call('release', 'DELETE', `${api}/IncomingPhoneNumbers/${encodeURIComponent(carrierNumberId)}.json`, undefined, [404]);
@@ -270,7 +279,7 @@ export function createTwilioCarrier(opts: TwilioCarrierOptions): CarrierAdapter 
 }
 
 /** The adapter from the platform configuration (CARRIER=twilio; loadConfig has checked the credentials). */
-export function twilioCarrierFromConfig(config: Config, deps: { logger?: Logger; registry?: client.Registry } = {}): CarrierAdapter & { close(): Promise<void> } {
+export function twilioCarrierFromConfig(config: Config, deps: { logger?: Logger; registry?: client.Registry } = {}): TwilioCarrier {
   return createTwilioCarrier({
     accountSid: config.TWILIO_ACCOUNT_SID ?? '',
     authToken: config.TWILIO_AUTH_TOKEN ?? '',
