@@ -1,4 +1,4 @@
-import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, Uuid, ListEnvelope, Pagination, type Static } from './common.ts';
+import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, Uuid, PathId, ListEnvelope, Pagination, type Static } from './common.ts';
 import { agentSettings } from './agents.ts';
 
 export const CALL_STATUSES = ['queued', 'initiated', 'in_progress', 'completed', 'failed'] as const;
@@ -147,7 +147,7 @@ export const WebCallResult = Type.Object(
   { title: 'WebCallResult' },
 );
 
-export const CallParams = Strict({ call_id: Uuid() });
+export const CallParams = Strict({ call_id: PathId('Call') });
 
 export const UpdateCall = Strict(
   {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.ts';
 import type { Auth } from '../../auth/service.ts';
 import type { Db } from '../../db/types.ts';
-import { conflict, forbidden, HttpError, notFound, tooManyRequests, ValidationFailure } from '../../http/errors.ts';
+import { conflict, forbidden, HttpError, notFound, ValidationFailure } from '../../http/errors.ts';
 import { referenceError } from '../../http/references.ts';
 import { resolveTranscriber, resolveTts } from '../agents/service.ts';
 import { getAgent, type AgentRow } from '../agents/queries.ts';
@@ -15,7 +15,8 @@ import { effectiveSystemPrompt } from '../../../../shared/prompt.ts';
 import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { loadToolsForCall } from '../tools/service.ts';
 import { resolveProviderKeys } from '../credentials/service.ts';
-import { getCall, getCallById, insertCall, reserveDailyCall, type CallRow } from './queries.ts';
+import { getCall, getCallById, insertCall, type CallRow } from './queries.ts';
+import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { signedUrl } from './recordings.ts';
 import { recordingUrl } from './storage/index.ts';
@@ -65,11 +66,7 @@ export async function callView(services: Services, row: CallRow) {
   };
 }
 
-/** Seconds until the next 00:00 UTC, when the daily cap resets. */
-export function secondsToUtcMidnight(now = new Date()): number {
-  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-  return Math.ceil((next - now.getTime()) / 1000);
-}
+export { secondsToUtcMidnight } from './limits.ts';
 
 export interface CreateWebCallInput {
   agent_id: string;
@@ -93,12 +90,8 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
     const agent = await getAgent(tx, auth.orgId, input.agent_id);
     if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
     const overrides = resolveOverrides(input.overrides, agent);
-    if (!(await reserveDailyCall(tx, auth.orgId))) {
-      const [org] = await tx<{ max_calls_per_day: number }[]>`select max_calls_per_day from orgs where id = ${auth.orgId}`;
-      throw tooManyRequests(`Daily call limit of ${org!.max_calls_per_day} reached; it resets at 00:00 UTC`, secondsToUtcMidnight(), {
-        limit: 'max_calls_per_day',
-      });
-    }
+    const admission = await admitCall(tx, auth.orgId);
+    if (!admission.ok) throw admissionError(admission);
     const row = await insertCall(tx, {
       id,
       org_id: auth.orgId,
