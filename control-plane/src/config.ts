@@ -98,6 +98,14 @@ const Env = Type.Object({
   WEBHOOK_POLL_INTERVAL_MS: Type.Integer({ minimum: 100, default: 5000 }),
   WEBHOOK_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 30 }),
   ...CarrierEnv,
+  // readiness (GET /health/ready)
+  READY_REQUIRED_CHECKS: Type.String({
+    pattern: '^((database|jobs|livekit|workers)(,(database|jobs|livekit|workers))*)?$',
+    default: 'database,jobs',
+    description: 'Checks whose failure makes /health/ready answer 503 (database, jobs, livekit, workers); the others are reported only',
+  }),
+  READY_CHECK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 2000 }),
+  WORKER_HEARTBEAT_FRESH_SECONDS: Type.Integer({ minimum: 5, default: 30, description: 'A media worker counts as registered while its last heartbeat is this recent' }),
 });
 export type Config = Static<typeof Env>;
 
