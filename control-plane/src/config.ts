@@ -2,6 +2,47 @@
 import { Ajv } from 'ajv';
 import { Type, type Static } from '@sinclair/typebox';
 
+// ---- Carriers (phone numbers). CARRIER picks the adapter; each carrier's platform credentials and settings
+// follow. Customers never see these: numbers are bought and wired with the platform's own account.
+const Transport = Type.Union([Type.Literal('udp'), Type.Literal('tcp'), Type.Literal('tls')], { default: 'udp' });
+const CarrierEnv = {
+  CARRIER: Type.Union([Type.Literal('simulated'), Type.Literal('twilio'), Type.Literal('telnyx')], { default: 'simulated', description: 'Where phone numbers are bought' }),
+  CARRIER_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 10000, description: 'Deadline of one carrier API request' }),
+  TWILIO_ACCOUNT_SID: Type.Optional(Type.String({ pattern: '^AC[0-9a-fA-F]{32}$' })),
+  TWILIO_AUTH_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  TWILIO_API_BASE_URL: Type.String({ format: 'uri', default: 'https://api.twilio.com' }),
+  TWILIO_TRUNKING_BASE_URL: Type.String({ format: 'uri', default: 'https://trunking.twilio.com' }),
+  TWILIO_TRUNK_SID: Type.Optional(Type.String({ pattern: '^TK[0-9a-fA-F]{32}$' })),
+  TWILIO_TRUNK_NAME: Type.String({ minLength: 1, maxLength: 64, default: 'vap' }),
+  TWILIO_TERMINATION_DOMAIN: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]*\\.pstn\\.twilio\\.com$' })),
+  TWILIO_TERMINATION_TRANSPORT: Transport,
+  TWILIO_SIP_USERNAME: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{1,32}$' })),
+  TWILIO_SIP_PASSWORD: Type.Optional(Type.String({ minLength: 12, pattern: '^(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9]).*$' })),
+  TWILIO_SOURCE_ADDRESSES: Type.Optional(Type.String({ description: 'Comma-separated IPs/CIDRs; default Twilio\'s documented signalling ranges' })),
+  TWILIO_INBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 0.34 }),
+  TWILIO_OUTBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 0.47 }),
+  TELNYX_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  TELNYX_API_BASE_URL: Type.String({ format: 'uri', default: 'https://api.telnyx.com' }),
+  TELNYX_CONNECTION_ID: Type.Optional(Type.String({ minLength: 1 })),
+  TELNYX_CONNECTION_NAME: Type.String({ minLength: 1, maxLength: 64, default: 'vap' }),
+  TELNYX_OUTBOUND_VOICE_PROFILE_ID: Type.Optional(Type.String({ minLength: 1 })),
+  TELNYX_TERMINATION_ADDRESS: Type.String({ minLength: 1, default: 'sip.telnyx.com' }),
+  TELNYX_TERMINATION_TRANSPORT: Transport,
+  TELNYX_SIP_USERNAME: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{4,32}$' })),
+  TELNYX_SIP_PASSWORD: Type.Optional(Type.String({ minLength: 8, maxLength: 128 })),
+  TELNYX_SOURCE_ADDRESSES: Type.Optional(Type.String({ description: 'Comma-separated IPs/CIDRs; default Telnyx\'s documented signalling addresses' })),
+  TELNYX_INBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 0.35 }),
+  TELNYX_OUTBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 0.5 }),
+};
+
+/** The chosen carrier's credentials must be there: a platform that can't buy numbers should not start. */
+function carrierConfigErrors(c: Static<typeof Env>): string[] {
+  if (c.CARRIER === 'twilio') return (['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN'] as const).filter((k) => !c[k]).map((k) => `${k} must be set when CARRIER=twilio`);
+  if (c.CARRIER === 'telnyx') return c.TELNYX_API_KEY ? [] : ['TELNYX_API_KEY must be set when CARRIER=telnyx'];
+  return [];
+}
+// ---- end of carriers
+
 const Env = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], { default: 'development' }),
   HOST: Type.String({ default: '127.0.0.1' }),
@@ -56,6 +97,15 @@ const Env = Type.Object({
   WEBHOOK_DISABLE_AFTER_HOURS: Type.Number({ minimum: 0, default: 120 }),
   WEBHOOK_POLL_INTERVAL_MS: Type.Integer({ minimum: 100, default: 5000 }),
   WEBHOOK_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 30 }),
+  ...CarrierEnv,
+  // readiness (GET /health/ready)
+  READY_REQUIRED_CHECKS: Type.String({
+    pattern: '^((database|jobs|livekit|workers)(,(database|jobs|livekit|workers))*)?$',
+    default: 'database,jobs',
+    description: 'Checks whose failure makes /health/ready answer 503 (database, jobs, livekit, workers); the others are reported only',
+  }),
+  READY_CHECK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 2000 }),
+  WORKER_HEARTBEAT_FRESH_SECONDS: Type.Integer({ minimum: 5, default: 30, description: 'A media worker counts as registered while its last heartbeat is this recent' }),
   // ---- Knowledge bases (ingestion limits, retrieval) ----
   KB_MAX_FILE_BYTES: Type.Integer({ minimum: 1024, default: 10485760, description: 'Largest uploaded file of a knowledge source (413 above)' }),
   KB_MAX_TEXT_BYTES: Type.Integer({ minimum: 1024, default: 2097152, description: 'Largest inline text of a knowledge source (413 above)' }),
@@ -93,6 +143,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const config = raw as Config;
+  const carrierErrors = carrierConfigErrors(config);
+  if (carrierErrors.length) throw new ConfigError(`invalid configuration:\n${carrierErrors.map((e) => `  ${e}`).join('\n')}`);
   if (config.NODE_ENV === 'production') {
     const missing = (['MASTER_KEY', 'PUBLIC_BASE_URL'] as const).filter((k) => !config[k]);
     if (missing.length) throw new ConfigError(`invalid configuration: ${missing.join(', ')} must be set in production`);

@@ -7,6 +7,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { jobExecArgv, loadWorkerConfig } from './config.ts';
 import { CpuSampler, combineLoad } from './load.ts';
 import { WorkerMetrics, startMetricsServer } from './metrics.ts';
+import { Heartbeat } from './heartbeat.ts';
 
 const log = createLogger('media-worker');
 const cfg = loadWorkerConfig();
@@ -14,6 +15,7 @@ const cfg = loadWorkerConfig();
 let server: AgentServer | null = null;
 let lastLoad = 0;
 const cpu = new CpuSampler();
+const heartbeat = new Heartbeat({ baseUrl: cfg.controlPlaneUrl, token: cfg.workerToken, agentName: cfg.agentName, log });
 
 const metrics = new WorkerMetrics({ activeCalls: () => server?.activeJobs.length ?? 0, load: () => lastLoad, defaultMetrics: true });
 const metricsServer = await startMetricsServer(metrics, cfg.metricsHost, cfg.metricsPort);
@@ -30,6 +32,7 @@ process.env.LIVEKIT_API_SECRET ??= cfg.livekitApiSecret;
 // Job processes are forked with this process's execArgv (agents-js ipc/job_proc_executor).
 process.execArgv.splice(0, process.execArgv.length, ...jobExecArgv(process.execArgv, cfg.jobMaxSemiSpaceMb));
 
+process.once('SIGTERM', () => heartbeat.drain());
 process.once('SIGTERM', () => log.info({ active_calls: server?.activeJobs.length ?? 0 }, 'draining: finishing calls in progress, taking no new ones'));
 
 cli.runApp(
@@ -39,6 +42,7 @@ cli.runApp(
     loadFunc: async (worker: AgentServer) => {
       server = worker;
       lastLoad = combineLoad(cfg.loadIncludesCpu ? cpu.sample() : 0, worker.activeJobs.length, cfg.maxConcurrentCalls);
+      heartbeat.tick(worker.id, worker.activeJobs.length, lastLoad);
       return lastLoad;
     },
     loadThreshold: cfg.loadThreshold,

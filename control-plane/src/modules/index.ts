@@ -16,5 +16,8 @@ import { agentRoutes } from './agents/routes.ts';
 import { voiceRoutes } from './voices/routes.ts';
 // Knowledge bases
 import { knowledgeBaseRoutes } from './knowledge-bases/routes.ts';
+// activity
+import { activityRoutes } from './activity/routes.ts';
+import { workerRoutes } from './workers/routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...voiceRoutes, ...knowledgeBaseRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...knowledgeBaseRoutes];

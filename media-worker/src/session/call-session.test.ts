@@ -199,6 +199,8 @@ describe('call session (voice loop)', () => {
       });
     });
     await new Promise<void>((r) => toolServer.listen(0, '127.0.0.1', r));
+    // Tool calls go through the SSRF guard: the loopback tool server must be allowlisted, as in development.
+    process.env.SSRF_ALLOWLIST = '127.0.0.1';
     const base = `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}`;
     const fn = (name: string, path: string) => ({
       type: 'function' as const,

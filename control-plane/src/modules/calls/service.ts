@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.ts';
 import type { Auth } from '../../auth/service.ts';
 import type { Db } from '../../db/types.ts';
-import { conflict, forbidden, HttpError, notFound, tooManyRequests, ValidationFailure } from '../../http/errors.ts';
+import { conflict, forbidden, HttpError, notFound, ValidationFailure } from '../../http/errors.ts';
 import { referenceError } from '../../http/references.ts';
 import { resolveTranscriber, resolveTts } from '../agents/service.ts';
 import { getAgent, type AgentRow } from '../agents/queries.ts';
@@ -16,7 +16,8 @@ import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { loadToolsForCall } from '../tools/service.ts';
 import { resolveProviderKeys } from '../credentials/service.ts';
 import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
-import { getCall, getCallById, insertCall, reserveDailyCall, type CallRow } from './queries.ts';
+import { getCall, getCallById, insertCall, type CallRow } from './queries.ts';
+import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { signedUrl } from './recordings.ts';
 import { recordingUrl } from './storage/index.ts';
@@ -66,11 +67,7 @@ export async function callView(services: Services, row: CallRow) {
   };
 }
 
-/** Seconds until the next 00:00 UTC, when the daily cap resets. */
-export function secondsToUtcMidnight(now = new Date()): number {
-  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-  return Math.ceil((next - now.getTime()) / 1000);
-}
+export { secondsToUtcMidnight } from './limits.ts';
 
 export interface CreateWebCallInput {
   agent_id: string;
@@ -88,18 +85,14 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
   if (auth.publishable?.agentIds && !auth.publishable.agentIds.includes(input.agent_id)) {
     throw forbidden('This publishable key may not start calls with this agent');
   }
-  const overrides = resolveOverrides(input.overrides);
   const id = randomUUID();
   const room = roomNameFor(id);
   const call = await sql.begin(async (tx) => {
     const agent = await getAgent(tx, auth.orgId, input.agent_id);
     if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
-    if (!(await reserveDailyCall(tx, auth.orgId))) {
-      const [org] = await tx<{ max_calls_per_day: number }[]>`select max_calls_per_day from orgs where id = ${auth.orgId}`;
-      throw tooManyRequests(`Daily call limit of ${org!.max_calls_per_day} reached; it resets at 00:00 UTC`, secondsToUtcMidnight(), {
-        limit: 'max_calls_per_day',
-      });
-    }
+    const overrides = resolveOverrides(input.overrides, agent);
+    const admission = await admitCall(tx, auth.orgId);
+    if (!admission.ok) throw admissionError(admission);
     const row = await insertCall(tx, {
       id,
       org_id: auth.orgId,
@@ -197,7 +190,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
  * Checks the voice and transcriber of the overrides against the catalogue, as for an agent, and fills their
  * defaults; the other override fields were validated by the schema.
  */
-function resolveOverrides(o: CallOverrides | undefined): Record<string, unknown> {
+function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'language'>): Record<string, unknown> {
   if (!o) return {};
   const problems: ValidationErrorItem[] = [];
   const out: Record<string, unknown> = { ...o };
@@ -209,7 +202,8 @@ function resolveOverrides(o: CallOverrides | undefined): Record<string, unknown>
   }
   if (o.transcriber) {
     const found: ValidationErrorItem[] = [];
-    out.transcriber = resolveTranscriber(o.transcriber, o.language ?? o.transcriber.language ?? 'en-US', found);
+    // As on the agent: a transcriber without a language speaks the call's language (overridden or the agent's).
+    out.transcriber = resolveTranscriber(o.transcriber, o.language ?? agent.language, found);
     problems.push(...found.map(at));
   }
   if (problems.length) throw new ValidationFailure(problems);

@@ -368,6 +368,9 @@ describe('budget, deletion and retries', () => {
     expect(base.total_tokens).toBe(ready.token_count);
     expect(await erroredSources(tp.sql, org.orgId)).toEqual([{ knowledge_base_id: kb, source_id: errored.source_id, error_message: errored.error_message }]);
     expect((await tp.request('get', '/v1/usage', { key: org.key })).body.kb_token_budget).toBe(Math.floor(need * 1.5));
+    expect((await tp.request('get', '/v1/activity/summary', { key: org.key })).body.error_signals.kb_sources_errored).toEqual([
+      { knowledge_base_id: kb, source_id: errored.source_id, error_message: errored.error_message },
+    ]);
 
     // Deleting the ready source removes its chunks and frees its tokens: the other text now fits.
     expect((await tp.request('delete', `/v1/knowledge-bases/${kb}/sources/${ready.source_id}`, { key: org.key })).status).toBe(204);

@@ -25,12 +25,15 @@ export async function insertWebhook(db: Db, secrets: Secrets, orgId: string, w: 
   return { ...row!, secret };
 }
 
-export async function listWebhooks(db: Db, orgId: string, page: { limit: number; offset: number }) {
-  const [items, [c]] = await Promise.all([
-    db`select ${columns(db)} from webhooks where org_id = ${orgId} order by created_at desc, id limit ${page.limit} offset ${page.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from webhooks where org_id = ${orgId}`,
-  ]);
-  return { items, total: c!.total };
+export async function listWebhooks(db: Db, orgId: string) {
+  return db`select ${columns(db)} from webhooks where org_id = ${orgId} order by created_at desc, id`;
+}
+
+/** The org's webhook count, under a transaction-scoped lock so concurrent creations can't pass the cap. */
+export async function countWebhooksLocked(db: Db, orgId: string): Promise<number> {
+  await db`select pg_advisory_xact_lock(hashtextextended('webhooks:' || ${orgId}::text, 0))`;
+  const [c] = await db<{ n: number }[]>`select count(*)::int as n from webhooks where org_id = ${orgId}`;
+  return c!.n;
 }
 
 export async function getWebhook(db: Db, orgId: string, id: string) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { defineRoute, reply } from '../../http/route.ts';
-import { invalidField, notFound } from '../../http/errors.ts';
+import { conflict, invalidField, notFound } from '../../http/errors.ts';
 import type { Services } from '../../services.ts';
 import {
   CallSigningSecret,
@@ -11,7 +11,7 @@ import {
   WebhookDeliveryList,
   WebhookDeliveryQuery,
   WebhookList,
-  WebhookListQuery,
+  MAX_WEBHOOKS,
   WebhookParams,
   WebhookWithSecret,
 } from '../../../../schemas/webhooks.ts';
@@ -27,6 +27,7 @@ import {
   insertWebhook,
   listDeliveries,
   listWebhooks,
+  countWebhooksLocked,
   orgSigningSecrets,
   rotateOrgSigningSecret,
   rotateWebhookSecret,
@@ -62,6 +63,10 @@ export const webhookRoutes = [
     responses: { 201: { description: 'The webhook, with its signing secret', schema: WebhookWithSecret } },
     handler: async ({ body, auth, db, audit, services }) => {
       checkWebhookUrl(services, body.url);
+      // The list answers every webhook at once (as the spec shows it), so an account's count is bounded.
+      if ((await countWebhooksLocked(db, auth.orgId)) >= MAX_WEBHOOKS) {
+        throw conflict(`An account has at most ${MAX_WEBHOOKS} webhooks; delete one first`, { max_webhooks: MAX_WEBHOOKS });
+      }
       const row = await insertWebhook(db, services.secrets, auth.orgId, body);
       await audit({ action: 'webhook.create', resourceType: 'webhook', resourceId: row.id as string, details: { name: body.name, url: body.url, events: body.events } });
       return row;
@@ -73,12 +78,11 @@ export const webhookRoutes = [
     operationId: 'listWebhooks',
     tag: 'webhooks',
     summary: 'List webhooks',
-    description: 'All webhooks of the account, newest first.',
-    query: WebhookListQuery,
+    description: `All webhooks of the account, newest first, in one answer (not paginated: an account has at most ${MAX_WEBHOOKS}).`,
     responses: { 200: { description: 'Webhooks', schema: WebhookList } },
-    handler: async ({ query, auth, db }) => {
-      const { items, total } = await listWebhooks(db, auth.orgId, query);
-      return { items, total, limit: query.limit, offset: query.offset };
+    handler: async ({ auth, db }) => {
+      const items = await listWebhooks(db, auth.orgId);
+      return { items, total: items.length };
     },
   }),
   // Registered before `/webhooks/:webhook_id`, which would otherwise take the path.
