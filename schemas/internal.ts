@@ -254,14 +254,32 @@ export type ReportAck = Static<typeof ReportAck>;
 // ---- Knowledge search ------------------------------------------------------------------------------------------
 
 export const KnowledgeSearchRequest = Strict(
-  { query: Type.String({ minLength: 1 }), top_k: Type.Integer({ minimum: 1, maximum: 20 }) },
+  {
+    query: Type.String({ minLength: 1, maxLength: 4000 }),
+    top_k: Type.Integer({ minimum: 1, maximum: 20 }),
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 32000, description: 'Token budget of the chunks returned (default KB_RETRIEVAL_MAX_TOKENS)' })),
+  },
   { title: 'KnowledgeSearchRequest' },
 );
 export type KnowledgeSearchRequest = Static<typeof KnowledgeSearchRequest>;
 
+export const KnowledgeChunk = Type.Object(
+  {
+    content: Type.String(),
+    score: Type.Number({ description: 'ts_rank_cd normalised to 0-1 (higher is better)' }),
+    source_id: Type.String(),
+    kb_id: Type.Optional(Type.String()),
+    heading: Type.Optional(Type.String({ description: 'Heading path of the chunk in its document' })),
+    title: Type.Optional(Type.String({ description: 'Page or file title' })),
+    url: Type.Optional(Nullable(Type.String({ description: 'Page URL for crawled sources' }))),
+    token_count: Type.Optional(Type.Integer()),
+  },
+  { title: 'KnowledgeChunk' },
+);
+
 export const KnowledgeSearchResult = Type.Object(
   {
-    chunks: Type.Array(Type.Object({ content: Type.String(), score: Type.Number(), source_id: Type.String() })),
+    chunks: Type.Array(KnowledgeChunk),
   },
   { title: 'KnowledgeSearchResult' },
 );

@@ -15,6 +15,7 @@ import { effectiveSystemPrompt } from '../../../../shared/prompt.ts';
 import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { loadToolsForCall } from '../tools/service.ts';
 import { resolveProviderKeys } from '../credentials/service.ts';
+import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
 import { getCall, getCallById, insertCall, type CallRow } from './queries.ts';
 import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
@@ -250,9 +251,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
         return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) } as ToolConfig;
     }
   });
-  const kbs = model.knowledge_base_ids.length
-    ? await db<{ id: string; mode: string }[]>`select id, mode from knowledge_bases where id = any(${model.knowledge_base_ids}::uuid[])`
-    : [];
+  const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
   return {
     call: {
       id: call.id,
@@ -288,10 +287,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
     prompt,
     llm: { provider: model.provider, model: model.model, base_url: model.base_url, temperature: model.temperature, max_tokens: model.max_tokens },
     tools,
-    knowledge: {
-      knowledge_base_ids: kbs.map((k) => k.id),
-      mode: kbs.some((k) => k.mode !== 'stuff') ? 'retrieve' : 'stuff',
-    },
+    knowledge,
     provider_keys: await resolveProviderKeys(db, services.secrets, call.org_id),
     recording: agent.enable_recording
       ? { enabled: true, upload_url: signedUrl(services, 'recording-upload', call.id, Math.max(agent.max_duration_seconds + 3600, 7200)) }
