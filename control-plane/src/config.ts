@@ -107,6 +107,19 @@ const Env = Type.Object({
   }),
   READY_CHECK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 2000 }),
   WORKER_HEARTBEAT_FRESH_SECONDS: Type.Integer({ minimum: 5, default: 30, description: 'A media worker counts as registered while its last heartbeat is this recent' }),
+  // ---- Knowledge bases (ingestion limits, retrieval) ----
+  KB_MAX_FILE_BYTES: Type.Integer({ minimum: 1024, default: 10485760, description: 'Largest uploaded file of a knowledge source (413 above)' }),
+  KB_MAX_TEXT_BYTES: Type.Integer({ minimum: 1024, default: 2097152, description: 'Largest inline text of a knowledge source (413 above)' }),
+  KB_CRAWL_MAX_PAGES: Type.Integer({ minimum: 1, maximum: 10000, default: 50, description: 'Pages fetched per url source' }),
+  KB_CRAWL_MAX_DEPTH: Type.Integer({ minimum: 0, maximum: 10, default: 2, description: 'Link hops from the submitted URL (sitemap URLs count as depth 1)' }),
+  KB_CRAWL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 10000, description: 'Per request of the crawler' }),
+  KB_CRAWL_MAX_PAGE_BYTES: Type.Integer({ minimum: 1024, default: 2097152, description: 'Larger pages are not used' }),
+  KB_CRAWL_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 16, default: 2, description: 'Parallel requests to the crawled site' }),
+  KB_CRAWL_DEADLINE_MS: Type.Integer({ minimum: 1000, default: 300000, description: 'Time budget of one crawl' }),
+  KB_JOB_RETRY_LIMIT: Type.Integer({ minimum: 0, maximum: 20, default: 3 }),
+  KB_JOB_RETRY_DELAY_SECONDS: Type.Integer({ minimum: 1, default: 10 }),
+  KB_STUFF_MAX_TOKENS: Type.Integer({ minimum: 0, default: 8000, description: 'A call stuffs its bases into the prompt only up to this many tokens; above it they are searched per turn' }),
+  KB_RETRIEVAL_MAX_TOKENS: Type.Integer({ minimum: 50, default: 1500, description: 'Knowledge tokens added to one turn in retrieval mode' }),
 });
 export type Config = Static<typeof Env>;
 

@@ -54,8 +54,8 @@ async function entry(ctx: JobContext): Promise<void> {
   const config = await api.getConfig(callId);
   const logger = log.child({ call_id: callId });
   const keys = config.provider_keys;
-  const transcriber = { ...config.agent.transcriber, language: config.agent.transcriber.language ?? config.agent.language };
-  const stt = createSTT(transcriber, keys);
+  // The control plane resolves the transcriber's language (its own, else the agent's) before it gets here.
+  const stt = createSTT(config.agent.transcriber, keys);
   const tts = createTTS(config.agent.tts, keys, { speed: config.agent.speed, emotions: config.agent.emotions, language: config.agent.language });
   const llm = createLLM(config.llm, keys);
   // Festival loads its voice (~0.4 s) in a spare process while the room and the session start.

@@ -17,8 +17,8 @@ export function baseConfig(overrides: { call?: Partial<CallConfig['call']>; agen
     agent: {
       id: 'agent_test',
       name: 'Test agent',
-      transcriber: { provider: 'local', model: null, language: 'en-US' },
-      tts: { provider: 'local', voice_id: null, model: 'espeak-ng' },
+      transcriber: { provider: 'local', model: 'pocketsphinx', language: 'en-US' },
+      tts: { provider: 'local', voice_id: 'en-us', model: 'espeak-ng' },
       first_message: null,
       end_call_phrases: [],
       max_duration_seconds: 600,

@@ -22,6 +22,7 @@ import { recordingStorage, recordingUrl } from './storage/index.ts';
 import { REAP_QUEUE } from './jobs.ts';
 import type { Db } from '../../db/types.ts';
 import { readText } from '../../http/body.ts';
+import { searchForCall } from '../knowledge-bases/search.ts';
 
 const ack = (duplicate: boolean) => ({ ok: true, duplicate });
 const MAX_RECORDING_BYTES = 512 * 1024 * 1024;
@@ -138,12 +139,10 @@ export const internalCallRoutes = [
     body: KnowledgeSearchRequest,
     transaction: false,
     responses: { 200: { description: 'Chunks, best first', schema: KnowledgeSearchResult } },
-    handler: async ({ params, db }) => {
+    handler: async ({ params, body, db, services }) => {
       const call = await getCallById(db, params.call_id);
       if (!call) throw notFound('Call');
-      // Knowledge ingestion (sources, chunks, full-text index) is its own resource; until a base has chunks
-      // there is nothing to return.
-      return { chunks: [] };
+      return searchForCall(services, db, call, body);
     },
   }),
   defineRoute({

@@ -15,6 +15,7 @@ import { effectiveSystemPrompt } from '../../../../shared/prompt.ts';
 import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { loadToolsForCall } from '../tools/service.ts';
 import { resolveProviderKeys } from '../credentials/service.ts';
+import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
 import { getCall, getCallById, insertCall, type CallRow } from './queries.ts';
 import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
@@ -84,12 +85,12 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
   if (auth.publishable?.agentIds && !auth.publishable.agentIds.includes(input.agent_id)) {
     throw forbidden('This publishable key may not start calls with this agent');
   }
-  const overrides = resolveOverrides(input.overrides);
   const id = randomUUID();
   const room = roomNameFor(id);
   const call = await sql.begin(async (tx) => {
     const agent = await getAgent(tx, auth.orgId, input.agent_id);
     if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
+    const overrides = resolveOverrides(input.overrides, agent);
     const admission = await admitCall(tx, auth.orgId);
     if (!admission.ok) throw admissionError(admission);
     const row = await insertCall(tx, {
@@ -189,7 +190,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
  * Checks the voice and transcriber of the overrides against the catalogue, as for an agent, and fills their
  * defaults; the other override fields were validated by the schema.
  */
-function resolveOverrides(o: CallOverrides | undefined): Record<string, unknown> {
+function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'language'>): Record<string, unknown> {
   if (!o) return {};
   const problems: ValidationErrorItem[] = [];
   const out: Record<string, unknown> = { ...o };
@@ -201,7 +202,8 @@ function resolveOverrides(o: CallOverrides | undefined): Record<string, unknown>
   }
   if (o.transcriber) {
     const found: ValidationErrorItem[] = [];
-    out.transcriber = resolveTranscriber(o.transcriber, o.language ?? o.transcriber.language ?? 'en-US', found);
+    // As on the agent: a transcriber without a language speaks the call's language (overridden or the agent's).
+    out.transcriber = resolveTranscriber(o.transcriber, o.language ?? agent.language, found);
     problems.push(...found.map(at));
   }
   if (problems.length) throw new ValidationFailure(problems);
@@ -249,9 +251,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
         return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) } as ToolConfig;
     }
   });
-  const kbs = model.knowledge_base_ids.length
-    ? await db<{ id: string; mode: string }[]>`select id, mode from knowledge_bases where id = any(${model.knowledge_base_ids}::uuid[])`
-    : [];
+  const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
   return {
     call: {
       id: call.id,
@@ -287,10 +287,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
     prompt,
     llm: { provider: model.provider, model: model.model, base_url: model.base_url, temperature: model.temperature, max_tokens: model.max_tokens },
     tools,
-    knowledge: {
-      knowledge_base_ids: kbs.map((k) => k.id),
-      mode: kbs.some((k) => k.mode !== 'stuff') ? 'retrieve' : 'stuff',
-    },
+    knowledge,
     provider_keys: await resolveProviderKeys(db, services.secrets, call.org_id),
     recording: agent.enable_recording
       ? { enabled: true, upload_url: signedUrl(services, 'recording-upload', call.id, Math.max(agent.max_duration_seconds + 3600, 7200)) }
