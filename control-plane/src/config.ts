@@ -65,6 +65,7 @@ const Env = Type.Object({
   MASTER_KEYS_PREVIOUS: Type.Optional(Type.String({ minLength: 1 })),
   RATE_LIMIT_PER_SECOND: Type.Number({ minimum: 0, default: 50 }),
   RATE_LIMIT_BURST: Type.Integer({ minimum: 1, default: 200 }),
+  RATE_LIMIT_SYNC_MS: Type.Integer({ minimum: 10, maximum: 10000, default: 100, description: 'How often each replica merges its rate-limit buckets with the shared ones in PostgreSQL' }),
   AUTH_CACHE_TTL_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
   WORKER_TOKEN: Type.Optional(Type.String({ minLength: 32, description: 'Credential of the media workers on the internal API' })),
   LIVEKIT_URL: Type.String({ default: 'http://127.0.0.1:7880', description: 'LiveKit server API URL (http or ws)' }),

@@ -4,6 +4,7 @@ import { defineRoute, reply } from '../../http/route.ts';
 import { conflict, forbidden, HttpError, notFound, unauthorized } from '../../http/errors.ts';
 import { Type } from '../../../../schemas/common.ts';
 import { CallParams } from '../../../../schemas/calls.ts';
+import { stableRecordingUrl } from './recording-routes.ts';
 import {
   CallConfig,
   EndedReport,
@@ -18,7 +19,7 @@ import { getCallById, liveCallInRoom, noteReport, recordReport, setPartialMessag
 import { finishCall, isFinal, markStarted } from './lifecycle.ts';
 import { resolveCallConfig } from './service.ts';
 import { verifySignature } from './recordings.ts';
-import { recordingStorage, recordingUrl } from './storage/index.ts';
+import { recordingStorage } from './storage/index.ts';
 import { REAP_QUEUE } from './jobs.ts';
 import type { Db } from '../../db/types.ts';
 import { readText } from '../../http/body.ts';
@@ -173,8 +174,9 @@ export const internalCallRoutes = [
         services.log.error({ err, call_id: call.id, storage: storage.kind }, 'recording upload to storage failed');
         throw new HttpError(503, 'service_unavailable', 'Recording storage is unavailable; retry later', { headers: { 'Retry-After': '5' } });
       }
-      // The backend that stored the key always owns it, so there is a URL.
-      const url = (await recordingUrl(services, call.id, key))!;
+      // Events carry the stable, authenticated URL: a retried delivery hours later still works (a signed link
+      // would expire after RECORDING_URL_TTL_SECONDS while retries go on for about 27 hours).
+      const url = stableRecordingUrl(services, call.id);
       await services.sql.begin(async (tx) => {
         await setRecordingKey(tx, call.id, key);
         await emitEvent(tx, {
