@@ -28,6 +28,8 @@ export interface CallRow {
   analysis_summary: string | null;
   analysis_status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
   analysis_error: string | null;
+  analysis_method: 'agent_model' | 'analysis_model' | 'extractive' | 'rule' | null;
+  analysis_model: string | null;
   latency: Record<string, unknown> | null;
   usage: Record<string, unknown> | null;
   cost_cents: number | null;
