@@ -11,7 +11,7 @@ import { createGuardedAgent, guardedRequest, describeRequestError } from '../../
 import { ssrfOptions } from '../../net/ssrf.ts';
 import { complete, llmBaseUrl, resolveKey, ProviderConfigError, type LlmProvider } from '../../../../shared/providers.ts';
 import { openKey } from '../credentials/service.ts';
-import type { CallRow } from './queries.ts';
+import { agentModel, newestCredential, type CallRow } from './queries.ts';
 
 export type AnalysisMethod = 'agent_model' | 'analysis_model' | 'extractive' | 'rule';
 
@@ -98,8 +98,7 @@ function platformEnv(services: Services): Record<string, string | undefined> {
 }
 
 async function orgKey(services: Services, orgId: string, provider: LlmProvider): Promise<string | undefined> {
-  const [cred] = await services.sql<{ id: string; ciphertext: Buffer; key_version: number }[]>`
-    select id, ciphertext, key_version from credentials where org_id = ${orgId} and provider = ${provider} order by created_at desc limit 1`;
+  const cred = await newestCredential(services.sql, orgId, provider);
   return cred ? openKey(services.secrets, cred.id, { ciphertext: cred.ciphertext, keyVersion: cred.key_version }) : undefined;
 }
 
@@ -125,8 +124,7 @@ export async function chooseTarget(services: Services, call: CallRow): Promise<T
     if (!t) throw new AnalysisError(`analysis failed: no ${c.ANALYSIS_PROVIDER} key for the analysis model (ANALYSIS_MODE=model)`, 'analysis_model', `${c.ANALYSIS_PROVIDER}/${c.ANALYSIS_MODEL}`);
     return t;
   }
-  const [m] = await services.sql<{ provider: LlmProvider; model: string; base_url: string | null }[]>`
-    select m.provider, m.model, m.base_url from agents a join llm_models m on m.id = a.llm_id where a.id = ${call.agent_id}`;
+  const m = await agentModel(services.sql, call.agent_id);
   return (m && (await target(services, call.org_id, m.provider, m.model, m.base_url, 'agent_model'))) || (await configured());
 }
 

@@ -15,7 +15,7 @@ import {
   TranscriptReport,
 } from '../../../../schemas/internal.ts';
 import { emitEvent } from '../events/emit.ts';
-import { getCallById, recordReport, type CallRow } from './queries.ts';
+import { getCallById, liveCallInRoom, noteReport, recordReport, setPartialMessages, setRecordingKey, type CallRow } from './queries.ts';
 import { finishCall, isFinal, markStarted } from './lifecycle.ts';
 import { resolveCallConfig } from './service.ts';
 import { verifySignature } from './recordings.ts';
@@ -33,7 +33,7 @@ async function claim(db: Db, callId: string, seq: number, kind: string): Promise
   const call = await getCallById(db, callId, { lock: true });
   if (!call) throw notFound('Call');
   if (!(await recordReport(db, callId, seq, kind))) return null;
-  await db`update calls set last_seq = greatest(last_seq, ${seq}), worker_seen_at = now() where id = ${callId}`;
+  await noteReport(db, callId, seq);
   return call;
 }
 
@@ -88,7 +88,7 @@ export const internalCallRoutes = [
       if (!call) return ack(true);
       // A partial older than one already applied, or one after the end, is superseded: drop it quietly.
       if (isFinal(call.status) || body.seq < call.last_seq) return ack(false);
-      await db`update calls set messages = ${db.json(body.messages as never)}, updated_at = now() where id = ${call.id}`;
+      await setPartialMessages(db, call.id, body.messages);
       await emitEvent(db, {
         orgId: call.org_id,
         type: 'transcript.partial',
@@ -178,7 +178,7 @@ export const internalCallRoutes = [
       // would expire after RECORDING_URL_TTL_SECONDS while retries go on for about 27 hours).
       const url = stableRecordingUrl(services, call.id);
       await services.sql.begin(async (tx) => {
-        await tx`update calls set recording_key = ${key}, updated_at = now() where id = ${call.id}`;
+        await setRecordingKey(tx, call.id, key);
         await emitEvent(tx, {
           orgId: call.org_id,
           type: 'call.recording.available',
@@ -215,7 +215,7 @@ export const internalCallRoutes = [
       // worker has had time to report `ended` itself.
       const agentLeft = event.event === 'participant_left' && event.participant?.kind === 4; // ParticipantInfo_Kind.AGENT
       if (room && (event.event === 'room_finished' || agentLeft)) {
-        const [call] = await services.sql<{ id: string }[]>`select id from calls where room_name = ${room} and status in ('queued', 'initiated', 'in_progress')`;
+        const call = await liveCallInRoom(services.sql, room);
         if (call) await services.boss.send(REAP_QUEUE, { call_id: call.id }, { startAfter: 10, singletonKey: call.id });
       }
       return { ok: true };
