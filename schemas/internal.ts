@@ -5,6 +5,7 @@
 import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, type Static } from './common.ts';
 import { agentBehaviour, Transcriber as AgentTranscriber, Tts as AgentTts } from './agents.ts';
 import { LlmProviders } from './models.ts';
+import type { CallLatency as SharedCallLatency, LatencySummary as SharedLatencySummary } from '../shared/latency.ts';
 
 // ---- Speech and model providers --------------------------------------------------------------------------
 // The agent's fields and enums come from the public schema (schemas/agents.ts, schemas/models.ts): one
@@ -198,6 +199,10 @@ export const CallLatency = Strict(
   { title: 'CallLatency' },
 );
 export type CallLatency = Static<typeof CallLatency>;
+// shared/latency.ts computes these and owns their TypeScript shape; the schemas must describe exactly it.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameLatency: Same<CallLatency, SharedCallLatency> & Same<LatencySummary, SharedLatencySummary> = true;
+void sameLatency;
 
 export const EndedMessage = Strict(
   {

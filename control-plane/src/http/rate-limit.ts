@@ -30,13 +30,19 @@ export class RateLimiter {
   private syncing: Promise<void> | null = null;
   private lastPurge = 0;
 
-  constructor(
-    private readonly rate: number,
-    private readonly burst: number,
-    private readonly sql: Db | null = null,
-    private readonly syncMs = 100,
-    private readonly onError: (err: unknown) => void = () => {},
-  ) {}
+  private readonly rate: number;
+  private readonly burst: number;
+  private readonly sql: Db | null;
+  private readonly syncMs: number;
+  private readonly onError: (err: unknown) => void;
+
+  constructor(rate: number, burst: number, sql: Db | null = null, syncMs = 100, onError: (err: unknown) => void = () => {}) {
+    this.rate = rate;
+    this.burst = burst;
+    this.sql = sql;
+    this.syncMs = syncMs;
+    this.onError = onError;
+  }
 
   /** Starts the periodic sync (nothing to do without a database or with limiting off). */
   start(): void {

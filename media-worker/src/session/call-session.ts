@@ -136,6 +136,8 @@ export class CallSession {
       api: opts.api,
       logger: opts.logger,
       beforeReply: (text) => this.#beforeReply(text),
+      metrics: opts.metrics,
+      callType: call.type,
     });
 
     const retrieves = opts.config.knowledge.mode === 'retrieve' && opts.config.knowledge.knowledge_base_ids.length > 0;
@@ -276,6 +278,8 @@ export class CallSession {
   #wire(): void {
     const s = this.session;
     s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => this.turnMetrics.onMetrics(ev.metrics));
+    // Knowledge retrieval starts on the transcript of the turn in progress, off the reply's latency path.
+    s.on(voice.AgentSessionEventTypes.UserInputTranscribed, (ev) => this.agent.onTranscript(ev.transcript, ev.isFinal));
     s.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
       const item = ev.item;
       if (item.type !== 'message') return;

@@ -9,7 +9,7 @@ import type { Services } from '../../services.ts';
 import { emitEvent } from '../events/emit.ts';
 import { createGuardedAgent, guardedRequest, describeRequestError } from '../../../../shared/ssrf.ts';
 import { ssrfOptions } from '../../net/ssrf.ts';
-import { getCallById, type CallRow } from './queries.ts';
+import { analysisSources, getCallById, markAnalysisFailed, markAnalysisRunning, reapCandidates, saveAnalysis, touchWorker, type CallRow } from './queries.ts';
 import { ANALYZE_QUEUE, failCall, finishCall } from './lifecycle.ts';
 
 export const REAP_QUEUE = 'calls.reap';
@@ -42,10 +42,7 @@ const ANALYSIS_PROMPT =
 async function analyse(services: Services, call: CallRow): Promise<Analysis> {
   const messages = (call.messages ?? []).filter((m) => m.content?.trim());
   if (!messages.length) return { summary: 'The call ended before any conversation took place.', outcome: 'no_conversation' };
-  const [model] = await services.sql<{ provider: string; model: string; base_url: string | null }[]>`
-    select m.provider, m.model, m.base_url from agents a join llm_models m on m.id = a.llm_id where a.id = ${call.agent_id}`;
-  const [cred] = await services.sql<{ id: string; ciphertext: Buffer; key_version: number }[]>`
-    select id, ciphertext, key_version from credentials where org_id = ${call.org_id} and provider = 'openai' order by created_at desc limit 1`;
+  const { model, cred } = await analysisSources(services.sql, call.agent_id, call.org_id);
   const useAgentModel = model?.provider === 'openai';
   const baseUrl = (useAgentModel && model.base_url) || services.config.ANALYSIS_BASE_URL || 'https://api.openai.com/v1';
   const modelId = useAgentModel ? model.model : services.config.ANALYSIS_MODEL;
@@ -93,30 +90,19 @@ async function analyse(services: Services, call: CallRow): Promise<Analysis> {
 export async function runAnalysis(services: Services, job: Job<{ call_id: string }>): Promise<void> {
   const call = await getCallById(services.sql, job.data.call_id);
   if (!call || call.status !== 'completed' || call.analysis_status === 'completed' || call.analysis_status === 'skipped') return;
-  await services.sql`update calls set analysis_status = 'running' where id = ${call.id} and analysis_status <> 'completed'`;
+  await markAnalysisRunning(services.sql, call.id);
   let result: Analysis;
   try {
     result = await analyse(services, call);
   } catch (err) {
     const final = job.retryCount >= services.config.ANALYSIS_RETRY_LIMIT;
     services.log.warn({ err, call_id: call.id, attempt: job.retryCount + 1, final }, 'call analysis failed');
-    await services.sql`
-      update calls set analysis_status = ${final ? 'failed' : 'pending'}, analysis_error = ${(err as Error).message.slice(0, 500)}, updated_at = now()
-      where id = ${call.id}`;
+    await markAnalysisFailed(services.sql, call.id, final, (err as Error).message);
     if (final) return; // recorded on the call; nothing more to try
     throw err; // pg-boss retries with backoff
   }
   await services.sql.begin(async (tx) => {
-    const [row] = await tx<CallRow[]>`
-      update calls set
-        ai_summary = ${result.summary},
-        analysis_summary = ${result.summary},
-        -- An outcome set by PATCH is the customer's word: never overwrite it.
-        outcome = case when outcome_source = 'manual' then outcome else ${result.outcome} end,
-        outcome_source = coalesce(outcome_source, 'analysis'),
-        analysis_status = 'completed', analysis_error = null, updated_at = now()
-      where id = ${call.id} and analysis_status <> 'completed'
-      returning *`;
+    const row = await saveAnalysis(tx, call.id, result);
     if (!row) return;
     await emitEvent(tx, {
       orgId: row.org_id,
@@ -142,7 +128,7 @@ export async function reapCall(services: Services, callId: string): Promise<'ali
   const state = call.room_name ? await workerPresent(services, call.room_name).catch(() => 'unknown' as const) : 'room_gone';
   if (state === 'unknown') return 'skipped'; // LiveKit unreachable: decide on a later sweep
   if (state === 'present') {
-    await services.sql`update calls set worker_seen_at = now() where id = ${call.id}`;
+    await touchWorker(services.sql, call.id);
     return 'alive';
   }
   const now = new Date().toISOString();
@@ -164,13 +150,9 @@ export async function reapCall(services: Services, callId: string): Promise<'ali
 /** Candidates: in-progress calls whose worker has been quiet, and calls never started after the dispatch timeout. */
 export async function sweep(services: Services): Promise<number> {
   const quiet = Math.max(15, Math.floor(services.config.WORKER_SILENCE_SECONDS / 3));
-  const rows = await services.sql<{ id: string }[]>`
-    select id from calls
-    where (status = 'in_progress' and coalesce(worker_seen_at, started_at, created_at) < now() - make_interval(secs => ${quiet}))
-       or (status in ('queued', 'initiated') and created_at < now() - make_interval(secs => ${services.config.DISPATCH_TIMEOUT_SECONDS}))
-    order by updated_at limit 200`;
+  const ids = await reapCandidates(services.sql, quiet, services.config.DISPATCH_TIMEOUT_SECONDS);
   let reaped = 0;
-  for (const r of rows) if ((await reapCall(services, r.id)) === 'reaped') reaped++;
+  for (const id of ids) if ((await reapCall(services, id)) === 'reaped') reaped++;
   return reaped;
 }
 
