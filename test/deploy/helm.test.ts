@@ -19,7 +19,7 @@ const chart = path.join(root, 'deploy/helm/vap');
 const helm = toolPath('helm');
 const KUBE = K8S_VERSION.replace(/^v/, '');
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; [k: string]: any };
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [k: string]: any };
 
 async function render(args: string[]): Promise<Obj[]> {
   const { stdout } = await run(helm, ['template', 'rel', chart, '--namespace', 'voice', '--kube-version', KUBE, ...args], { maxBuffer: 64 << 20 });
@@ -188,7 +188,7 @@ describe('helm chart', () => {
     const cms = byKind(objs, 'ConfigMap').filter((c) => c.metadata.name.includes('-dashboard-'));
     expect(cms.map((c) => Object.keys(c.data)[0]).sort()).toEqual(dashboards.sort());
     for (const cm of cms) {
-      expect(cm.metadata.labels.grafana_dashboard).toBe('1');
+      expect(cm.metadata.labels?.grafana_dashboard).toBe('1');
       const file = Object.keys(cm.data)[0]!;
       expect(JSON.parse(cm.data[file])).toEqual(JSON.parse(readFileSync(path.join(root, 'deploy/grafana', file), 'utf8')));
     }
