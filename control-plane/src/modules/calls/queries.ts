@@ -29,6 +29,8 @@ export interface CallRow {
   analysis_summary: string | null;
   analysis_status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
   analysis_error: string | null;
+  analysis_method: 'agent_model' | 'analysis_model' | 'extractive' | 'rule' | null;
+  analysis_model: string | null;
   latency: Record<string, unknown> | null;
   usage: Record<string, unknown> | null;
   cost_cents: number | null;
@@ -169,33 +171,50 @@ export async function markAnalysisRunning(db: Db, callId: string): Promise<void>
   await db`update calls set analysis_status = 'running' where id = ${callId} and analysis_status <> 'completed'`;
 }
 
-export async function markAnalysisFailed(db: Db, callId: string, final: boolean, error: string): Promise<void> {
+export async function markAnalysisSkipped(db: Db, callId: string, reason: string): Promise<void> {
   await db`
-    update calls set analysis_status = ${final ? 'failed' : 'pending'}, analysis_error = ${error.slice(0, 500)}, updated_at = now()
+    update calls set analysis_status = 'skipped', analysis_error = ${reason}, updated_at = now()
+    where id = ${callId} and analysis_status <> 'completed'`;
+}
+
+/** Records a failed attempt, and the model it was made with when known. */
+export async function markAnalysisFailed(db: Db, callId: string, final: boolean, error: string, source: { method: string; model: string | null } | null = null): Promise<void> {
+  await db`
+    update calls set analysis_status = ${final ? 'failed' : 'pending'}, analysis_error = ${error.slice(0, 500)},
+      analysis_method = ${source?.method ?? null}, analysis_model = ${source?.model ?? null}, updated_at = now()
     where id = ${callId}`;
 }
 
-/** Stores the analysis; an outcome set by PATCH is the customer's word and is kept. Undefined when already done. */
-export async function saveAnalysis(db: Db, callId: string, r: { summary: string; outcome: string }): Promise<CallRow | undefined> {
+/**
+ * Stores the analysis and how it was made; an outcome set by PATCH is the customer's word and is kept. An
+ * extractive summary has no outcome (null). Undefined when already done.
+ */
+export async function saveAnalysis(db: Db, callId: string, r: { summary: string; outcome: string | null; method: string; model: string | null }): Promise<CallRow | undefined> {
   const [row] = await db<CallRow[]>`
     update calls set
       ai_summary = ${r.summary},
       analysis_summary = ${r.summary},
       outcome = case when outcome_source = 'manual' then outcome else ${r.outcome} end,
-      outcome_source = coalesce(outcome_source, 'analysis'),
+      outcome_source = case when outcome_source = 'manual' then 'manual' when ${r.outcome}::text is null then null else 'analysis' end,
+      analysis_method = ${r.method}, analysis_model = ${r.model},
       analysis_status = 'completed', analysis_error = null, updated_at = now()
     where id = ${callId} and analysis_status <> 'completed'
     returning *`;
   return row;
 }
 
-/** The model an agent uses and the org's newest OpenAI credential, for the call analysis. */
-export async function analysisSources(db: Db, agentId: string, orgId: string) {
-  const [model] = await db<{ provider: string; model: string; base_url: string | null }[]>`
+/** The model an agent uses, for the call analysis. */
+export async function agentModel(db: Db, agentId: string) {
+  const [model] = await db<{ provider: 'openai' | 'anthropic' | 'gemini'; model: string; base_url: string | null }[]>`
     select m.provider, m.model, m.base_url from agents a join llm_models m on m.id = a.llm_id where a.id = ${agentId}`;
+  return model;
+}
+
+/** The org's newest credential for a provider (sealed). */
+export async function newestCredential(db: Db, orgId: string, provider: string) {
   const [cred] = await db<{ id: string; ciphertext: Buffer; key_version: number }[]>`
-    select id, ciphertext, key_version from credentials where org_id = ${orgId} and provider = 'openai' order by created_at desc limit 1`;
-  return { model, cred };
+    select id, ciphertext, key_version from credentials where org_id = ${orgId} and provider = ${provider} order by created_at desc limit 1`;
+  return cred;
 }
 
 /** A call's agent (any org: the call already names it) and its model's settings, for the session config. */

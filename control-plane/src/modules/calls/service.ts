@@ -53,7 +53,7 @@ export async function callView(services: Services, row: CallRow) {
     transcript: ended ? messages : null,
     messages: ended ? messages : null,
     ai_summary: row.ai_summary,
-    analysis: { outcome: row.outcome, summary: row.analysis_summary, status: row.analysis_status, error: row.analysis_error },
+    analysis: { outcome: row.outcome, summary: row.analysis_summary, status: row.analysis_status, error: row.analysis_error, method: row.analysis_method ?? null, model: row.analysis_model ?? null },
     metadata: row.metadata,
     latency: {
       llm_ttft: stored?.llm_ttft ?? NO_SAMPLES,
