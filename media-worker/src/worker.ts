@@ -2,7 +2,7 @@
 // call id from the dispatch or room metadata, fetches the call's resolved config from the control plane,
 // runs the CallSession in the room, and reports back. See docs/internal-api.md.
 import { type JobContext, type JobProcess, defineAgent, inference, voice } from '@livekit/agents';
-import { AudioStream, ParticipantKind, type RemoteParticipant, type Room, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { ParticipantKind, type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -12,7 +12,6 @@ import { PushMetricsSink, nullSink } from './metrics.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
 import { CallSession } from './session/call-session.ts';
-import { installRaceFix } from './session/race-fix.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
 
 const log = createLogger('media-worker');
@@ -48,7 +47,6 @@ function waitForAnswer(room: Room, timeoutMs: number): Promise<RemoteParticipant
 }
 
 async function entry(ctx: JobContext): Promise<void> {
-  installRaceFix();
   const cfg = loadWorkerConfig();
   const api = new InternalApiClient({
     baseUrl: cfg.controlPlaneUrl,
@@ -93,8 +91,8 @@ async function entry(ctx: JobContext): Promise<void> {
   }
   const logger = log.child({ call_id: callId });
   const keys = config.provider_keys;
-  const transcriber = { ...config.agent.transcriber, language: config.agent.transcriber.language ?? config.agent.language };
-  const stt = createSTT(transcriber, keys);
+  // The control plane resolves the transcriber's language (its own, else the agent's) before it gets here.
+  const stt = createSTT(config.agent.transcriber, keys);
   const tts = createTTS(config.agent.tts, keys, { speed: config.agent.speed, emotions: config.agent.emotions, language: config.agent.language });
   const llm = createLLM(config.llm, keys);
   // Festival loads its voice (~0.4 s) in a spare process while the room and the session start.
@@ -118,8 +116,13 @@ async function entry(ctx: JobContext): Promise<void> {
     inputSampleRate: inputSampleRateFor(config.agent.transcriber.provider),
     actions: {
       // Deleting the room ends the call for every participant (the SIP leg hangs up).
+      // A failure is logged and counted (voice_call_action_failures_total) and not rethrown: the call has
+      // ended on our side, and the control plane's reaper closes a room left behind.
       hangUp: async () => {
-        await new RoomServiceClient(livekit.url, livekit.key, livekit.secret).deleteRoom(room.name ?? '').catch(() => {});
+        await new RoomServiceClient(livekit.url, livekit.key, livekit.secret).deleteRoom(room.name ?? '').catch((err: unknown) => {
+          logger.error({ err, call_id: callId, room: room.name }, 'hang-up failed: the room could not be deleted');
+          metrics.actionFailed?.('hang_up', config.call.type);
+        });
       },
       transfer: async (destination) => {
         const p = participant ?? [...room.remoteParticipants.values()].find((x) => x.kind === ParticipantKind.SIP);
@@ -151,21 +154,6 @@ async function entry(ctx: JobContext): Promise<void> {
 
   await call.start({ room, roomName: room.name });
 
-  // Beep detection reads the callee's audio on a separate stream (outbound calls with voicemail detection).
-  if (call.beep) {
-    const watch = (track: RemoteTrack) => {
-      if (track.kind !== TrackKind.KIND_AUDIO) return;
-      void (async () => {
-        for await (const frame of new AudioStream(track, { sampleRate: 16000, numChannels: 1 })) {
-          if (call.endReason || call.voicemail?.verdict || call.beep?.detected) break;
-          call.onInputFrame(frame);
-        }
-      })().catch(() => {});
-    };
-    for (const p of room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) watch(pub.track as RemoteTrack);
-    room.on(RoomEvent.TrackSubscribed, (track) => watch(track));
-  }
-
   if (isAmbientSound(config.agent.background_sound)) {
     const player = new voice.BackgroundAudioPlayer({ ambientSound: { source: ambientFrames(config.agent.background_sound), volume: 0.6 } });
     await player.start({ room, agentSession: call.session }).catch((err) => logger.warn({ err: (err as Error).message }, 'background sound failed'));
@@ -181,7 +169,6 @@ async function entry(ctx: JobContext): Promise<void> {
 
 export default defineAgent({
   prewarm: async (proc: JobProcess) => {
-    installRaceFix();
     // Loads the Silero model once per process, before a call arrives.
     proc.userData.vad = new inference.VAD({ minSilenceDuration: 250 });
   },

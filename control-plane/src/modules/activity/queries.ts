@@ -1,5 +1,6 @@
 // The activity summary's SQL: five aggregate queries, each served by an index on (org_id, created_at ...),
 // run concurrently on the pool. Counters over the window read only index pages (see 070_activity.sql).
+import { erroredSources as kbErroredSources } from '../knowledge-bases/queries.ts';
 import type { Db } from '../../db/types.ts';
 
 export interface Window {
@@ -56,17 +57,7 @@ export const webhookSignals = (db: Db, orgId: string, w: Window) => db<{ deliver
          (select count(*) from webhooks
           where org_id = ${orgId} and disabled_at >= ${w.since} and disabled_at < ${w.until})::int as webhooks_disabled`;
 
-/**
- * Knowledge sources in error. The sources table belongs to the knowledge-bases resource; until its migration
- * has run there is nothing to report, so the table's presence is checked first (to_regclass).
- */
+/** Knowledge sources in error: the knowledge-bases resource owns that query. */
 export async function erroredSources(db: Db, orgId: string): Promise<{ knowledge_base_id: string; source_id: string; error_message: string | null }[]> {
-  const [t] = await db<{ present: boolean }[]>`select to_regclass('knowledge_sources') is not null as present`;
-  if (!t!.present) return [];
-  return db`
-    select s.knowledge_base_id, s.id as source_id, s.error_message
-    from knowledge_sources s
-    where s.org_id = ${orgId} and s.status = 'error'
-    order by s.created_at desc, s.id desc
-    limit 100`;
+  return kbErroredSources(db, orgId);
 }

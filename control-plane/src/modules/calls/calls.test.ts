@@ -123,6 +123,18 @@ describe('POST /v1/calls/web', () => {
 });
 
 describe('the call lifecycle through the internal API', () => {
+  it("an overridden transcriber without a language speaks the agent's language, not en-US", async () => {
+    const french = await createAgent(org);
+    await tp.sql`update agents set language = 'fr' where id = ${french}`;
+    const created = await startWebCall(org, { agent_id: french, overrides: { transcriber: { provider: 'deepgram' } } });
+    expect(created.status).toBe(201);
+    const cfg = await internal('get', `/calls/${created.body.id}/config`);
+    expect(cfg.body.agent.transcriber).toEqual({ provider: 'deepgram', model: 'nova-3', language: 'fr' });
+    // An overridden language wins over the agent's.
+    const german = await startWebCall(org, { agent_id: french, overrides: { language: 'de', transcriber: { provider: 'deepgram' } } });
+    expect((await internal('get', `/calls/${german.body.id}/config`)).body.agent.transcriber.language).toBe('de');
+  });
+
   it('config, started, partial, ended, analysis: fields and events in order', async () => {
     const created = await startWebCall(org, { variables: { customer_name: 'Ada' }, overrides: { first_message: 'Hi {{customer_name}}, Ava here.' } });
     const id = created.body.id as string;

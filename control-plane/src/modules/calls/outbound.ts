@@ -168,13 +168,6 @@ export async function createOutboundCall(
       problems.push({ loc: ['body', 'webhook_url'], msg: `URL is not allowed: ${err.message}`, type: 'url_not_allowed', input: input.webhook_url });
     }
   }
-  let overrides: Record<string, unknown> = {};
-  try {
-    overrides = resolveOverrides(input.overrides);
-  } catch (err) {
-    if (!(err instanceof ValidationFailure)) throw err;
-    problems.push(...err.detail);
-  }
   if (problems.length) throw new ValidationFailure(problems);
   await detectWiringColumns(sql);
 
@@ -196,6 +189,7 @@ export async function createOutboundCall(
       }
       const agent = await getAgent(tx, auth.orgId, input.agent_id);
       if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
+      const overrides = resolveOverrides(input.overrides, agent);
       const { fromNumber } = await resolveFromNumber(tx, auth.orgId, agent.id, input.from_number);
       // A scheduled call takes today's daily slot now; it counts for concurrency when it dials.
       const admission = await admitCall(tx, auth.orgId, { concurrency: !scheduledAt });

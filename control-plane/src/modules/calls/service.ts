@@ -15,7 +15,8 @@ import { effectiveSystemPrompt } from '../../../../shared/prompt.ts';
 import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { loadToolsForCall } from '../tools/service.ts';
 import { resolveProviderKeys } from '../credentials/service.ts';
-import { getCall, getCallById, insertCall, type CallRow } from './queries.ts';
+import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
+import { agentAndModelForCall, getCall, getCallById, insertCall, type CallRow } from './queries.ts';
 import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { signedUrl } from './recordings.ts';
@@ -52,7 +53,7 @@ export async function callView(services: Services, row: CallRow) {
     transcript: ended ? messages : null,
     messages: ended ? messages : null,
     ai_summary: row.ai_summary,
-    analysis: { outcome: row.outcome, summary: row.analysis_summary, status: row.analysis_status, error: row.analysis_error },
+    analysis: { outcome: row.outcome, summary: row.analysis_summary, status: row.analysis_status, error: row.analysis_error, method: row.analysis_method ?? null, model: row.analysis_model ?? null },
     metadata: row.metadata,
     latency: {
       llm_ttft: stored?.llm_ttft ?? NO_SAMPLES,
@@ -84,12 +85,12 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
   if (auth.publishable?.agentIds && !auth.publishable.agentIds.includes(input.agent_id)) {
     throw forbidden('This publishable key may not start calls with this agent');
   }
-  const overrides = resolveOverrides(input.overrides);
   const id = randomUUID();
   const room = roomNameFor(id);
   const call = await sql.begin(async (tx) => {
     const agent = await getAgent(tx, auth.orgId, input.agent_id);
     if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
+    const overrides = resolveOverrides(input.overrides, agent);
     const admission = await admitCall(tx, auth.orgId);
     if (!admission.ok) throw admissionError(admission);
     const row = await insertCall(tx, {
@@ -162,7 +163,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
 
   const endedAt = new Date().toISOString();
   const row = await sql.begin(async (tx) => {
-    const [locked] = await tx<CallRow[]>`select * from calls where id = ${callId} for update`;
+    const locked = await getCallById(tx, callId, { lock: true });
     if (!locked || isFinal(locked.status)) return locked!;
     const connected = locked.status === 'in_progress';
     const endReason = !connected && locked.type === 'outbound' ? 'canceled' : 'api_stop';
@@ -198,7 +199,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
  * Checks the voice and transcriber of the overrides against the catalogue, as for an agent, and fills their
  * defaults; the other override fields were validated by the schema.
  */
-export function resolveOverrides(o: CallOverrides | undefined): Record<string, unknown> {
+export function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'language'>): Record<string, unknown> {
   if (!o) return {};
   const problems: ValidationErrorItem[] = [];
   const out: Record<string, unknown> = { ...o };
@@ -210,7 +211,8 @@ export function resolveOverrides(o: CallOverrides | undefined): Record<string, u
   }
   if (o.transcriber) {
     const found: ValidationErrorItem[] = [];
-    out.transcriber = resolveTranscriber(o.transcriber, o.language ?? o.transcriber.language ?? 'en-US', found);
+    // As on the agent: a transcriber without a language speaks the call's language (overridden or the agent's).
+    out.transcriber = resolveTranscriber(o.transcriber, o.language ?? agent.language, found);
     problems.push(...found.map(at));
   }
   if (problems.length) throw new ValidationFailure(problems);
@@ -229,11 +231,9 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
   const call = await getCallById(db, callId);
   if (!call) throw notFound('Call');
   if (isFinal(call.status)) throw conflict('The call has already ended');
-  const [agentRow] = await db<AgentRow[]>`select * from agents where id = ${call.agent_id}`;
+  const { agent: agentRow, model } = await agentAndModelForCall(db, call.agent_id);
   if (!agentRow) throw notFound('Agent');
   const agent = withOverrides(agentRow, call.overrides);
-  const [model] = await db<{ provider: 'openai' | 'gemini' | 'anthropic'; model: string; base_url: string | null; temperature: number; max_tokens: number | null; system_prompt: string | null; tool_ids: string[]; knowledge_base_ids: string[] }[]>`
-    select provider, model, base_url, temperature, max_tokens, system_prompt, tool_ids, knowledge_base_ids from llm_models where id = ${agentRow.llm_id}`;
   if (!model) throw notFound('LLM model');
 
   const variables = mergeVariables(agent.dynamic_variables ?? {}, call.variables ?? {});
@@ -258,9 +258,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
         return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) } as ToolConfig;
     }
   });
-  const kbs = model.knowledge_base_ids.length
-    ? await db<{ id: string; mode: string }[]>`select id, mode from knowledge_bases where id = any(${model.knowledge_base_ids}::uuid[])`
-    : [];
+  const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
   return {
     call: {
       id: call.id,
@@ -296,10 +294,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
     prompt,
     llm: { provider: model.provider, model: model.model, base_url: model.base_url, temperature: model.temperature, max_tokens: model.max_tokens },
     tools,
-    knowledge: {
-      knowledge_base_ids: kbs.map((k) => k.id),
-      mode: kbs.some((k) => k.mode !== 'stuff') ? 'retrieve' : 'stuff',
-    },
+    knowledge,
     provider_keys: await resolveProviderKeys(db, services.secrets, call.org_id),
     recording: agent.enable_recording
       ? { enabled: true, upload_url: signedUrl(services, 'recording-upload', call.id, Math.max(agent.max_duration_seconds + 3600, 7200)) }

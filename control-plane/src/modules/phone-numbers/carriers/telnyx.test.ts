@@ -259,6 +259,15 @@ describe('telnyx purchase never leaves a number bought but unrecorded', () => {
     expect(fake.numbers.size).toBe(0);
   });
 
+  it('findPurchased gives the id of a number on the account, or null (repair after a crash)', async () => {
+    expect(await carrier.findPurchased('+13055550177')).toBeNull();
+    const bought = await carrier.purchase('+13055550177', {});
+    expect(await carrier.findPurchased('+13055550177')).toBe(bought.carrier_number_id);
+    expect(fake.requests.at(-1)!.query.get('filter[phone_number]')).toBe('+13055550177');
+    await carrier.release(bought.carrier_number_id);
+    expect(await carrier.findPurchased('+13055550177')).toBeNull();
+  });
+
   it('fails as unavailable when the order did not happen', async () => {
     fake.fault({ method: 'POST', path: '/v2/number_orders', respond: { status: 502, body: { errors: [{ code: '10008', title: 'Bad gateway', detail: '' }] } } });
     expect((await failure(carrier.purchase('+13055550177', {}))).code).toBe('unavailable');

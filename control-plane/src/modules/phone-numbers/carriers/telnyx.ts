@@ -100,7 +100,10 @@ export function splitHostPort(address: string, transport: SipIngress['transport'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function createTelnyxCarrier(opts: TelnyxCarrierOptions): CarrierAdapter & { close(): Promise<void> } {
+/** The adapter, plus `findPurchased` (repair of a purchase that crashed before its id was recorded) and `close`. */
+export type TelnyxCarrier = CarrierAdapter & { findPurchased(phoneNumber: string): Promise<string | null>; close(): Promise<void> };
+
+export function createTelnyxCarrier(opts: TelnyxCarrierOptions): TelnyxCarrier {
   if (!opts.apiKey) throw new Error('telnyx carrier: apiKey is required');
   const api = `${(opts.apiBaseUrl ?? 'https://api.telnyx.com').replace(/\/+$/, '')}/v2`;
   const http = createCarrierHttp({ carrier: 'telnyx', timeoutMs: opts.timeoutMs ?? 10_000, logger: opts.logger, registry: opts.registry });
@@ -296,6 +299,10 @@ export function createTelnyxCarrier(opts: TelnyxCarrierOptions): CarrierAdapter 
       }
     },
 
+    async findPurchased(phoneNumber: string): Promise<string | null> {
+      return (await findNumber(phoneNumber))?.id ?? null;
+    },
+
     async release(carrierNumberId: string): Promise<void> {
       const id = await resolveId(carrierNumberId);
       if (!id) return; // not on the account: already released
@@ -331,7 +338,7 @@ export function createTelnyxCarrier(opts: TelnyxCarrierOptions): CarrierAdapter 
 }
 
 /** The adapter from the platform configuration (CARRIER=telnyx; loadConfig has checked the key). */
-export function telnyxCarrierFromConfig(config: Config, deps: { logger?: Logger; registry?: client.Registry } = {}): CarrierAdapter & { close(): Promise<void> } {
+export function telnyxCarrierFromConfig(config: Config, deps: { logger?: Logger; registry?: client.Registry } = {}): TelnyxCarrier {
   return createTelnyxCarrier({
     apiKey: config.TELNYX_API_KEY ?? '',
     apiBaseUrl: config.TELNYX_API_BASE_URL,

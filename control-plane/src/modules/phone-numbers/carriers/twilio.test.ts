@@ -231,6 +231,15 @@ describe('twilio purchase never leaves a number bought but unrecorded', () => {
     expect(fake.numbers.has(bought.carrier_number_id)).toBe(true);
   });
 
+  it('findPurchased gives the id of a number on the account, or null (repair after a crash)', async () => {
+    expect(await carrier.findPurchased('+12125550177')).toBeNull();
+    const bought = await carrier.purchase('+12125550177', {});
+    expect(await carrier.findPurchased('+12125550177')).toBe(bought.carrier_number_id);
+    expect(Object.fromEntries(fake.requests.at(-1)!.query)).toEqual({ PhoneNumber: '+12125550177' });
+    await carrier.release(bought.carrier_number_id);
+    expect(await carrier.findPurchased('+12125550177')).toBeNull();
+  });
+
   it('fails as unavailable when the purchase did not happen', async () => {
     fake.fault({ method: 'POST', path: 'IncomingPhoneNumbers.json', respond: { status: 502, body: { code: 20502, message: 'Bad Gateway', more_info: '', status: 502 } } });
     expect((await failure(carrier.purchase('+12125550177', {}))).code).toBe('unavailable');

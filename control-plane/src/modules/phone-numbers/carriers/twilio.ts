@@ -77,7 +77,10 @@ function derive(token: string, label: string): string {
   return createHmac('sha256', token).update(`vap:${label}`).digest('base64url');
 }
 
-export function createTwilioCarrier(opts: TwilioCarrierOptions): CarrierAdapter & { close(): Promise<void> } {
+/** The adapter, plus `findPurchased` (repair of a purchase that crashed before its id was recorded) and `close`. */
+export type TwilioCarrier = CarrierAdapter & { findPurchased(phoneNumber: string): Promise<string | null>; close(): Promise<void> };
+
+export function createTwilioCarrier(opts: TwilioCarrierOptions): TwilioCarrier {
   if (!opts.accountSid || !opts.authToken) throw new Error('twilio carrier: accountSid and authToken are required');
   const api = `${(opts.apiBaseUrl ?? 'https://api.twilio.com').replace(/\/+$/, '')}/2010-04-01/Accounts/${encodeURIComponent(opts.accountSid)}`;
   const trunking = `${(opts.trunkingBaseUrl ?? 'https://trunking.twilio.com').replace(/\/+$/, '')}/v1`;
@@ -235,6 +238,10 @@ export function createTwilioCarrier(opts: TwilioCarrierOptions): CarrierAdapter 
       }
     },
 
+    async findPurchased(phoneNumber: string): Promise<string | null> {
+      return (await findOwned(phoneNumber))?.sid ?? null;
+    },
+
     async release(carrierNumberId: string): Promise<void> {
       // 404: already released (or never completed). Releasing is idempotent.
       await call('release', 'DELETE', `${api}/IncomingPhoneNumbers/${encodeURIComponent(carrierNumberId)}.json`, undefined, [404]);
@@ -272,7 +279,7 @@ export function createTwilioCarrier(opts: TwilioCarrierOptions): CarrierAdapter 
 }
 
 /** The adapter from the platform configuration (CARRIER=twilio; loadConfig has checked the credentials). */
-export function twilioCarrierFromConfig(config: Config, deps: { logger?: Logger; registry?: client.Registry } = {}): CarrierAdapter & { close(): Promise<void> } {
+export function twilioCarrierFromConfig(config: Config, deps: { logger?: Logger; registry?: client.Registry } = {}): TwilioCarrier {
   return createTwilioCarrier({
     accountSid: config.TWILIO_ACCOUNT_SID ?? '',
     authToken: config.TWILIO_AUTH_TOKEN ?? '',
