@@ -270,3 +270,49 @@ export async function startSimulatedEdge(o: SimulatedEdgeOptions): Promise<Simul
     },
   };
 }
+
+/** `udp:127.0.0.1:5060` (the simulated inventory's ingress of a held number) -> its address. */
+function ingressTarget(ingress: string | null): SipTarget | null {
+  if (!ingress) return null;
+  const m = /^(?:udp|tcp|tls):(.+)$/.exec(ingress);
+  return m ? parseHostPort(m[1]!) : null;
+}
+
+interface EdgeHost {
+  config: { CARRIER: string; SIMULATED_CARRIER_ROUTES: string; SIMULATED_CARRIER_NO_ANSWER_SECONDS: number; SIMULATED_CARRIER_TERMINATION_ADDRESS?: string };
+  sql: import('postgres').Sql;
+  log: Logger;
+}
+
+/**
+ * Started with the control plane when CARRIER=simulated, on the address the simulated numbers' outbound trunks
+ * point at (SIMULATED_CARRIER_TERMINATION_ADDRESS, 127.0.0.1:5080 by default). One per machine is enough: when
+ * another process already holds the address, this one carries on without it.
+ */
+export async function startSimulatedCarrierEdge(services: EdgeHost): Promise<SimulatedEdge | null> {
+  const { config, log } = services;
+  if (config.CARRIER !== 'simulated') return null;
+  const listen = config.SIMULATED_CARRIER_TERMINATION_ADDRESS ?? '127.0.0.1:5080';
+  try {
+    const edge = await startSimulatedEdge({
+      listen,
+      routes: parseRoutes(config.SIMULATED_CARRIER_ROUTES),
+      noAnswerMs: config.SIMULATED_CARRIER_NO_ANSWER_SECONDS * 1000,
+      log,
+      // A number a customer holds rings at its ingress: calling your own number reaches your own agent.
+      lookup: async (num) => {
+        const [row] = await services.sql<{ ingress: string | null }[]>`
+          select ingress from simulated_numbers where phone_number = ${num} and purchased_at is not null`;
+        return ingressTarget(row?.ingress ?? null);
+      },
+    });
+    log.info({ address: edge.address }, 'simulated carrier termination edge listening');
+    return edge;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      log.info({ listen }, 'simulated carrier termination edge: address in use (another process serves it)');
+      return null;
+    }
+    throw err;
+  }
+}
