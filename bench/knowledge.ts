@@ -1,5 +1,5 @@
 // Benchmark: knowledge bases, against an embedded PostgreSQL started here.
-//   npm run bench:kb   [BENCH_PAGES=100] [BENCH_SIZES=10000,100000,1000000] [BENCH_QUERIES=200]
+//   npm run bench:kb   [BENCH_PAGES=100] [BENCH_SIZES=10000,100000,1000000] [BENCH_QUERIES=200] [BENCH_OUT=bench/results/knowledge.json]
 // 1. Ingestion from a local site: the platform's job (crawl with robots/sitemap/SSRF checks, Readability,
 //    chunking, one write transaction) vs a bare fetch of the same pages at the same concurrency, pages/s.
 // 2. Ingestion of files (Markdown, DOCX, PDF): the platform's job vs tokenizing the same text alone, tokens/s.
@@ -33,6 +33,7 @@ import type { Services } from '../control-plane/src/services.ts';
 const PAGES = Number(process.env.BENCH_PAGES ?? 100);
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000,1000000').split(',').map(Number);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
+const OUT = process.env.BENCH_OUT ?? 'bench/results/knowledge.json';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const log = (m: string) => console.log(`[bench:kb] ${m}`);
 const started = Date.now();
@@ -227,7 +228,7 @@ try {
 
 const out = {
   benchmark: 'bench:kb',
-  command: `npm run bench:kb${process.env.BENCH_SIZES ? ` (BENCH_SIZES=${process.env.BENCH_SIZES})` : ''}`,
+  command: `${['BENCH_SIZES', 'BENCH_PAGES', 'BENCH_OUT'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]} `).join('')}npm run bench:kb`,
   commit: execSync('git rev-parse --short HEAD', { cwd: ROOT }).toString().trim(),
   date: new Date().toISOString(),
   machine: { cores: os.cpus().length, model: os.cpus()[0]?.model, memory_gib: Math.round(os.totalmem() / 2 ** 30), loadavg: os.loadavg().map((l) => +l.toFixed(2)) },
@@ -235,5 +236,5 @@ const out = {
   ...result,
 };
 mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
-writeFileSync(path.join(ROOT, 'bench/results/knowledge.json'), `${JSON.stringify(out, null, 2)}\n`);
-log(`written bench/results/knowledge.json (${out.wall_seconds} s)`);
+writeFileSync(path.join(ROOT, OUT), `${JSON.stringify(out, null, 2)}\n`);
+log(`written ${OUT} (${out.wall_seconds} s)`);

@@ -287,6 +287,25 @@ describe('candidate selection', () => {
   });
 });
 
+describe('updating a base', () => {
+  it('PATCH changes settings; multilingual re-indexes the chunks with the simple configuration', async () => {
+    const res = await post('/v1/knowledge-bases/sources', { type: 'text', text: 'The runners were running quickly through the gardens.' });
+    const kbId = res.body.source.kb_id;
+    await waitJob(kbId, res.body.job.job_id);
+    // english stems: "running" finds "runners were running"
+    expect(await searchChunks(tp.sql, orgId, [kbId], 'run', { topK: 3, maxTokens: 1000 })).toHaveLength(1);
+    const patched = await tp.request('patch', `/v1/knowledge-bases/${kbId}`, { key, body: { multilingual: true, mode: 'stuff', name: 'Renamed' } });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ kb_id: kbId, name: 'Renamed', multilingual: true, mode: 'stuff', sources: [expect.objectContaining({ status: 'ready' })] });
+    // simple: no stemming any more, exact words only
+    expect(await searchChunks(tp.sql, orgId, [kbId], 'run', { topK: 3, maxTokens: 1000 })).toEqual([]);
+    expect(await searchChunks(tp.sql, orgId, [kbId], 'running', { topK: 3, maxTokens: 1000 })).toHaveLength(1);
+    const bad = await tp.request('patch', `/v1/knowledge-bases/${kbId}`, { key, body: { language: 'klingon' } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0]).toMatchObject({ loc: ['body', 'language'], type: 'enum' });
+  });
+});
+
 describe('validation', () => {
   const kbPath = async () => `/v1/knowledge-bases/${(await tp.request('post', '/v1/knowledge-bases', { key, body: { name: 'v' } })).body.kb_id}/sources`;
 
