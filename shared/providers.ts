@@ -4,7 +4,19 @@
 // completions (and compatible servers), Anthropic Messages, Gemini generateContent. The worker streams through
 // the agents plugins; the control plane uses `complete` for post-call analysis. The HTTP call itself is
 // injected, so each side sends it through its own SSRF-guarded client.
-import type { ProviderKeys } from '../schemas/internal.ts';
+
+/**
+ * The org's decrypted provider keys. Owned here (shared/ imports no schema); schemas/internal.ts asserts
+ * that its ProviderKeys schema has exactly this type.
+ */
+export interface ProviderKeys {
+  openai?: string;
+  anthropic?: string;
+  gemini?: string;
+  deepgram?: string;
+  elevenlabs?: string;
+  cartesia?: string;
+}
 
 type Env = Record<string, string | undefined>;
 
