@@ -59,6 +59,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   let publicUrl = `http://${config.HOST}:${config.PORT}`;
   const metrics = new Metrics();
   metrics.watchDatabase(db.sql, config.DATABASE_POOL_MAX);
+  metrics.watchOperations(db.sql);
   const auth = new AuthService(db.sql, config, log);
   await auth.start();
 

@@ -48,20 +48,6 @@ export interface CallSessionOptions {
   inputSampleRate?: number;
 }
 
-/** Audio input that passes frames through while letting the call look at them (beep detection). */
-export class TapAudioInput extends voice.AudioInput {
-  constructor(source: ReadableStream<AudioFrame>, onFrame: (f: AudioFrame) => void) {
-    super();
-    const tap = new TransformStream<AudioFrame, AudioFrame>({
-      transform(frame, controller) {
-        onFrame(frame);
-        controller.enqueue(frame);
-      },
-    });
-    this.multiStream.addInputStream(source.pipeThrough(tap));
-  }
-}
-
 const normalise = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').replace(/\s+/g, ' ').trim();
 
 export function matchesEndPhrase(text: string, phrases: readonly string[]): boolean {
@@ -138,6 +124,8 @@ export class CallSession {
       beforeReply: (text) => this.#beforeReply(text),
       metrics: opts.metrics,
       callType: call.type,
+      // Beep detection reads the caller's audio where the STT does, whatever the audio input is.
+      onInputAudio: this.beep ? this.onInputFrame : undefined,
     });
 
     const retrieves = opts.config.knowledge.mode === 'retrieve' && opts.config.knowledge.knowledge_base_ids.length > 0;
