@@ -12,8 +12,8 @@ import { SipCallError } from 'livekit-server-sdk';
 import type { Job, QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import { admitCall } from './limits.ts';
-import { getCallById, type CallRow } from './queries.ts';
-import { failCall, isFinal, markStarted } from './lifecycle.ts';
+import { callerNumber, getCallById, markDialed, setCarrierCallSid, type CallRow } from './queries.ts';
+import { failCall, isFinal, markInitiated, markStarted } from './lifecycle.ts';
 
 export const DIAL_QUEUE = 'calls.dial';
 
@@ -81,16 +81,13 @@ async function claim(services: Services, callId: string): Promise<Claim> {
         return { kind: 'failed' } as const;
       }
     }
-    const [number] = await tx<{ outbound_trunk_id: string | null }[]>`
-      select outbound_trunk_id from phone_numbers
-      where org_id = ${call.org_id} and phone_number = ${call.from_number} and status = 'active'
-      order by created_at desc limit 1`;
-    if (!number?.outbound_trunk_id) {
+    const number = await callerNumber(tx, call.org_id, { number: call.from_number ?? '' });
+    if (!number) {
       // The number was released or deactivated after the call was created (a scheduled call, say).
       await failCall(tx, call, 'carrier_error', 'from_number_unavailable');
       return { kind: 'failed' } as const;
     }
-    await tx`update calls set status = 'initiated', updated_at = now() where id = ${call.id} and status = 'queued'`;
+    await markInitiated(tx, call.id);
     return { kind: 'dial', call, trunkId: number.outbound_trunk_id } as const;
   });
 }
@@ -108,7 +105,7 @@ async function answered(services: Services, call: CallRow, sipCallId: string | n
   const stillLive = await services.sql.begin(async (tx) => {
     const locked = await getCallById(tx, call.id, { lock: true });
     if (!locked || isFinal(locked.status)) return false;
-    if (sipCallId) await tx`update calls set carrier_call_sid = coalesce(carrier_call_sid, ${sipCallId}) where id = ${call.id}`;
+    if (sipCallId) await setCarrierCallSid(tx, call.id, sipCallId);
     if (locked.status !== 'in_progress') await markStarted(tx, locked, new Date().toISOString());
     return true;
   });
@@ -132,8 +129,7 @@ async function place(services: Services, call: CallRow, trunkId: string): Promis
     throw err; // retried by pg-boss: nothing was placed yet
   }
   // Committed before the INVITE: from here a retried job follows this leg instead of placing another.
-  const [marked] = await services.sql`update calls set dialed_at = now() where id = ${call.id} and dialed_at is null and status = 'initiated' returning id`;
-  if (!marked) return; // stopped meanwhile
+  if (!(await markDialed(services.sql, call.id))) return; // stopped meanwhile
   const t0 = performance.now();
   try {
     const info = await livekit.sip.createSipParticipant(trunkId, call.to_number!, room, {

@@ -14,7 +14,7 @@ import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { getAgent } from '../agents/queries.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import { admissionError, admitCall } from './limits.ts';
-import type { CallRow } from './queries.ts';
+import { callerNumber, claimIdempotencyKey, getIdempotencyRecord, insertOutboundCall, purgeIdempotencyKeys as purgeKeys, saveIdempotentAnswer } from './queries.ts';
 import { callView, resolveOverrides, roomNameFor } from './service.ts';
 import { DIAL_QUEUE } from './dial.ts';
 
@@ -57,9 +57,7 @@ export function parseIdempotencyKey(raw: string | undefined): string | null {
 }
 
 async function storedAnswer(db: Db, orgId: string, key: string, hash: string): Promise<CreateResult | null> {
-  const [row] = await db<{ request_hash: string; response_status: number; response_body: unknown }[]>`
-    select request_hash, response_status, response_body from idempotency_keys
-    where org_id = ${orgId} and key = ${key} and created_at > now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})`;
+  const row = await getIdempotencyRecord(db, orgId, key, IDEMPOTENCY_TTL_HOURS);
   if (!row) return null;
   if (row.request_hash !== hash) {
     throw invalidField(
@@ -72,17 +70,10 @@ async function storedAnswer(db: Db, orgId: string, key: string, hash: string): P
   return { status: row.response_status, body: row.response_body, replayed: true };
 }
 
-interface Resolved {
-  fromNumber: string;
-}
-
 /** The caller ID: a given number must be one of the org's active numbers; else the agent's own number. */
-async function resolveFromNumber(db: Db, orgId: string, agentId: string, given: string | undefined): Promise<Resolved> {
+async function resolveFromNumber(db: Db, orgId: string, agentId: string, given: string | undefined): Promise<string> {
   if (given) {
-    const [n] = await db<{ phone_number: string }[]>`
-      select phone_number from phone_numbers
-      where org_id = ${orgId} and phone_number = ${given} and status = 'active' and outbound_trunk_id is not null
-        and ${activeNumber(db)}`;
+    const n = await callerNumber(db, orgId, { number: given });
     if (!n) {
       throw invalidField(
         ['body', 'from_number'],
@@ -91,12 +82,9 @@ async function resolveFromNumber(db: Db, orgId: string, agentId: string, given: 
         given,
       );
     }
-    return { fromNumber: n.phone_number };
+    return n.phone_number;
   }
-  const [n] = await db<{ phone_number: string }[]>`
-    select phone_number from phone_numbers
-    where org_id = ${orgId} and agent_id = ${agentId} and status = 'active' and outbound_trunk_id is not null and ${activeNumber(db)}
-    order by created_at, id limit 1`;
+  const n = await callerNumber(db, orgId, { agentId });
   if (!n) {
     throw new ValidationFailure([
       {
@@ -106,23 +94,7 @@ async function resolveFromNumber(db: Db, orgId: string, agentId: string, given: 
       },
     ]);
   }
-  return { fromNumber: n.phone_number };
-}
-
-/**
- * Live numbers only: purchases still being wired and released numbers cannot place calls. The phone-numbers
- * module adds `deleted_at` and `wiring_state` (migration 040); before it, every row is live.
- */
-let hasWiringColumns: boolean | null = null;
-function activeNumber(db: Db) {
-  return hasWiringColumns ? db`deleted_at is null and wiring_state = 'wired'` : db`true`;
-}
-async function detectWiringColumns(db: Db): Promise<void> {
-  if (hasWiringColumns !== null) return;
-  const [r] = await db<{ n: number }[]>`
-    select count(*)::int as n from information_schema.columns
-    where table_name = 'phone_numbers' and column_name in ('deleted_at', 'wiring_state') and table_schema = current_schema()`;
-  hasWiringColumns = r!.n === 2;
+  return n.phone_number;
 }
 
 function checkSchedule(services: Services, scheduledAt: string | undefined, problems: ValidationErrorItem[]): Date | null {
@@ -169,7 +141,6 @@ export async function createOutboundCall(
     }
   }
   if (problems.length) throw new ValidationFailure(problems);
-  await detectWiringColumns(sql);
 
   const id = randomUUID();
   try {
@@ -178,29 +149,28 @@ export async function createOutboundCall(
         // First, so that a concurrent request with the same key waits here and then replays this one's answer
         // (instead of, say, being refused by the concurrency limit this call now holds). An expired record is
         // taken over.
-        const [claimed] = await tx`
-          insert into idempotency_keys (org_id, key, request_hash, response_status, response_body)
-          values (${auth.orgId}, ${key}, ${hash}, 0, '{}'::jsonb)
-          on conflict (org_id, key) do update set request_hash = excluded.request_hash, call_id = null, response_status = 0,
-            response_body = '{}'::jsonb, created_at = now()
-          where idempotency_keys.created_at <= now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
-          returning key`;
-        if (!claimed) throw new KeyTaken();
+        if (!(await claimIdempotencyKey(tx, auth.orgId, key, hash, IDEMPOTENCY_TTL_HOURS))) throw new KeyTaken();
       }
       const agent = await getAgent(tx, auth.orgId, input.agent_id);
       if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
       const overrides = resolveOverrides(input.overrides, agent);
-      const { fromNumber } = await resolveFromNumber(tx, auth.orgId, agent.id, input.from_number);
+      const fromNumber = await resolveFromNumber(tx, auth.orgId, agent.id, input.from_number);
       // A scheduled call takes today's daily slot now; it counts for concurrency when it dials.
       const admission = await admitCall(tx, auth.orgId, { concurrency: !scheduledAt });
       if (!admission.ok) throw admissionError(admission);
-      const [inserted] = await tx<CallRow[]>`
-        insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, scheduled_at,
-                           variables, metadata, overrides, webhook_url)
-        values (${id}, ${auth.orgId}, ${agent.id}, 'outbound', 'outbound', ${input.to_number}, ${fromNumber}, ${roomNameFor(id)},
-                ${scheduledAt}, ${tx.json((input.variables ?? {}) as never)}, ${tx.json((input.metadata ?? {}) as never)},
-                ${tx.json(overrides as never)}, ${input.webhook_url ?? null})
-        returning *`;
+      const inserted = await insertOutboundCall(tx, {
+        id,
+        org_id: auth.orgId,
+        agent_id: agent.id,
+        to_number: input.to_number,
+        from_number: fromNumber,
+        room_name: roomNameFor(id),
+        scheduled_at: scheduledAt,
+        variables: input.variables ?? {},
+        metadata: input.metadata ?? {},
+        overrides,
+        webhook_url: input.webhook_url ?? null,
+      });
       await sendInTx(services.boss, tx, DIAL_QUEUE, { call_id: id }, { ...(scheduledAt ? { startAfter: scheduledAt } : {}), singletonKey: id });
       await writeAudit(tx, {
         orgId: auth.orgId,
@@ -213,11 +183,9 @@ export async function createOutboundCall(
         ip: meta.ip,
         details: { type: 'outbound', agent_id: agent.id, scheduled: scheduledAt !== null, ...(key ? { idempotency_key: key } : {}) },
       });
-      const body = await callView(services, inserted!);
+      const body = await callView(services, inserted);
       if (key) {
-        await tx`
-          update idempotency_keys set call_id = ${id}, response_status = 201, response_body = ${tx.json(JSON.parse(JSON.stringify(body)) as never)}
-          where org_id = ${auth.orgId} and key = ${key}`;
+        await saveIdempotentAnswer(tx, auth.orgId, key, id, 201, body);
       }
       return body;
     });
@@ -231,8 +199,5 @@ export async function createOutboundCall(
   }
 }
 
-/** Idempotency records older than the TTL; run by the hourly maintenance job. */
-export async function purgeIdempotencyKeys(db: Db): Promise<number> {
-  const rows = await db`delete from idempotency_keys where created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS}) returning 1`;
-  return rows.length;
-}
+/** Idempotency records older than the TTL; run by the minute sweep. */
+export const purgeIdempotencyKeys = (db: Db) => purgeKeys(db, IDEMPOTENCY_TTL_HOURS);

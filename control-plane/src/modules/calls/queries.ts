@@ -230,3 +230,110 @@ export async function agentAndModelForCall(db: Db, agentId: string) {
     select provider, model, base_url, temperature, max_tokens, system_prompt, tool_ids, knowledge_base_ids from llm_models where id = ${agent.llm_id}`;
   return { agent, model };
 }
+
+// ---- Outbound calls (outbound.ts, dial.ts) ----
+
+export interface IdempotencyRecord {
+  request_hash: string;
+  response_status: number;
+  response_body: unknown;
+}
+
+/** The live (younger than `ttlHours`) record of an Idempotency-Key, if any. */
+export async function getIdempotencyRecord(db: Db, orgId: string, key: string, ttlHours: number): Promise<IdempotencyRecord | undefined> {
+  const [row] = await db<IdempotencyRecord[]>`
+    select request_hash, response_status, response_body from idempotency_keys
+    where org_id = ${orgId} and key = ${key} and created_at > now() - make_interval(hours => ${ttlHours})`;
+  return row;
+}
+
+/**
+ * Takes the key for this request (an expired record is taken over). False when a live record exists: a
+ * concurrent request with the key waits here for the other transaction and then gets false.
+ */
+export async function claimIdempotencyKey(db: Db, orgId: string, key: string, hash: string, ttlHours: number): Promise<boolean> {
+  const rows = await db`
+    insert into idempotency_keys (org_id, key, request_hash, response_status, response_body)
+    values (${orgId}, ${key}, ${hash}, 0, '{}'::jsonb)
+    on conflict (org_id, key) do update set request_hash = excluded.request_hash, call_id = null, response_status = 0,
+      response_body = '{}'::jsonb, created_at = now()
+    where idempotency_keys.created_at <= now() - make_interval(hours => ${ttlHours})
+    returning key`;
+  return rows.length > 0;
+}
+
+export async function saveIdempotentAnswer(db: Db, orgId: string, key: string, callId: string, status: number, body: unknown): Promise<void> {
+  await db`
+    update idempotency_keys set call_id = ${callId}, response_status = ${status}, response_body = ${db.json(JSON.parse(JSON.stringify(body)) as never)}
+    where org_id = ${orgId} and key = ${key}`;
+}
+
+export async function purgeIdempotencyKeys(db: Db, ttlHours: number): Promise<number> {
+  const rows = await db`delete from idempotency_keys where created_at < now() - make_interval(hours => ${ttlHours}) returning 1`;
+  return rows.length;
+}
+
+/**
+ * Live numbers only: purchases still being wired and released numbers cannot place calls. The phone-numbers
+ * module adds `deleted_at` and `wiring_state` (migration 040); before it, every row is live.
+ */
+let wiringColumns: boolean | null = null;
+async function hasWiringColumns(db: Db): Promise<boolean> {
+  if (wiringColumns === null) {
+    const [r] = await db<{ n: number }[]>`
+      select count(*)::int as n from information_schema.columns
+      where table_name = 'phone_numbers' and column_name in ('deleted_at', 'wiring_state') and table_schema = current_schema()`;
+    wiringColumns = r!.n === 2;
+  }
+  return wiringColumns;
+}
+
+/** The org's active number that can place calls (has an outbound trunk), by number or, else, the agent's oldest. */
+export async function callerNumber(db: Db, orgId: string, by: { number: string } | { agentId: string }): Promise<{ phone_number: string; outbound_trunk_id: string } | undefined> {
+  const live = (await hasWiringColumns(db)) ? db`and deleted_at is null and wiring_state = 'wired'` : db``;
+  const [row] =
+    'number' in by
+      ? await db<{ phone_number: string; outbound_trunk_id: string }[]>`
+          select phone_number, outbound_trunk_id from phone_numbers
+          where org_id = ${orgId} and phone_number = ${by.number} and status = 'active' and outbound_trunk_id is not null ${live}
+          order by created_at desc limit 1`
+      : await db<{ phone_number: string; outbound_trunk_id: string }[]>`
+          select phone_number, outbound_trunk_id from phone_numbers
+          where org_id = ${orgId} and agent_id = ${by.agentId} and status = 'active' and outbound_trunk_id is not null ${live}
+          order by created_at, id limit 1`;
+  return row;
+}
+
+export interface NewOutboundCall {
+  id: string;
+  org_id: string;
+  agent_id: string;
+  to_number: string;
+  from_number: string;
+  room_name: string;
+  scheduled_at: Date | null;
+  variables: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  overrides: Record<string, unknown>;
+  webhook_url: string | null;
+}
+
+export async function insertOutboundCall(db: Db, c: NewOutboundCall): Promise<CallRow> {
+  const [row] = await db<CallRow[]>`
+    insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, scheduled_at,
+                       variables, metadata, overrides, webhook_url)
+    values (${c.id}, ${c.org_id}, ${c.agent_id}, 'outbound', 'outbound', ${c.to_number}, ${c.from_number}, ${c.room_name},
+            ${c.scheduled_at}, ${db.json(c.variables as never)}, ${db.json(c.metadata as never)}, ${db.json(c.overrides as never)}, ${c.webhook_url})
+    returning *`;
+  return row!;
+}
+
+/** Marks the call placed, just before the INVITE; false when it was stopped (or placed) meanwhile. */
+export async function markDialed(db: Db, callId: string): Promise<boolean> {
+  const rows = await db`update calls set dialed_at = now() where id = ${callId} and dialed_at is null and status = 'initiated' returning id`;
+  return rows.length > 0;
+}
+
+export async function setCarrierCallSid(db: Db, callId: string, sid: string): Promise<void> {
+  await db`update calls set carrier_call_sid = coalesce(carrier_call_sid, ${sid}) where id = ${callId}`;
+}

@@ -16,6 +16,7 @@
 import dgram from 'node:dgram';
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../../../../shared/logger.ts';
+import { simulatedIngress } from './queries.ts';
 
 export interface SipTarget {
   host: string;
@@ -300,11 +301,7 @@ export async function startSimulatedCarrierEdge(services: EdgeHost): Promise<Sim
       noAnswerMs: config.SIMULATED_CARRIER_NO_ANSWER_SECONDS * 1000,
       log,
       // A number a customer holds rings at its ingress: calling your own number reaches your own agent.
-      lookup: async (num) => {
-        const [row] = await services.sql<{ ingress: string | null }[]>`
-          select ingress from simulated_numbers where phone_number = ${num} and purchased_at is not null`;
-        return ingressTarget(row?.ingress ?? null);
-      },
+      lookup: async (num) => ingressTarget(await simulatedIngress(services.sql, num)),
     });
     log.info({ address: edge.address }, 'simulated carrier termination edge listening');
     return edge;
