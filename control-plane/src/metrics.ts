@@ -57,7 +57,7 @@ export class Metrics {
       }
       this.render().then(
         (body) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(body),
-        (err) => {
+        (err: unknown) => {
           log.error({ err }, 'metrics render failed');
           res.writeHead(500).end();
         },

@@ -123,13 +123,13 @@ async function entry(ctx: JobContext): Promise<void> {
         }
       })().catch(() => {});
     };
-    for (const p of room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) watch(pub.track as RemoteTrack);
+    for (const p of room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) watch(pub.track);
     room.on(RoomEvent.TrackSubscribed, (track) => watch(track));
   }
 
   if (isAmbientSound(config.agent.background_sound)) {
     const player = new voice.BackgroundAudioPlayer({ ambientSound: { source: ambientFrames(config.agent.background_sound), volume: 0.6 } });
-    await player.start({ room, agentSession: call.session }).catch((err) => logger.warn({ err: (err as Error).message }, 'background sound failed'));
+    await player.start({ room, agentSession: call.session }).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'background sound failed'));
   }
 
   await call.ended;

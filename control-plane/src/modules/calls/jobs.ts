@@ -74,10 +74,10 @@ async function analyse(services: Services, call: CallRow): Promise<Analysis> {
       maxResponseBytes: 256 * 1024,
     });
     if (res.status < 200 || res.status >= 300) throw new Error(`analysis model answered ${res.status}: ${res.body.slice(0, 200)}`);
-    const content = JSON.parse(res.body)?.choices?.[0]?.message?.content;
+    const content = (JSON.parse(res.body) as { choices?: { message?: { content?: unknown } }[] } | null)?.choices?.[0]?.message?.content;
     let parsed: { summary?: unknown; outcome?: unknown };
     try {
-      parsed = JSON.parse(String(content));
+      parsed = JSON.parse(String(content)) as { summary?: unknown; outcome?: unknown };
     } catch {
       parsed = { summary: String(content ?? ''), outcome: 'unknown' };
     }
@@ -197,5 +197,5 @@ export function callQueues(services: Services): QueueDef<never>[] {
         await sweep(services);
       },
     },
-  ] as unknown as QueueDef<never>[];
+  ];
 }

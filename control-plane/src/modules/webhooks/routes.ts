@@ -68,7 +68,7 @@ export const webhookRoutes = [
         throw conflict(`An account has at most ${MAX_WEBHOOKS} webhooks; delete one first`, { max_webhooks: MAX_WEBHOOKS });
       }
       const row = await insertWebhook(db, services.secrets, auth.orgId, body);
-      await audit({ action: 'webhook.create', resourceType: 'webhook', resourceId: row.id as string, details: { name: body.name, url: body.url, events: body.events } });
+      await audit({ action: 'webhook.create', resourceType: 'webhook', resourceId: row.id, details: { name: body.name, url: body.url, events: body.events } });
       return row;
     },
   }),
@@ -214,14 +214,14 @@ export const webhookRoutes = [
         message: 'Test delivery from vap. If you can read this, your endpoint works.',
       };
       const claimed = await sql.begin(async (tx) => {
-        const [w] = await tx`
+        const [w] = await tx<(Pick<ClaimedMessage, 'secret_ciphertext' | 'secret_key_version' | 'previous_secret_ciphertext' | 'previous_secret_key_version' | 'previous_secret_expires_at'> & { id: string; url: string })[]>`
           select id, url, secret_ciphertext, secret_key_version, previous_secret_ciphertext, previous_secret_key_version,
                  previous_secret_expires_at
           from webhooks where id = ${params.webhook_id} and org_id = ${auth.orgId}`;
         if (!w) throw notFound('Webhook');
         await tx`insert into events (id, org_id, type, payload, created_at) values (${id}, ${auth.orgId}, ${TEST_EVENT}, ${JSON.stringify(body)}::text::json, ${createdAt})`;
         // Claimed from the start (`delivering`, attempt 1): the dispatcher never picks it up.
-        const [m] = await tx`
+        const [m] = await tx<{ id: ClaimedMessage['id'] }[]>`
           insert into webhook_messages (org_id, event_id, event_type, webhook_id, target, status, attempts, locked_until)
           values (${auth.orgId}, ${id}, ${TEST_EVENT}, ${params.webhook_id}, ${params.webhook_id}, 'delivering', 1,
                   now() + ${services.config.WEBHOOK_TIMEOUT_MS + 30_000} * interval '1 millisecond')

@@ -7,8 +7,8 @@ export function localStorage(services: Services): RecordingStorage {
   return {
     kind: 'local',
     put: ({ orgId, callId, format, body, maxBytes }) =>
-      storeRecording(services, orgId, callId, format, body, maxBytes).catch((err: Error) => {
-        throw err.message === 'recording too large' ? tooLarge(maxBytes) : err;
+      storeRecording(services, orgId, callId, format, body, maxBytes).catch((err: unknown) => {
+        throw err instanceof Error && err.message === 'recording too large' ? tooLarge(maxBytes) : err;
       }),
     owns: (key) => !key.startsWith('s3://'),
     readUrl: async (callId, _key, ttlSeconds) => signedUrl(services, 'recording-read', callId, ttlSeconds),
