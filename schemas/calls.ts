@@ -50,7 +50,14 @@ export const Call = Type.Object(
         outcome: Nullable(Type.String()),
         summary: Nullable(Type.String()),
         status: StringEnum(['pending', 'running', 'completed', 'failed', 'skipped'] as const, { description: 'Progress of the post-call analysis' }),
-        error: Nullable(Type.String({ description: 'Why the analysis failed, when it did' })),
+        error: Nullable(Type.String({ description: 'Why the analysis failed or was skipped, when it was' })),
+        method: Nullable(
+          StringEnum(['agent_model', 'analysis_model', 'extractive', 'rule'] as const, {
+            description:
+              "How the summary was made: the agent's own model, the configured analysis model, an extractive summary (offline; no outcome), or a rule (no conversation)",
+          }),
+        ),
+        model: Nullable(Type.String({ description: '`provider/model` of the model that made (or failed to make) the analysis' })),
       },
       { title: 'CallAnalysis' },
     ),
@@ -87,7 +94,7 @@ export const Call = Type.Object(
         transcript: [{ role: 'agent', content: 'Hello Ada, how can I help?' }],
         messages: [{ role: 'agent', content: 'Hello Ada, how can I help?' }],
         ai_summary: 'The caller booked an appointment for Tuesday.',
-        analysis: { outcome: 'appointment_booked', summary: 'The caller booked an appointment for Tuesday.', status: 'completed', error: null },
+        analysis: { outcome: 'appointment_booked', summary: 'The caller booked an appointment for Tuesday.', status: 'completed', error: null, method: 'agent_model', model: 'openai/gpt-4o-mini' },
         metadata: { crm_id: '42' },
         latency: {
           llm_ttft: { avg_ms: 310, p50_ms: 300, min_ms: 250, max_ms: 420, samples: 6 },

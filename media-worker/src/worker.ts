@@ -2,7 +2,7 @@
 // call id from the dispatch or room metadata, fetches the call's resolved config from the control plane,
 // runs the CallSession in the room, and reports back. See docs/internal-api.md.
 import { type JobContext, type JobProcess, defineAgent, inference, voice } from '@livekit/agents';
-import { AudioStream, ParticipantKind, type RemoteParticipant, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { ParticipantKind, type RemoteParticipant } from '@livekit/rtc-node';
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -12,7 +12,6 @@ import { PushMetricsSink, nullSink } from './metrics.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
 import { CallSession } from './session/call-session.ts';
-import { installRaceFix } from './session/race-fix.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
 
 const log = createLogger('media-worker');
@@ -20,7 +19,6 @@ const log = createLogger('media-worker');
 const DTMF_CODES: Record<string, number> = { '*': 10, '#': 11, A: 12, B: 13, C: 14, D: 15 };
 
 async function entry(ctx: JobContext): Promise<void> {
-  installRaceFix();
   const cfg = loadWorkerConfig();
   const api = new InternalApiClient({
     baseUrl: cfg.controlPlaneUrl,
@@ -79,8 +77,13 @@ async function entry(ctx: JobContext): Promise<void> {
     inputSampleRate: inputSampleRateFor(config.agent.transcriber.provider),
     actions: {
       // Deleting the room ends the call for every participant (the SIP leg hangs up).
+      // A failure is logged and counted (voice_call_action_failures_total) and not rethrown: the call has
+      // ended on our side, and the control plane's reaper closes a room left behind.
       hangUp: async () => {
-        await new RoomServiceClient(livekit.url, livekit.key, livekit.secret).deleteRoom(room.name ?? '').catch(() => {});
+        await new RoomServiceClient(livekit.url, livekit.key, livekit.secret).deleteRoom(room.name ?? '').catch((err: unknown) => {
+          logger.error({ err, call_id: callId, room: room.name }, 'hang-up failed: the room could not be deleted');
+          metrics.actionFailed?.('hang_up', config.call.type);
+        });
       },
       transfer: async (destination) => {
         const p = participant ?? [...room.remoteParticipants.values()].find((x) => x.kind === ParticipantKind.SIP);
@@ -112,21 +115,6 @@ async function entry(ctx: JobContext): Promise<void> {
 
   await call.start({ room, roomName: room.name });
 
-  // Beep detection reads the callee's audio on a separate stream (outbound calls with voicemail detection).
-  if (call.beep) {
-    const watch = (track: RemoteTrack) => {
-      if (track.kind !== TrackKind.KIND_AUDIO) return;
-      void (async () => {
-        for await (const frame of new AudioStream(track, { sampleRate: 16000, numChannels: 1 })) {
-          if (call.endReason || call.voicemail?.verdict || call.beep?.detected) break;
-          call.onInputFrame(frame);
-        }
-      })().catch(() => {});
-    };
-    for (const p of room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) watch(pub.track);
-    room.on(RoomEvent.TrackSubscribed, (track) => watch(track));
-  }
-
   if (isAmbientSound(config.agent.background_sound)) {
     const player = new voice.BackgroundAudioPlayer({ ambientSound: { source: ambientFrames(config.agent.background_sound), volume: 0.6 } });
     await player.start({ room, agentSession: call.session }).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'background sound failed'));
@@ -142,7 +130,6 @@ async function entry(ctx: JobContext): Promise<void> {
 
 export default defineAgent({
   prewarm: async (proc: JobProcess) => {
-    installRaceFix();
     // Loads the Silero model once per process, before a call arrives.
     proc.userData.vad = new inference.VAD({ minSilenceDuration: 250 });
   },

@@ -9,6 +9,7 @@ import * as openai from '@livekit/agents-plugin-openai';
 import type { LlmSettings, ProviderKeys, Transcriber, Tts } from '../../../schemas/internal.ts';
 import { AGENT_DEFAULTS } from '../../../schemas/agents.ts';
 import { STT_DEFAULT_MODEL, TTS_DEFAULTS } from '../../../shared/voices.ts';
+import { PLATFORM_KEY_ENV, ProviderConfigError, resolveKey } from '../../../shared/providers.ts';
 import { AnthropicLLM } from './anthropic-llm.ts';
 import { CartesiaTTS } from './cartesia-tts.ts';
 import { LlamaLLM } from './llama-llm.ts';
@@ -38,35 +39,8 @@ export interface VoiceOptions {
   language?: string;
 }
 
-export class ProviderConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ProviderConfigError';
-  }
-}
-
-/** The platform's environment variable(s) for each provider key, first match wins. */
-export const PLATFORM_KEY_ENV: Record<keyof ProviderKeys, string[]> = {
-  openai: ['OPENAI_API_KEY'],
-  anthropic: ['ANTHROPIC_API_KEY'],
-  gemini: ['GOOGLE_API_KEY', 'GEMINI_API_KEY'],
-  deepgram: ['DEEPGRAM_API_KEY'],
-  elevenlabs: ['ELEVEN_API_KEY', 'ELEVENLABS_API_KEY'],
-  cartesia: ['CARTESIA_API_KEY'],
-};
-
-/** The org's key, else the platform's; throws when neither exists. */
-export function resolveKey(provider: keyof ProviderKeys, keys: ProviderKeys, env: Env = process.env): string {
-  const own = keys[provider];
-  if (own) return own;
-  for (const name of PLATFORM_KEY_ENV[provider]) {
-    const value = env[name];
-    if (value) return value;
-  }
-  throw new ProviderConfigError(
-    `no ${provider} key: add the org's ${provider} credential or set ${PLATFORM_KEY_ENV[provider].join(' or ')} on the worker`,
-  );
-}
+// Key resolution and the provider error live in the layer shared with the control plane (shared/providers.ts).
+export { PLATFORM_KEY_ENV, ProviderConfigError, resolveKey };
 
 /** The part of a BCP-47 tag before the region ('en-US' -> 'en'). */
 const baseLanguage = (language: string) => language.split(/[-_]/)[0]!.toLowerCase();

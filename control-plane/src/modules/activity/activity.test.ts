@@ -14,6 +14,8 @@ let tp: TestPlatform;
 let org: { orgId: string; key: string };
 let other: { orgId: string; key: string };
 let agentId: string;
+let kbId: string;
+let erroredSourceId: string;
 
 const get = (query = '', key = org.key) => tp.request('get', `/v1/activity/summary${query}`, { key });
 
@@ -40,6 +42,13 @@ beforeAll(async () => {
       (${org.orgId}, ${hook.body.id}, gen_random_uuid(), 'call.ended', 'https://hooks.example.com/x', 'failed', 8, 10, now(), now()),
       (${org.orgId}, ${hook.body.id}, gen_random_uuid(), 'call.ended', 'https://hooks.example.com/x', 'succeeded', 1, 10, now(), now())`;
   await tp.sql`update webhooks set status = 'inactive', disabled_at = now(), disabled_reason = 'failing' where id = ${hook.body.id}`;
+  // A knowledge base with one source in error and one ingested.
+  const [kb] = await tp.sql`insert into knowledge_bases (org_id, name) values (${org.orgId}, 'docs') returning id`;
+  kbId = kb!.id;
+  const [src] = await tp.sql`insert into knowledge_sources (org_id, kb_id, type, source, status, error_message) values
+    (${org.orgId}, ${kbId}, 'url', 'https://docs.example.com/missing', 'error', 'HTTP 404 from https://docs.example.com/missing') returning id`;
+  erroredSourceId = src!.id;
+  await tp.sql`insert into knowledge_sources (org_id, kb_id, type, source, status) values (${org.orgId}, ${kbId}, 'url', 'https://docs.example.com/', 'ready')`;
 });
 
 describe('GET /v1/activity/summary', () => {
@@ -57,7 +66,7 @@ describe('GET /v1/activity/summary', () => {
 
   it('counts lifetime resources, and calls by status, outcome and end reason within the window', async () => {
     const { body: b } = await get();
-    expect(b.resource_counts).toEqual({ users: 0, api_keys: 1, agents: 1, calls: 3, phone_numbers: 0, knowledge_bases: 0, tools: 1, credentials: 1 });
+    expect(b.resource_counts).toEqual({ users: 0, api_keys: 1, agents: 1, calls: 3, phone_numbers: 0, knowledge_bases: 1, tools: 1, credentials: 1 });
     expect(b.call_summary.total).toBe(2);
     expect(b.call_summary.by_status).toEqual([
       { value: 'completed', count: 1 },
@@ -86,7 +95,13 @@ describe('GET /v1/activity/summary', () => {
 
   it('reports error signals from stored records', async () => {
     const { body: b } = await get();
-    expect(b.error_signals).toEqual({ calls_ended_in_error: 1, kb_sources_errored: [], webhook_deliveries_failed: 2, webhooks_disabled: 1, analyses_failed: 1 });
+    expect(b.error_signals).toEqual({
+      calls_ended_in_error: 1,
+      kb_sources_errored: [{ knowledge_base_id: kbId, source_id: erroredSourceId, error_message: 'HTTP 404 from https://docs.example.com/missing' }],
+      webhook_deliveries_failed: 2,
+      webhooks_disabled: 1,
+      analyses_failed: 1,
+    });
   });
 
   it('is scoped to the calling organisation', async () => {

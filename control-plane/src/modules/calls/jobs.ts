@@ -7,14 +7,14 @@
 import type { Job, QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import { emitEvent } from '../events/emit.ts';
-import { createGuardedAgent, guardedRequest, describeRequestError } from '../../../../shared/ssrf.ts';
-import { ssrfOptions } from '../../net/ssrf.ts';
-import { getCallById, type CallRow } from './queries.ts';
+import { analyseCall, AnalysisError, type AnalysisResult } from './analysis.ts';
+import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, saveAnalysis, touchWorker, type CallRow } from './queries.ts';
 import { ANALYZE_QUEUE, failCall, finishCall } from './lifecycle.ts';
 
 export const REAP_QUEUE = 'calls.reap';
 export const REAP_SWEEP_QUEUE = 'calls.reap-sweep';
 
+<<<<<<< HEAD
 const OUTCOME_RE = /^[a-z]+(_[a-z]+)*$/;
 
 /** Turns whatever the model said into a lowercase_underscore label. */
@@ -89,34 +89,31 @@ async function analyse(services: Services, call: CallRow): Promise<Analysis> {
     await agent.close().catch(() => {});
   }
 }
+=======
+export { normaliseOutcome } from './analysis.ts';
+>>>>>>> main
 
 export async function runAnalysis(services: Services, job: Job<{ call_id: string }>): Promise<void> {
   const call = await getCallById(services.sql, job.data.call_id);
   if (!call || call.status !== 'completed' || call.analysis_status === 'completed' || call.analysis_status === 'skipped') return;
-  await services.sql`update calls set analysis_status = 'running' where id = ${call.id} and analysis_status <> 'completed'`;
-  let result: Analysis;
+  if (services.config.ANALYSIS_MODE === 'off') {
+    // Not silently missing: the call says the analysis was not made, and why.
+    await markAnalysisSkipped(services.sql, call.id, 'post-call analysis is turned off (ANALYSIS_MODE=off)');
+    return;
+  }
+  await markAnalysisRunning(services.sql, call.id);
+  let result: AnalysisResult;
   try {
-    result = await analyse(services, call);
+    result = await analyseCall(services, call);
   } catch (err) {
     const final = job.retryCount >= services.config.ANALYSIS_RETRY_LIMIT;
     services.log.warn({ err, call_id: call.id, attempt: job.retryCount + 1, final }, 'call analysis failed');
-    await services.sql`
-      update calls set analysis_status = ${final ? 'failed' : 'pending'}, analysis_error = ${(err as Error).message.slice(0, 500)}, updated_at = now()
-      where id = ${call.id}`;
+    await markAnalysisFailed(services.sql, call.id, final, (err as Error).message, err instanceof AnalysisError ? { method: err.method, model: err.model } : null);
     if (final) return; // recorded on the call; nothing more to try
     throw err; // pg-boss retries with backoff
   }
   await services.sql.begin(async (tx) => {
-    const [row] = await tx<CallRow[]>`
-      update calls set
-        ai_summary = ${result.summary},
-        analysis_summary = ${result.summary},
-        -- An outcome set by PATCH is the customer's word: never overwrite it.
-        outcome = case when outcome_source = 'manual' then outcome else ${result.outcome} end,
-        outcome_source = coalesce(outcome_source, 'analysis'),
-        analysis_status = 'completed', analysis_error = null, updated_at = now()
-      where id = ${call.id} and analysis_status <> 'completed'
-      returning *`;
+    const row = await saveAnalysis(tx, call.id, result);
     if (!row) return;
     await emitEvent(tx, {
       orgId: row.org_id,
@@ -142,7 +139,7 @@ export async function reapCall(services: Services, callId: string): Promise<'ali
   const state = call.room_name ? await workerPresent(services, call.room_name).catch(() => 'unknown' as const) : 'room_gone';
   if (state === 'unknown') return 'skipped'; // LiveKit unreachable: decide on a later sweep
   if (state === 'present') {
-    await services.sql`update calls set worker_seen_at = now() where id = ${call.id}`;
+    await touchWorker(services.sql, call.id);
     return 'alive';
   }
   const now = new Date().toISOString();
@@ -164,13 +161,9 @@ export async function reapCall(services: Services, callId: string): Promise<'ali
 /** Candidates: in-progress calls whose worker has been quiet, and calls never started after the dispatch timeout. */
 export async function sweep(services: Services): Promise<number> {
   const quiet = Math.max(15, Math.floor(services.config.WORKER_SILENCE_SECONDS / 3));
-  const rows = await services.sql<{ id: string }[]>`
-    select id from calls
-    where (status = 'in_progress' and coalesce(worker_seen_at, started_at, created_at) < now() - make_interval(secs => ${quiet}))
-       or (status in ('queued', 'initiated') and created_at < now() - make_interval(secs => ${services.config.DISPATCH_TIMEOUT_SECONDS}))
-    order by updated_at limit 200`;
+  const ids = await reapCandidates(services.sql, quiet, services.config.DISPATCH_TIMEOUT_SECONDS);
   let reaped = 0;
-  for (const r of rows) if ((await reapCall(services, r.id)) === 'reaped') reaped++;
+  for (const id of ids) if ((await reapCall(services, id)) === 'reaped') reaped++;
   return reaped;
 }
 

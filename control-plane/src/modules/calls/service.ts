@@ -16,7 +16,7 @@ import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { loadToolsForCall } from '../tools/service.ts';
 import { resolveProviderKeys } from '../credentials/service.ts';
 import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
-import { getCall, getCallById, insertCall, type CallRow } from './queries.ts';
+import { agentAndModelForCall, getCall, getCallById, insertCall, markApiStop, type CallRow } from './queries.ts';
 import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { signedUrl } from './recordings.ts';
@@ -53,7 +53,7 @@ export async function callView(services: Services, row: CallRow) {
     transcript: ended ? messages : null,
     messages: ended ? messages : null,
     ai_summary: row.ai_summary,
-    analysis: { outcome: row.outcome, summary: row.analysis_summary, status: row.analysis_status, error: row.analysis_error },
+    analysis: { outcome: row.outcome, summary: row.analysis_summary, status: row.analysis_status, error: row.analysis_error, method: row.analysis_method ?? null, model: row.analysis_model ?? null },
     metadata: row.metadata,
     latency: {
       llm_ttft: stored?.llm_ttft ?? NO_SAMPLES,
@@ -158,9 +158,9 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
   if (isFinal(before.status)) return before;
 
   const row = await sql.begin(async (tx) => {
-    const [locked] = await tx<CallRow[]>`select * from calls where id = ${callId} for update`;
+    const locked = await getCallById(tx, callId, { lock: true });
     if (!locked || isFinal(locked.status)) return locked!;
-    await tx`update calls set end_reason = coalesce(end_reason, 'api_stop'), updated_at = now() where id = ${callId}`;
+    await markApiStop(tx, callId);
     await writeAudit(tx, {
       orgId: auth.orgId,
       actorType: auth.actorType,
@@ -222,11 +222,9 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
   const call = await getCallById(db, callId);
   if (!call) throw notFound('Call');
   if (isFinal(call.status)) throw conflict('The call has already ended');
-  const [agentRow] = await db<AgentRow[]>`select * from agents where id = ${call.agent_id}`;
+  const { agent: agentRow, model } = await agentAndModelForCall(db, call.agent_id);
   if (!agentRow) throw notFound('Agent');
   const agent = withOverrides(agentRow, call.overrides);
-  const [model] = await db<{ provider: 'openai' | 'gemini' | 'anthropic'; model: string; base_url: string | null; temperature: number; max_tokens: number | null; system_prompt: string | null; tool_ids: string[]; knowledge_base_ids: string[] }[]>`
-    select provider, model, base_url, temperature, max_tokens, system_prompt, tool_ids, knowledge_base_ids from llm_models where id = ${agentRow.llm_id}`;
   if (!model) throw notFound('LLM model');
 
   const variables = mergeVariables(agent.dynamic_variables ?? {}, call.variables ?? {});

@@ -1,5 +1,6 @@
 import { defineRoute, reply } from '../../http/route.ts';
 import { Health, Readiness } from '../../../../schemas/health.ts';
+import { ping } from './queries.ts';
 import { liveWorkers } from '../workers/queries.ts';
 
 type Check = { status: 'ok' | 'error' | 'disabled'; required: boolean; latency_ms?: number; error?: string; workers?: number };
@@ -51,7 +52,7 @@ export const healthRoutes = [
       const boss = services.boss;
       // The probe names a room that never exists: the cheapest authenticated call of the RoomService API.
       const [database, jobs, livekit, workers] = await Promise.all([
-        timed(() => services.sql`select 1`, t),
+        timed(() => ping(services.sql), t),
         boss ? timed(() => boss.getQueues(), t) : Promise.resolve({ status: 'disabled' as const }),
         timed(() => services.livekit.rooms.listRooms(['vap-readiness-probe']), t),
         (async (): Promise<Omit<Check, 'required'>> => {

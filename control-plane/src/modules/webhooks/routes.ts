@@ -17,10 +17,12 @@ import {
 } from '../../../../schemas/webhooks.ts';
 import { checkUrl, ssrfOptions, SsrfBlockedError } from '../../net/ssrf.ts';
 import { TEST_EVENT, type EventBody } from '../../../../shared/events.ts';
-import { WEBHOOK_CHANNEL } from '../events/emit.ts';
-import { WEBHOOK_CANCEL_CHANNEL } from './dispatcher.ts';
-import { pauseMessages, resumeMessages, WebhookDeliverer, type ClaimedMessage } from './deliver.ts';
+import { pauseMessages, resumeMessages, WebhookDeliverer } from './deliver.ts';
+import { writeAudit } from '../audit-events/queries.ts';
 import {
+  insertTestMessage,
+  notifyCancel,
+  notifyDispatchers,
   deleteWebhook,
   getDelivery,
   getWebhook,
@@ -151,7 +153,7 @@ export const webhookRoutes = [
       if (body.status === 'active') {
         // Paused deliveries go out at once.
         await resumeMessages(db, params.webhook_id);
-        await db`select pg_notify(${WEBHOOK_CHANNEL}, '')`;
+        await notifyDispatchers(db);
       }
       return row;
     },
@@ -169,7 +171,7 @@ export const webhookRoutes = [
     handler: async ({ params, auth, db, audit }) => {
       if (!(await deleteWebhook(db, auth.orgId, params.webhook_id))) throw notFound('Webhook');
       await audit({ action: 'webhook.delete', resourceType: 'webhook', resourceId: params.webhook_id });
-      await db`select pg_notify(${WEBHOOK_CANCEL_CHANNEL}, ${params.webhook_id})`;
+      await notifyCancel(db, params.webhook_id);
       return reply(204);
     },
   }),
@@ -214,6 +216,7 @@ export const webhookRoutes = [
         message: 'Test delivery from vap. If you can read this, your endpoint works.',
       };
       const claimed = await sql.begin(async (tx) => {
+<<<<<<< HEAD
         const [w] = await tx<(Pick<ClaimedMessage, 'secret_ciphertext' | 'secret_key_version' | 'previous_secret_ciphertext' | 'previous_secret_key_version' | 'previous_secret_expires_at'> & { id: string; url: string })[]>`
           select id, url, secret_ciphertext, secret_key_version, previous_secret_ciphertext, previous_secret_key_version,
                  previous_secret_expires_at
@@ -239,14 +242,28 @@ export const webhookRoutes = [
           target: params.webhook_id,
           order_key: null,
           attempts: 1,
+=======
+        const m = await insertTestMessage(tx, {
+          orgId: auth.orgId,
+          webhookId: params.webhook_id,
+          eventId: id,
+>>>>>>> main
           body: JSON.stringify(body),
-          endpoint: w.url,
-          secret_ciphertext: w.secret_ciphertext,
-          secret_key_version: w.secret_key_version,
-          previous_secret_ciphertext: w.previous_secret_ciphertext,
-          previous_secret_key_version: w.previous_secret_key_version,
-          previous_secret_expires_at: w.previous_secret_expires_at,
-        } satisfies ClaimedMessage;
+          createdAt,
+          lockMs: services.config.WEBHOOK_TIMEOUT_MS + 30_000,
+        });
+        if (!m) throw notFound('Webhook');
+        await writeAudit(tx, {
+          orgId: auth.orgId,
+          actorType: auth.actorType,
+          actorId: auth.actorId,
+          action: 'webhook.test',
+          resourceType: 'webhook',
+          resourceId: params.webhook_id,
+          requestId: ctx.state.requestId as string,
+          ip: ctx.ip || null,
+        });
+        return m;
       });
       const outcome = await delivererOf(services).attempt(claimed, { final: true });
       const record = outcome.deliveryId ? await getDelivery(sql, outcome.deliveryId) : null;
