@@ -88,11 +88,7 @@ export const internalCallRoutes = [
       if (!call) return ack(true);
       // A partial older than one already applied, or one after the end, is superseded: drop it quietly.
       if (isFinal(call.status) || body.seq < call.last_seq) return ack(false);
-<<<<<<< HEAD
-      await db`update calls set messages = ${db.json(body.messages)}, updated_at = now() where id = ${call.id}`;
-=======
       await setPartialMessages(db, call.id, body.messages);
->>>>>>> main
       await emitEvent(db, {
         orgId: call.org_id,
         type: 'transcript.partial',

@@ -8,90 +8,13 @@ import type { Job, QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import { emitEvent } from '../events/emit.ts';
 import { analyseCall, AnalysisError, type AnalysisResult } from './analysis.ts';
-import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, saveAnalysis, touchWorker, type CallRow } from './queries.ts';
+import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, saveAnalysis, touchWorker } from './queries.ts';
 import { ANALYZE_QUEUE, failCall, finishCall } from './lifecycle.ts';
 
 export const REAP_QUEUE = 'calls.reap';
 export const REAP_SWEEP_QUEUE = 'calls.reap-sweep';
 
-<<<<<<< HEAD
-const OUTCOME_RE = /^[a-z]+(_[a-z]+)*$/;
-
-/** Turns whatever the model said into a lowercase_underscore label. */
-export function normaliseOutcome(raw: unknown): string {
-  const label = String(raw ?? '')
-    .toLowerCase()
-    .replace(/[^a-z]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .slice(0, 60)
-    .replace(/_+$/, '');
-  return OUTCOME_RE.test(label) ? label : 'unknown';
-}
-
-interface Analysis {
-  summary: string;
-  outcome: string;
-}
-
-const ANALYSIS_PROMPT =
-  'You analyse phone and web calls between a voice agent and a person. Answer with a JSON object ' +
-  '{"summary": "<two or three sentences on what happened>", "outcome": "<a short lowercase_underscore label of the result, ' +
-  'such as appointment_booked, question_answered, not_interested, callback_requested, voicemail, no_conversation>"}.';
-
-/** One chat completion on an OpenAI-compatible endpoint (the agent's model, or the platform's analysis model). */
-async function analyse(services: Services, call: CallRow): Promise<Analysis> {
-  const messages = (call.messages ?? []).filter((m) => m.content?.trim());
-  if (!messages.length) return { summary: 'The call ended before any conversation took place.', outcome: 'no_conversation' };
-  const [model] = await services.sql<{ provider: string; model: string; base_url: string | null }[]>`
-    select m.provider, m.model, m.base_url from agents a join llm_models m on m.id = a.llm_id where a.id = ${call.agent_id}`;
-  const [cred] = await services.sql<{ id: string; ciphertext: Buffer; key_version: number }[]>`
-    select id, ciphertext, key_version from credentials where org_id = ${call.org_id} and provider = 'openai' order by created_at desc limit 1`;
-  const useAgentModel = model?.provider === 'openai';
-  const baseUrl = (useAgentModel && model.base_url) || services.config.ANALYSIS_BASE_URL || 'https://api.openai.com/v1';
-  const modelId = useAgentModel ? model.model : services.config.ANALYSIS_MODEL;
-  let apiKey = services.config.OPENAI_API_KEY ?? '';
-  if (cred) {
-    const { openKey } = await import('../credentials/service.ts');
-    apiKey = openKey(services.secrets, cred.id, { ciphertext: cred.ciphertext, keyVersion: cred.key_version });
-  }
-  const transcript = messages.map((m) => `${m.role === 'agent' ? 'Agent' : 'Caller'}: ${m.content}`).join('\n');
-  const ssrf = ssrfOptions(services.config);
-  const agent = createGuardedAgent(ssrf);
-  try {
-    const res = await guardedRequest(agent, `${baseUrl.replace(/\/$/, '')}/chat/completions`, ssrf, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-      body: JSON.stringify({
-        model: modelId,
-        temperature: 0,
-        response_format: { type: 'json_object' },
-        messages: [
-          { role: 'system', content: ANALYSIS_PROMPT },
-          { role: 'user', content: transcript },
-        ],
-      }),
-      timeoutMs: 60_000,
-      maxResponseBytes: 256 * 1024,
-    });
-    if (res.status < 200 || res.status >= 300) throw new Error(`analysis model answered ${res.status}: ${res.body.slice(0, 200)}`);
-    const content = (JSON.parse(res.body) as { choices?: { message?: { content?: unknown } }[] } | null)?.choices?.[0]?.message?.content;
-    let parsed: { summary?: unknown; outcome?: unknown };
-    try {
-      parsed = JSON.parse(String(content)) as { summary?: unknown; outcome?: unknown };
-    } catch {
-      parsed = { summary: String(content ?? ''), outcome: 'unknown' };
-    }
-    return { summary: String(parsed.summary ?? '').trim() || 'No summary.', outcome: normaliseOutcome(parsed.outcome) };
-  } catch (err) {
-    const { message } = describeRequestError(err);
-    throw new Error(`analysis failed: ${message}`, { cause: err });
-  } finally {
-    await agent.close().catch(() => {});
-  }
-}
-=======
 export { normaliseOutcome } from './analysis.ts';
->>>>>>> main
 
 export async function runAnalysis(services: Services, job: Job<{ call_id: string }>): Promise<void> {
   const call = await getCallById(services.sql, job.data.call_id);

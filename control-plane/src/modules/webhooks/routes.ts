@@ -216,38 +216,10 @@ export const webhookRoutes = [
         message: 'Test delivery from vap. If you can read this, your endpoint works.',
       };
       const claimed = await sql.begin(async (tx) => {
-<<<<<<< HEAD
-        const [w] = await tx<(Pick<ClaimedMessage, 'secret_ciphertext' | 'secret_key_version' | 'previous_secret_ciphertext' | 'previous_secret_key_version' | 'previous_secret_expires_at'> & { id: string; url: string })[]>`
-          select id, url, secret_ciphertext, secret_key_version, previous_secret_ciphertext, previous_secret_key_version,
-                 previous_secret_expires_at
-          from webhooks where id = ${params.webhook_id} and org_id = ${auth.orgId}`;
-        if (!w) throw notFound('Webhook');
-        await tx`insert into events (id, org_id, type, payload, created_at) values (${id}, ${auth.orgId}, ${TEST_EVENT}, ${JSON.stringify(body)}::text::json, ${createdAt})`;
-        // Claimed from the start (`delivering`, attempt 1): the dispatcher never picks it up.
-        const [m] = await tx<{ id: ClaimedMessage['id'] }[]>`
-          insert into webhook_messages (org_id, event_id, event_type, webhook_id, target, status, attempts, locked_until)
-          values (${auth.orgId}, ${id}, ${TEST_EVENT}, ${params.webhook_id}, ${params.webhook_id}, 'delivering', 1,
-                  now() + ${services.config.WEBHOOK_TIMEOUT_MS + 30_000} * interval '1 millisecond')
-          returning id`;
-        await tx`
-          insert into audit_events (org_id, actor_type, actor_id, action, resource_type, resource_id, request_id, ip)
-          values (${auth.orgId}, ${auth.actorType}, ${auth.actorId}, 'webhook.test', 'webhook', ${params.webhook_id},
-                  ${ctx.state.requestId as string}, ${ctx.ip || null})`;
-        return {
-          id: m!.id,
-          org_id: auth.orgId,
-          event_id: id,
-          event_type: TEST_EVENT,
-          webhook_id: params.webhook_id,
-          target: params.webhook_id,
-          order_key: null,
-          attempts: 1,
-=======
         const m = await insertTestMessage(tx, {
           orgId: auth.orgId,
           webhookId: params.webhook_id,
           eventId: id,
->>>>>>> main
           body: JSON.stringify(body),
           createdAt,
           lockMs: services.config.WEBHOOK_TIMEOUT_MS + 30_000,

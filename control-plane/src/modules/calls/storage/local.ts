@@ -6,15 +6,8 @@ import type { RecordingStorage } from './types.ts';
 export function localStorage(services: Services): RecordingStorage {
   return {
     kind: 'local',
-<<<<<<< HEAD
-    put: ({ orgId, callId, format, body, maxBytes }) =>
-      storeRecording(services, orgId, callId, format, body, maxBytes).catch((err: unknown) => {
-        throw err instanceof Error && err.message === 'recording too large' ? tooLarge(maxBytes) : err;
-      }),
-=======
     // storeRecording fails with the typed 413 (limitBytes) past maxBytes.
     put: ({ orgId, callId, format, body, maxBytes }) => storeRecording(services, orgId, callId, format, body, maxBytes),
->>>>>>> main
     owns: (key) => !key.startsWith('s3://'),
     readUrl: async (callId, _key, ttlSeconds) => signedUrl(services, 'recording-read', callId, ttlSeconds),
   };
