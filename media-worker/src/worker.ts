@@ -1,7 +1,7 @@
 // The job side of the worker: one call per job (agents-js runs each job in its own process). Reads the
 // call id from the dispatch or room metadata, fetches the call's resolved config from the control plane,
 // runs the CallSession in the room, and reports back. See docs/internal-api.md.
-import { type JobContext, type JobProcess, defineAgent, inference, voice } from '@livekit/agents';
+import { type JobContext, type JobProcess, defineAgent, inference, telemetry, voice } from '@livekit/agents';
 import { ParticipantKind, type RemoteParticipant } from '@livekit/rtc-node';
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { InternalApiClient } from '../../shared/internal-api.ts';
@@ -13,12 +13,45 @@ import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from '.
 import { ambientFrames, isAmbientSound } from './session/background.ts';
 import { CallSession } from './session/call-session.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
+import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 
 const log = createLogger('media-worker');
 
 const DTMF_CODES: Record<string, number> = { '*': 10, '#': 11, A: 12, B: 13, C: 14, D: 15 };
 
+/** `traceparent` of the dispatch (or room) metadata: the control plane's `call.dispatch` span. */
+function traceParentOf(...sources: (string | undefined | null)[]): Record<string, unknown> | null {
+  for (const raw of sources) {
+    try {
+      const v = raw ? (JSON.parse(raw) as Record<string, unknown>) : null;
+      if (typeof v?.traceparent === 'string') return v;
+    } catch {
+      // not JSON
+    }
+  }
+  return null;
+}
+
+/**
+ * The job, in a `call.job` span that continues the control plane's trace, so agents-js's own spans (session,
+ * turns, STT/LLM/TTS, tool calls) and the reports back to the control plane all join the call's trace.
+ */
 async function entry(ctx: JobContext): Promise<void> {
+  const tracing = initTracing('vap-media-worker');
+  if (tracing.provider) telemetry.setTracerProvider(tracing.provider);
+  const parent = contextFrom(traceParentOf(ctx.job.metadata, ctx.job.room?.metadata));
+  let reason = 'call ended';
+  try {
+    reason = await inSpan('call.job', { kind: SpanKind.CONSUMER, parent, attributes: { 'livekit.job_id': ctx.job.id, 'livekit.room': ctx.job.room?.name ?? '' } }, (span) =>
+      runCall(ctx, (callId) => span.setAttribute('vap.call_id', callId)),
+    );
+  } finally {
+    await tracing.flush().catch(() => {});
+  }
+  ctx.shutdown(reason);
+}
+
+async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Promise<string> {
   const cfg = loadWorkerConfig();
   const api = new InternalApiClient({
     baseUrl: cfg.controlPlaneUrl,
@@ -37,8 +70,7 @@ async function entry(ctx: JobContext): Promise<void> {
     const attrs = participant.attributes ?? {};
     if (participant.kind !== ParticipantKind.SIP || !attrs['sip.trunkPhoneNumber']) {
       log.error({ room: room.name }, 'job without call id');
-      ctx.shutdown('no call id');
-      return;
+      return 'no call id';
     }
     const opened = await api.openInbound({
       to_number: attrs['sip.trunkPhoneNumber'],
@@ -49,6 +81,7 @@ async function entry(ctx: JobContext): Promise<void> {
     callId = opened.call_id;
   }
 
+  onCallId(callId);
   const config = await api.getConfig(callId);
   const logger = log.child({ call_id: callId });
   const keys = config.provider_keys;
@@ -125,7 +158,7 @@ async function entry(ctx: JobContext): Promise<void> {
   // The ended report must reach the control plane before the job process exits; the recording follows it.
   await reporter.flush();
   await recorder?.finish();
-  ctx.shutdown('call ended');
+  return 'call ended';
 }
 
 export default defineAgent({

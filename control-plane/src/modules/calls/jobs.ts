@@ -102,6 +102,10 @@ export function callQueues(services: Services): QueueDef<never>[] {
     },
     {
       name: REAP_QUEUE,
+      // Reap jobs are delayed (startAfter): their NOTIFY fires at insert, before they are due, so on a
+      // notify-enabled queue the worker would only find them at pg-boss's 30 s backstop poll. A 2 s poll
+      // (one indexed query) starts them within 2 s of being due.
+      work: { notifyPollingIntervalSeconds: 2 },
       handler: async (jobs: Job<{ call_id: string }>[]) => {
         for (const job of jobs) await reapCall(services, job.data.call_id);
       },

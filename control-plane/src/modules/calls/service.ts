@@ -21,6 +21,7 @@ import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { signedUrl } from './recordings.ts';
 import { recordingUrl } from './storage/index.ts';
+import { SpanKind, inSpan, traceCarrier } from '../../../../shared/tracing.ts';
 
 export const roomNameFor = (callId: string) => `call-${callId}`;
 
@@ -121,12 +122,15 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
     return row;
   });
 
-  const metadata = JSON.stringify({ call_id: id });
   let token: string;
   try {
-    await livekit.rooms.createRoom({ name: room, metadata, emptyTimeout: 120, departureTimeout: 15 });
-    await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata });
-    token = await livekit.participantToken(room, `user-${id}`, { name: 'caller' });
+    token = await inSpan('call.dispatch', { kind: SpanKind.PRODUCER, attributes: { 'vap.call_id': id, 'livekit.room': room } }, async () => {
+      // The worker's job continues this trace: traceparent travels in the dispatch (and room) metadata.
+      const metadata = JSON.stringify({ call_id: id, ...traceCarrier() });
+      await livekit.rooms.createRoom({ name: room, metadata, emptyTimeout: 120, departureTimeout: 15 });
+      await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata });
+      return livekit.participantToken(room, `user-${id}`, { name: 'caller' });
+    });
   } catch (err) {
     services.log.error({ err, call_id: id }, 'room or dispatch failed');
     await sql.begin((tx) => failCall(tx, call, 'media_unavailable', 'dispatch_failed'));
