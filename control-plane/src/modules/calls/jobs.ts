@@ -117,5 +117,5 @@ export function callQueues(services: Services): QueueDef<never>[] {
         await sweep(services);
       },
     },
-  ] as unknown as QueueDef<never>[];
+  ];
 }
