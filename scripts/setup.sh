@@ -31,6 +31,7 @@ APT_PACKAGES=(
   "libopus-dev|building the SIP bridge (Opus codec)"
   "libopusfile-dev|building the SIP bridge (Opus files)"
   "libsoxr-dev|building the SIP bridge (resampling)"
+  "prometheus|promtool, to check and unit-test the alert rules of deploy/prometheus"
 )
 # Redis for LiveKit: any redis-server on the PATH will do.
 command -v redis-server >/dev/null || APT_PACKAGES+=("redis-server|LiveKit server's message bus in the local stack")
@@ -42,6 +43,7 @@ GO_TOOLS=(
   # v1.8.0: the release the Go module proxy serves that the SIP tests run against (newer ones are refused
   # by it with 403 "This module version is not available"; see docs/decisions.md).
   "livekit-sip|github.com/livekit/sip|./cmd/livekit-sip|v1.8.0|LiveKit SIP bridge (phone calls)"
+  "helm|helm.sh/helm/v3|./cmd/helm|v3.22.0|Helm, to render and lint the chart deploy/helm/vap in its tests"
 )
 
 # 1. npm packages. `npm start`/`npm test` already ran inside npm, after an install; this covers direct calls.

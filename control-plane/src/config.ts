@@ -100,6 +100,8 @@ const Env = Type.Object({
   ANALYSIS_RETRY_DELAY_SECONDS: Type.Integer({ minimum: 1, default: 5 }),
   WORKER_SILENCE_SECONDS: Type.Integer({ minimum: 5, default: 90, description: 'An in-progress call whose worker has not reported for this long, and whose room is gone, is reaped' }),
   DISPATCH_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, default: 60 }),
+  // Code health: the reaper's wait after LiveKit says the agent left a room (it may rejoin); tests shorten it.
+  REAP_DELAY_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 10, description: 'Seconds between LiveKit reporting that the agent left a call\'s room and the check that ends the call with worker_lost' }),
   JOBS_ENABLED: Type.Boolean({ default: true }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 15000 }),
   SSRF_ALLOWLIST: Type.Optional(Type.String({ description: 'URL hosts that may be private, e.g. "127.0.0.1,::1,localhost" (tests and local development only)' })),

@@ -8,9 +8,13 @@ import { jobExecArgv, loadWorkerConfig } from './config.ts';
 import { CpuSampler, combineLoad } from './load.ts';
 import { WorkerMetrics, startMetricsServer } from './metrics.ts';
 import { Heartbeat } from './heartbeat.ts';
+import { assertRaceFixTarget } from './session/race-fix.ts';
 
 const log = createLogger('media-worker');
 const cfg = loadWorkerConfig();
+// Refuse to start on an agents-js release the memory patch was not checked against (race-fix.ts), rather
+// than fail each call in its job process.
+assertRaceFixTarget();
 
 let server: AgentServer | null = null;
 let lastLoad = 0;

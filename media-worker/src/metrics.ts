@@ -25,7 +25,12 @@ export interface MetricsSink {
   callEnded(reason: string, callType: string): void;
   /** Time a user turn waited for its knowledge search (retrieval mode). */
   knowledgeRetrieval?(labels: KnowledgeLabels, seconds: number): void;
+  /** A room action of a call failed (hang-up: the room could not be deleted). */
+  actionFailed?(action: CallAction, callType: string): void;
 }
+
+export const CALL_ACTIONS = ['hang_up', 'transfer', 'send_dtmf'] as const;
+export type CallAction = (typeof CALL_ACTIONS)[number];
 
 const KNOWLEDGE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 1, 1.5];
 
@@ -38,6 +43,7 @@ export class WorkerMetrics implements MetricsSink {
   readonly activeCalls: Gauge;
   readonly load: Gauge;
   readonly knowledge: Histogram<'call_type' | 'result' | 'prefetched'>;
+  readonly actionFailures: Counter<'action' | 'call_type'>;
 
   constructor(opts: { activeCalls?: () => number; load?: () => number; defaultMetrics?: boolean } = {}) {
     const labelNames = ['provider', 'model', 'call_type'] as const;
@@ -60,6 +66,12 @@ export class WorkerMetrics implements MetricsSink {
       help: 'Time a user turn waited for its knowledge search (retrieval mode); prefetched=yes when it started on a transcript',
       labelNames: ['call_type', 'result', 'prefetched'],
       buckets: KNOWLEDGE_BUCKETS,
+      registers: [this.registry],
+    });
+    this.actionFailures = new Counter({
+      name: 'voice_call_action_failures_total',
+      help: 'Room actions of calls that failed (hang_up: the room could not be deleted)',
+      labelNames: ['action', 'call_type'],
       registers: [this.registry],
     });
     const activeCalls = opts.activeCalls;
@@ -97,6 +109,10 @@ export class WorkerMetrics implements MetricsSink {
     this.knowledge.observe({ call_type: labels.call_type, result: labels.result, prefetched: labels.prefetched }, seconds);
   }
 
+  actionFailed(action: CallAction, callType: string): void {
+    this.actionFailures.inc({ action, call_type: callType });
+  }
+
   /** Apply an observation pushed by a job process. */
   apply(msg: unknown): boolean {
     const m = msg as { op?: string; kind?: LatencyKind; labels?: LatencyLabels; seconds?: number; reason?: string; call_type?: string };
@@ -108,6 +124,12 @@ export class WorkerMetrics implements MetricsSink {
     }
     if (m?.op === 'latency' && m.kind && m.kind in this.histograms && m.labels && typeof m.seconds === 'number') {
       this.observeLatency(m.kind, { provider: String(m.labels.provider), model: String(m.labels.model), call_type: String(m.labels.call_type) }, m.seconds);
+      return true;
+    }
+    if (m?.op === 'action_failed') {
+      const a = msg as { action?: unknown; call_type?: unknown };
+      if (!(CALL_ACTIONS as readonly unknown[]).includes(a.action) || typeof a.call_type !== 'string') return false;
+      this.actionFailed(a.action as CallAction, a.call_type);
       return true;
     }
     if (m?.op === 'call_ended' && typeof m.reason === 'string' && typeof m.call_type === 'string') {
@@ -147,7 +169,7 @@ export function startMetricsServer(metrics: WorkerMetrics, host: string, port: n
       req.on('end', () => {
         let ok = false;
         try {
-          const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
           ok = (Array.isArray(body) ? body : [body]).every((m) => metrics.apply(m));
         } catch {
           ok = false;
@@ -180,6 +202,10 @@ export class PushMetricsSink implements MetricsSink {
   }
   callEnded(reason: string, callType: string): void {
     this.#push({ op: 'call_ended', reason, call_type: callType });
+    void this.flush();
+  }
+  actionFailed(action: CallAction, callType: string): void {
+    this.#push({ op: 'action_failed', action, call_type: callType });
     void this.flush();
   }
   #push(m: unknown) {

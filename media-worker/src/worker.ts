@@ -1,8 +1,8 @@
 // The job side of the worker: one call per job (agents-js runs each job in its own process). Reads the
 // call id from the dispatch or room metadata, fetches the call's resolved config from the control plane,
 // runs the CallSession in the room, and reports back. See docs/internal-api.md.
-import { type JobContext, type JobProcess, defineAgent, inference, voice } from '@livekit/agents';
-import { AudioStream, ParticipantKind, type RemoteParticipant, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { type JobContext, type JobProcess, defineAgent, inference, telemetry, voice } from '@livekit/agents';
+import { ParticipantKind, type RemoteParticipant } from '@livekit/rtc-node';
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -12,15 +12,47 @@ import { PushMetricsSink, nullSink } from './metrics.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
 import { CallSession } from './session/call-session.ts';
-import { installRaceFix } from './session/race-fix.ts';
+import { hangUpRoom } from './session/hang-up.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
+import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 
 const log = createLogger('media-worker');
 
 const DTMF_CODES: Record<string, number> = { '*': 10, '#': 11, A: 12, B: 13, C: 14, D: 15 };
 
+/** `traceparent` of the dispatch (or room) metadata: the control plane's `call.dispatch` span. */
+function traceParentOf(...sources: (string | undefined | null)[]): Record<string, unknown> | null {
+  for (const raw of sources) {
+    try {
+      const v = raw ? (JSON.parse(raw) as Record<string, unknown>) : null;
+      if (typeof v?.traceparent === 'string') return v;
+    } catch {
+      // not JSON
+    }
+  }
+  return null;
+}
+
+/**
+ * The job, in a `call.job` span that continues the control plane's trace, so agents-js's own spans (session,
+ * turns, STT/LLM/TTS, tool calls) and the reports back to the control plane all join the call's trace.
+ */
 async function entry(ctx: JobContext): Promise<void> {
-  installRaceFix();
+  const tracing = initTracing('vap-media-worker');
+  if (tracing.provider) telemetry.setTracerProvider(tracing.provider);
+  const parent = contextFrom(traceParentOf(ctx.job.metadata, ctx.job.room?.metadata));
+  let reason = 'call ended';
+  try {
+    reason = await inSpan('call.job', { kind: SpanKind.CONSUMER, parent, attributes: { 'livekit.job_id': ctx.job.id, 'livekit.room': ctx.job.room?.name ?? '' } }, (span) =>
+      runCall(ctx, (callId) => span.setAttribute('vap.call_id', callId)),
+    );
+  } finally {
+    await tracing.flush().catch(() => {});
+  }
+  ctx.shutdown(reason);
+}
+
+async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Promise<string> {
   const cfg = loadWorkerConfig();
   const api = new InternalApiClient({
     baseUrl: cfg.controlPlaneUrl,
@@ -39,8 +71,7 @@ async function entry(ctx: JobContext): Promise<void> {
     const attrs = participant.attributes ?? {};
     if (participant.kind !== ParticipantKind.SIP || !attrs['sip.trunkPhoneNumber']) {
       log.error({ room: room.name }, 'job without call id');
-      ctx.shutdown('no call id');
-      return;
+      return 'no call id';
     }
     const opened = await api.openInbound({
       to_number: attrs['sip.trunkPhoneNumber'],
@@ -51,6 +82,7 @@ async function entry(ctx: JobContext): Promise<void> {
     callId = opened.call_id;
   }
 
+  onCallId(callId);
   const config = await api.getConfig(callId);
   const logger = log.child({ call_id: callId });
   const keys = config.provider_keys;
@@ -78,9 +110,15 @@ async function entry(ctx: JobContext): Promise<void> {
     logger,
     inputSampleRate: inputSampleRateFor(config.agent.transcriber.provider),
     actions: {
-      // Deleting the room ends the call for every participant (the SIP leg hangs up).
       hangUp: async () => {
-        await new RoomServiceClient(livekit.url, livekit.key, livekit.secret).deleteRoom(room.name ?? '').catch(() => {});
+        await hangUpRoom({
+          rooms: new RoomServiceClient(livekit.url, livekit.key, livekit.secret),
+          room: room.name ?? '',
+          callId,
+          callType: config.call.type,
+          logger,
+          metrics,
+        });
       },
       transfer: async (destination) => {
         const p = participant ?? [...room.remoteParticipants.values()].find((x) => x.kind === ParticipantKind.SIP);
@@ -112,24 +150,9 @@ async function entry(ctx: JobContext): Promise<void> {
 
   await call.start({ room, roomName: room.name });
 
-  // Beep detection reads the callee's audio on a separate stream (outbound calls with voicemail detection).
-  if (call.beep) {
-    const watch = (track: RemoteTrack) => {
-      if (track.kind !== TrackKind.KIND_AUDIO) return;
-      void (async () => {
-        for await (const frame of new AudioStream(track, { sampleRate: 16000, numChannels: 1 })) {
-          if (call.endReason || call.voicemail?.verdict || call.beep?.detected) break;
-          call.onInputFrame(frame);
-        }
-      })().catch(() => {});
-    };
-    for (const p of room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) watch(pub.track as RemoteTrack);
-    room.on(RoomEvent.TrackSubscribed, (track) => watch(track));
-  }
-
   if (isAmbientSound(config.agent.background_sound)) {
     const player = new voice.BackgroundAudioPlayer({ ambientSound: { source: ambientFrames(config.agent.background_sound), volume: 0.6 } });
-    await player.start({ room, agentSession: call.session }).catch((err) => logger.warn({ err: (err as Error).message }, 'background sound failed'));
+    await player.start({ room, agentSession: call.session }).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'background sound failed'));
   }
 
   await call.ended;
@@ -137,12 +160,11 @@ async function entry(ctx: JobContext): Promise<void> {
   // The ended report must reach the control plane before the job process exits; the recording follows it.
   await reporter.flush();
   await recorder?.finish();
-  ctx.shutdown('call ended');
+  return 'call ended';
 }
 
 export default defineAgent({
   prewarm: async (proc: JobProcess) => {
-    installRaceFix();
     // Loads the Silero model once per process, before a call arrives.
     proc.userData.vad = new inference.VAD({ minSilenceDuration: 250 });
   },

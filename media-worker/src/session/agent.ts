@@ -2,6 +2,7 @@
 // lets the call decide a turn must not get a reply (the callee's first words on an outbound call, or a
 // voicemail greeting).
 import { llm, voice } from '@livekit/agents';
+import type { AudioFrame } from '@livekit/rtc-node';
 import type { KnowledgeConfig, KnowledgeSearchResult } from '../../../schemas/internal.ts';
 import type { MetricsSink } from '../metrics.ts';
 import type { InternalApiClient } from '../../../shared/internal-api.ts';
@@ -21,6 +22,11 @@ export interface VapAgentOptions {
   /** Records the retrieval time of each turn (voice_knowledge_retrieval_seconds). */
   metrics?: MetricsSink;
   callType?: string;
+  /**
+   * Sees each frame of the caller's audio on its way to the STT (beep detection). The tap sits in the STT
+   * node, which every audio input feeds (the room's in production, a line in tests): one path for both.
+   */
+  onInputAudio?: ((frame: AudioFrame) => void) | undefined;
 }
 
 /** The cache key of a query: its words, lowercased (punctuation and spacing differ between interim and final). */
@@ -50,6 +56,21 @@ export class VapAgent extends voice.Agent {
   constructor(opts: VapAgentOptions) {
     super({ instructions: withStuffedKnowledge(opts.instructions, opts.knowledge), tools: opts.tools });
     this.#opts = opts;
+  }
+
+  override async sttNode(audio: ReadableStream<AudioFrame> | AsyncIterable<AudioFrame>, modelSettings: voice.ModelSettings) {
+    const onFrame = this.#opts.onInputAudio;
+    if (!onFrame) return voice.Agent.default.sttNode(this, audio, modelSettings);
+    const stream = audio instanceof ReadableStream ? audio : ReadableStream.from(audio);
+    const tapped = stream.pipeThrough(
+      new TransformStream<AudioFrame, AudioFrame>({
+        transform(frame, controller) {
+          onFrame(frame);
+          controller.enqueue(frame);
+        },
+      }),
+    );
+    return voice.Agent.default.sttNode(this, tapped, modelSettings);
   }
 
   get #retrieves(): boolean {

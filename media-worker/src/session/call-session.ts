@@ -3,7 +3,6 @@
 // latency metrics. It needs no room: audio I/O can be a room (through `room`) or any AudioInput/AudioOutput.
 import { voice, type llm, type stt as agentsStt, type tts as agentsTts, type VAD } from '@livekit/agents';
 import type { AudioFrame, Room } from '@livekit/rtc-node';
-import { ReadableStream, TransformStream } from 'node:stream/web';
 import type { CallConfig, EndReason, EndedMessage, EndedReport } from '../../../schemas/internal.ts';
 import type { CallReporter, InternalApiClient } from '../../../shared/internal-api.ts';
 import { interpolate, mergeVariables } from '../../../shared/template.ts';
@@ -46,20 +45,6 @@ export interface CallSessionOptions {
   voicemailBeepWaitMs?: number;
   /** Sample rate of the caller's audio taken from the room (the STT's own; agents-js defaults to 24 kHz). */
   inputSampleRate?: number;
-}
-
-/** Audio input that passes frames through while letting the call look at them (beep detection). */
-export class TapAudioInput extends voice.AudioInput {
-  constructor(source: ReadableStream<AudioFrame>, onFrame: (f: AudioFrame) => void) {
-    super();
-    const tap = new TransformStream<AudioFrame, AudioFrame>({
-      transform(frame, controller) {
-        onFrame(frame);
-        controller.enqueue(frame);
-      },
-    });
-    this.multiStream.addInputStream(source.pipeThrough(tap));
-  }
 }
 
 const normalise = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').replace(/\s+/g, ' ').trim();
@@ -138,6 +123,8 @@ export class CallSession {
       beforeReply: (text) => this.#beforeReply(text),
       metrics: opts.metrics,
       callType: call.type,
+      // Beep detection reads the caller's audio where the STT does, whatever the audio input is.
+      onInputAudio: this.beep ? this.onInputFrame : undefined,
     });
 
     const retrieves = opts.config.knowledge.mode === 'retrieve' && opts.config.knowledge.knowledge_base_ids.length > 0;

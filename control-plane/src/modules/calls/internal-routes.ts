@@ -216,7 +216,7 @@ export const internalCallRoutes = [
       const agentLeft = event.event === 'participant_left' && event.participant?.kind === 4; // ParticipantInfo_Kind.AGENT
       if (room && (event.event === 'room_finished' || agentLeft)) {
         const call = await liveCallInRoom(services.sql, room);
-        if (call) await services.boss.send(REAP_QUEUE, { call_id: call.id }, { startAfter: 10, singletonKey: call.id });
+        if (call) await services.boss.send(REAP_QUEUE, { call_id: call.id }, { startAfter: services.config.REAP_DELAY_SECONDS, singletonKey: call.id });
       }
       return { ok: true };
     },

@@ -8,7 +8,7 @@ import type { Job, QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import { emitEvent } from '../events/emit.ts';
 import { analyseCall, AnalysisError, type AnalysisResult } from './analysis.ts';
-import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, saveAnalysis, touchWorker, type CallRow } from './queries.ts';
+import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, saveAnalysis, touchWorker } from './queries.ts';
 import { ANALYZE_QUEUE, failCall, finishCall } from './lifecycle.ts';
 
 export const REAP_QUEUE = 'calls.reap';
@@ -102,6 +102,10 @@ export function callQueues(services: Services): QueueDef<never>[] {
     },
     {
       name: REAP_QUEUE,
+      // Reap jobs are delayed (startAfter): their NOTIFY fires at insert, before they are due, so on a
+      // notify-enabled queue the worker would only find them at pg-boss's 30 s backstop poll. A 2 s poll
+      // (one indexed query) starts them within 2 s of being due.
+      work: { notifyPollingIntervalSeconds: 2 },
       handler: async (jobs: Job<{ call_id: string }>[]) => {
         for (const job of jobs) await reapCall(services, job.data.call_id);
       },
@@ -113,5 +117,5 @@ export function callQueues(services: Services): QueueDef<never>[] {
         await sweep(services);
       },
     },
-  ] as unknown as QueueDef<never>[];
+  ];
 }

@@ -21,6 +21,7 @@ import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { signedUrl } from './recordings.ts';
 import { recordingUrl } from './storage/index.ts';
+import { SpanKind, inSpan, traceCarrier } from '../../../../shared/tracing.ts';
 
 export const roomNameFor = (callId: string) => `call-${callId}`;
 
@@ -30,7 +31,7 @@ const NO_SAMPLES = Object.freeze({ avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, s
 export async function callView(services: Services, row: CallRow) {
   const messages = row.messages ?? null;
   const ended = isFinal(row.status);
-  const stored = ended ? (row.latency as Record<string, unknown> | null) : null;
+  const stored = ended ? (row.latency) : null;
   return {
     id: row.id,
     agent_id: row.agent_id,
@@ -121,12 +122,15 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
     return row;
   });
 
-  const metadata = JSON.stringify({ call_id: id });
   let token: string;
   try {
-    await livekit.rooms.createRoom({ name: room, metadata, emptyTimeout: 120, departureTimeout: 15 });
-    await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata });
-    token = await livekit.participantToken(room, `user-${id}`, { name: 'caller' });
+    token = await inSpan('call.dispatch', { kind: SpanKind.PRODUCER, attributes: { 'vap.call_id': id, 'livekit.room': room } }, async () => {
+      // The worker's job continues this trace: traceparent travels in the dispatch (and room) metadata.
+      const metadata = JSON.stringify({ call_id: id, ...traceCarrier() });
+      await livekit.rooms.createRoom({ name: room, metadata, emptyTimeout: 120, departureTimeout: 15 });
+      await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata });
+      return livekit.participantToken(room, `user-${id}`, { name: 'caller' });
+    });
   } catch (err) {
     services.log.error({ err, call_id: id }, 'room or dispatch failed');
     await sql.begin((tx) => failCall(tx, call, 'media_unavailable', 'dispatch_failed'));
@@ -178,7 +182,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
     return (await getCallById(tx, callId))!;
   });
   if (row.room_name) {
-    await services.livekit.rooms.deleteRoom(row.room_name).catch((err) => {
+    await services.livekit.rooms.deleteRoom(row.room_name).catch((err: unknown) => {
       // The reaper finishes the call if the room cannot be deleted now; the stop itself is recorded.
       services.log.warn({ err, call_id: callId }, 'room delete failed');
     });
@@ -246,7 +250,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
       case 'transfer_call':
         return { type: 'transfer_call', name: t.name, ...(t.description ? { description: t.description } : {}), destination: t.destination! };
       default:
-        return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) } as ToolConfig;
+        return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) };
     }
   });
   const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);

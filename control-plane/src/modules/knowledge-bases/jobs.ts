@@ -12,7 +12,7 @@ import { ssrfOptions } from '../../net/ssrf.ts';
 import { crawl, type CrawlProgress } from './crawl.ts';
 import { chunkSections, type Chunk } from './chunk.ts';
 import { parseFile, parseInlineText, type FileKind, FILE_KINDS, mimeOfKind, type Section } from './parse.ts';
-import { getJobById, lockBudget, refreshKbTotal, tsConfigOf, type KbRow } from './queries.ts';
+import { adjustTerms, getJobById, lockBudget, refreshKbTotal, tsConfigOf, type KbRow } from './queries.ts';
 
 export const INGEST_QUEUE = 'knowledge.ingest';
 export const USER_AGENT = 'vap-knowledge-bot/1.0';
@@ -100,6 +100,7 @@ export async function runIngest(services: Services, jobId: string, opts: { final
 }
 
 async function writeChunks(tx: Db, orgId: string, kb: KbRow, sourceId: string, chunks: (Chunk & { url: string | null; title: string })[], hooks?: IngestHooks) {
+  await adjustTerms(tx, kb.id, sourceId, -1);
   await tx`delete from knowledge_chunks where source_id = ${sourceId}`;
   const config = tsConfigOf(kb);
   for (let i = 0, batch = 0; i < chunks.length; i += BATCH, batch++) {
@@ -118,6 +119,7 @@ async function writeChunks(tx: Db, orgId: string, kb: KbRow, sourceId: string, c
     await tx`insert into knowledge_chunks ${tx(rows, 'org_id', 'kb_id', 'source_id', 'ordinal', 'heading', 'content', 'url', 'title', 'token_count', 'ts_config')}`;
     await hooks?.afterBatch?.(batch);
   }
+  await adjustTerms(tx, kb.id, sourceId, 1);
 }
 
 async function documentsOf(

@@ -10,7 +10,7 @@ import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { setTestHooks } from './jobs.ts';
 import { erroredSources } from './queries.ts';
-import { knowledgeConfigFor, searchChunks } from './search.ts';
+import { candidateQuery, knowledgeConfigFor, searchChunks } from './search.ts';
 import { chunkSections, countTokens } from './chunk.ts';
 
 let tp: TestPlatform;
@@ -261,6 +261,48 @@ describe('chunking', () => {
     // Consecutive chunks share their boundary sentence.
     const last = chunks[0]!.content.split('. ').at(-1)!;
     expect(chunks[1]!.content).toContain(last.replace(/\.$/, ''));
+  });
+});
+
+describe('candidate selection', () => {
+  it('ORs the rarest words within the budget, or ANDs them when even the rarest is too common', () => {
+    const terms = [
+      { lexeme: 'batteri', ndoc: 40 },
+      { lexeme: 'long', ndoc: 900 },
+      { lexeme: 'last', ndoc: 300 },
+      { lexeme: 'nimbus', ndoc: 0 },
+    ];
+    expect(candidateQuery(terms, 10_000, 1000)).toBe("'batteri' | 'last'");
+    expect(candidateQuery([{ lexeme: 'a', ndoc: 5000 }, { lexeme: 'b', ndoc: 4000 }, { lexeme: 'c', ndoc: 3000 }], 10_000, 1000)).toBe("'c' & 'b' & 'a'"); // 3000 × 0.4 × 0.5 = 600
+    expect(candidateQuery([{ lexeme: 'x', ndoc: 0 }], 10)).toBe('');
+  });
+
+  it('keeps document frequencies with ingestion and deletion', async () => {
+    const res = await post('/v1/knowledge-bases/sources', { type: 'text', text: 'Zebras graze. Zebras run.\n\nGiraffes eat leaves.' });
+    await waitJob(res.body.source.kb_id, res.body.job.job_id);
+    const terms = () => tp.sql<{ lexeme: string; ndoc: number }[]>`select lexeme, ndoc from knowledge_terms where kb_id = ${res.body.source.kb_id} order by lexeme`;
+    expect(await terms()).toContainEqual({ lexeme: 'zebra', ndoc: 1 });
+    await tp.request('delete', `/v1/knowledge-bases/${res.body.source.kb_id}/sources/${res.body.source.source_id}`, { key });
+    expect(await terms()).toEqual([]);
+  });
+});
+
+describe('updating a base', () => {
+  it('PATCH changes settings; multilingual re-indexes the chunks with the simple configuration', async () => {
+    const res = await post('/v1/knowledge-bases/sources', { type: 'text', text: 'The runners were running quickly through the gardens.' });
+    const kbId = res.body.source.kb_id;
+    await waitJob(kbId, res.body.job.job_id);
+    // english stems: "running" finds "runners were running"
+    expect(await searchChunks(tp.sql, orgId, [kbId], 'run', { topK: 3, maxTokens: 1000 })).toHaveLength(1);
+    const patched = await tp.request('patch', `/v1/knowledge-bases/${kbId}`, { key, body: { multilingual: true, mode: 'stuff', name: 'Renamed' } });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ kb_id: kbId, name: 'Renamed', multilingual: true, mode: 'stuff', sources: [expect.objectContaining({ status: 'ready' })] });
+    // simple: no stemming any more, exact words only
+    expect(await searchChunks(tp.sql, orgId, [kbId], 'run', { topK: 3, maxTokens: 1000 })).toEqual([]);
+    expect(await searchChunks(tp.sql, orgId, [kbId], 'running', { topK: 3, maxTokens: 1000 })).toHaveLength(1);
+    const bad = await tp.request('patch', `/v1/knowledge-bases/${kbId}`, { key, body: { language: 'klingon' } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0]).toMatchObject({ loc: ['body', 'language'], type: 'enum' });
   });
 });
 

@@ -152,6 +152,7 @@ export async function updateKb(db: Db, orgId: string, id: string, k: KbWrite): P
 /** Re-indexes a base's chunks under a new text-search configuration (the tsvector is generated from it). */
 export async function setChunksConfig(db: Db, kbId: string, config: string): Promise<void> {
   await db`update knowledge_chunks set ts_config = ${config}::regconfig where kb_id = ${kbId} and ts_config <> ${config}::regconfig`;
+  await rebuildTerms(db, kbId);
 }
 
 /** Deletes a base with its sources, jobs and chunks, and unlinks it from every model of the org. */
@@ -206,6 +207,7 @@ export async function insertSourceAndJob(db: Db, orgId: string, kbId: string, s:
 
 /** Deletes a source (its chunks and jobs follow) and gives its tokens back: the base total is recomputed. */
 export async function deleteSource(db: Db, kbId: string, id: string): Promise<void> {
+  await adjustTerms(db, kbId, id, -1);
   await db`delete from knowledge_sources where id = ${id} and kb_id = ${kbId}`;
   await refreshKbTotal(db, kbId);
 }
@@ -251,4 +253,32 @@ export async function erroredSources(db: Db, orgId: string): Promise<{ knowledge
 export async function tokensUsed(db: Db, orgId: string): Promise<number> {
   const [u] = await db<{ used: number }[]>`select coalesce(sum(token_count), 0)::int as used from knowledge_sources where org_id = ${orgId} and status = 'ready'`;
   return u!.used;
+}
+
+/**
+ * Adds (sign 1) or removes (sign -1) the lexeme counts of a source's chunks to its base's document
+ * frequencies. Called in the transaction that writes or deletes the chunks.
+ */
+export async function adjustTerms(db: Db, kbId: string, sourceId: string, sign: 1 | -1): Promise<void> {
+  // ts_stat takes the text of a query; the id is quoted by format(%L).
+  const stat = db`ts_stat(format('select tsv from knowledge_chunks where source_id = %L', ${sourceId}::text))`;
+  if (sign > 0) {
+    await db`
+      insert into knowledge_terms (kb_id, lexeme, ndoc)
+      select ${kbId}, word, ndoc from ${stat}
+      on conflict (kb_id, lexeme) do update set ndoc = knowledge_terms.ndoc + excluded.ndoc`;
+  } else {
+    await db`
+      update knowledge_terms t set ndoc = greatest(0, t.ndoc - s.ndoc)
+      from ${stat} s where t.kb_id = ${kbId} and t.lexeme = s.word`;
+    await db`delete from knowledge_terms where kb_id = ${kbId} and ndoc = 0`;
+  }
+}
+
+/** Recounts a base's document frequencies from its chunks (after a change of text-search configuration). */
+export async function rebuildTerms(db: Db, kbId: string): Promise<void> {
+  await db`delete from knowledge_terms where kb_id = ${kbId}`;
+  await db`
+    insert into knowledge_terms (kb_id, lexeme, ndoc)
+    select ${kbId}, word, ndoc from ts_stat(format('select tsv from knowledge_chunks where kb_id = %L', ${kbId}::text))`;
 }

@@ -1,8 +1,13 @@
-// Retrieval at call time. Full-text search in PostgreSQL: the question's words are OR-ed into a tsquery under
-// each base's configuration (a spoken question rarely has every word of the answer, so AND would miss), the
-// GIN index finds the candidates and ts_rank_cd (cover density, normalised to 0-1) orders them. Bases that
-// share a configuration are searched in one statement, so the index serves each query with a constant
-// tsquery. The best chunks are then kept within the turn's token budget.
+// Retrieval at call time. Full-text search in PostgreSQL, in two statements per text-search configuration:
+//  1. the question's words become lexemes under the base's configuration, each with its document frequency
+//     in the bases (knowledge_terms);
+//  2. candidates are the chunks holding the most selective lexemes (rarest first, while their frequencies add
+//     up to CANDIDATE_BUDGET chunks, always at least the rarest one), found by the GIN index, and ranked by
+//     ts_rank_cd (cover density, normalised to 0-1) against all the question's lexemes OR-ed together (a
+//     spoken question rarely holds every word of its answer, so AND would miss).
+// Without step 1 a word present in most chunks makes the ranking read most of the base (hundreds of ms at
+// 100k chunks); a word that common says little about which chunk answers anyway (the idea of IDF).
+// The best chunks are then kept within the turn's token budget.
 import type { Db } from '../../db/types.ts';
 import type { KnowledgeConfig } from '../../../../schemas/internal.ts';
 import { Histogram } from 'prom-client';
@@ -25,6 +30,39 @@ export function queryWords(query: string): string[] {
   return [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 32);
 }
 
+/** Chunks the ranking should read at most (estimated from the chosen lexemes' document frequencies). */
+export const CANDIDATE_BUDGET = 1000;
+
+/** tsquery text of lexemes; they come from words of letters and digits, so quoting is enough. */
+const tsq = (lexemes: string[], op: '|' | '&') => lexemes.map((l) => `'${l.replace(/'/g, "''")}'`).join(` ${op} `);
+
+/**
+ * The candidate condition: the rarest lexemes OR-ed while their frequencies add up to the budget; when even
+ * the rarest one is over it, the rarest ones AND-ed until the estimated intersection (independent words)
+ * fits. Returns tsquery text.
+ */
+export function candidateQuery(terms: { lexeme: string; ndoc: number }[], total: number, budget = CANDIDATE_BUDGET): string {
+  const sorted = terms.filter((t) => t.ndoc > 0).sort((a, b) => a.ndoc - b.ndoc);
+  if (!sorted.length) return '';
+  const chosen = [sorted[0]!];
+  if (sorted[0]!.ndoc <= budget) {
+    let sum = sorted[0]!.ndoc;
+    for (const t of sorted.slice(1)) {
+      if (sum + t.ndoc > budget) break;
+      chosen.push(t);
+      sum += t.ndoc;
+    }
+    return tsq(chosen.map((t) => t.lexeme), '|');
+  }
+  let estimate = sorted[0]!.ndoc;
+  for (const t of sorted.slice(1)) {
+    if (estimate <= budget) break;
+    chosen.push(t);
+    estimate *= t.ndoc / Math.max(total, t.ndoc);
+  }
+  return tsq(chosen.map((t) => t.lexeme), '&');
+}
+
 export async function searchChunks(db: Db, orgId: string, kbIds: string[], query: string, opts: { topK: number; maxTokens: number }): Promise<SearchHit[]> {
   const words = queryWords(query);
   if (!words.length || !kbIds.length) return [];
@@ -32,13 +70,22 @@ export async function searchChunks(db: Db, orgId: string, kbIds: string[], query
     select id, multilingual, language from knowledge_bases where org_id = ${orgId} and id = any(${kbIds}::uuid[])`;
   const byConfig = new Map<string, string[]>();
   for (const b of bases) byConfig.set(tsConfigOf(b), [...(byConfig.get(tsConfigOf(b)) ?? []), b.id]);
-  const expr = words.join(' | ');
   const hits: SearchHit[] = [];
   for (const [config, ids] of byConfig) {
+    const terms = await db<{ lexeme: string; ndoc: number; total: number }[]>`
+      select q.lexeme, coalesce(sum(t.ndoc), 0)::int as ndoc,
+        (select coalesce(sum(chunk_count), 0)::int from knowledge_sources where kb_id = any(${ids}::uuid[]) and status = 'ready') as total
+      from unnest(tsvector_to_array(to_tsvector(${config}::regconfig, ${words.join(' ')}))) as q(lexeme)
+      left join knowledge_terms t on t.kb_id = any(${ids}::uuid[]) and t.lexeme = q.lexeme
+      group by q.lexeme`;
+    const present = terms.filter((t) => t.ndoc > 0);
+    if (!present.length) continue;
+    const selective = candidateQuery(present, terms[0]!.total);
+    const all = tsq(present.map((t) => t.lexeme), '|');
     const rows = await db<SearchHit[]>`
-      select c.content, c.heading, ts_rank_cd(c.tsv, q, 32)::float8 as score, c.source_id, c.kb_id, c.url, c.title, c.token_count
-      from knowledge_chunks c, to_tsquery(${config}::regconfig, ${expr}) q
-      where c.kb_id = any(${ids}::uuid[]) and c.tsv @@ q
+      select c.content, c.heading, ts_rank_cd(c.tsv, ${all}::tsquery, 32)::float8 as score, c.source_id, c.kb_id, c.url, c.title, c.token_count
+      from knowledge_chunks c
+      where c.kb_id = any(${ids}::uuid[]) and c.tsv @@ ${selective}::tsquery
       order by score desc, c.id
       limit ${opts.topK * 2}`;
     hits.push(...rows);
