@@ -153,9 +153,9 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       }
       metricsServer?.close();
       await services.rateLimiter.stop();
-      await webhooks?.stop().catch((err) => log.warn({ err }, 'webhook dispatcher stop failed'));
-      await simulatedEdge?.close().catch((err) => log.warn({ err }, 'simulated carrier edge close failed'));
-      await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err) => log.warn({ err }, 'pg-boss stop failed'));
+      await webhooks?.stop().catch((err: unknown) => log.warn({ err }, 'webhook dispatcher stop failed'));
+      await simulatedEdge?.close().catch((err: unknown) => log.warn({ err }, 'simulated carrier edge close failed'));
+      await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err: unknown) => log.warn({ err }, 'pg-boss stop failed'));
       await auth.stop();
       await db.close();
     },

@@ -63,7 +63,7 @@ beforeAll(async () => {
     ANALYSIS_RETRY_LIMIT: 1,
     ANALYSIS_RETRY_DELAY_SECONDS: 1,
     STOP_REPORT_GRACE_SECONDS: 2,
-  } as never);
+  });
   org = await tp.createOrg();
   agentId = await createAgent(org);
 });

@@ -31,7 +31,7 @@ const NO_SAMPLES = Object.freeze({ avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, s
 export async function callView(services: Services, row: CallRow) {
   const messages = row.messages ?? null;
   const ended = isFinal(row.status);
-  const stored = ended ? (row.latency as Record<string, unknown> | null) : null;
+  const stored = ended ? (row.latency) : null;
   return {
     id: row.id,
     agent_id: row.agent_id,
@@ -191,7 +191,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
     return (await finishCall(tx, services.boss, locked, { endReason, endedAt, durationSeconds: 0, messages: [] })) ?? locked;
   });
   if (row.room_name && row.status !== before.status) {
-    await services.livekit.rooms.deleteRoom(row.room_name).catch((err) => {
+    await services.livekit.rooms.deleteRoom(row.room_name).catch((err: unknown) => {
       // A room that was never created (a queued call), or LiveKit unreachable: the reaper closes what is left.
       services.log.debug({ err, call_id: callId }, 'room delete after stop failed');
     });
@@ -259,7 +259,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
       case 'transfer_call':
         return { type: 'transfer_call', name: t.name, ...(t.description ? { description: t.description } : {}), destination: t.destination! };
       default:
-        return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) } as ToolConfig;
+        return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) };
     }
   });
   const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
