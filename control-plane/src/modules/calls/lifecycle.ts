@@ -12,7 +12,7 @@ import type { Db } from '../../db/types.ts';
 import type { PgBoss } from '../../jobs/boss.ts';
 import { sendInTx } from '../../jobs/boss.ts';
 import { emitEvent } from '../events/emit.ts';
-import { setCompleted, setFailed, setInitiated, setInProgress, type CallRow } from './queries.ts';
+import { fillConversation, setCompleted, setFailed, setInitiated, setInProgress, type CallRow } from './queries.ts';
 import { recordCallEnded } from '../../metrics.ts';
 
 export type CallStatus = CallRow['status'];
@@ -129,15 +129,7 @@ async function conversationFinal(db: Db, boss: PgBoss, row: CallRow): Promise<vo
  * (FINALIZE_QUEUE), what was reported so far stands. Only the first of the two does anything.
  */
 export async function completeConversation(db: Db, boss: PgBoss, callId: string, r: Pick<Finish, 'messages' | 'latency' | 'usage'> = {}): Promise<CallRow | null> {
-  const [row] = await db<CallRow[]>`
-    update calls set
-      awaiting_report = false,
-      messages = coalesce(${r.messages == null ? null : db.json(r.messages as never)}::jsonb, messages, '[]'::jsonb),
-      latency = coalesce(${r.latency === undefined ? null : db.json(r.latency as never)}::jsonb, latency),
-      usage = coalesce(${r.usage === undefined ? null : db.json(r.usage as never)}::jsonb, usage),
-      updated_at = now()
-    where id = ${callId} and awaiting_report
-    returning *`;
+  const row = await fillConversation(db, callId, r);
   if (!row) return null;
   await conversationFinal(db, boss, row);
   return row;

@@ -414,3 +414,17 @@ export async function markDialed(db: Db, callId: string): Promise<boolean> {
 export async function setCarrierCallSid(db: Db, callId: string, sid: string): Promise<void> {
   await db`update calls set carrier_call_sid = coalesce(carrier_call_sid, ${sid}) where id = ${callId}`;
 }
+
+/** A stopped call's conversation, from its worker's late report (only while it is awaited). */
+export async function fillConversation(db: Db, callId: string, r: { messages?: unknown[] | null; latency?: unknown; usage?: unknown }): Promise<CallRow | undefined> {
+  const [row] = await db<CallRow[]>`
+    update calls set
+      awaiting_report = false,
+      messages = coalesce(${r.messages == null ? null : db.json(r.messages as never)}::jsonb, messages, '[]'::jsonb),
+      latency = coalesce(${r.latency === undefined ? null : db.json(r.latency as never)}::jsonb, latency),
+      usage = coalesce(${r.usage === undefined ? null : db.json(r.usage as never)}::jsonb, usage),
+      updated_at = now()
+    where id = ${callId} and awaiting_report
+    returning *`;
+  return row;
+}
