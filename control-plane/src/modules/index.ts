@@ -14,5 +14,6 @@ import { internalCallRoutes } from './calls/internal-routes.ts';
 import { usageRoutes } from './usage/routes.ts';
 import { agentRoutes } from './agents/routes.ts';
 import { voiceRoutes } from './voices/routes.ts';
+import { internalInboundRoutes, phoneNumberRoutes } from './phone-numbers/routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...voiceRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...voiceRoutes, ...phoneNumberRoutes, ...internalInboundRoutes];

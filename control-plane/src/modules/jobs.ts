@@ -3,7 +3,8 @@ import type { QueueDef } from '../jobs/boss.ts';
 import type { Services } from '../services.ts';
 import { webhookQueues } from './webhooks/jobs.ts';
 import { callQueues } from './calls/jobs.ts';
+import { phoneNumberQueues } from './phone-numbers/jobs.ts';
 
 export function queueDefinitions(services: Services): QueueDef<never>[] {
-  return [...webhookQueues(services), ...callQueues(services)];
+  return [...webhookQueues(services), ...callQueues(services), ...phoneNumberQueues(services)];
 }
