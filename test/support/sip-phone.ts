@@ -56,7 +56,7 @@ ${sdp}
   <recv response="200" rtd="true">
     <action>
       <ereg regexp="m=audio ([0-9]+)" search_in="body" check_it="true" assign_to="m,rport"/>
-      <exec command="echo [$rport] > ${dir}/answered"/>
+      <exec command="echo [$rport] > ${dir}/answered; echo '[$m]' > ${dir}/sdp-line"/>
     </action>
   </recv>
   <send>
@@ -80,8 +80,8 @@ Content-Length: 0
   <label id="refer"/>
   <nop>
     <action>
-      <ereg regexp="Refer-To: *<?([^>\\r\\n]+)" search_in="msg" check_it="true" assign_to="r,referto"/>
-      <exec command="echo '[$referto]' > ${dir}/refer"/>
+      <ereg regexp="Refer-To: *&lt;?([^&gt;[:space:]]+)" search_in="msg" check_it="true" assign_to="r,referto"/>
+      <exec command="echo '[$referto]' > ${dir}/refer; echo '[$r]' > ${dir}/refer-line"/>
     </action>
   </nop>
   <send>
@@ -214,6 +214,7 @@ export class SipPhone {
   readonly callId = `${randomUUID()}@vap-test`;
   readonly dir: string;
   readonly received: number[] = [];
+  readonly packets: string[] = [];
   /** When the first non-silent audio arrived (performance.now()). */
   firstAudioAt: number | null = null;
   readonly startedAt = performance.now();
@@ -239,6 +240,7 @@ export class SipPhone {
       if (msg.length < 12) return;
       this.remote ??= { port: rinfo.port, host: rinfo.address };
       const pt = msg[1]! & 0x7f;
+      if (process.env.VAP_DEBUG_RTP) this.packets.push(`${pt} ${msg.readUInt16BE(2)} ${msg.readUInt32BE(4)} ${msg.readUInt32BE(8)} ${msg.length} ${rinfo.port}`);
       if (pt !== 0) return;
       const cc = msg[0]! & 0x0f;
       for (let i = 12 + cc * 4; i < msg.length; i++) {
