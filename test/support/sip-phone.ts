@@ -263,7 +263,7 @@ export class SipPhone {
     const phone = new SipPhone(
       spawn(
         'sipp',
-        [o.bridge, '-sf', path.join(dir, 'uac.xml'), '-s', o.to, '-i', '127.0.0.1', '-p', String(sipPort), '-m', '1', '-cid_str', '%u', '-nostdin', '-timeout', `${o.timeoutSeconds ?? 120}s`, '-timeout_error', '-trace_msg', '-message_file', path.join(dir, 'messages.log')],
+        [o.bridge, '-sf', path.join(dir, 'uac.xml'), '-s', o.to, '-i', '127.0.0.1', '-p', String(sipPort), '-m', '1', '-cid_str', `${randomUUID()}-%u@vap-test`, '-nostdin', '-timeout', `${o.timeoutSeconds ?? 120}s`, '-timeout_error', '-trace_msg', '-message_file', path.join(dir, 'messages.log')],
         { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir },
       ),
       rtp,
