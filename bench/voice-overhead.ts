@@ -12,7 +12,7 @@ import { percentile } from '../shared/latency.ts';
 import { InternalApiClient } from '../shared/internal-api.ts';
 import { createLogger } from '../shared/logger.ts';
 import { WorkerMetrics } from '../media-worker/src/metrics.ts';
-import { CallSession, TapAudioInput } from '../media-worker/src/session/call-session.ts';
+import { CallSession } from '../media-worker/src/session/call-session.ts';
 import { baseConfigForBench } from './support/bench-config.ts';
 import { FixedSTT, FixedTTS, ScriptedVAD } from './support/fixed-providers.ts';
 import { startFakeInternalApi } from '../test/support/fake-internal-api.ts';
@@ -78,9 +78,8 @@ async function rig(kind: Kind, opts: { speed?: number; sampleRate?: number; keep
     logger: createLogger('bench', 'error'),
     preemptiveGeneration: false,
   });
-  const input = new TapAudioInput(line.source, call.onInputFrame);
   line.start();
-  await call.start({ audioInput: input, audioOutput: out });
+  await call.start({ audioInput: line, audioOutput: out });
   return { kind, line, out, vad, stt, close: async () => { await call.end('user_hangup'); await line.close(); } };
 }
 

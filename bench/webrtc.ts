@@ -24,7 +24,7 @@ import type { CallConfig, CallLatency } from '../schemas/internal.ts';
 import { nullSink } from '../media-worker/src/metrics.ts';
 import { createLLM, createSTT, createTTS } from '../media-worker/src/providers/index.ts';
 import { endpointingFor } from '../media-worker/src/session/mappings.ts';
-import { CallSession, TapAudioInput } from '../media-worker/src/session/call-session.ts';
+import { CallSession } from '../media-worker/src/session/call-session.ts';
 import { installRaceFix } from '../media-worker/src/session/race-fix.ts';
 import type { TurnTiming } from '../media-worker/src/session/turn-trace.ts';
 import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
@@ -184,7 +184,7 @@ async function noRoomSession(clips: Clip[], llmUrl: string, api: Awaited<ReturnT
   const line = new LineAudioInput();
   const out = new SpeechCapture({ keepFrames: false });
   line.start();
-  await call.start({ audioInput: new TapAudioInput(line.source, call.onInputFrame), audioOutput: out });
+  await call.start({ audioInput: line, audioOutput: out });
   await sleep(1000);
   const turns: Turn[] = [];
   for (let i = 0; i < TURNS; i++) {

@@ -1,7 +1,38 @@
 import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, Metadata, type Static } from './common.ts';
-import { STT_PROVIDERS, TTS_PROVIDERS } from '../shared/voices.ts';
+import { STT_DEFAULT_MODEL, STT_PROVIDERS, TTS_DEFAULTS, TTS_PROVIDERS } from '../shared/voices.ts';
 
+// The one definition of an agent's configuration. The public API (create, update, read), the web call
+// overrides and the media worker's session config (schemas/internal.ts) are all built from the field schemas
+// and the defaults below, so a value the API accepts is one the worker knows (media-worker/src/agent-config.test.ts
+// walks these enums against the worker's mappings).
+
+/** Ambient loops of `background_sound`; each has a file in media-worker/assets. */
 export const BackgroundSounds = ['office', 'cafe', 'call_center', 'restaurant', 'static'] as const;
+export type BackgroundSound = (typeof BackgroundSounds)[number];
+
+/** Defaults of every optional agent field; the schema descriptions below quote them. */
+export const AGENT_DEFAULTS = {
+  webhook_id: null,
+  transcriber: { provider: 'deepgram', model: STT_DEFAULT_MODEL.deepgram },
+  tts: { provider: 'openai', ...TTS_DEFAULTS.openai },
+  first_message: null,
+  end_call_phrases: [] as string[],
+  max_duration_seconds: 1800,
+  interruption_sensitivity: 0.5,
+  silence_timeout_seconds: 30,
+  enable_recording: false,
+  language: 'en-US',
+  dynamic_variables: {} as Record<string, string | number | boolean>,
+  voicemail_detection: false,
+  voicemail_message: null,
+  responsiveness: 0.5,
+  speed: 1.0,
+  background_sound: null,
+  emotions: false,
+  job_description: null,
+  metadata: {} as Record<string, unknown>,
+} as const satisfies Record<string, unknown>;
+const D = AGENT_DEFAULTS;
 
 const LANGUAGE = '^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$';
 const Language = (description: string) => Type.String({ pattern: LANGUAGE, maxLength: 35, description });
@@ -37,7 +68,7 @@ export const Tts = Type.Object(
 const VariableValue = Type.Unsafe<string | number | boolean>({ type: ['string', 'number', 'boolean'] });
 
 /** Settings shared by create and update; every one optional with its documented default. */
-const settings = {
+export const agentSettings = {
   webhook_id: Type.Optional(Nullable(Uuid({ description: 'Webhook of your organisation that receives this agent\'s call events; default null' }))),
   transcriber: Type.Optional(TranscriberInput),
   tts: Type.Optional(TtsInput),
@@ -45,11 +76,11 @@ const settings = {
   end_call_phrases: Type.Optional(
     Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 20, description: 'The agent hangs up after saying one of these; default []' }),
   ),
-  max_duration_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 14400, description: 'Calls end after this long (end_reason max_duration); default 1800' })),
-  interruption_sensitivity: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: '0 never lets the caller interrupt, 1 stops at the slightest sound; default 0.5' })),
-  silence_timeout_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 3600, description: 'Calls end after this much silence from the caller (end_reason silence_timeout); default 30' })),
+  max_duration_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 14400, description: `Calls end after this long (end_reason max_duration); default ${D.max_duration_seconds}` })),
+  interruption_sensitivity: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: `0 never lets the caller interrupt, 1 stops at the slightest sound; default ${D.interruption_sensitivity}` })),
+  silence_timeout_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 3600, description: `Calls end after this much silence from the caller (end_reason silence_timeout); default ${D.silence_timeout_seconds}` })),
   enable_recording: Type.Optional(Type.Boolean({ description: 'Record calls (recording_url on the call); default false' })),
-  language: Type.Optional(Language("BCP-47 tag of the conversation; default 'en-US'")),
+  language: Type.Optional(Language(`BCP-47 tag of the conversation; default '${D.language}'`)),
   dynamic_variables: Type.Optional(
     Type.Record(Type.String(), VariableValue, {
       maxProperties: 100,
@@ -58,8 +89,8 @@ const settings = {
   ),
   voicemail_detection: Type.Optional(Type.Boolean({ description: 'Detect answering machines on outbound calls; default false' })),
   voicemail_message: Type.Optional(Nullable(Type.String({ maxLength: 2000, description: 'Left on a detected voicemail (then the call ends); null hangs up. Default null' }))),
-  responsiveness: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'How quickly the agent replies after the caller stops: 0 waits longest, 1 replies soonest; default 0.5' })),
-  speed: Type.Optional(Type.Number({ minimum: 0.5, maximum: 2, description: 'Speaking rate multiplier, 0.5-2; default 1.0' })),
+  responsiveness: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: `How quickly the agent replies after the caller stops: 0 waits longest, 1 replies soonest; default ${D.responsiveness}` })),
+  speed: Type.Optional(Type.Number({ minimum: 0.5, maximum: 2, description: `Speaking rate multiplier, 0.5-2; default ${D.speed.toFixed(1)}` })),
   background_sound: Type.Optional(Nullable(StringEnum(BackgroundSounds, { description: 'Ambient sound mixed under the agent; default null (none)' }))),
   emotions: Type.Optional(Type.Boolean({ description: 'Let the agent vary its tone with the conversation where the voice supports it; default false' })),
   job_description: Type.Optional(Nullable(Type.String({ maxLength: 10000, description: 'Prepended to the model\'s system prompt as a "# Role" block; default null' }))),
@@ -94,30 +125,38 @@ const agentExample = {
   effective_system_prompt: '# Role\nReceptionist of a dental clinic.\n\nYou answer questions for {{company}}. Keep answers short.',
 };
 
+/**
+ * The behaviour fields of a stored agent, as read from the API and as the media worker receives them
+ * (InternalAgent in schemas/internal.ts is `id`, `name` and these).
+ */
+export const agentBehaviour = {
+  transcriber: Transcriber,
+  tts: Tts,
+  first_message: Nullable(Type.String()),
+  end_call_phrases: Type.Array(Type.String()),
+  max_duration_seconds: Type.Integer(),
+  interruption_sensitivity: Type.Number(),
+  silence_timeout_seconds: Type.Integer(),
+  enable_recording: Type.Boolean(),
+  language: Type.String(),
+  dynamic_variables: Type.Record(Type.String(), VariableValue),
+  voicemail_detection: Type.Boolean(),
+  voicemail_message: Nullable(Type.String()),
+  responsiveness: Type.Number(),
+  speed: Type.Number(),
+  background_sound: Nullable(StringEnum(BackgroundSounds)),
+  emotions: Type.Boolean(),
+  job_description: Nullable(Type.String()),
+  metadata: Metadata(),
+};
+
 export const Agent = Type.Object(
   {
     id: Uuid(),
     name: Type.String(),
     llm_id: Uuid(),
     webhook_id: Nullable(Uuid()),
-    transcriber: Transcriber,
-    tts: Tts,
-    first_message: Nullable(Type.String()),
-    end_call_phrases: Type.Array(Type.String()),
-    max_duration_seconds: Type.Integer(),
-    interruption_sensitivity: Type.Number(),
-    silence_timeout_seconds: Type.Integer(),
-    enable_recording: Type.Boolean(),
-    language: Type.String(),
-    dynamic_variables: Type.Record(Type.String(), VariableValue),
-    voicemail_detection: Type.Boolean(),
-    voicemail_message: Nullable(Type.String()),
-    responsiveness: Type.Number(),
-    speed: Type.Number(),
-    background_sound: Nullable(StringEnum(BackgroundSounds)),
-    emotions: Type.Boolean(),
-    job_description: Nullable(Type.String()),
-    metadata: Metadata(),
+    ...agentBehaviour,
     created_at: DateTime(),
     updated_at: DateTime(),
     effective_system_prompt: Nullable(
@@ -137,7 +176,7 @@ export const CreateAgent = Strict(
   {
     name: Type.String({ minLength: 1, maxLength: 255 }),
     llm_id: Uuid({ description: 'LLM model of your organisation' }),
-    ...settings,
+    ...agentSettings,
   },
   {
     title: 'CreateAgent',
@@ -161,7 +200,7 @@ export const UpdateAgent = Strict(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     llm_id: Type.Optional(Uuid()),
-    ...settings,
+    ...agentSettings,
   },
   {
     title: 'UpdateAgent',

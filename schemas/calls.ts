@@ -1,5 +1,5 @@
-import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, Uuid, ListEnvelope, Pagination, type Static } from './common.ts';
-import { TtsInput, TranscriberInput } from './agents.ts';
+import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, Uuid, PathId, ListEnvelope, Pagination, type Static } from './common.ts';
+import { agentSettings } from './agents.ts';
 
 export const CALL_STATUSES = ['queued', 'initiated', 'in_progress', 'completed', 'failed'] as const;
 export const CALL_TYPES = ['web', 'outbound', 'inbound'] as const;
@@ -50,7 +50,14 @@ export const Call = Type.Object(
         outcome: Nullable(Type.String()),
         summary: Nullable(Type.String()),
         status: StringEnum(['pending', 'running', 'completed', 'failed', 'skipped'] as const, { description: 'Progress of the post-call analysis' }),
-        error: Nullable(Type.String({ description: 'Why the analysis failed, when it did' })),
+        error: Nullable(Type.String({ description: 'Why the analysis failed or was skipped, when it was' })),
+        method: Nullable(
+          StringEnum(['agent_model', 'analysis_model', 'extractive', 'rule'] as const, {
+            description:
+              "How the summary was made: the agent's own model, the configured analysis model, an extractive summary (offline; no outcome), or a rule (no conversation)",
+          }),
+        ),
+        model: Nullable(Type.String({ description: '`provider/model` of the model that made (or failed to make) the analysis' })),
       },
       { title: 'CallAnalysis' },
     ),
@@ -87,7 +94,7 @@ export const Call = Type.Object(
         transcript: [{ role: 'agent', content: 'Hello Ada, how can I help?' }],
         messages: [{ role: 'agent', content: 'Hello Ada, how can I help?' }],
         ai_summary: 'The caller booked an appointment for Tuesday.',
-        analysis: { outcome: 'appointment_booked', summary: 'The caller booked an appointment for Tuesday.', status: 'completed', error: null },
+        analysis: { outcome: 'appointment_booked', summary: 'The caller booked an appointment for Tuesday.', status: 'completed', error: null, method: 'agent_model', model: 'openai/gpt-4o-mini' },
         metadata: { crm_id: '42' },
         latency: {
           llm_ttft: { avg_ms: 310, p50_ms: 300, min_ms: 250, max_ms: 420, samples: 6 },
@@ -105,22 +112,16 @@ export type Call = Static<typeof Call>;
 
 export const CallList = ListEnvelope(Call, 'Call');
 
+/** The agent settings a web call may override: the agent's own field schemas, so both accept the same values. */
+const OVERRIDABLE = [
+  'first_message', 'tts', 'transcriber', 'language', 'max_duration_seconds', 'silence_timeout_seconds', 'end_call_phrases', 'speed',
+  'responsiveness', 'interruption_sensitivity', 'background_sound', 'enable_recording',
+] as const;
+const pick = <T extends object, K extends keyof T>(o: T, keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
+
 /** What a web call may change for this one call (docs/decisions.md, "Calls"). */
 export const CallOverrides = Strict(
-  {
-    first_message: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
-    tts: Type.Optional(TtsInput),
-    transcriber: Type.Optional(TranscriberInput),
-    language: Type.Optional(Type.String({ minLength: 2, maxLength: 35 })),
-    max_duration_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 14400 })),
-    silence_timeout_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 3600 })),
-    end_call_phrases: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 50 })),
-    speed: Type.Optional(Type.Number({ minimum: 0.5, maximum: 2 })),
-    responsiveness: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    interruption_sensitivity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    background_sound: Type.Optional(Nullable(Type.String())),
-    enable_recording: Type.Optional(Type.Boolean()),
-  },
+  pick(agentSettings, OVERRIDABLE),
   {
     title: 'CallOverrides',
     description: 'Agent settings changed for this call only. Anything not listed here is fixed by the agent.',
@@ -153,7 +154,7 @@ export const WebCallResult = Type.Object(
   { title: 'WebCallResult' },
 );
 
-export const CallParams = Strict({ call_id: Uuid() });
+export const CallParams = Strict({ call_id: PathId('Call') });
 
 export const UpdateCall = Strict(
   {

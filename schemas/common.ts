@@ -7,6 +7,15 @@ export { Type, type Static, type TSchema };
 export const Uuid = (opts: { description?: string } = {}) =>
   Type.String({ format: 'uuid', ...opts });
 
+/**
+ * A path id the spec types as a plain string (`call_id`, `phone_number_id`, the credential DELETE): any
+ * string up to 100 characters is well-formed, and one that is not an id the platform issued (a uuid) names
+ * nothing, so it is a 404, never a 422. `x-not-found` names the resource for that 404 (http/mount.ts).
+ * Path ids the spec types as uuid, or does not show, use Uuid(): a malformed one is a 422 `uuid_parsing`.
+ */
+export const PathId = (resource: string, opts: { description?: string } = {}) =>
+  Type.String({ minLength: 1, maxLength: 100, 'x-not-found': resource, description: `${resource} id (a uuid; any other string is a 404)`, ...opts });
+
 export const DateTime = (opts: { description?: string } = {}) =>
   Type.String({ format: 'date-time', ...opts });
 

@@ -1,4 +1,4 @@
-import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, Metadata, type Static } from './common.ts';
+import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, PathId, Metadata, type Static } from './common.ts';
 
 /** Providers whose keys an organisation may bring; the media worker uses them for that org's calls. */
 export const CredentialProviders = ['openai', 'anthropic', 'gemini', 'deepgram', 'elevenlabs', 'cartesia'] as const;
@@ -76,4 +76,4 @@ export const CredentialListQuery = Type.Object(
 
 export const CredentialParams = Strict({ credential_id: Uuid() });
 /** The spec types the DELETE path parameter as a plain string: an id that is not a uuid is simply not found. */
-export const CredentialDeleteParams = Strict({ credential_id: Type.String({ minLength: 1, maxLength: 100 }) });
+export const CredentialDeleteParams = Strict({ credential_id: PathId('Credential') });

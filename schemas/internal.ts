@@ -3,38 +3,27 @@
 // Responses are what the control plane sends (no `additionalProperties: false`, so the control plane can add
 // fields without breaking running workers); worker reports are strict.
 import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, type Static } from './common.ts';
+import { agentBehaviour, Transcriber as AgentTranscriber, Tts as AgentTts } from './agents.ts';
+import { LlmProviders } from './models.ts';
+import type { CallLatency as SharedCallLatency, LatencySummary as SharedLatencySummary } from '../shared/latency.ts';
+import type { ProviderKeys as SharedProviderKeys } from '../shared/providers.ts';
 
 // ---- Speech and model providers --------------------------------------------------------------------------
+// The agent's fields and enums come from the public schema (schemas/agents.ts, schemas/models.ts): one
+// definition, so the worker cannot drift from what the API accepts.
 
-export const TRANSCRIBER_PROVIDERS = ['deepgram', 'openai', 'local'] as const;
-export const TTS_PROVIDERS = ['openai', 'deepgram', 'elevenlabs', 'cartesia', 'local'] as const;
-export const LLM_PROVIDERS = ['openai', 'gemini', 'anthropic'] as const;
 /** Models of the `local` TTS provider. */
 export const LOCAL_TTS_MODELS = ['espeak-ng', 'festival'] as const;
 
-export const Transcriber = Type.Object(
-  {
-    provider: StringEnum(TRANSCRIBER_PROVIDERS),
-    model: Nullable(Type.String({ description: 'Provider model id; null picks the provider default' })),
-    language: Nullable(Type.String({ description: 'BCP-47 code; null uses the agent language' })),
-  },
-  { title: 'Transcriber', examples: [{ provider: 'deepgram', model: 'nova-3', language: 'en-US' }] },
-);
+// Open copies of the public objects: a control plane may add fields without breaking running workers.
+export const Transcriber = Type.Object(AgentTranscriber.properties, { title: 'InternalTranscriber' });
 export type Transcriber = Static<typeof Transcriber>;
-
-export const Tts = Type.Object(
-  {
-    provider: StringEnum(TTS_PROVIDERS),
-    voice_id: Nullable(Type.String({ description: 'Provider voice id; null picks the provider default' })),
-    model: Nullable(Type.String({ description: "Provider model id; for `local`: 'espeak-ng' (default) or 'festival'" })),
-  },
-  { title: 'Tts', examples: [{ provider: 'local', voice_id: null, model: 'espeak-ng' }] },
-);
+export const Tts = Type.Object(AgentTts.properties, { title: 'InternalTts' });
 export type Tts = Static<typeof Tts>;
 
 export const LlmSettings = Type.Object(
   {
-    provider: StringEnum(LLM_PROVIDERS),
+    provider: StringEnum(LlmProviders),
     model: Type.String({ description: 'Model id at the provider' }),
     base_url: Nullable(Type.String({ description: 'OpenAI-compatible base URL (local or self-hosted models)' })),
     temperature: Nullable(Type.Number()),
@@ -56,6 +45,9 @@ export const ProviderKeys = Type.Object(
   { title: 'ProviderKeys', description: "The org's decrypted keys; a missing key falls back to the worker's env key" },
 );
 export type ProviderKeys = Static<typeof ProviderKeys>;
+// shared/providers.ts uses these keys and owns their TypeScript shape; the schema must describe exactly it.
+const sameKeys: [Static<typeof ProviderKeys>] extends [SharedProviderKeys] ? ([SharedProviderKeys] extends [Static<typeof ProviderKeys>] ? true : false) : false = true;
+void sameKeys;
 
 // ---- The call and its agent -------------------------------------------------------------------------------
 
@@ -75,30 +67,9 @@ export const InternalCall = Type.Object(
 );
 export type InternalCall = Static<typeof InternalCall>;
 
-/** Every behaviour field of the spec's Agent. */
+/** Every behaviour field of the spec's Agent (schemas/agents.ts), with its id and name. */
 export const InternalAgent = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    transcriber: Transcriber,
-    tts: Tts,
-    first_message: Nullable(Type.String({ description: 'Raw template; the worker interpolates variables' })),
-    end_call_phrases: Type.Array(Type.String()),
-    max_duration_seconds: Type.Integer({ minimum: 1 }),
-    interruption_sensitivity: Type.Number({ minimum: 0, maximum: 1 }),
-    silence_timeout_seconds: Type.Integer({ minimum: 1 }),
-    enable_recording: Type.Boolean(),
-    language: Type.String(),
-    dynamic_variables: Type.Record(Type.String(), Type.Unknown()),
-    voicemail_detection: Type.Boolean(),
-    voicemail_message: Nullable(Type.String()),
-    responsiveness: Type.Number({ minimum: 0, maximum: 1 }),
-    speed: Type.Number({ exclusiveMinimum: 0 }),
-    background_sound: Nullable(Type.String({ description: "Ambient loop: 'office', 'cafe', 'static' or null" })),
-    emotions: Type.Boolean(),
-    job_description: Nullable(Type.String()),
-    metadata: Metadata(),
-  },
+  { id: Type.String(), name: Type.String(), ...agentBehaviour, transcriber: Transcriber, tts: Tts },
   { title: 'InternalAgent' },
 );
 export type InternalAgent = Static<typeof InternalAgent>;
@@ -232,6 +203,10 @@ export const CallLatency = Strict(
   { title: 'CallLatency' },
 );
 export type CallLatency = Static<typeof CallLatency>;
+// shared/latency.ts computes these and owns their TypeScript shape; the schemas must describe exactly it.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameLatency: Same<CallLatency, SharedCallLatency> & Same<LatencySummary, SharedLatencySummary> = true;
+void sameLatency;
 
 export const EndedMessage = Strict(
   {
@@ -283,14 +258,32 @@ export type ReportAck = Static<typeof ReportAck>;
 // ---- Knowledge search ------------------------------------------------------------------------------------------
 
 export const KnowledgeSearchRequest = Strict(
-  { query: Type.String({ minLength: 1 }), top_k: Type.Integer({ minimum: 1, maximum: 20 }) },
+  {
+    query: Type.String({ minLength: 1, maxLength: 4000 }),
+    top_k: Type.Integer({ minimum: 1, maximum: 20 }),
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 32000, description: 'Token budget of the chunks returned (default KB_RETRIEVAL_MAX_TOKENS)' })),
+  },
   { title: 'KnowledgeSearchRequest' },
 );
 export type KnowledgeSearchRequest = Static<typeof KnowledgeSearchRequest>;
 
+export const KnowledgeChunk = Type.Object(
+  {
+    content: Type.String(),
+    score: Type.Number({ description: 'ts_rank_cd normalised to 0-1 (higher is better)' }),
+    source_id: Type.String(),
+    kb_id: Type.Optional(Type.String()),
+    heading: Type.Optional(Type.String({ description: 'Heading path of the chunk in its document' })),
+    title: Type.Optional(Type.String({ description: 'Page or file title' })),
+    url: Type.Optional(Nullable(Type.String({ description: 'Page URL for crawled sources' }))),
+    token_count: Type.Optional(Type.Integer()),
+  },
+  { title: 'KnowledgeChunk' },
+);
+
 export const KnowledgeSearchResult = Type.Object(
   {
-    chunks: Type.Array(Type.Object({ content: Type.String(), score: Type.Number(), source_id: Type.String() })),
+    chunks: Type.Array(KnowledgeChunk),
   },
   { title: 'KnowledgeSearchResult' },
 );

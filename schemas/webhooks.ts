@@ -69,8 +69,12 @@ export const UpdateWebhook = Strict(
 );
 
 export const WebhookParams = Strict({ webhook_id: Uuid() });
-export const WebhookList = ListEnvelope(Webhook, 'Webhook');
-export const WebhookListQuery = Type.Composite([Pagination({ default: 100, maximum: 200 })], { additionalProperties: false });
+/** Every webhook of the account in one answer, as the spec shows it (not paginated; at most MAX_WEBHOOKS). */
+export const MAX_WEBHOOKS = 100;
+export const WebhookList = Type.Object(
+  { items: Type.Array(Webhook, { maxItems: MAX_WEBHOOKS }), total: Type.Integer({ minimum: 0, maximum: MAX_WEBHOOKS }) },
+  { title: 'WebhookList', additionalProperties: false },
+);
 
 export const WebhookDelivery = Type.Object(
   {

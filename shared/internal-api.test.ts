@@ -13,7 +13,7 @@ const client = (token = api.token) => new InternalApiClient({ baseUrl: api.url, 
 const minimalConfig = (id: string) => ({
   call: { id, type: 'web', direction: null, to_number: null, from_number: null, variables: {}, metadata: {} },
   agent: {
-    id: 'a', name: 'A', transcriber: { provider: 'local', model: null, language: null }, tts: { provider: 'local', voice_id: null, model: null },
+    id: 'a', name: 'A', transcriber: { provider: 'local', model: 'pocketsphinx', language: 'en-US' }, tts: { provider: 'local', voice_id: 'en-us', model: 'espeak-ng' },
     first_message: null, end_call_phrases: [], max_duration_seconds: 60, interruption_sensitivity: 0.5, silence_timeout_seconds: 10,
     enable_recording: false, language: 'en-US', dynamic_variables: {}, voicemail_detection: false, voicemail_message: null,
     responsiveness: 0.5, speed: 1, background_sound: null, emotions: false, job_description: null, metadata: {},

@@ -15,6 +15,7 @@ import {
   type StartedReport,
   type TranscriptReport,
 } from '../schemas/internal.ts';
+import { traceCarrier } from './tracing.ts';
 
 export const INTERNAL_API_PREFIX = '/internal/v1';
 
@@ -95,6 +96,7 @@ export class InternalApiClient {
         headers: {
           authorization: `Bearer ${this.#token}`,
           accept: 'application/json',
+          ...traceCarrier(),
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),

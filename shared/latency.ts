@@ -1,6 +1,24 @@
 // The per-call latency summary, shared by the worker (which computes it) and the control plane (which may
 // recompute or aggregate it). Input values are milliseconds; outputs are integers (the spec's `latency`).
-import type { CallLatency, LatencySummary } from '../schemas/internal.ts';
+// This module owns the shapes: shared/ helpers do not import schemas/ (only the internal API client does), and
+// schemas/internal.ts (the wire contract) asserts at compile time that its schemas have exactly these types.
+
+/** One latency figure of a call, in integer milliseconds. */
+export interface LatencySummary {
+  avg_ms: number;
+  p50_ms: number;
+  min_ms: number;
+  max_ms: number;
+  samples: number;
+}
+
+/** The four latency figures a worker reports for a call. */
+export interface CallLatency {
+  llm_ttft: LatencySummary;
+  tts_ttfb: LatencySummary;
+  eou_delay: LatencySummary;
+  e2e: LatencySummary;
+}
 
 export const EMPTY_SUMMARY: LatencySummary = Object.freeze({ avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, samples: 0 });
 

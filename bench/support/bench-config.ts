@@ -6,8 +6,8 @@ export function baseConfigForBench(id: string): CallConfig {
   return {
     call: { id, type: 'web', direction: null, to_number: null, from_number: null, variables: {}, metadata: {} },
     agent: {
-      id: 'agent_bench', name: 'Bench', transcriber: { provider: 'local', model: null, language: 'en-US' },
-      tts: { provider: 'local', voice_id: null, model: 'espeak-ng' }, first_message: null, end_call_phrases: ['goodbye'],
+      id: 'agent_bench', name: 'Bench', transcriber: { provider: 'local', model: 'pocketsphinx', language: 'en-US' },
+      tts: { provider: 'local', voice_id: 'en-us', model: 'espeak-ng' }, first_message: null, end_call_phrases: ['goodbye'],
       max_duration_seconds: 24 * 3600, interruption_sensitivity: 0.5, silence_timeout_seconds: 24 * 3600, enable_recording: false,
       language: 'en-US', dynamic_variables: {}, voicemail_detection: false, voicemail_message: null, responsiveness: 1, speed: 1,
       background_sound: null, emotions: false, job_description: null, metadata: {},

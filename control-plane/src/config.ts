@@ -2,6 +2,47 @@
 import { Ajv } from 'ajv';
 import { Type, type Static } from '@sinclair/typebox';
 
+// ---- Carriers (phone numbers). CARRIER picks the adapter; each carrier's platform credentials and settings
+// follow. Customers never see these: numbers are bought and wired with the platform's own account.
+const Transport = Type.Union([Type.Literal('udp'), Type.Literal('tcp'), Type.Literal('tls')], { default: 'udp' });
+const CarrierEnv = {
+  CARRIER: Type.Union([Type.Literal('simulated'), Type.Literal('twilio'), Type.Literal('telnyx')], { default: 'simulated', description: 'Where phone numbers are bought' }),
+  CARRIER_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 10000, description: 'Deadline of one carrier API request' }),
+  TWILIO_ACCOUNT_SID: Type.Optional(Type.String({ pattern: '^AC[0-9a-fA-F]{32}$' })),
+  TWILIO_AUTH_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  TWILIO_API_BASE_URL: Type.String({ format: 'uri', default: 'https://api.twilio.com' }),
+  TWILIO_TRUNKING_BASE_URL: Type.String({ format: 'uri', default: 'https://trunking.twilio.com' }),
+  TWILIO_TRUNK_SID: Type.Optional(Type.String({ pattern: '^TK[0-9a-fA-F]{32}$' })),
+  TWILIO_TRUNK_NAME: Type.String({ minLength: 1, maxLength: 64, default: 'vap' }),
+  TWILIO_TERMINATION_DOMAIN: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]*\\.pstn\\.twilio\\.com$' })),
+  TWILIO_TERMINATION_TRANSPORT: Transport,
+  TWILIO_SIP_USERNAME: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{1,32}$' })),
+  TWILIO_SIP_PASSWORD: Type.Optional(Type.String({ minLength: 12, pattern: '^(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9]).*$' })),
+  TWILIO_SOURCE_ADDRESSES: Type.Optional(Type.String({ description: 'Comma-separated IPs/CIDRs; default Twilio\'s documented signalling ranges' })),
+  TWILIO_INBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 0.34 }),
+  TWILIO_OUTBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 0.47 }),
+  TELNYX_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  TELNYX_API_BASE_URL: Type.String({ format: 'uri', default: 'https://api.telnyx.com' }),
+  TELNYX_CONNECTION_ID: Type.Optional(Type.String({ minLength: 1 })),
+  TELNYX_CONNECTION_NAME: Type.String({ minLength: 1, maxLength: 64, default: 'vap' }),
+  TELNYX_OUTBOUND_VOICE_PROFILE_ID: Type.Optional(Type.String({ minLength: 1 })),
+  TELNYX_TERMINATION_ADDRESS: Type.String({ minLength: 1, default: 'sip.telnyx.com' }),
+  TELNYX_TERMINATION_TRANSPORT: Transport,
+  TELNYX_SIP_USERNAME: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{4,32}$' })),
+  TELNYX_SIP_PASSWORD: Type.Optional(Type.String({ minLength: 8, maxLength: 128 })),
+  TELNYX_SOURCE_ADDRESSES: Type.Optional(Type.String({ description: 'Comma-separated IPs/CIDRs; default Telnyx\'s documented signalling addresses' })),
+  TELNYX_INBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 0.35 }),
+  TELNYX_OUTBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 0.5 }),
+};
+
+/** The chosen carrier's credentials must be there: a platform that can't buy numbers should not start. */
+function carrierConfigErrors(c: Static<typeof Env>): string[] {
+  if (c.CARRIER === 'twilio') return (['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN'] as const).filter((k) => !c[k]).map((k) => `${k} must be set when CARRIER=twilio`);
+  if (c.CARRIER === 'telnyx') return c.TELNYX_API_KEY ? [] : ['TELNYX_API_KEY must be set when CARRIER=telnyx'];
+  return [];
+}
+// ---- end of carriers
+
 const Env = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], { default: 'development' }),
   HOST: Type.String({ default: '127.0.0.1' }),
@@ -24,6 +65,7 @@ const Env = Type.Object({
   MASTER_KEYS_PREVIOUS: Type.Optional(Type.String({ minLength: 1 })),
   RATE_LIMIT_PER_SECOND: Type.Number({ minimum: 0, default: 50 }),
   RATE_LIMIT_BURST: Type.Integer({ minimum: 1, default: 200 }),
+  RATE_LIMIT_SYNC_MS: Type.Integer({ minimum: 10, maximum: 10000, default: 100, description: 'How often each replica merges its rate-limit buckets with the shared ones in PostgreSQL' }),
   AUTH_CACHE_TTL_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
   WORKER_TOKEN: Type.Optional(Type.String({ minLength: 32, description: 'Credential of the media workers on the internal API' })),
   LIVEKIT_URL: Type.String({ default: 'http://127.0.0.1:7880', description: 'LiveKit server API URL (http or ws)' }),
@@ -39,13 +81,27 @@ const Env = Type.Object({
   S3_REGION: Type.String({ default: 'us-east-1' }),
   S3_ACCESS_KEY_ID: Type.Optional(Type.String()),
   S3_SECRET_ACCESS_KEY: Type.Optional(Type.String()),
-  ANALYSIS_MODEL: Type.String({ default: 'gpt-4o-mini', description: 'Post-call analysis model when the agent model is not OpenAI-compatible' }),
+  // post-call analysis (control-plane/src/modules/calls/analysis.ts)
+  ANALYSIS_MODE: Type.Union([Type.Literal('agent'), Type.Literal('model'), Type.Literal('extractive'), Type.Literal('off')], {
+    default: 'agent',
+    description: "agent: the agent's own provider and model; model: always ANALYSIS_PROVIDER/ANALYSIS_MODEL; extractive: offline summary, no model; off: none",
+  }),
+  ANALYSIS_PROVIDER: Type.Union([Type.Literal('openai'), Type.Literal('anthropic'), Type.Literal('gemini')], { default: 'openai' }),
+  ANALYSIS_MODEL: Type.String({ default: 'gpt-4o-mini', description: "The configured analysis model (ANALYSIS_MODE=model, or when the agent's provider has no key)" }),
+  ANTHROPIC_API_KEY: Type.Optional(Type.String()),
+  GOOGLE_API_KEY: Type.Optional(Type.String()),
+  GEMINI_API_KEY: Type.Optional(Type.String()),
+  OPENAI_BASE_URL: Type.Optional(Type.String()),
+  ANTHROPIC_BASE_URL: Type.Optional(Type.String()),
+  GEMINI_BASE_URL: Type.Optional(Type.String()),
   ANALYSIS_BASE_URL: Type.Optional(Type.String()),
   OPENAI_API_KEY: Type.Optional(Type.String()),
   ANALYSIS_RETRY_LIMIT: Type.Integer({ minimum: 0, maximum: 20, default: 4 }),
   ANALYSIS_RETRY_DELAY_SECONDS: Type.Integer({ minimum: 1, default: 5 }),
   WORKER_SILENCE_SECONDS: Type.Integer({ minimum: 5, default: 90, description: 'An in-progress call whose worker has not reported for this long, and whose room is gone, is reaped' }),
   DISPATCH_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, default: 60 }),
+  // Code health: the reaper's wait after LiveKit says the agent left a room (it may rejoin); tests shorten it.
+  REAP_DELAY_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 10, description: 'Seconds between LiveKit reporting that the agent left a call\'s room and the check that ends the call with worker_lost' }),
   JOBS_ENABLED: Type.Boolean({ default: true }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 15000 }),
   SSRF_ALLOWLIST: Type.Optional(Type.String({ description: 'URL hosts that may be private, e.g. "127.0.0.1,::1,localhost" (tests and local development only)' })),
@@ -57,7 +113,6 @@ const Env = Type.Object({
   WEBHOOK_POLL_INTERVAL_MS: Type.Integer({ minimum: 100, default: 5000 }),
   WEBHOOK_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 30 }),
   // ---- Phone numbers and inbound calls (modules/phone-numbers) ----
-  CARRIER: Type.Union([Type.Literal('simulated'), Type.Literal('twilio'), Type.Literal('telnyx')], { default: 'simulated', description: 'Where numbers are bought' }),
   SIP_INGRESS_ADDRESS: Type.String({ default: '127.0.0.1:5060', description: 'host:port of the SIP bridge, where the carrier sends calls for our numbers' }),
   SIP_INGRESS_TRANSPORT: Type.Union([Type.Literal('udp'), Type.Literal('tcp'), Type.Literal('tls')], { default: 'udp' }),
   SIP_RINGING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 120, default: 30, description: 'An inbound call no agent picks up within this time is refused (SIP 486)' }),
@@ -67,6 +122,28 @@ const Env = Type.Object({
   SIMULATED_CARRIER_OUTBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 2, description: 'Per-minute rate of simulated outbound calls' }),
   PHONE_WIRING_STALE_SECONDS: Type.Integer({ minimum: 10, default: 120, description: 'A purchase or release unfinished for this long is undone by the repair job' }),
   // ---- end phone numbers ----
+  ...CarrierEnv,
+  // readiness (GET /health/ready)
+  READY_REQUIRED_CHECKS: Type.String({
+    pattern: '^((database|jobs|livekit|workers)(,(database|jobs|livekit|workers))*)?$',
+    default: 'database,jobs',
+    description: 'Checks whose failure makes /health/ready answer 503 (database, jobs, livekit, workers); the others are reported only',
+  }),
+  READY_CHECK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 2000 }),
+  WORKER_HEARTBEAT_FRESH_SECONDS: Type.Integer({ minimum: 5, default: 30, description: 'A media worker counts as registered while its last heartbeat is this recent' }),
+  // ---- Knowledge bases (ingestion limits, retrieval) ----
+  KB_MAX_FILE_BYTES: Type.Integer({ minimum: 1024, default: 10485760, description: 'Largest uploaded file of a knowledge source (413 above)' }),
+  KB_MAX_TEXT_BYTES: Type.Integer({ minimum: 1024, default: 2097152, description: 'Largest inline text of a knowledge source (413 above)' }),
+  KB_CRAWL_MAX_PAGES: Type.Integer({ minimum: 1, maximum: 10000, default: 50, description: 'Pages fetched per url source' }),
+  KB_CRAWL_MAX_DEPTH: Type.Integer({ minimum: 0, maximum: 10, default: 2, description: 'Link hops from the submitted URL (sitemap URLs count as depth 1)' }),
+  KB_CRAWL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 10000, description: 'Per request of the crawler' }),
+  KB_CRAWL_MAX_PAGE_BYTES: Type.Integer({ minimum: 1024, default: 2097152, description: 'Larger pages are not used' }),
+  KB_CRAWL_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 16, default: 2, description: 'Parallel requests to the crawled site' }),
+  KB_CRAWL_DEADLINE_MS: Type.Integer({ minimum: 1000, default: 300000, description: 'Time budget of one crawl' }),
+  KB_JOB_RETRY_LIMIT: Type.Integer({ minimum: 0, maximum: 20, default: 3 }),
+  KB_JOB_RETRY_DELAY_SECONDS: Type.Integer({ minimum: 1, default: 10 }),
+  KB_STUFF_MAX_TOKENS: Type.Integer({ minimum: 0, default: 8000, description: 'A call stuffs its bases into the prompt only up to this many tokens; above it they are searched per turn' }),
+  KB_RETRIEVAL_MAX_TOKENS: Type.Integer({ minimum: 50, default: 1500, description: 'Knowledge tokens added to one turn in retrieval mode' }),
 });
 export type Config = Static<typeof Env>;
 
@@ -91,6 +168,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const config = raw as Config;
+  const carrierErrors = carrierConfigErrors(config);
+  if (carrierErrors.length) throw new ConfigError(`invalid configuration:\n${carrierErrors.map((e) => `  ${e}`).join('\n')}`);
   if (config.NODE_ENV === 'production') {
     const missing = (['MASTER_KEY', 'PUBLIC_BASE_URL'] as const).filter((k) => !config[k]);
     if (missing.length) throw new ConfigError(`invalid configuration: ${missing.join(', ')} must be set in production`);

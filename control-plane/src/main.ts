@@ -4,10 +4,13 @@ import { MigrationError } from './db/migrate.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { startPlatform } from './platform.ts';
 import { ensureDevOrg } from './modules/workspace/orgs.ts';
+import { initTracing } from '../../shared/tracing.ts';
 
 const log = createLogger('control-plane', process.env.LOG_LEVEL ?? 'info');
 
 async function main() {
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or another standard OTEL_* switch) asks for it.
+  const tracing = initTracing('vap-control-plane');
   const config = loadConfig();
   const platform = await startPlatform(config, { log });
   if (config.NODE_ENV !== 'production') {
@@ -26,6 +29,7 @@ async function main() {
     stopping = true;
     log.info({ signal }, 'shutting down');
     await platform.close();
+    await tracing.shutdown().catch(() => {});
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -31,9 +31,13 @@ describe('graceful shutdown', () => {
     const org = await tp.createOrg();
     const { port } = new URL(tp.url);
     const body = JSON.stringify({ name: 'in flight' });
-    // Send the headers and half the body, start the shutdown, then send the rest.
+    // Send the headers and half the body, start the shutdown once the server is handling the request, then
+    // send the rest.
+    const server = tp.platform.server!;
+    const arrived = new Promise((r) => server.once('request', r));
+    let req!: http.ClientRequest;
     const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = http.request(
+      req = http.request(
         { host: '127.0.0.1', port, method: 'POST', path: '/v1/api-keys', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
         (res) => {
           let text = '';
@@ -43,10 +47,11 @@ describe('graceful shutdown', () => {
       );
       req.on('error', reject);
       req.write(body.slice(0, 5));
-      setTimeout(() => req.end(body.slice(5)), 300);
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await arrived;
     const closing = tp.close();
+    expect(server.listening).toBe(false); // the shutdown has begun: no new connections are taken
+    req.end(body.slice(5));
     const res = await response;
     await closing;
     expect(res.status).toBe(201);

@@ -60,6 +60,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   let publicUrl = `http://${config.HOST}:${config.PORT}`;
   const metrics = new Metrics();
   metrics.watchDatabase(db.sql, config.DATABASE_POOL_MAX);
+  metrics.watchOperations(db.sql);
   const auth = new AuthService(db.sql, config, log);
   await auth.start();
 
@@ -69,7 +70,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     sql: db.sql,
     boss,
     auth,
-    rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST),
+    rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST, db.sql, config.RATE_LIMIT_SYNC_MS, (err) => log.warn({ err }, 'rate limit sync failed')),
     metrics,
     secrets: secretsFromEnv({
       masterKey: config.MASTER_KEY,
@@ -107,6 +108,8 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
 
   // Webhook delivery runs where jobs do.
   const webhooks = config.JOBS_ENABLED ? await startWebhookDispatcher(services) : null;
+
+  services.rateLimiter.start();
 
   let server: Server | null = null;
   let metricsServer: Server | null = null;
@@ -150,6 +153,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
         });
       }
       metricsServer?.close();
+      await services.rateLimiter.stop();
       await webhooks?.stop().catch((err) => log.warn({ err }, 'webhook dispatcher stop failed'));
       await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err) => log.warn({ err }, 'pg-boss stop failed'));
       await auth.stop();

@@ -7,13 +7,19 @@ import { createLogger } from '../../shared/logger.ts';
 import { jobExecArgv, loadWorkerConfig } from './config.ts';
 import { CpuSampler, combineLoad } from './load.ts';
 import { WorkerMetrics, startMetricsServer } from './metrics.ts';
+import { Heartbeat } from './heartbeat.ts';
+import { assertRaceFixTarget } from './session/race-fix.ts';
 
 const log = createLogger('media-worker');
 const cfg = loadWorkerConfig();
+// Refuse to start on an agents-js release the memory patch was not checked against (race-fix.ts), rather
+// than fail each call in its job process.
+assertRaceFixTarget();
 
 let server: AgentServer | null = null;
 let lastLoad = 0;
 const cpu = new CpuSampler();
+const heartbeat = new Heartbeat({ baseUrl: cfg.controlPlaneUrl, token: cfg.workerToken, agentName: cfg.agentName, log });
 
 const metrics = new WorkerMetrics({ activeCalls: () => server?.activeJobs.length ?? 0, load: () => lastLoad, defaultMetrics: true });
 const metricsServer = await startMetricsServer(metrics, cfg.metricsHost, cfg.metricsPort);
@@ -30,6 +36,7 @@ process.env.LIVEKIT_API_SECRET ??= cfg.livekitApiSecret;
 // Job processes are forked with this process's execArgv (agents-js ipc/job_proc_executor).
 process.execArgv.splice(0, process.execArgv.length, ...jobExecArgv(process.execArgv, cfg.jobMaxSemiSpaceMb));
 
+process.once('SIGTERM', () => heartbeat.drain());
 process.once('SIGTERM', () => log.info({ active_calls: server?.activeJobs.length ?? 0 }, 'draining: finishing calls in progress, taking no new ones'));
 
 cli.runApp(
@@ -39,6 +46,7 @@ cli.runApp(
     loadFunc: async (worker: AgentServer) => {
       server = worker;
       lastLoad = combineLoad(cfg.loadIncludesCpu ? cpu.sample() : 0, worker.activeJobs.length, cfg.maxConcurrentCalls);
+      heartbeat.tick(worker.id, worker.activeJobs.length, lastLoad);
       return lastLoad;
     },
     loadThreshold: cfg.loadThreshold,

@@ -12,10 +12,27 @@ export interface LatencyLabels {
   call_type: string;
 }
 
+export interface KnowledgeLabels {
+  call_type: string;
+  /** hit (chunks found), empty, error (failed or timed out: the turn went on without) */
+  result: 'hit' | 'empty' | 'error';
+  /** yes when the search had started on a transcript before the turn ended */
+  prefetched: 'yes' | 'no';
+}
+
 export interface MetricsSink {
   observeLatency(kind: LatencyKind, labels: LatencyLabels, seconds: number): void;
   callEnded(reason: string, callType: string): void;
+  /** Time a user turn waited for its knowledge search (retrieval mode). */
+  knowledgeRetrieval?(labels: KnowledgeLabels, seconds: number): void;
+  /** A room action of a call failed (hang-up: the room could not be deleted). */
+  actionFailed?(action: CallAction, callType: string): void;
 }
+
+export const CALL_ACTIONS = ['hang_up', 'transfer', 'send_dtmf'] as const;
+export type CallAction = (typeof CALL_ACTIONS)[number];
+
+const KNOWLEDGE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 1, 1.5];
 
 const BUCKETS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
 
@@ -25,6 +42,8 @@ export class WorkerMetrics implements MetricsSink {
   readonly callsEnded: Counter<'end_reason' | 'call_type'>;
   readonly activeCalls: Gauge;
   readonly load: Gauge;
+  readonly knowledge: Histogram<'call_type' | 'result' | 'prefetched'>;
+  readonly actionFailures: Counter<'action' | 'call_type'>;
 
   constructor(opts: { activeCalls?: () => number; load?: () => number; defaultMetrics?: boolean } = {}) {
     const labelNames = ['provider', 'model', 'call_type'] as const;
@@ -40,6 +59,19 @@ export class WorkerMetrics implements MetricsSink {
       name: 'voice_calls_total',
       help: 'Calls ended, by end reason',
       labelNames: ['end_reason', 'call_type'],
+      registers: [this.registry],
+    });
+    this.knowledge = new Histogram({
+      name: 'voice_knowledge_retrieval_seconds',
+      help: 'Time a user turn waited for its knowledge search (retrieval mode); prefetched=yes when it started on a transcript',
+      labelNames: ['call_type', 'result', 'prefetched'],
+      buckets: KNOWLEDGE_BUCKETS,
+      registers: [this.registry],
+    });
+    this.actionFailures = new Counter({
+      name: 'voice_call_action_failures_total',
+      help: 'Room actions of calls that failed (hang_up: the room could not be deleted)',
+      labelNames: ['action', 'call_type'],
       registers: [this.registry],
     });
     const activeCalls = opts.activeCalls;
@@ -72,11 +104,32 @@ export class WorkerMetrics implements MetricsSink {
     this.callsEnded.inc({ end_reason: reason, call_type: callType });
   }
 
+  knowledgeRetrieval(labels: KnowledgeLabels, seconds: number): void {
+    if (!Number.isFinite(seconds) || seconds < 0) return;
+    this.knowledge.observe({ call_type: labels.call_type, result: labels.result, prefetched: labels.prefetched }, seconds);
+  }
+
+  actionFailed(action: CallAction, callType: string): void {
+    this.actionFailures.inc({ action, call_type: callType });
+  }
+
   /** Apply an observation pushed by a job process. */
   apply(msg: unknown): boolean {
     const m = msg as { op?: string; kind?: LatencyKind; labels?: LatencyLabels; seconds?: number; reason?: string; call_type?: string };
+    if (m?.op === 'knowledge' && typeof m.seconds === 'number' && m.labels) {
+      const l = m.labels as unknown as KnowledgeLabels;
+      if (!['hit', 'empty', 'error'].includes(l.result) || !['yes', 'no'].includes(l.prefetched)) return false;
+      this.knowledgeRetrieval({ call_type: String(l.call_type), result: l.result, prefetched: l.prefetched }, m.seconds);
+      return true;
+    }
     if (m?.op === 'latency' && m.kind && m.kind in this.histograms && m.labels && typeof m.seconds === 'number') {
       this.observeLatency(m.kind, { provider: String(m.labels.provider), model: String(m.labels.model), call_type: String(m.labels.call_type) }, m.seconds);
+      return true;
+    }
+    if (m?.op === 'action_failed') {
+      const a = msg as { action?: unknown; call_type?: unknown };
+      if (!(CALL_ACTIONS as readonly unknown[]).includes(a.action) || typeof a.call_type !== 'string') return false;
+      this.actionFailed(a.action as CallAction, a.call_type);
       return true;
     }
     if (m?.op === 'call_ended' && typeof m.reason === 'string' && typeof m.call_type === 'string') {
@@ -144,8 +197,15 @@ export class PushMetricsSink implements MetricsSink {
   observeLatency(kind: LatencyKind, labels: LatencyLabels, seconds: number): void {
     this.#push({ op: 'latency', kind, labels, seconds });
   }
+  knowledgeRetrieval(labels: KnowledgeLabels, seconds: number): void {
+    this.#push({ op: 'knowledge', labels, seconds });
+  }
   callEnded(reason: string, callType: string): void {
     this.#push({ op: 'call_ended', reason, call_type: callType });
+    void this.flush();
+  }
+  actionFailed(action: CallAction, callType: string): void {
+    this.#push({ op: 'action_failed', action, call_type: callType });
     void this.flush();
   }
   #push(m: unknown) {

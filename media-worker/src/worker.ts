@@ -1,8 +1,8 @@
 // The job side of the worker: one call per job (agents-js runs each job in its own process). Reads the
 // call id from the dispatch or room metadata, fetches the call's resolved config from the control plane,
 // runs the CallSession in the room, and reports back. See docs/internal-api.md.
-import { type JobContext, type JobProcess, defineAgent, inference, voice } from '@livekit/agents';
-import { AudioStream, ParticipantKind, type RemoteParticipant, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { type JobContext, type JobProcess, defineAgent, inference, telemetry, voice } from '@livekit/agents';
+import { ParticipantKind, RoomEvent, type RemoteParticipant } from '@livekit/rtc-node';
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -12,8 +12,8 @@ import { PushMetricsSink, nullSink } from './metrics.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
 import { CallSession } from './session/call-session.ts';
-import { installRaceFix } from './session/race-fix.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
+import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 
 const log = createLogger('media-worker');
 
@@ -21,8 +21,39 @@ const DTMF_CODES: Record<string, number> = { '*': 10, '#': 11, A: 12, B: 13, C: 
 /** Keypad digits pressed within this gap of each other are one entry. */
 const DTMF_PAUSE_MS = 1500;
 
+/** `traceparent` of the dispatch (or room) metadata: the control plane's `call.dispatch` span. */
+function traceParentOf(...sources: (string | undefined | null)[]): Record<string, unknown> | null {
+  for (const raw of sources) {
+    try {
+      const v = raw ? (JSON.parse(raw) as Record<string, unknown>) : null;
+      if (typeof v?.traceparent === 'string') return v;
+    } catch {
+      // not JSON
+    }
+  }
+  return null;
+}
+
+/**
+ * The job, in a `call.job` span that continues the control plane's trace, so agents-js's own spans (session,
+ * turns, STT/LLM/TTS, tool calls) and the reports back to the control plane all join the call's trace.
+ */
 async function entry(ctx: JobContext): Promise<void> {
-  installRaceFix();
+  const tracing = initTracing('vap-media-worker');
+  if (tracing.provider) telemetry.setTracerProvider(tracing.provider);
+  const parent = contextFrom(traceParentOf(ctx.job.metadata, ctx.job.room?.metadata));
+  let reason = 'call ended';
+  try {
+    reason = await inSpan('call.job', { kind: SpanKind.CONSUMER, parent, attributes: { 'livekit.job_id': ctx.job.id, 'livekit.room': ctx.job.room?.name ?? '' } }, (span) =>
+      runCall(ctx, (callId) => span.setAttribute('vap.call_id', callId)),
+    );
+  } finally {
+    await tracing.flush().catch(() => {});
+  }
+  ctx.shutdown(reason);
+}
+
+async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Promise<string> {
   const cfg = loadWorkerConfig();
   const api = new InternalApiClient({
     baseUrl: cfg.controlPlaneUrl,
@@ -42,8 +73,7 @@ async function entry(ctx: JobContext): Promise<void> {
     const attrs = participant.attributes ?? {};
     if (participant.kind !== ParticipantKind.SIP) {
       log.error({ room: room.name }, 'job without call id');
-      ctx.shutdown('no call id');
-      return;
+      return 'no call id';
     }
     try {
       const opened = await api.openInbound({
@@ -61,16 +91,16 @@ async function entry(ctx: JobContext): Promise<void> {
       const reason = (err as { body?: { reason?: string } }).body?.reason ?? (err as Error).message;
       log.info({ room: room.name, to: attrs['sip.trunkPhoneNumber'], reason }, 'inbound call refused');
       await new RoomServiceClient(cfg.livekitUrl.replace(/^ws/, 'http'), cfg.livekitApiKey, cfg.livekitApiSecret).deleteRoom(room.name ?? '').catch(() => {});
-      ctx.shutdown('inbound call refused');
-      return;
+      return 'inbound call refused';
     }
   }
 
+  onCallId(callId);
   const config = await api.getConfig(callId);
   const logger = log.child({ call_id: callId });
   const keys = config.provider_keys;
-  const transcriber = { ...config.agent.transcriber, language: config.agent.transcriber.language ?? config.agent.language };
-  const stt = createSTT(transcriber, keys);
+  // The control plane resolves the transcriber's language (its own, else the agent's) before it gets here.
+  const stt = createSTT(config.agent.transcriber, keys);
   const tts = createTTS(config.agent.tts, keys, { speed: config.agent.speed, emotions: config.agent.emotions, language: config.agent.language });
   const llm = createLLM(config.llm, keys);
   // Festival loads its voice (~0.4 s) in a spare process while the room and the session start.
@@ -94,8 +124,13 @@ async function entry(ctx: JobContext): Promise<void> {
     inputSampleRate: inputSampleRateFor(config.agent.transcriber.provider),
     actions: {
       // Deleting the room ends the call for every participant (the SIP leg hangs up).
+      // A failure is logged and counted (voice_call_action_failures_total) and not rethrown: the call has
+      // ended on our side, and the control plane's reaper closes a room left behind.
       hangUp: async () => {
-        await new RoomServiceClient(livekit.url, livekit.key, livekit.secret).deleteRoom(room.name ?? '').catch(() => {});
+        await new RoomServiceClient(livekit.url, livekit.key, livekit.secret).deleteRoom(room.name ?? '').catch((err: unknown) => {
+          logger.error({ err, call_id: callId, room: room.name }, 'hang-up failed: the room could not be deleted');
+          metrics.actionFailed?.('hang_up', config.call.type);
+        });
       },
       transfer: async (destination) => {
         const p = participant ?? [...room.remoteParticipants.values()].find((x) => x.kind === ParticipantKind.SIP);
@@ -146,21 +181,6 @@ async function entry(ctx: JobContext): Promise<void> {
     digitTimer = setTimeout(flushDigits, DTMF_PAUSE_MS);
   });
 
-  // Beep detection reads the callee's audio on a separate stream (outbound calls with voicemail detection).
-  if (call.beep) {
-    const watch = (track: RemoteTrack) => {
-      if (track.kind !== TrackKind.KIND_AUDIO) return;
-      void (async () => {
-        for await (const frame of new AudioStream(track, { sampleRate: 16000, numChannels: 1 })) {
-          if (call.endReason || call.voicemail?.verdict || call.beep?.detected) break;
-          call.onInputFrame(frame);
-        }
-      })().catch(() => {});
-    };
-    for (const p of room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) watch(pub.track as RemoteTrack);
-    room.on(RoomEvent.TrackSubscribed, (track) => watch(track));
-  }
-
   if (isAmbientSound(config.agent.background_sound)) {
     const player = new voice.BackgroundAudioPlayer({ ambientSound: { source: ambientFrames(config.agent.background_sound), volume: 0.6 } });
     await player.start({ room, agentSession: call.session }).catch((err) => logger.warn({ err: (err as Error).message }, 'background sound failed'));
@@ -171,12 +191,11 @@ async function entry(ctx: JobContext): Promise<void> {
   // The ended report must reach the control plane before the job process exits; the recording follows it.
   await reporter.flush();
   await recorder?.finish();
-  ctx.shutdown('call ended');
+  return 'call ended';
 }
 
 export default defineAgent({
   prewarm: async (proc: JobProcess) => {
-    installRaceFix();
     // Loads the Silero model once per process, before a call arrives.
     proc.userData.vad = new inference.VAD({ minSilenceDuration: 250 });
   },

@@ -100,6 +100,8 @@ export interface RunningStack {
   /** `127.0.0.1:<port>` when the SIP bridge runs. */
   sipAddress?: string;
   sipVersion?: string;
+  /** The LiveKit server version (setup's stamp). */
+  livekitVersion: string;
   controlPlaneUrl?: string;
   workerToken: string;
   ports: StackPorts;
@@ -115,15 +117,20 @@ export function toolsBinDir(toolsDir = process.env.VAP_TOOLS_DIR): string {
   return path.join(toolsDir ?? path.join(homedir(), '.local/share/vap/tools'), 'bin');
 }
 
-/** The SIP bridge version setup built (which may differ from the pin; see docs/decisions.md), or null. */
-export function sipBridgeVersion(toolsDir?: string): string | null {
+/** The version scripts/setup.sh built a tool at (its `<name>.version` stamp), or null when it is not built. */
+export function toolVersion(name: 'server' | 'livekit-sip', toolsDir?: string): string | null {
   const bin = toolsBinDir(toolsDir);
-  if (!existsSync(path.join(bin, 'livekit-sip'))) return null;
+  if (!existsSync(path.join(bin, name))) return null;
   try {
-    return readFileSync(path.join(bin, 'livekit-sip.version'), 'utf8').trim() || 'unknown';
+    return readFileSync(path.join(bin, `${name}.version`), 'utf8').trim() || 'unknown';
   } catch {
     return 'unknown';
   }
+}
+
+/** The SIP bridge version setup built, or null. */
+export function sipBridgeVersion(toolsDir?: string): string | null {
+  return toolVersion('livekit-sip', toolsDir);
 }
 
 async function choosePorts(opts: StackOptions): Promise<StackPorts> {
@@ -260,7 +267,7 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
         LIVEKIT_WEBHOOK_URL: webhookUrl,
       }),
     );
-    progress(`starting livekit on 127.0.0.1:${ports.livekit} (ICE TCP ${ports.rtcTcp}, UDP ${ports.rtcUdp})`);
+    progress(`starting livekit-server ${toolVersion('server', opts.toolsDir) ?? ''} on 127.0.0.1:${ports.livekit} (ICE TCP ${ports.rtcTcp}, UDP ${ports.rtcUdp})`);
     const livekit = start('livekit', server, ['--config', livekitYaml], { ...baseEnv(), LIVEKIT_KEYS: `${apiKey}: ${apiSecret}` });
     const livekitHttpUrl = `http://127.0.0.1:${ports.livekit}`;
     const livekitUrl = `ws://127.0.0.1:${ports.livekit}`;
@@ -346,6 +353,7 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
       ownRedis,
       ...(sipAddress ? { sipAddress } : {}),
       ...(sipVersion ? { sipVersion } : {}),
+      livekitVersion: toolVersion('server', opts.toolsDir) ?? 'unknown',
       ...(controlPlaneUrl ? { controlPlaneUrl } : {}),
       workerToken,
       ports,

@@ -15,7 +15,8 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
       await admin.unsafe(`create database ${name} template ${TEMPLATE_DB}`);
       break;
     } catch (err) {
-      if (attempt > 50 || !/being accessed by other users/.test((err as Error).message)) throw err;
+      // 55006 object_in_use: the template still has a session ("being accessed by other users").
+      if (attempt > 50 || (err as { code?: string }).code !== '55006') throw err;
       await new Promise((r) => setTimeout(r, 100));
     }
   }

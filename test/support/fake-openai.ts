@@ -50,6 +50,19 @@ export function lastUserText(req: ChatRequest): string {
   return '';
 }
 
+/**
+ * A stand-in that answers from what it was told: the first answer one of whose words is in the last user
+ * message (whole words, any case), else `otherwise`. A test that expects a given answer then fails when the
+ * transcript the model received lost the question's words.
+ */
+export function answerFromWords(answers: { words: string[]; text: string }[], otherwise: string): (req: ChatRequest) => ScriptedReply {
+  return (req) => {
+    const said = new Set(lastUserText(req).toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? []);
+    const hit = answers.find((a) => a.words.some((w) => said.has(w.toLowerCase())));
+    return { text: hit ? hit.text : otherwise };
+  };
+}
+
 /** True when the request carries a tool result after its last user message (the model must now answer it). */
 export function pendingToolResult(req: ChatRequest): ChatMessageIn | null {
   const last = req.messages[req.messages.length - 1];

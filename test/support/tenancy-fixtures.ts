@@ -35,6 +35,10 @@ export const fixtures: Record<string, Fixture> = {
     return id as string;
   },
   credential_id: (c) => created(c, '/v1/integrations', { name: 'tenancy', provider: 'openai', api_key: 'sk-tenancy-0123456789abcdef' }),
+  // Knowledge bases
+  kb_id: (c) => created(c, '/v1/knowledge-bases', { name: 'tenancy' }, 'kb_id'),
+  source_id: async (c) => (await addTextSource(c, await c.get('kb_id'))).source.source_id as string,
+  job_id: async (c) => (await addTextSource(c, await c.get('kb_id'))).job.job_id as string,
   publishable_key_id: (c) =>
     created(c, '/v1/publishable-keys', { name: 'tenancy', allowed_origins: ['https://tenancy.example.com'], scopes: ['voices:read'] }),
 };
@@ -43,5 +47,16 @@ export const sampleBodies: Record<string, unknown> = {
   createApiKey: { name: 'tenancy' },
   updateCall: { outcome: 'tenancy' },
 };
+
+/** Adds a text source (multipart) to a knowledge base of the fixture's org. */
+async function addTextSource(c: FixtureContext, kbId: string): Promise<{ source: Record<string, string>; job: Record<string, string> }> {
+  const form = new FormData();
+  form.append('type', 'text');
+  form.append('text', 'Tenancy fixture text.');
+  const res = await fetch(`${c.tp.url}/v1/knowledge-bases/${kbId}/sources`, { method: 'POST', headers: { authorization: `Bearer ${c.key}` }, body: form });
+  const body = (await res.json()) as { source: Record<string, string>; job: Record<string, string> };
+  if (res.status !== 201) throw new Error(`fixture add source answered ${res.status}: ${JSON.stringify(body)}`);
+  return body;
+}
 
 export { created };

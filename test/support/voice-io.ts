@@ -190,6 +190,16 @@ export class CaptureAudioOutput extends voice.AudioOutput {
     }, Math.max(0, remaining));
   }
 
+  /** Whether a segment is playing (from its first frame until its playback finished or was cleared). */
+  get playing(): boolean {
+    return this.#inSegment;
+  }
+
+  /** How much of the current segment has played, in audio milliseconds (0 when none is playing). */
+  get playedMs(): number {
+    return this.#inSegment ? Math.min(this.#segAudioMs, (performance.now() - this.#segStart) * this.speed) : 0;
+  }
+
   clearBuffer(): void {
     if (!this.#inSegment) return;
     if (this.#finishTimer) clearTimeout(this.#finishTimer);

@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
+import postgres from 'postgres';
 import { usePlatform, startTestPlatform, type TestPlatform } from '../../../test/support/platform.ts';
 import { AuthService } from './service.ts';
 import { createLogger } from '../../../shared/logger.ts';
@@ -95,7 +96,40 @@ describe('API keys', () => {
     expect(res.body).toEqual(unauthorizedBody(res, 'API key has expired'));
   });
 
-  it('records last_used_at in batches', async () => {
+  it('records last_used_at in batches: nothing written per request, one statement at the flush', async () => {
+    const keys = [];
+    for (const name of ['usage a', 'usage b', 'usage c']) keys.push((await tp.request('post', '/v1/api-keys', { key: org.key, body: { name } })).body);
+    const ids = keys.map((k) => k.id as string);
+    // A service of its own, not started (no flush timer), on a connection whose statements are recorded.
+    const statements: string[] = [];
+    const sql = postgres(tp.config.DATABASE_URL!, { max: 1, onnotice: () => {}, debug: (_conn, query) => statements.push(query) });
+    const svc = new AuthService(sql, tp.config, createLogger('batch', 'silent'));
+    try {
+      for (const k of keys) await svc.authenticate(`Bearer ${k.key}`);
+      const afterFirstUse = statements.length; // each key loaded once
+      for (let round = 0; round < 3; round++) for (const k of keys) await svc.authenticate(`Bearer ${k.key}`);
+      expect(statements.length).toBe(afterFirstUse); // repeated uses cost no statement
+      expect(statements.some((q) => /\bupdate\b/i.test(q))).toBe(false);
+      const before = await tp.sql`select last_used_at from api_keys where id = any(${ids}::uuid[])`;
+      expect(before.map((r) => r.last_used_at)).toEqual([null, null, null]);
+
+      statements.length = 0;
+      await svc.flushUsage();
+      expect(statements.filter((q) => /\bupdate\b/i.test(q))).toHaveLength(1); // all three keys in one statement
+      const after = await tp.sql`select last_used_at from api_keys where id = any(${ids}::uuid[])`;
+      for (const r of after) expect(r.last_used_at).toBeInstanceOf(Date);
+
+      // Nothing used since: the next flush writes nothing.
+      statements.length = 0;
+      await svc.flushUsage();
+      expect(statements).toEqual([]);
+    } finally {
+      await svc.stop();
+      await sql.end();
+    }
+  });
+
+  it('flushes the batch on the platform too', async () => {
     const created = await tp.request('post', '/v1/api-keys', { key: org.key, body: { name: 'usage' } });
     await tp.request('get', '/v1/api-keys', { key: created.body.key });
     await tp.platform.services.auth.flushUsage();

@@ -4,6 +4,7 @@ import type { Logger } from '../../../shared/logger.ts';
 import { newRequestId } from '../../../shared/ids.ts';
 import type { Metrics } from '../metrics.ts';
 import { HttpError, ValidationFailure } from './errors.ts';
+import { SpanKind, SpanStatusCode, context, contextFrom, trace, tracer } from '../../../shared/tracing.ts';
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -15,13 +16,21 @@ export function requestContext(log: Logger, metrics: Metrics) {
     ctx.set('X-Request-Id', requestId);
     ctx.state.log = log.child({ request_id: requestId });
     const start = performance.now();
+    // A server span per request (a non-recording one when tracing is off), child of the caller's traceparent.
+    const parent = contextFrom(ctx.headers as Record<string, unknown>);
+    const span = tracer().startSpan(`${ctx.method} ${ctx.path.startsWith('/internal/') ? '/internal' : ctx.path}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'vap.request_id': requestId } }, parent);
     try {
-      await next();
+      await context.with(trace.setSpan(parent, span), next);
     } catch (err) {
       toErrorResponse(ctx, err);
     } finally {
       const seconds = (performance.now() - start) / 1000;
       const route = (ctx._matchedRoute as string | undefined) ?? 'unmatched';
+      span.updateName(`${ctx.method} ${route}`);
+      span.setAttributes({ 'http.route': route, 'http.response.status_code': ctx.status });
+      if (ctx.state.auth?.orgId) span.setAttribute('vap.org_id', ctx.state.auth.orgId);
+      if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
       metrics.httpDuration.observe({ route, method: ctx.method, status: String(ctx.status) }, seconds);
       const fields = {
         method: ctx.method,

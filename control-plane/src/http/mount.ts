@@ -3,8 +3,8 @@ import type { Context } from 'koa';
 import Router from '@koa/router';
 import type { Auth } from '../auth/service.ts';
 import type { Services } from '../services.ts';
-import { forbidden, ValidationFailure } from './errors.ts';
-import { compile, problems, type Source } from './validation.ts';
+import { forbidden, notFound, ValidationFailure } from './errors.ts';
+import { compile, isUuid, opaqueIds, problems, type Source } from './validation.ts';
 import { writeAudit } from '../modules/audit-events/queries.ts';
 import { isReply, type AuditInput, type RouteDef } from './route.ts';
 import type { Db } from '../db/types.ts';
@@ -20,6 +20,7 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
     if (def.params) validators.path = compile(def.params, 'path');
     if (def.query) validators.query = compile(def.query, 'query');
     if (def.body) validators.body = compile(def.body, 'body');
+    const opaque = opaqueIds(def.params);
     const useTx = def.transaction ?? MUTATING.has(def.method);
     const mode = def.auth ?? 'secret';
 
@@ -50,6 +51,8 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         }
       }
       if (found.length) throw new ValidationFailure(found);
+      // A string-typed id that is not one the platform issues names nothing (see PathId).
+      for (const [name, resource] of opaque) if (!isUuid(params[name]!)) throw notFound(resource);
 
       const run = async (db: Db) => {
         const audit = async (ev: AuditInput) => {

@@ -152,7 +152,8 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string } = 
         '(`vap_sk_...`), a dashboard JWT, or, on the routes that allow it, a publishable key (`vap_pk_...`).',
     },
     ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
-    tags: TAGS.map((name) => ({ name, description: TAG_DESCRIPTIONS[name] })),
+    // A tag is listed once it carries operations: an empty group in the reference is a promise not kept.
+    tags: TAGS.filter((name) => routes.some((r) => !r.internal && r.tag === name)).map((name) => ({ name, description: TAG_DESCRIPTIONS[name] })),
     security: [{ bearerAuth: [] }],
     paths,
     components: {

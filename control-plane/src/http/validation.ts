@@ -31,11 +31,25 @@ function makeAjv(coerce: boolean): Ajv2020 {
     return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
   });
   ajv.addKeyword({ keyword: 'x-secret' });
+  ajv.addKeyword({ keyword: 'x-not-found' });
   return ajv;
 }
 
 export const bodyAjv = makeAjv(false);
 export const queryAjv = makeAjv(true);
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Path parameters declared with PathId (schemas/common.ts): their names and the resource a non-uuid value
+ * is reported as missing. Checked after validation, so a request with a bad body is still a 422.
+ */
+export function opaqueIds(schema: TSchema | undefined): [string, string][] {
+  const props = (schema as { properties?: Record<string, { 'x-not-found'?: string }> } | undefined)?.properties ?? {};
+  return Object.entries(props).flatMap(([name, p]) => (p['x-not-found'] ? [[name, p['x-not-found']] as [string, string]] : []));
+}
+
+export const isUuid = (v: string) => UUID_RE.test(v);
 
 export function compile(schema: TSchema, source: Source): ValidateFunction {
   return (source === 'body' ? bodyAjv : queryAjv).compile(schema);

@@ -15,5 +15,11 @@ import { usageRoutes } from './usage/routes.ts';
 import { agentRoutes } from './agents/routes.ts';
 import { voiceRoutes } from './voices/routes.ts';
 import { internalInboundRoutes, phoneNumberRoutes } from './phone-numbers/routes.ts';
+// Knowledge bases
+import { knowledgeBaseRoutes } from './knowledge-bases/routes.ts';
+// activity
+import { activityRoutes } from './activity/routes.ts';
+import { workerRoutes } from './workers/routes.ts';
+import { callRecordingRoutes } from './calls/recording-routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...voiceRoutes, ...phoneNumberRoutes, ...internalInboundRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes];

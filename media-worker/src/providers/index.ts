@@ -7,6 +7,9 @@ import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
 import * as google from '@livekit/agents-plugin-google';
 import * as openai from '@livekit/agents-plugin-openai';
 import type { LlmSettings, ProviderKeys, Transcriber, Tts } from '../../../schemas/internal.ts';
+import { AGENT_DEFAULTS } from '../../../schemas/agents.ts';
+import { STT_DEFAULT_MODEL, TTS_DEFAULTS } from '../../../shared/voices.ts';
+import { PLATFORM_KEY_ENV, ProviderConfigError, resolveKey } from '../../../shared/providers.ts';
 import { AnthropicLLM } from './anthropic-llm.ts';
 import { CartesiaTTS } from './cartesia-tts.ts';
 import { LlamaLLM } from './llama-llm.ts';
@@ -17,9 +20,13 @@ export { AnthropicLLM, CartesiaTTS, LlamaLLM, LocalSTT, LocalTTS };
 
 type Env = Record<string, string | undefined>;
 
-/** Transcriber settings; `provider` is a string so that configurations from newer control planes still type. */
-export type TranscriberConfig = Omit<Transcriber, 'provider'> & { provider: string };
-export type TtsConfig = Omit<Tts, 'provider'> & { provider: string };
+/**
+ * Transcriber settings as the session config carries them (schemas/internal.ts, derived from the agent schema);
+ * `provider` widens to a string so an unknown one reaches the factory's error, and a missing model, voice or
+ * language takes the catalogue's default (shared/voices.ts), the same one the control plane fills in.
+ */
+export type TranscriberConfig = Omit<Transcriber, 'provider' | 'model' | 'language'> & { provider: string; model?: string | null; language?: string | null };
+export type TtsConfig = Omit<Tts, 'provider' | 'model' | 'voice_id'> & { provider: string; model?: string | null; voice_id?: string | null };
 export type LlmConfig = Omit<LlmSettings, 'provider'> & { provider: string };
 
 /** Agent behaviour that reaches the TTS. */
@@ -32,35 +39,8 @@ export interface VoiceOptions {
   language?: string;
 }
 
-export class ProviderConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ProviderConfigError';
-  }
-}
-
-/** The platform's environment variable(s) for each provider key, first match wins. */
-export const PLATFORM_KEY_ENV: Record<keyof ProviderKeys, string[]> = {
-  openai: ['OPENAI_API_KEY'],
-  anthropic: ['ANTHROPIC_API_KEY'],
-  gemini: ['GOOGLE_API_KEY', 'GEMINI_API_KEY'],
-  deepgram: ['DEEPGRAM_API_KEY'],
-  elevenlabs: ['ELEVEN_API_KEY', 'ELEVENLABS_API_KEY'],
-  cartesia: ['CARTESIA_API_KEY'],
-};
-
-/** The org's key, else the platform's; throws when neither exists. */
-export function resolveKey(provider: keyof ProviderKeys, keys: ProviderKeys, env: Env = process.env): string {
-  const own = keys[provider];
-  if (own) return own;
-  for (const name of PLATFORM_KEY_ENV[provider]) {
-    const value = env[name];
-    if (value) return value;
-  }
-  throw new ProviderConfigError(
-    `no ${provider} key: add the org's ${provider} credential or set ${PLATFORM_KEY_ENV[provider].join(' or ')} on the worker`,
-  );
-}
+// Key resolution and the provider error live in the layer shared with the control plane (shared/providers.ts).
+export { PLATFORM_KEY_ENV, ProviderConfigError, resolveKey };
 
 /** The part of a BCP-47 tag before the region ('en-US' -> 'en'). */
 const baseLanguage = (language: string) => language.split(/[-_]/)[0]!.toLowerCase();
@@ -69,12 +49,12 @@ const baseLanguage = (language: string) => language.split(/[-_]/)[0]!.toLowerCas
 const optional = <T extends object>(value: T | undefined | null | false | '' | 0): Partial<T> => value || {};
 
 export function createSTT(transcriber: TranscriberConfig, keys: ProviderKeys, env: Env = process.env): stt.STT {
-  const language = transcriber.language ?? 'en-US';
+  const language = transcriber.language ?? AGENT_DEFAULTS.language;
   switch (transcriber.provider) {
     case 'deepgram':
       return new deepgram.STT({
         apiKey: resolveKey('deepgram', keys, env),
-        model: transcriber.model ?? 'nova-3',
+        model: transcriber.model ?? STT_DEFAULT_MODEL.deepgram,
         language,
         ...optional(env.DEEPGRAM_BASE_URL && { baseUrl: env.DEEPGRAM_BASE_URL.replace(/^http/, 'ws') }),
       });
@@ -82,7 +62,7 @@ export function createSTT(transcriber: TranscriberConfig, keys: ProviderKeys, en
       return new openai.STT({
         apiKey: resolveKey('openai', keys, env),
         language: baseLanguage(language),
-        ...optional(transcriber.model && { model: transcriber.model }),
+        model: transcriber.model ?? STT_DEFAULT_MODEL.openai,
         ...optional(env.OPENAI_BASE_URL && { baseURL: env.OPENAI_BASE_URL }),
       });
     case 'local':
@@ -108,11 +88,11 @@ export function createTTS(config: TtsConfig, keys: ProviderKeys, voice: VoiceOpt
   const speed = voice.speed ?? 1;
   switch (config.provider) {
     case 'openai': {
-      const model = config.model ?? (voice.emotions ? 'gpt-4o-mini-tts' : 'tts-1');
+      const model = config.model ?? TTS_DEFAULTS.openai.model;
       return new openai.TTS({
         apiKey: resolveKey('openai', keys, env),
         model,
-        voice: (config.voice_id ?? 'alloy') as openai.TTSOptions['voice'],
+        voice: (config.voice_id ?? TTS_DEFAULTS.openai.voice_id) as openai.TTSOptions['voice'],
         speed: clamp(speed, 0.25, 4),
         // Only the gpt-4o TTS models follow instructions; tts-1 ignores them.
         ...optional(voice.emotions && model.startsWith('gpt-4o') && { instructions: EXPRESSIVE_INSTRUCTIONS }),
@@ -123,7 +103,7 @@ export function createTTS(config: TtsConfig, keys: ProviderKeys, voice: VoiceOpt
       return new deepgram.TTS({
         apiKey: resolveKey('deepgram', keys, env),
         // Deepgram names voices as models (aura-2-thalia-en).
-        model: config.voice_id ?? config.model ?? 'aura-2-andromeda-en',
+        model: config.voice_id ?? TTS_DEFAULTS.deepgram.voice_id,
         ...optional(speed !== 1 && { speed: clamp(speed, 0.7, 1.5) }),
         ...optional(env.DEEPGRAM_BASE_URL && { baseUrl: env.DEEPGRAM_BASE_URL }),
       });
@@ -158,7 +138,7 @@ export function createTTS(config: TtsConfig, keys: ProviderKeys, voice: VoiceOpt
       });
     case 'local':
       return new LocalTTS({
-        model: (config.model ?? 'espeak-ng') as LocalTTSModel,
+        model: (config.model ?? TTS_DEFAULTS.local.model) as LocalTTSModel,
         ...optional(config.voice_id && { voice: config.voice_id }),
         speed,
       });

@@ -21,6 +21,7 @@ class Source {
   resampler: AudioResampler | null = null;
   resamplerRate = 0;
   dropped = 0;
+  received = 0;
 }
 
 export interface MixerOptions {
@@ -52,6 +53,13 @@ export class RecordingMixer {
     return this.#cursor;
   }
 
+  /** Samples (at the mixer's rate) that reached the mixer from all sources, written or not. */
+  get receivedSamples(): number {
+    let n = 0;
+    for (const s of this.#sources.values()) n += s.received;
+    return n;
+  }
+
   /** Audio that reached the mixer after its place had been written (a stalled event loop, say). */
   get droppedSamples(): number {
     let n = 0;
@@ -66,6 +74,7 @@ export class RecordingMixer {
     if (!src) this.#sources.set(sourceId, (src = new Source()));
     const mono = this.#toMono(src, frame);
     if (mono.length === 0) return;
+    src.received += mono.length;
     const arrivedStart = Math.round(((at - this.#t0) / 1000) * this.sampleRate) - mono.length;
     let start = src.runEnd ?? arrivedStart;
     if (Math.abs(arrivedStart - start) > (RESYNC_MS / 1000) * this.sampleRate) start = arrivedStart;

@@ -4,11 +4,12 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AccessToken } from 'livekit-server-sdk';
-import { AudioFrame, AudioSource, LocalAudioTrack, Room, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
+import { AudioFrame, AudioSource, LocalAudioTrack, Room, RoomEvent, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
 import { useStack, type TestStack } from '../../../test/support/stack.ts';
 import { disposeRtc } from '../../../test/support/rtc-client.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { RoomRecorder } from './room-recorder.ts';
+import { waitUntil } from '../session/harness.test-support.ts';
 
 let stack: TestStack;
 const uploads: { type: string | undefined; body: Buffer }[] = [];
@@ -73,13 +74,22 @@ it('records the caller and the agent into one WAV and uploads it', async () => {
     logger: createLogger('test', 'silent'),
   });
   // Wait until the agent's room has the caller's track, as the worker's does once the call runs.
-  for (let i = 0; i < 100 && ![...agent.remoteParticipants.values()].some((p) => [...p.trackPublications.values()].some((t) => t.track)); i++) {
-    await new Promise((r) => setTimeout(r, 50));
+  const callerTrack = () => [...agent.remoteParticipants.values()].some((p) => [...p.trackPublications.values()].some((t) => t.track));
+  if (!callerTrack()) {
+    await new Promise<void>((resolve) => {
+      const onTrack = () => {
+        if (!callerTrack()) return;
+        agent.off(RoomEvent.TrackSubscribed, onTrack);
+        resolve();
+      };
+      agent.on(RoomEvent.TrackSubscribed, onTrack);
+    });
   }
   // Caller first (quiet), then the agent (loud), one after the other.
   await play(callerSource, 3000, 1.5);
   await play(agentSource, 12000, 1.5);
-  await new Promise((r) => setTimeout(r, 500));
+  // Both sides' audio has reached the recorder (3 s played; Opus may trim the edges a little).
+  await waitUntil(() => recorder.mixer.receivedSamples >= 2.7 * recorder.mixer.sampleRate, 20_000, 'both sides recorded');
   expect(await recorder.finish()).toBe(true);
   // A second finish (the worker's shutdown callback) uploads nothing more.
   expect(await recorder.finish()).toBe(true);

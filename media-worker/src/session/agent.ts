@@ -2,7 +2,9 @@
 // lets the call decide a turn must not get a reply (the callee's first words on an outbound call, or a
 // voicemail greeting).
 import { llm, voice } from '@livekit/agents';
-import type { KnowledgeConfig } from '../../../schemas/internal.ts';
+import type { AudioFrame } from '@livekit/rtc-node';
+import type { KnowledgeConfig, KnowledgeSearchResult } from '../../../schemas/internal.ts';
+import type { MetricsSink } from '../metrics.ts';
 import type { InternalApiClient } from '../../../shared/internal-api.ts';
 import type { Logger } from '../../../shared/logger.ts';
 
@@ -17,7 +19,20 @@ export interface VapAgentOptions {
   beforeReply?: (text: string) => boolean | Promise<boolean>;
   topK?: number;
   knowledgeTimeoutMs?: number;
+  /** Records the retrieval time of each turn (voice_knowledge_retrieval_seconds). */
+  metrics?: MetricsSink;
+  callType?: string;
+  /**
+   * Sees each frame of the caller's audio on its way to the STT (beep detection). The tap sits in the STT
+   * node, which every audio input feeds (the room's in production, a line in tests): one path for both.
+   */
+  onInputAudio?: ((frame: AudioFrame) => void) | undefined;
 }
+
+/** The cache key of a query: its words, lowercased (punctuation and spacing differ between interim and final). */
+export const queryKey = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
+
+const CACHE_MAX = 64;
 
 export const KNOWLEDGE_HEADER = 'Relevant knowledge base excerpts (use them to answer; say so if they do not cover the question):';
 
@@ -29,34 +44,97 @@ export function withStuffedKnowledge(prompt: string, knowledge: KnowledgeConfig)
 
 export class VapAgent extends voice.Agent {
   #opts: VapAgentOptions;
+  /** Searches of this call by query key: started early on transcripts, reused by the turn (and repeats). */
+  #cache = new Map<string, Promise<KnowledgeSearchResult | null>>();
+  /** Final transcript segments of the user's current turn, so a multi-segment turn is prefetched whole. */
+  #finals: string[] = [];
   /** Chunks injected by the last retrieval (tests and logs). */
   lastKnowledge: string[] = [];
+  /** How the last turn's retrieval was served: `prefetched` (started on a transcript) or `turn`. */
+  lastRetrieval: { source: 'prefetched' | 'turn'; ms: number } | null = null;
 
   constructor(opts: VapAgentOptions) {
     super({ instructions: withStuffedKnowledge(opts.instructions, opts.knowledge), tools: opts.tools });
     this.#opts = opts;
   }
 
+  override async sttNode(audio: ReadableStream<AudioFrame> | AsyncIterable<AudioFrame>, modelSettings: voice.ModelSettings) {
+    const onFrame = this.#opts.onInputAudio;
+    if (!onFrame) return voice.Agent.default.sttNode(this, audio, modelSettings);
+    const stream = audio instanceof ReadableStream ? audio : ReadableStream.from(audio);
+    const tapped = stream.pipeThrough(
+      new TransformStream<AudioFrame, AudioFrame>({
+        transform(frame, controller) {
+          onFrame(frame);
+          controller.enqueue(frame);
+        },
+      }),
+    );
+    return voice.Agent.default.sttNode(this, tapped, modelSettings);
+  }
+
+  get #retrieves(): boolean {
+    const { knowledge, api } = this.#opts;
+    return knowledge.mode === 'retrieve' && knowledge.knowledge_base_ids.length > 0 && !!api;
+  }
+
+  /**
+   * A transcript of the user's turn in progress (interim or final). The search starts now, while the user is
+   * still speaking or the end-of-turn delay runs, so the turn usually finds its result ready.
+   */
+  onTranscript(text: string, isFinal: boolean): void {
+    if (!this.#retrieves) return;
+    const whole = [...this.#finals, text].join(' ').trim();
+    if (isFinal && text.trim()) this.#finals.push(text.trim());
+    // Fewer than three words rarely make a useful query; the turn will search anyway.
+    if (queryKey(whole).split(' ').length < 3) return;
+    void this.#search(whole);
+  }
+
+  #search(text: string): Promise<KnowledgeSearchResult | null> {
+    const key = queryKey(text);
+    let p = this.#cache.get(key);
+    if (!p) {
+      const { api, callId } = this.#opts;
+      p = api!
+        .searchKnowledge(callId, { query: text, top_k: this.#opts.topK ?? 4 }, { timeoutMs: this.#opts.knowledgeTimeoutMs ?? 1500 })
+        .catch((err: unknown) => {
+          // A slow or failing search must not hold up or break the reply; a later turn may retry it.
+          this.#cache.delete(key);
+          this.#opts.logger.warn({ err: (err as Error).message, call_id: callId }, 'knowledge search failed');
+          return null;
+        });
+      this.#cache.set(key, p);
+      if (this.#cache.size > CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value!);
+    }
+    return p;
+  }
+
   override async onUserTurnCompleted(turnCtx: llm.ChatContext, newMessage: llm.ChatMessage): Promise<void> {
     const text = newMessage.textContent ?? '';
+    this.#finals = [];
     if (this.#opts.beforeReply && !(await this.#opts.beforeReply(text))) {
       throw new voice.StopResponse();
     }
-    const { knowledge, api } = this.#opts;
-    if (knowledge.mode !== 'retrieve' || !knowledge.knowledge_base_ids.length || !api || !text.trim()) return;
-    try {
-      const res = await api.searchKnowledge(
-        this.#opts.callId,
-        { query: text, top_k: this.#opts.topK ?? 4 },
-        { timeoutMs: this.#opts.knowledgeTimeoutMs ?? 1500 },
-      );
-      this.lastKnowledge = res.chunks.map((c) => c.content);
-      if (!res.chunks.length) return;
-      // Added to this turn's context only: the next turn retrieves afresh, so the history stays small.
-      turnCtx.addMessage({ role: 'system', content: `${KNOWLEDGE_HEADER}\n${res.chunks.map((c, i) => `[${i + 1}] ${c.content}`).join('\n\n')}` });
-    } catch (err) {
-      // A slow or failing search must not hold up or break the reply.
-      this.#opts.logger.warn({ err: (err as Error).message, call_id: this.#opts.callId }, 'knowledge search failed');
-    }
+    if (!this.#retrieves || !text.trim()) return;
+    const started = performance.now();
+    const prefetched = this.#cache.has(queryKey(text));
+    const res = await this.#search(text);
+    const ms = performance.now() - started;
+    this.lastRetrieval = { source: prefetched ? 'prefetched' : 'turn', ms };
+    this.#opts.metrics?.knowledgeRetrieval?.(
+      { call_type: this.#opts.callType ?? 'web', result: !res ? 'error' : res.chunks.length ? 'hit' : 'empty', prefetched: prefetched ? 'yes' : 'no' },
+      ms / 1000,
+    );
+    this.lastKnowledge = res?.chunks.map((c) => c.content) ?? [];
+    if (!res?.chunks.length) return;
+    // Added to this turn's context only: the next turn retrieves afresh, so the history stays small.
+    turnCtx.addMessage({ role: 'system', content: `${KNOWLEDGE_HEADER}\n${res.chunks.map((c, i) => `[${i + 1}] ${chunkText(c)}`).join('\n\n')}` });
   }
+}
+
+/** A chunk with where it comes from (title and heading path), as the LLM sees it. */
+export function chunkText(c: KnowledgeSearchResult['chunks'][number]): string {
+  const where = [c.title, c.heading].filter(Boolean).join(' › ');
+  return where ? `(${where}) ${c.content}` : c.content;
 }

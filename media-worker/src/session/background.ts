@@ -4,10 +4,13 @@ import { readFileSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { AudioFrame } from '@livekit/rtc-node';
 
-export const AMBIENT_SOUNDS = ['office', 'cafe', 'static'] as const;
-export type AmbientSound = (typeof AMBIENT_SOUNDS)[number];
+import { BackgroundSounds, type BackgroundSound } from '../../../schemas/agents.ts';
 
-export const ambientPath = (name: string) => fileURLToPath(new URL(`../../assets/${name}.wav`, import.meta.url));
+/** The API's values (schemas/agents.ts): one loop per value, media-worker/assets/<name>.wav. */
+export const AMBIENT_SOUNDS = BackgroundSounds;
+export type AmbientSound = BackgroundSound;
+
+export const ambientPath = (name: AmbientSound) => fileURLToPath(new URL(`../../assets/${name}.wav`, import.meta.url));
 
 export function isAmbientSound(name: string | null): name is AmbientSound {
   return !!name && (AMBIENT_SOUNDS as readonly string[]).includes(name);

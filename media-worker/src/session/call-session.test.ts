@@ -47,7 +47,8 @@ describe('call session (voice loop)', () => {
     api.configs.set(config.call.id, config);
     const h = await startCall(config, { llmUrl: llm.url, api });
     await waitUntil(() => agentSegments(h) >= 1, 20_000, 'first message');
-    await new Promise((r) => setTimeout(r, 2500)); // let the greeting play out
+    // The greeting has played out and the agent listens.
+    await waitUntil(() => !h.out.playing && h.call.session.agentState === 'listening', 20_000, 'greeting played');
     const requestsBefore = llm.requests.length;
     await userSays(h, 'I would like to book a table for two');
     await waitUntil(() => h.call.messages().some((m) => m.role === 'agent' && m.content.startsWith('You said')), 20_000, 'reply committed');
@@ -101,7 +102,8 @@ describe('call session (voice loop)', () => {
     });
     const h = await startCall(config, { llmUrl: llm.url });
     await waitUntil(() => agentSegments(h) >= 1, 20_000, 'first message');
-    await new Promise((r) => setTimeout(r, 1200));
+    // Interrupt a second into the long greeting, while it is still playing.
+    await waitUntil(() => h.out.playing && h.out.playedMs >= 1000, 20_000, 'a second of the greeting');
     await h.line.say(await synthesize('Wait, stop, I have a question'));
     await waitUntil(() => h.out.interruptions >= 1, 20_000, 'interruption');
     await waitUntil(() => h.call.messages().some((m) => m.role === 'agent' && m.interrupted), 20_000, 'interrupted message');
@@ -176,6 +178,7 @@ describe('call session (voice loop)', () => {
   it('calls function tools (signed), and survives their timeout and error', async () => {
     const secret = 'whsec_' + Buffer.from('0123456789abcdef0123456789abcdef').toString('base64');
     const received: { path: string; verified: boolean; body: any }[] = [];
+    const held: http.ServerResponse[] = [];
     const toolServer = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -192,13 +195,16 @@ describe('call session (voice loop)', () => {
         if (req.url === '/weather') {
           res.writeHead(200, { 'content-type': 'application/json' }).end('{"forecast":"sunny"}');
         } else if (req.url === '/slow') {
-          setTimeout(() => res.writeHead(200).end('{}'), 1500);
+          // Never answers while the call lasts: the tool's 300 ms timeout must fire.
+          held.push(res);
         } else {
           res.writeHead(500).end('boom');
         }
       });
     });
     await new Promise<void>((r) => toolServer.listen(0, '127.0.0.1', r));
+    // Tool calls go through the SSRF guard: the loopback tool server must be allowlisted, as in development.
+    process.env.SSRF_ALLOWLIST = '127.0.0.1';
     const base = `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}`;
     const fn = (name: string, path: string) => ({
       type: 'function' as const,
@@ -227,9 +233,11 @@ describe('call session (voice loop)', () => {
         await userSays(h, phrase, { waitReply: false });
         await waitUntil(() => outputs() > before, 20_000, 'tool output');
         await waitUntil(() => h.call.messages().at(-1)?.role === 'agent' && !h.call.messages().at(-1)?.tool_call, 20_000, 'spoken answer');
-        await new Promise((r) => setTimeout(r, 800));
+        // The answer has played out before the next question.
+        await waitUntil(() => !h.out.playing && h.call.session.agentState === 'listening', 20_000, 'answer played');
       }
     } finally {
+      for (const res of held) res.writeHead(200).end('{}');
       await new Promise<void>((r) => toolServer.close(() => r()));
     }
     const report = await finish(h);

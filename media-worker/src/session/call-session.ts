@@ -48,20 +48,6 @@ export interface CallSessionOptions {
   inputSampleRate?: number;
 }
 
-/** Audio input that passes frames through while letting the call look at them (beep detection). */
-export class TapAudioInput extends voice.AudioInput {
-  constructor(source: ReadableStream<AudioFrame>, onFrame: (f: AudioFrame) => void) {
-    super();
-    const tap = new TransformStream<AudioFrame, AudioFrame>({
-      transform(frame, controller) {
-        onFrame(frame);
-        controller.enqueue(frame);
-      },
-    });
-    this.multiStream.addInputStream(source.pipeThrough(tap));
-  }
-}
-
 const normalise = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').replace(/\s+/g, ' ').trim();
 
 export function matchesEndPhrase(text: string, phrases: readonly string[]): boolean {
@@ -136,6 +122,10 @@ export class CallSession {
       api: opts.api,
       logger: opts.logger,
       beforeReply: (text) => this.#beforeReply(text),
+      metrics: opts.metrics,
+      callType: call.type,
+      // Beep detection reads the caller's audio where the STT does, whatever the audio input is.
+      onInputAudio: this.beep ? this.onInputFrame : undefined,
     });
 
     const retrieves = opts.config.knowledge.mode === 'retrieve' && opts.config.knowledge.knowledge_base_ids.length > 0;
@@ -276,6 +266,8 @@ export class CallSession {
   #wire(): void {
     const s = this.session;
     s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => this.turnMetrics.onMetrics(ev.metrics));
+    // Knowledge retrieval starts on the transcript of the turn in progress, off the reply's latency path.
+    s.on(voice.AgentSessionEventTypes.UserInputTranscribed, (ev) => this.agent.onTranscript(ev.transcript, ev.isFinal));
     s.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
       const item = ev.item;
       if (item.type !== 'message') return;

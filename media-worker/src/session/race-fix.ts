@@ -8,7 +8,46 @@
 // The fix: replace `ThrowsPromise.race` (a plain static of a class, shared by the ESM and CJS builds of
 // agents) with a race that subscribes to each input promise once, through a small subscriber set, and
 // unsubscribes when the race settles. Same semantics as Promise.race; nothing retained after settling.
+//
+// Upstream: livekit/agents-js issue #2046 (readStream retains every chunk) and its fix, pull request #2047
+// (a per-iteration abort promise in readStream), open at the time of writing; the same pattern in plugins is
+// #1950/#1957 and #2053/#2544. No public API reaches the STT input pump, so the patch stays until a release
+// carries the fix. It is installed in one place (the CallSession constructor, before its AgentSession
+// exists), and only on the agents-js release it was checked against: any other version fails loudly, so an
+// upgrade makes someone check whether the fix is upstream (then delete this file) or still needed (then
+// re-check utils.js's readStream and bump PATCHED_AGENTS_VERSION). The unit tests fail on a mismatch too.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { ThrowsPromise } from '@livekit/throws-transformer/throws';
+
+/** The @livekit/agents release whose readStream (dist/utils.js) this patch was checked against. */
+export const PATCHED_AGENTS_VERSION = '1.9.0';
+
+export class RaceFixVersionError extends Error {
+  constructor(installed: string) {
+    super(
+      `race-fix.ts patches @livekit/agents ${PATCHED_AGENTS_VERSION} but ${installed} is installed: check whether ` +
+        'readStream still races reads against one long-lived abort promise (agents-js #2046/#2047), then delete the patch ' +
+        'or bump PATCHED_AGENTS_VERSION',
+    );
+    this.name = 'RaceFixVersionError';
+  }
+}
+
+/** The version of the @livekit/agents that this process loads. */
+export function installedAgentsVersion(): string {
+  // The package's exports hide package.json; its entry point sits in dist/, one level below.
+  const entry = createRequire(import.meta.url).resolve('@livekit/agents');
+  const pkg = JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { name: string; version: string };
+  if (pkg.name !== '@livekit/agents') throw new Error(`unexpected package beside ${entry}: ${pkg.name}`);
+  return pkg.version;
+}
+
+/** Throws RaceFixVersionError unless the installed agents-js is the patched release. */
+export function assertRaceFixTarget(version = installedAgentsVersion()): void {
+  if (version !== PATCHED_AGENTS_VERSION) throw new RaceFixVersionError(version);
+}
 
 interface Subscriber {
   resolve: (v: unknown) => void;
@@ -77,9 +116,10 @@ export function leakFreeRace<T>(values: Iterable<T>): Promise<Awaited<T>> {
 
 let installed = false;
 
-/** Install once per process, before the first AgentSession starts. */
+/** Installs the patch (once per process; CallSession calls it before its AgentSession exists). */
 export function installRaceFix(): void {
   if (installed) return;
+  assertRaceFixTarget();
   installed = true;
   (ThrowsPromise as unknown as { race: typeof leakFreeRace }).race = leakFreeRace;
 }

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { llm } from '@livekit/agents';
 import type { CallConfig, FunctionToolConfig, ToolConfig } from '../../../schemas/internal.ts';
 import { signatureHeaders } from '../../../shared/signing.ts';
+import { createGuardedAgent, describeRequestError, guardedRequest, parseAllowHosts, type SsrfOptions } from '../../../shared/ssrf.ts';
 
 export interface CallActions {
   /** Hang up after the current speech has played: end_reason agent_hangup. */
@@ -18,6 +19,24 @@ export interface CallActions {
 
 /** Largest tool answer passed back to the model (characters). */
 const MAX_RESULT_CHARS = 4000;
+/** Largest tool answer read from the network (bytes); the rest is never downloaded. */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * The same SSRF guard as webhooks (shared/ssrf.ts): public addresses only, checked at connection time, no
+ * redirects followed. SSRF_ALLOWLIST (tests, local development) and NODE_ENV come from the worker's
+ * environment, as the control plane reads them from its own. One pooled agent per allowlist.
+ */
+export function toolSsrfOptions(env: NodeJS.ProcessEnv = process.env): SsrfOptions {
+  return { allowHosts: parseAllowHosts(env.SSRF_ALLOWLIST), requireHttps: env.NODE_ENV === 'production' };
+}
+const agents = new Map<string, ReturnType<typeof createGuardedAgent>>();
+function agentFor(opts: SsrfOptions) {
+  const key = `${opts.requireHttps}|${(opts.allowHosts ?? []).join(',')}`;
+  let agent = agents.get(key);
+  if (!agent) agents.set(key, (agent = createGuardedAgent({ ...opts, connectionsPerOrigin: 16 })));
+  return agent;
+}
 
 export async function callFunctionTool(
   tool: FunctionToolConfig,
@@ -42,16 +61,28 @@ export async function callFunctionTool(
   } else {
     headers['content-type'] = 'application/json';
   }
-  let res: Response;
+  const ssrf = toolSsrfOptions();
+  let res: Awaited<ReturnType<typeof guardedRequest>>;
   try {
-    res = await fetch(url, { method: tool.method, headers, body, signal: AbortSignal.timeout(tool.timeout_ms), redirect: 'error' });
+    res = await guardedRequest(agentFor(ssrf), url, ssrf, {
+      method: tool.method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+      timeoutMs: tool.timeout_ms,
+      maxResponseBytes: MAX_RESPONSE_BYTES,
+    });
   } catch (err) {
-    const e = err as Error;
-    if (e.name === 'TimeoutError') throw new llm.ToolError(`The ${tool.name} service did not answer in time.`);
+    // The model gets a sentence it can say; the reason stays out of what it hears but in the message log.
+    const { kind } = describeRequestError(err);
+    if (kind === 'timeout') throw new llm.ToolError(`The ${tool.name} service did not answer in time.`);
+    if (kind === 'blocked') throw new llm.ToolError(`The ${tool.name} service is at an address the platform may not call (private or local network).`);
     throw new llm.ToolError(`The ${tool.name} service could not be reached.`);
   }
-  const text = await res.text().catch(() => '');
-  if (!res.ok) throw new llm.ToolError(`The ${tool.name} service returned an error (HTTP ${res.status}).`);
+  if (res.status >= 300 && res.status < 400) {
+    throw new llm.ToolError(`The ${tool.name} service answered with a redirect (HTTP ${res.status}), which is not followed.`);
+  }
+  if (res.status < 200 || res.status >= 300) throw new llm.ToolError(`The ${tool.name} service returned an error (HTTP ${res.status}).`);
+  const text = res.body;
   return text.length > MAX_RESULT_CHARS ? text.slice(0, MAX_RESULT_CHARS) : text;
 }
 

@@ -1,39 +1,13 @@
 import type { Db } from '../../db/types.ts';
-import type { Agent } from '../../../../schemas/agents.ts';
-import type { TranscriberConfig, TtsConfig } from '../../../../shared/voices.ts';
+import { agentBehaviour, type Agent } from '../../../../schemas/agents.ts';
 
 export type AgentRow = Omit<Agent, 'effective_system_prompt'>;
 
-/** Every writable column of an agent. */
-export interface AgentWrite {
-  name: string;
-  llm_id: string;
-  webhook_id: string | null;
-  transcriber: TranscriberConfig;
-  tts: TtsConfig;
-  first_message: string | null;
-  end_call_phrases: string[];
-  max_duration_seconds: number;
-  interruption_sensitivity: number;
-  silence_timeout_seconds: number;
-  enable_recording: boolean;
-  language: string;
-  dynamic_variables: Record<string, string | number | boolean>;
-  voicemail_detection: boolean;
-  voicemail_message: string | null;
-  responsiveness: number;
-  speed: number;
-  background_sound: string | null;
-  emotions: boolean;
-  job_description: string | null;
-  metadata: Record<string, unknown>;
-}
+/** Every writable column of an agent: the schema's fields (schemas/agents.ts) less the generated ones. */
+export type AgentWrite = Omit<AgentRow, 'id' | 'created_at' | 'updated_at'>;
 
-const COLUMNS = [
-  'id', 'name', 'llm_id', 'webhook_id', 'transcriber', 'tts', 'first_message', 'end_call_phrases', 'max_duration_seconds',
-  'interruption_sensitivity', 'silence_timeout_seconds', 'enable_recording', 'language', 'dynamic_variables', 'voicemail_detection',
-  'voicemail_message', 'responsiveness', 'speed', 'background_sound', 'emotions', 'job_description', 'metadata', 'created_at', 'updated_at',
-];
+const WRITABLE = ['name', 'llm_id', 'webhook_id', ...(Object.keys(agentBehaviour) as (keyof typeof agentBehaviour)[])] satisfies (keyof AgentWrite)[];
+const COLUMNS = ['id', ...WRITABLE, 'created_at', 'updated_at'];
 // postgres.js quotes `a.id` as "a"."id".
 const columns = (db: Db, alias = '') => db(alias ? COLUMNS.map((c) => `${alias}.${c}`) : COLUMNS);
 
@@ -48,12 +22,6 @@ function values(db: Db, a: AgentWrite) {
     end_call_phrases: db.array(a.end_call_phrases),
   };
 }
-
-const WRITABLE: (keyof AgentWrite)[] = [
-  'name', 'llm_id', 'webhook_id', 'transcriber', 'tts', 'first_message', 'end_call_phrases', 'max_duration_seconds', 'interruption_sensitivity',
-  'silence_timeout_seconds', 'enable_recording', 'language', 'dynamic_variables', 'voicemail_detection', 'voicemail_message', 'responsiveness',
-  'speed', 'background_sound', 'emotions', 'job_description', 'metadata',
-];
 
 export async function insertAgent(db: Db, orgId: string, a: AgentWrite): Promise<AgentRow> {
   const row = { org_id: orgId, ...values(db, a) };

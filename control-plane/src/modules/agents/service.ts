@@ -1,6 +1,7 @@
 // Agent defaults, and the checks of `transcriber` and `tts` against the speech catalogue (shared/voices.ts).
 import { ValidationFailure } from '../../http/errors.ts';
 import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
+import { AGENT_DEFAULTS } from '../../../../schemas/agents.ts';
 import {
   STT_DEFAULT_MODEL,
   transcriberProblems,
@@ -12,28 +13,8 @@ import {
   type TtsProvider,
 } from '../../../../shared/voices.ts';
 
-/** Defaults of every optional agent field (documented in docs/decisions.md and in the schema). */
-export const AGENT_DEFAULTS = {
-  webhook_id: null,
-  transcriber: { provider: 'deepgram', model: 'nova-3' } as { provider: SttProvider; model: string },
-  tts: { provider: 'openai', model: 'gpt-4o-mini-tts', voice_id: 'alloy' } as TtsConfig,
-  first_message: null,
-  end_call_phrases: [] as string[],
-  max_duration_seconds: 1800,
-  interruption_sensitivity: 0.5,
-  silence_timeout_seconds: 30,
-  enable_recording: false,
-  language: 'en-US',
-  dynamic_variables: {} as Record<string, string | number | boolean>,
-  voicemail_detection: false,
-  voicemail_message: null,
-  responsiveness: 0.5,
-  speed: 1.0,
-  background_sound: null,
-  emotions: false,
-  job_description: null,
-  metadata: {} as Record<string, unknown>,
-};
+// The defaults live with the schema (one definition for the API, its docs and the worker).
+export { AGENT_DEFAULTS };
 
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -122,6 +122,18 @@ describe('POST /v1/calls/web', () => {
 });
 
 describe('the call lifecycle through the internal API', () => {
+  it("an overridden transcriber without a language speaks the agent's language, not en-US", async () => {
+    const french = await createAgent(org);
+    await tp.sql`update agents set language = 'fr' where id = ${french}`;
+    const created = await startWebCall(org, { agent_id: french, overrides: { transcriber: { provider: 'deepgram' } } });
+    expect(created.status).toBe(201);
+    const cfg = await internal('get', `/calls/${created.body.id}/config`);
+    expect(cfg.body.agent.transcriber).toEqual({ provider: 'deepgram', model: 'nova-3', language: 'fr' });
+    // An overridden language wins over the agent's.
+    const german = await startWebCall(org, { agent_id: french, overrides: { language: 'de', transcriber: { provider: 'deepgram' } } });
+    expect((await internal('get', `/calls/${german.body.id}/config`)).body.agent.transcriber.language).toBe('de');
+  });
+
   it('config, started, partial, ended, analysis: fields and events in order', async () => {
     const created = await startWebCall(org, { variables: { customer_name: 'Ada' }, overrides: { first_message: 'Hi {{customer_name}}, Ava here.' } });
     const id = created.body.id as string;
@@ -318,6 +330,34 @@ describe('listing and usage', () => {
     const usage = await tp.request('get', '/v1/usage', { key: o.key });
     expect(usage.body).toMatchObject({ calls_made_today: 5, max_calls_per_day: 5, calls_remaining_today: 0, calls_this_month: 5, kb_token_budget: expect.any(Number) });
     expect(new Date(usage.body.period_start).getUTCDate()).toBe(1);
+  });
+
+  it('enforces max_concurrent_calls atomically under 50 concurrent creations', async () => {
+    const o = await tp.createOrg('concurrency-capped');
+    await tp.sql`update orgs set max_concurrent_calls = 5 where id = ${o.orgId}`;
+    const agent = await createAgent(o);
+    const results = await Promise.all(Array.from({ length: 50 }, () => tp.request('post', '/v1/calls/web', { key: o.key, body: { agent_id: agent } })));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(45);
+    const limited = results.find((r) => r.status === 429)!;
+    expect(limited.headers.get('retry-after')).toBe('5');
+    expect(limited.body).toMatchObject({
+      type: 'rate_limited',
+      reason: 'concurrency',
+      limit: 'max_concurrent_calls',
+      limit_value: 5,
+      detail: 'Concurrent call limit of 5 reached; retry when a call ends',
+    });
+    // Refusals for concurrency do not use up the daily allowance.
+    const usage = await tp.request('get', '/v1/usage', { key: o.key });
+    expect(usage.body).toMatchObject({ calls_made_today: 5 });
+    // Ending one live call frees one slot.
+    const admitted = results.find((r) => r.status === 201)!;
+    const stopped = await tp.request('post', `/v1/calls/${admitted.body.id}/stop`, { key: o.key });
+    expect(stopped.status).toBe(200);
+    const again = await Promise.all(Array.from({ length: 3 }, () => tp.request('post', '/v1/calls/web', { key: o.key, body: { agent_id: agent } })));
+    expect(again.map((r) => r.status).sort()).toEqual([201, 429, 429]);
   });
 });
 

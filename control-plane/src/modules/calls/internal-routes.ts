@@ -4,6 +4,7 @@ import { defineRoute, reply } from '../../http/route.ts';
 import { conflict, forbidden, HttpError, notFound, unauthorized } from '../../http/errors.ts';
 import { Type } from '../../../../schemas/common.ts';
 import { CallParams } from '../../../../schemas/calls.ts';
+import { stableRecordingUrl } from './recording-routes.ts';
 import {
   CallConfig,
   EndedReport,
@@ -14,14 +15,15 @@ import {
   TranscriptReport,
 } from '../../../../schemas/internal.ts';
 import { emitEvent } from '../events/emit.ts';
-import { getCallById, recordReport, type CallRow } from './queries.ts';
+import { getCallById, liveCallInRoom, noteReport, recordReport, setPartialMessages, setRecordingKey, type CallRow } from './queries.ts';
 import { finishCall, isFinal, markStarted } from './lifecycle.ts';
 import { resolveCallConfig } from './service.ts';
 import { verifySignature } from './recordings.ts';
-import { recordingStorage, recordingUrl } from './storage/index.ts';
+import { recordingStorage } from './storage/index.ts';
 import { REAP_QUEUE } from './jobs.ts';
 import type { Db } from '../../db/types.ts';
 import { readText } from '../../http/body.ts';
+import { searchForCall } from '../knowledge-bases/search.ts';
 
 const ack = (duplicate: boolean) => ({ ok: true, duplicate });
 const MAX_RECORDING_BYTES = 512 * 1024 * 1024;
@@ -31,7 +33,7 @@ async function claim(db: Db, callId: string, seq: number, kind: string): Promise
   const call = await getCallById(db, callId, { lock: true });
   if (!call) throw notFound('Call');
   if (!(await recordReport(db, callId, seq, kind))) return null;
-  await db`update calls set last_seq = greatest(last_seq, ${seq}), worker_seen_at = now() where id = ${callId}`;
+  await noteReport(db, callId, seq);
   return call;
 }
 
@@ -86,7 +88,7 @@ export const internalCallRoutes = [
       if (!call) return ack(true);
       // A partial older than one already applied, or one after the end, is superseded: drop it quietly.
       if (isFinal(call.status) || body.seq < call.last_seq) return ack(false);
-      await db`update calls set messages = ${db.json(body.messages as never)}, updated_at = now() where id = ${call.id}`;
+      await setPartialMessages(db, call.id, body.messages);
       await emitEvent(db, {
         orgId: call.org_id,
         type: 'transcript.partial',
@@ -138,12 +140,10 @@ export const internalCallRoutes = [
     body: KnowledgeSearchRequest,
     transaction: false,
     responses: { 200: { description: 'Chunks, best first', schema: KnowledgeSearchResult } },
-    handler: async ({ params, db }) => {
+    handler: async ({ params, body, db, services }) => {
       const call = await getCallById(db, params.call_id);
       if (!call) throw notFound('Call');
-      // Knowledge ingestion (sources, chunks, full-text index) is its own resource; until a base has chunks
-      // there is nothing to return.
-      return { chunks: [] };
+      return searchForCall(services, db, call, body);
     },
   }),
   defineRoute({
@@ -174,10 +174,11 @@ export const internalCallRoutes = [
         services.log.error({ err, call_id: call.id, storage: storage.kind }, 'recording upload to storage failed');
         throw new HttpError(503, 'service_unavailable', 'Recording storage is unavailable; retry later', { headers: { 'Retry-After': '5' } });
       }
-      // The backend that stored the key always owns it, so there is a URL.
-      const url = (await recordingUrl(services, call.id, key))!;
+      // Events carry the stable, authenticated URL: a retried delivery hours later still works (a signed link
+      // would expire after RECORDING_URL_TTL_SECONDS while retries go on for about 27 hours).
+      const url = stableRecordingUrl(services, call.id);
       await services.sql.begin(async (tx) => {
-        await tx`update calls set recording_key = ${key}, updated_at = now() where id = ${call.id}`;
+        await setRecordingKey(tx, call.id, key);
         await emitEvent(tx, {
           orgId: call.org_id,
           type: 'call.recording.available',
@@ -214,8 +215,8 @@ export const internalCallRoutes = [
       // worker has had time to report `ended` itself.
       const agentLeft = event.event === 'participant_left' && event.participant?.kind === 4; // ParticipantInfo_Kind.AGENT
       if (room && (event.event === 'room_finished' || agentLeft)) {
-        const [call] = await services.sql<{ id: string }[]>`select id from calls where room_name = ${room} and status in ('queued', 'initiated', 'in_progress')`;
-        if (call) await services.boss.send(REAP_QUEUE, { call_id: call.id }, { startAfter: 10, singletonKey: call.id });
+        const call = await liveCallInRoom(services.sql, room);
+        if (call) await services.boss.send(REAP_QUEUE, { call_id: call.id }, { startAfter: services.config.REAP_DELAY_SECONDS, singletonKey: call.id });
       }
       return { ok: true };
     },

@@ -7,116 +7,36 @@
 import type { Job, QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import { emitEvent } from '../events/emit.ts';
-import { createGuardedAgent, guardedRequest, describeRequestError } from '../../../../shared/ssrf.ts';
-import { ssrfOptions } from '../../net/ssrf.ts';
-import { getCallById, type CallRow } from './queries.ts';
+import { analyseCall, AnalysisError, type AnalysisResult } from './analysis.ts';
+import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, saveAnalysis, touchWorker, type CallRow } from './queries.ts';
 import { ANALYZE_QUEUE, failCall, finishCall } from './lifecycle.ts';
 
 export const REAP_QUEUE = 'calls.reap';
 export const REAP_SWEEP_QUEUE = 'calls.reap-sweep';
 
-const OUTCOME_RE = /^[a-z]+(_[a-z]+)*$/;
-
-/** Turns whatever the model said into a lowercase_underscore label. */
-export function normaliseOutcome(raw: unknown): string {
-  const label = String(raw ?? '')
-    .toLowerCase()
-    .replace(/[^a-z]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .slice(0, 60)
-    .replace(/_+$/, '');
-  return OUTCOME_RE.test(label) ? label : 'unknown';
-}
-
-interface Analysis {
-  summary: string;
-  outcome: string;
-}
-
-const ANALYSIS_PROMPT =
-  'You analyse phone and web calls between a voice agent and a person. Answer with a JSON object ' +
-  '{"summary": "<two or three sentences on what happened>", "outcome": "<a short lowercase_underscore label of the result, ' +
-  'such as appointment_booked, question_answered, not_interested, callback_requested, voicemail, no_conversation>"}.';
-
-/** One chat completion on an OpenAI-compatible endpoint (the agent's model, or the platform's analysis model). */
-async function analyse(services: Services, call: CallRow): Promise<Analysis> {
-  const messages = (call.messages ?? []).filter((m) => m.content?.trim());
-  if (!messages.length) return { summary: 'The call ended before any conversation took place.', outcome: 'no_conversation' };
-  const [model] = await services.sql<{ provider: string; model: string; base_url: string | null }[]>`
-    select m.provider, m.model, m.base_url from agents a join llm_models m on m.id = a.llm_id where a.id = ${call.agent_id}`;
-  const [cred] = await services.sql<{ id: string; ciphertext: Buffer; key_version: number }[]>`
-    select id, ciphertext, key_version from credentials where org_id = ${call.org_id} and provider = 'openai' order by created_at desc limit 1`;
-  const useAgentModel = model?.provider === 'openai';
-  const baseUrl = (useAgentModel && model.base_url) || services.config.ANALYSIS_BASE_URL || 'https://api.openai.com/v1';
-  const modelId = useAgentModel ? model.model : services.config.ANALYSIS_MODEL;
-  let apiKey = services.config.OPENAI_API_KEY ?? '';
-  if (cred) {
-    const { openKey } = await import('../credentials/service.ts');
-    apiKey = openKey(services.secrets, cred.id, { ciphertext: cred.ciphertext, keyVersion: cred.key_version });
-  }
-  const transcript = messages.map((m) => `${m.role === 'agent' ? 'Agent' : 'Caller'}: ${m.content}`).join('\n');
-  const ssrf = ssrfOptions(services.config);
-  const agent = createGuardedAgent(ssrf);
-  try {
-    const res = await guardedRequest(agent, `${baseUrl.replace(/\/$/, '')}/chat/completions`, ssrf, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-      body: JSON.stringify({
-        model: modelId,
-        temperature: 0,
-        response_format: { type: 'json_object' },
-        messages: [
-          { role: 'system', content: ANALYSIS_PROMPT },
-          { role: 'user', content: transcript },
-        ],
-      }),
-      timeoutMs: 60_000,
-      maxResponseBytes: 256 * 1024,
-    });
-    if (res.status < 200 || res.status >= 300) throw new Error(`analysis model answered ${res.status}: ${res.body.slice(0, 200)}`);
-    const content = JSON.parse(res.body)?.choices?.[0]?.message?.content;
-    let parsed: { summary?: unknown; outcome?: unknown };
-    try {
-      parsed = JSON.parse(String(content));
-    } catch {
-      parsed = { summary: String(content ?? ''), outcome: 'unknown' };
-    }
-    return { summary: String(parsed.summary ?? '').trim() || 'No summary.', outcome: normaliseOutcome(parsed.outcome) };
-  } catch (err) {
-    const { message } = describeRequestError(err);
-    throw new Error(`analysis failed: ${message}`, { cause: err });
-  } finally {
-    await agent.close().catch(() => {});
-  }
-}
+export { normaliseOutcome } from './analysis.ts';
 
 export async function runAnalysis(services: Services, job: Job<{ call_id: string }>): Promise<void> {
   const call = await getCallById(services.sql, job.data.call_id);
   if (!call || call.status !== 'completed' || call.analysis_status === 'completed' || call.analysis_status === 'skipped') return;
-  await services.sql`update calls set analysis_status = 'running' where id = ${call.id} and analysis_status <> 'completed'`;
-  let result: Analysis;
+  if (services.config.ANALYSIS_MODE === 'off') {
+    // Not silently missing: the call says the analysis was not made, and why.
+    await markAnalysisSkipped(services.sql, call.id, 'post-call analysis is turned off (ANALYSIS_MODE=off)');
+    return;
+  }
+  await markAnalysisRunning(services.sql, call.id);
+  let result: AnalysisResult;
   try {
-    result = await analyse(services, call);
+    result = await analyseCall(services, call);
   } catch (err) {
     const final = job.retryCount >= services.config.ANALYSIS_RETRY_LIMIT;
     services.log.warn({ err, call_id: call.id, attempt: job.retryCount + 1, final }, 'call analysis failed');
-    await services.sql`
-      update calls set analysis_status = ${final ? 'failed' : 'pending'}, analysis_error = ${(err as Error).message.slice(0, 500)}, updated_at = now()
-      where id = ${call.id}`;
+    await markAnalysisFailed(services.sql, call.id, final, (err as Error).message, err instanceof AnalysisError ? { method: err.method, model: err.model } : null);
     if (final) return; // recorded on the call; nothing more to try
     throw err; // pg-boss retries with backoff
   }
   await services.sql.begin(async (tx) => {
-    const [row] = await tx<CallRow[]>`
-      update calls set
-        ai_summary = ${result.summary},
-        analysis_summary = ${result.summary},
-        -- An outcome set by PATCH is the customer's word: never overwrite it.
-        outcome = case when outcome_source = 'manual' then outcome else ${result.outcome} end,
-        outcome_source = coalesce(outcome_source, 'analysis'),
-        analysis_status = 'completed', analysis_error = null, updated_at = now()
-      where id = ${call.id} and analysis_status <> 'completed'
-      returning *`;
+    const row = await saveAnalysis(tx, call.id, result);
     if (!row) return;
     await emitEvent(tx, {
       orgId: row.org_id,
@@ -142,7 +62,7 @@ export async function reapCall(services: Services, callId: string): Promise<'ali
   const state = call.room_name ? await workerPresent(services, call.room_name).catch(() => 'unknown' as const) : 'room_gone';
   if (state === 'unknown') return 'skipped'; // LiveKit unreachable: decide on a later sweep
   if (state === 'present') {
-    await services.sql`update calls set worker_seen_at = now() where id = ${call.id}`;
+    await touchWorker(services.sql, call.id);
     return 'alive';
   }
   const now = new Date().toISOString();
@@ -164,13 +84,9 @@ export async function reapCall(services: Services, callId: string): Promise<'ali
 /** Candidates: in-progress calls whose worker has been quiet, and calls never started after the dispatch timeout. */
 export async function sweep(services: Services): Promise<number> {
   const quiet = Math.max(15, Math.floor(services.config.WORKER_SILENCE_SECONDS / 3));
-  const rows = await services.sql<{ id: string }[]>`
-    select id from calls
-    where (status = 'in_progress' and coalesce(worker_seen_at, started_at, created_at) < now() - make_interval(secs => ${quiet}))
-       or (status in ('queued', 'initiated') and created_at < now() - make_interval(secs => ${services.config.DISPATCH_TIMEOUT_SECONDS}))
-    order by updated_at limit 200`;
+  const ids = await reapCandidates(services.sql, quiet, services.config.DISPATCH_TIMEOUT_SECONDS);
   let reaped = 0;
-  for (const r of rows) if ((await reapCall(services, r.id)) === 'reaped') reaped++;
+  for (const id of ids) if ((await reapCall(services, id)) === 'reaped') reaped++;
   return reaped;
 }
 
@@ -186,6 +102,10 @@ export function callQueues(services: Services): QueueDef<never>[] {
     },
     {
       name: REAP_QUEUE,
+      // Reap jobs are delayed (startAfter): their NOTIFY fires at insert, before they are due, so on a
+      // notify-enabled queue the worker would only find them at pg-boss's 30 s backstop poll. A 2 s poll
+      // (one indexed query) starts them within 2 s of being due.
+      work: { notifyPollingIntervalSeconds: 2 },
       handler: async (jobs: Job<{ call_id: string }>[]) => {
         for (const job of jobs) await reapCall(services, job.data.call_id);
       },

@@ -13,6 +13,7 @@ import type { PgBoss } from '../../jobs/boss.ts';
 import { sendInTx } from '../../jobs/boss.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { CallRow } from './queries.ts';
+import { recordCallEnded } from '../../metrics.ts';
 
 export type CallStatus = CallRow['status'];
 
@@ -88,6 +89,7 @@ export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish)
     where id = ${call.id} and status = any(${TRANSITIONS.completed})
     returning *`;
   if (!row) return null;
+  recordCallEnded(row);
   await emitEvent(db, {
     orgId: row.org_id,
     type: 'call.ended',
@@ -127,6 +129,7 @@ export async function failCall(db: Db, call: CallRow, reason: string, endReason:
     where id = ${call.id} and status = any(${TRANSITIONS.failed})
     returning *`;
   if (!row) return null;
+  recordCallEnded(row);
   await emitEvent(db, {
     orgId: row.org_id,
     type: 'call.failed',

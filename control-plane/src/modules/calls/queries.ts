@@ -1,5 +1,6 @@
 // SQL of the calls resource.
 import type { Db } from '../../db/types.ts';
+import type { AgentRow } from '../agents/queries.ts';
 
 export interface CallRow {
   id: string;
@@ -28,6 +29,8 @@ export interface CallRow {
   analysis_summary: string | null;
   analysis_status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
   analysis_error: string | null;
+  analysis_method: 'agent_model' | 'analysis_model' | 'extractive' | 'rule' | null;
+  analysis_model: string | null;
   latency: Record<string, unknown> | null;
   usage: Record<string, unknown> | null;
   cost_cents: number | null;
@@ -109,4 +112,116 @@ export async function reserveDailyCall(db: Db, orgId: string): Promise<boolean> 
 export async function recordReport(db: Db, callId: string, seq: number, kind: string): Promise<boolean> {
   const rows = await db`insert into call_reports (call_id, seq, kind) values (${callId}, ${seq}, ${kind}) on conflict do nothing returning seq`;
   return rows.length > 0;
+}
+
+// ---- Statements of the routes, the internal API and the jobs ------------------------------------------------
+
+/** PATCH /v1/calls/{id}: the customer's outcome (never overwritten by analysis). */
+export async function setManualOutcome(db: Db, orgId: string, callId: string, outcome: string | null): Promise<CallRow | undefined> {
+  const [row] = await db<CallRow[]>`
+    update calls set outcome = ${outcome}, outcome_source = 'manual', updated_at = now()
+    where id = ${callId} and org_id = ${orgId} returning *`;
+  return row;
+}
+
+export async function getRecordingKey(db: Db, callId: string): Promise<string | null | undefined> {
+  const [row] = await db<{ recording_key: string | null }[]>`select recording_key from calls where id = ${callId}`;
+  return row?.recording_key;
+}
+
+export async function setRecordingKey(db: Db, callId: string, key: string): Promise<void> {
+  await db`update calls set recording_key = ${key}, updated_at = now() where id = ${callId}`;
+}
+
+/** A worker report was applied: its seq and the worker's last sign of life. */
+export async function noteReport(db: Db, callId: string, seq: number): Promise<void> {
+  await db`update calls set last_seq = greatest(last_seq, ${seq}), worker_seen_at = now() where id = ${callId}`;
+}
+
+export async function setPartialMessages(db: Db, callId: string, messages: unknown[]): Promise<void> {
+  await db`update calls set messages = ${db.json(messages as never)}, updated_at = now() where id = ${callId}`;
+}
+
+/** The unfinished call held in a LiveKit room, if any. */
+export async function liveCallInRoom(db: Db, room: string): Promise<{ id: string } | undefined> {
+  const [call] = await db<{ id: string }[]>`select id from calls where room_name = ${room} and status in ('queued', 'initiated', 'in_progress')`;
+  return call;
+}
+
+/** Records `api_stop` as the end reason unless one is set. */
+export async function markApiStop(db: Db, callId: string): Promise<void> {
+  await db`update calls set end_reason = coalesce(end_reason, 'api_stop'), updated_at = now() where id = ${callId}`;
+}
+
+export async function touchWorker(db: Db, callId: string): Promise<void> {
+  await db`update calls set worker_seen_at = now() where id = ${callId}`;
+}
+
+/** Candidates for the reaper: in-progress calls quiet for quietSeconds, and calls not started after dispatchTimeoutSeconds. */
+export async function reapCandidates(db: Db, quietSeconds: number, dispatchTimeoutSeconds: number): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    select id from calls
+    where (status = 'in_progress' and coalesce(worker_seen_at, started_at, created_at) < now() - make_interval(secs => ${quietSeconds}))
+       or (status in ('queued', 'initiated') and created_at < now() - make_interval(secs => ${dispatchTimeoutSeconds}))
+    order by updated_at limit 200`;
+  return rows.map((r) => r.id);
+}
+
+export async function markAnalysisRunning(db: Db, callId: string): Promise<void> {
+  await db`update calls set analysis_status = 'running' where id = ${callId} and analysis_status <> 'completed'`;
+}
+
+export async function markAnalysisSkipped(db: Db, callId: string, reason: string): Promise<void> {
+  await db`
+    update calls set analysis_status = 'skipped', analysis_error = ${reason}, updated_at = now()
+    where id = ${callId} and analysis_status <> 'completed'`;
+}
+
+/** Records a failed attempt, and the model it was made with when known. */
+export async function markAnalysisFailed(db: Db, callId: string, final: boolean, error: string, source: { method: string; model: string | null } | null = null): Promise<void> {
+  await db`
+    update calls set analysis_status = ${final ? 'failed' : 'pending'}, analysis_error = ${error.slice(0, 500)},
+      analysis_method = ${source?.method ?? null}, analysis_model = ${source?.model ?? null}, updated_at = now()
+    where id = ${callId}`;
+}
+
+/**
+ * Stores the analysis and how it was made; an outcome set by PATCH is the customer's word and is kept. An
+ * extractive summary has no outcome (null). Undefined when already done.
+ */
+export async function saveAnalysis(db: Db, callId: string, r: { summary: string; outcome: string | null; method: string; model: string | null }): Promise<CallRow | undefined> {
+  const [row] = await db<CallRow[]>`
+    update calls set
+      ai_summary = ${r.summary},
+      analysis_summary = ${r.summary},
+      outcome = case when outcome_source = 'manual' then outcome else ${r.outcome} end,
+      outcome_source = case when outcome_source = 'manual' then 'manual' when ${r.outcome}::text is null then null else 'analysis' end,
+      analysis_method = ${r.method}, analysis_model = ${r.model},
+      analysis_status = 'completed', analysis_error = null, updated_at = now()
+    where id = ${callId} and analysis_status <> 'completed'
+    returning *`;
+  return row;
+}
+
+/** The model an agent uses, for the call analysis. */
+export async function agentModel(db: Db, agentId: string) {
+  const [model] = await db<{ provider: 'openai' | 'anthropic' | 'gemini'; model: string; base_url: string | null }[]>`
+    select m.provider, m.model, m.base_url from agents a join llm_models m on m.id = a.llm_id where a.id = ${agentId}`;
+  return model;
+}
+
+/** The org's newest credential for a provider (sealed). */
+export async function newestCredential(db: Db, orgId: string, provider: string) {
+  const [cred] = await db<{ id: string; ciphertext: Buffer; key_version: number }[]>`
+    select id, ciphertext, key_version from credentials where org_id = ${orgId} and provider = ${provider} order by created_at desc limit 1`;
+  return cred;
+}
+
+/** A call's agent (any org: the call already names it) and its model's settings, for the session config. */
+export async function agentAndModelForCall(db: Db, agentId: string) {
+  const [agent] = await db<AgentRow[]>`select * from agents where id = ${agentId}`;
+  if (!agent) return { agent: undefined, model: undefined };
+  const [model] = await db<{ provider: 'openai' | 'gemini' | 'anthropic'; model: string; base_url: string | null; temperature: number; max_tokens: number | null; system_prompt: string | null; tool_ids: string[]; knowledge_base_ids: string[] }[]>`
+    select provider, model, base_url, temperature, max_tokens, system_prompt, tool_ids, knowledge_base_ids from llm_models where id = ${agent.llm_id}`;
+  return { agent, model };
 }

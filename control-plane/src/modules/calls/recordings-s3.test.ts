@@ -65,7 +65,13 @@ describe('recordings in S3', () => {
     expect(row!.recording_key).toBe(`s3://${s3.bucket}/${key}`);
 
     const [event] = await tp.sql`select payload from events where call_id = ${id} and type = 'call.recording.available'`;
-    expect((event!.payload as { recording_url: string }).recording_url.startsWith(`${s3.url}/${s3.bucket}/${key}?`)).toBe(true);
+    // The event carries the stable, authenticated URL (retries outlive a presigned one); it redirects to a
+    // freshly presigned S3 URL.
+    const eventUrl = (event!.payload as { recording_url: string }).recording_url;
+    expect(eventUrl).toBe(`${tp.url}/v1/calls/${id}/recording`);
+    const redirect = await fetch(eventUrl, { headers: { authorization: `Bearer ${org.key}` }, redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get('location')!.startsWith(`${s3.url}/${s3.bucket}/${key}?`)).toBe(true);
 
     const call = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
     const url = new URL(call.recording_url);

@@ -7,6 +7,7 @@ import { mkdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
+import { limitBytes } from './storage/types.ts';
 import type { Services } from '../../services.ts';
 
 export type RecordingPurpose = 'recording-read' | 'recording-upload';
@@ -41,11 +42,8 @@ export async function storeRecording(services: Services, orgId: string, callId: 
   const file = recordingFile(services, key);
   await mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.part`;
-  let bytes = 0;
-  body.on('data', (chunk: Buffer) => {
-    bytes += chunk.length;
-    if (bytes > maxBytes) body.destroy(new Error('recording too large'));
-  });
+  // Fails the stream with the typed 413 past the limit (no message text to match later).
+  limitBytes(body, maxBytes);
   await pipeline(body, createWriteStream(tmp));
   await rename(tmp, file);
   return key;

@@ -3,7 +3,7 @@ import { defineRoute, reply } from '../../http/route.ts';
 import { forbidden, notFound } from '../../http/errors.ts';
 import { Type } from '../../../../schemas/common.ts';
 import { Call, CallList, CallListQuery, CallParams, CreateWebCall, UpdateCall, WebCallResult } from '../../../../schemas/calls.ts';
-import { getCall, listCalls, type CallRow } from './queries.ts';
+import { getCall, getRecordingKey, listCalls, setManualOutcome, type CallRow } from './queries.ts';
 import { callView, createWebCall, stopCall } from './service.ts';
 import { openRecording, verifySignature } from './recordings.ts';
 import { recordingUrl } from './storage/index.ts';
@@ -80,9 +80,7 @@ export const callRoutes = [
     body: UpdateCall,
     responses: { 200: { description: 'The call', schema: Call } },
     handler: async ({ params, body, auth, db, audit, services }) => {
-      const [row] = await db<CallRow[]>`
-        update calls set outcome = ${body.outcome}, outcome_source = 'manual', updated_at = now()
-        where id = ${params.call_id} and org_id = ${auth.orgId} returning *`;
+      const row = await setManualOutcome(db, auth.orgId, params.call_id, body.outcome);
       if (!row) throw notFound('Call');
       await audit({ action: 'call.update', resourceType: 'call', resourceId: row.id, details: { outcome: body.outcome } });
       return await callView(services, row);
@@ -122,7 +120,7 @@ export const callRoutes = [
       if (!verifySignature(services, 'recording-read', params.call_id, query.expires, query.signature)) {
         throw forbidden('The recording link is invalid or has expired; fetch the call again for a fresh one');
       }
-      const [row] = await db<{ recording_key: string | null }[]>`select recording_key from calls where id = ${params.call_id}`;
+      const row = { recording_key: await getRecordingKey(db, params.call_id) };
       // A recording kept in S3 is served by S3: send the client to a fresh presigned URL.
       if (row?.recording_key?.startsWith('s3://')) {
         const url = await recordingUrl(services, params.call_id, row.recording_key);

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.ts';
 import type { Auth } from '../../auth/service.ts';
 import type { Db } from '../../db/types.ts';
-import { conflict, forbidden, HttpError, notFound, tooManyRequests, ValidationFailure } from '../../http/errors.ts';
+import { conflict, forbidden, HttpError, notFound, ValidationFailure } from '../../http/errors.ts';
 import { referenceError } from '../../http/references.ts';
 import { resolveTranscriber, resolveTts } from '../agents/service.ts';
 import { getAgent, type AgentRow } from '../agents/queries.ts';
@@ -15,10 +15,13 @@ import { effectiveSystemPrompt } from '../../../../shared/prompt.ts';
 import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { loadToolsForCall } from '../tools/service.ts';
 import { resolveProviderKeys } from '../credentials/service.ts';
-import { getCall, getCallById, insertCall, reserveDailyCall, type CallRow } from './queries.ts';
+import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
+import { agentAndModelForCall, getCall, getCallById, insertCall, markApiStop, type CallRow } from './queries.ts';
+import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { signedUrl } from './recordings.ts';
 import { recordingUrl } from './storage/index.ts';
+import { SpanKind, inSpan, traceCarrier } from '../../../../shared/tracing.ts';
 
 export const roomNameFor = (callId: string) => `call-${callId}`;
 
@@ -51,7 +54,7 @@ export async function callView(services: Services, row: CallRow) {
     transcript: ended ? messages : null,
     messages: ended ? messages : null,
     ai_summary: row.ai_summary,
-    analysis: { outcome: row.outcome, summary: row.analysis_summary, status: row.analysis_status, error: row.analysis_error },
+    analysis: { outcome: row.outcome, summary: row.analysis_summary, status: row.analysis_status, error: row.analysis_error, method: row.analysis_method ?? null, model: row.analysis_model ?? null },
     metadata: row.metadata,
     latency: {
       llm_ttft: stored?.llm_ttft ?? NO_SAMPLES,
@@ -65,11 +68,7 @@ export async function callView(services: Services, row: CallRow) {
   };
 }
 
-/** Seconds until the next 00:00 UTC, when the daily cap resets. */
-export function secondsToUtcMidnight(now = new Date()): number {
-  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-  return Math.ceil((next - now.getTime()) / 1000);
-}
+export { secondsToUtcMidnight } from './limits.ts';
 
 export interface CreateWebCallInput {
   agent_id: string;
@@ -87,18 +86,14 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
   if (auth.publishable?.agentIds && !auth.publishable.agentIds.includes(input.agent_id)) {
     throw forbidden('This publishable key may not start calls with this agent');
   }
-  const overrides = resolveOverrides(input.overrides);
   const id = randomUUID();
   const room = roomNameFor(id);
   const call = await sql.begin(async (tx) => {
     const agent = await getAgent(tx, auth.orgId, input.agent_id);
     if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
-    if (!(await reserveDailyCall(tx, auth.orgId))) {
-      const [org] = await tx<{ max_calls_per_day: number }[]>`select max_calls_per_day from orgs where id = ${auth.orgId}`;
-      throw tooManyRequests(`Daily call limit of ${org!.max_calls_per_day} reached; it resets at 00:00 UTC`, secondsToUtcMidnight(), {
-        limit: 'max_calls_per_day',
-      });
-    }
+    const overrides = resolveOverrides(input.overrides, agent);
+    const admission = await admitCall(tx, auth.orgId);
+    if (!admission.ok) throw admissionError(admission);
     const row = await insertCall(tx, {
       id,
       org_id: auth.orgId,
@@ -127,12 +122,15 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
     return row;
   });
 
-  const metadata = JSON.stringify({ call_id: id });
   let token: string;
   try {
-    await livekit.rooms.createRoom({ name: room, metadata, emptyTimeout: 120, departureTimeout: 15 });
-    await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata });
-    token = await livekit.participantToken(room, `user-${id}`, { name: 'caller' });
+    token = await inSpan('call.dispatch', { kind: SpanKind.PRODUCER, attributes: { 'vap.call_id': id, 'livekit.room': room } }, async () => {
+      // The worker's job continues this trace: traceparent travels in the dispatch (and room) metadata.
+      const metadata = JSON.stringify({ call_id: id, ...traceCarrier() });
+      await livekit.rooms.createRoom({ name: room, metadata, emptyTimeout: 120, departureTimeout: 15 });
+      await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata });
+      return livekit.participantToken(room, `user-${id}`, { name: 'caller' });
+    });
   } catch (err) {
     services.log.error({ err, call_id: id }, 'room or dispatch failed');
     await sql.begin((tx) => failCall(tx, call, 'media_unavailable', 'dispatch_failed'));
@@ -164,9 +162,9 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
   if (isFinal(before.status)) return before;
 
   const row = await sql.begin(async (tx) => {
-    const [locked] = await tx<CallRow[]>`select * from calls where id = ${callId} for update`;
+    const locked = await getCallById(tx, callId, { lock: true });
     if (!locked || isFinal(locked.status)) return locked!;
-    await tx`update calls set end_reason = coalesce(end_reason, 'api_stop'), updated_at = now() where id = ${callId}`;
+    await markApiStop(tx, callId);
     await writeAudit(tx, {
       orgId: auth.orgId,
       actorType: auth.actorType,
@@ -196,7 +194,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
  * Checks the voice and transcriber of the overrides against the catalogue, as for an agent, and fills their
  * defaults; the other override fields were validated by the schema.
  */
-function resolveOverrides(o: CallOverrides | undefined): Record<string, unknown> {
+function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'language'>): Record<string, unknown> {
   if (!o) return {};
   const problems: ValidationErrorItem[] = [];
   const out: Record<string, unknown> = { ...o };
@@ -208,7 +206,8 @@ function resolveOverrides(o: CallOverrides | undefined): Record<string, unknown>
   }
   if (o.transcriber) {
     const found: ValidationErrorItem[] = [];
-    out.transcriber = resolveTranscriber(o.transcriber, o.language ?? o.transcriber.language ?? 'en-US', found);
+    // As on the agent: a transcriber without a language speaks the call's language (overridden or the agent's).
+    out.transcriber = resolveTranscriber(o.transcriber, o.language ?? agent.language, found);
     problems.push(...found.map(at));
   }
   if (problems.length) throw new ValidationFailure(problems);
@@ -227,11 +226,9 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
   const call = await getCallById(db, callId);
   if (!call) throw notFound('Call');
   if (isFinal(call.status)) throw conflict('The call has already ended');
-  const [agentRow] = await db<AgentRow[]>`select * from agents where id = ${call.agent_id}`;
+  const { agent: agentRow, model } = await agentAndModelForCall(db, call.agent_id);
   if (!agentRow) throw notFound('Agent');
   const agent = withOverrides(agentRow, call.overrides);
-  const [model] = await db<{ provider: 'openai' | 'gemini' | 'anthropic'; model: string; base_url: string | null; temperature: number; max_tokens: number | null; system_prompt: string | null; tool_ids: string[]; knowledge_base_ids: string[] }[]>`
-    select provider, model, base_url, temperature, max_tokens, system_prompt, tool_ids, knowledge_base_ids from llm_models where id = ${agentRow.llm_id}`;
   if (!model) throw notFound('LLM model');
 
   const variables = mergeVariables(agent.dynamic_variables ?? {}, call.variables ?? {});
@@ -256,9 +253,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
         return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) } as ToolConfig;
     }
   });
-  const kbs = model.knowledge_base_ids.length
-    ? await db<{ id: string; mode: string }[]>`select id, mode from knowledge_bases where id = any(${model.knowledge_base_ids}::uuid[])`
-    : [];
+  const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
   return {
     call: {
       id: call.id,
@@ -294,10 +289,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
     prompt,
     llm: { provider: model.provider, model: model.model, base_url: model.base_url, temperature: model.temperature, max_tokens: model.max_tokens },
     tools,
-    knowledge: {
-      knowledge_base_ids: kbs.map((k) => k.id),
-      mode: kbs.some((k) => k.mode !== 'stuff') ? 'retrieve' : 'stuff',
-    },
+    knowledge,
     provider_keys: await resolveProviderKeys(db, services.secrets, call.org_id),
     recording: agent.enable_recording
       ? { enabled: true, upload_url: signedUrl(services, 'recording-upload', call.id, Math.max(agent.max_duration_seconds + 3600, 7200)) }

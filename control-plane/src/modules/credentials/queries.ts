@@ -1,6 +1,19 @@
 import type { Db } from '../../db/types.ts';
 import type { Sealed } from '../../crypto/secrets.ts';
-import type { KeyHints } from './service.ts';
+import type { CredentialProvider } from '../../../../schemas/credentials.ts';
+
+export interface KeyHints {
+  key_prefix: string | null;
+  last4: string | null;
+}
+
+/** The newest sealed key of each provider of an org. */
+export async function newestKeyPerProvider(db: Db, orgId: string) {
+  return db<{ id: string; provider: CredentialProvider; ciphertext: Buffer; key_version: number }[]>`
+    select distinct on (provider) id, provider, ciphertext, key_version
+    from credentials where org_id = ${orgId}
+    order by provider, created_at desc, id desc`;
+}
 
 // Never selects the ciphertext: API answers have no business near it.
 const columns = (db: Db) => db`

@@ -4,14 +4,13 @@
 import type { Secrets, Sealed } from '../../crypto/secrets.ts';
 import type { Db } from '../../db/types.ts';
 import type { CredentialProvider } from '../../../../schemas/credentials.ts';
+import { newestKeyPerProvider, type KeyHints } from './queries.ts';
+
+export type { KeyHints } from './queries.ts';
 
 /** Keys shorter than this are shown as `****`: revealing 7 characters of a short key would give too much away. */
 export const MASK_MIN_LENGTH = 16;
 
-export interface KeyHints {
-  key_prefix: string | null;
-  last4: string | null;
-}
 
 export function keyHints(apiKey: string): KeyHints {
   if (apiKey.length < MASK_MIN_LENGTH) return { key_prefix: null, last4: null };
@@ -38,10 +37,7 @@ export type ProviderKeys = Partial<Record<CredentialProvider, string>>;
  * own key for them. Used by the internal worker API.
  */
 export async function resolveProviderKeys(db: Db, secrets: Secrets, orgId: string): Promise<ProviderKeys> {
-  const rows = await db<{ id: string; provider: CredentialProvider; ciphertext: Buffer; key_version: number }[]>`
-    select distinct on (provider) id, provider, ciphertext, key_version
-    from credentials where org_id = ${orgId}
-    order by provider, created_at desc, id desc`;
+  const rows = await newestKeyPerProvider(db, orgId);
   const out: ProviderKeys = {};
   for (const r of rows) {
     out[r.provider] = openKey(secrets, r.id, { ciphertext: r.ciphertext, keyVersion: r.key_version });

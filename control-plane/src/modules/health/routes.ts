@@ -1,13 +1,21 @@
 import { defineRoute, reply } from '../../http/route.ts';
 import { Health, Readiness } from '../../../../schemas/health.ts';
+import { ping } from './queries.ts';
+import { liveWorkers } from '../workers/queries.ts';
 
-async function timed(fn: () => Promise<unknown>) {
+type Check = { status: 'ok' | 'error' | 'disabled'; required: boolean; latency_ms?: number; error?: string; workers?: number };
+
+/** Runs one check within the readiness timeout: a hung dependency is an error, never a hung probe. */
+async function timed(fn: () => Promise<unknown>, timeoutMs: number): Promise<{ status: 'ok' | 'error'; latency_ms?: number; error?: string }> {
   const start = performance.now();
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await fn();
-    return { status: 'ok' as const, latency_ms: Math.round((performance.now() - start) * 10) / 10 };
+    await Promise.race([fn(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)))]);
+    return { status: 'ok', latency_ms: Math.round((performance.now() - start) * 10) / 10 };
   } catch (err) {
-    return { status: 'error' as const, error: (err as Error).message };
+    return { status: 'error', error: (err as Error).message };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -32,14 +40,32 @@ export const healthRoutes = [
     operationId: 'readiness',
     tag: 'health',
     summary: 'Readiness',
-    description: 'Checks the database and the job queue. 503 when either fails.',
+    description:
+      'Checks each dependency and reports it: `database`, `jobs` (the job queue), `livekit` (the LiveKit server API) and ' +
+      '`workers` (media workers registered under this deployment\'s agent name, from their heartbeats). Answers 503 when a ' +
+      'check listed in `READY_REQUIRED_CHECKS` (default `database,jobs`) fails; the others are reported with `required: false`.',
     responses: { 200: { description: 'Ready', schema: Readiness }, 503: { description: 'Not ready', schema: Readiness } },
     handler: async ({ services }) => {
-      const database = await timed(() => services.sql`select 1`);
+      const { config } = services;
+      const required = new Set(config.READY_REQUIRED_CHECKS.split(',').filter(Boolean));
+      const t = config.READY_CHECK_TIMEOUT_MS;
       const boss = services.boss;
-      const jobs = boss ? await timed(() => boss.getQueues()) : { status: 'disabled' as const };
-      const ok = database.status === 'ok' && jobs.status !== 'error';
-      return reply(ok ? 200 : 503, { status: ok ? 'ok' : 'error', checks: { database, jobs } });
+      // The probe names a room that never exists: the cheapest authenticated call of the RoomService API.
+      const [database, jobs, livekit, workers] = await Promise.all([
+        timed(() => ping(services.sql), t),
+        boss ? timed(() => boss.getQueues(), t) : Promise.resolve({ status: 'disabled' as const }),
+        timed(() => services.livekit.rooms.listRooms(['vap-readiness-probe']), t),
+        (async (): Promise<Omit<Check, 'required'>> => {
+          let n = 0;
+          const r = await timed(async () => (n = await liveWorkers(services.sql, config.AGENT_NAME, config.WORKER_HEARTBEAT_FRESH_SECONDS)), t);
+          if (r.status === 'error') return r;
+          return n > 0 ? { ...r, workers: n } : { status: 'error', workers: 0, error: `no media worker registered as "${config.AGENT_NAME}" in the last ${config.WORKER_HEARTBEAT_FRESH_SECONDS} s` };
+        })(),
+      ]);
+      const checks: Record<string, Check> = {};
+      for (const [name, c] of Object.entries({ database, jobs, livekit, workers })) checks[name] = { ...c, required: required.has(name) };
+      const ok = Object.values(checks).every((c) => !c.required || c.status !== 'error');
+      return reply(ok ? 200 : 503, { status: ok ? 'ok' : 'error', checks });
     },
   }),
 ];

@@ -12,7 +12,8 @@ import type { Services } from '../../services.ts';
 import type { Db } from '../../db/types.ts';
 import { HttpError } from '../../http/errors.ts';
 import type { InboundOpenRequest } from '../../../../schemas/internal.ts';
-import { insertCall, reserveDailyCall, type CallRow } from '../calls/queries.ts';
+import { insertCall, type CallRow } from '../calls/queries.ts';
+import { admitCall } from '../calls/limits.ts';
 import { failCall, markInitiated } from '../calls/lifecycle.ts';
 import { carrierFor } from './carriers/index.ts';
 import { callRateCents } from './rates.ts';
@@ -35,16 +36,11 @@ const refused = (status: 404 | 409, reason: Rejection, detail: string, callId?: 
 
 type Admission = 'ok' | 'daily_cap_reached' | 'concurrency_limit_reached';
 
-/**
- * Takes a slot for a new call under the org's limits. The org row is locked for the transaction, so two
- * calls arriving together are counted one after the other (no overshoot of max_concurrent_calls).
- */
+/** A slot under the org's limits (calls/limits.ts: the one admission of every call type, race-free). */
 async function admit(db: Db, orgId: string): Promise<Admission> {
-  const [org] = await db<{ max_concurrent_calls: number }[]>`select max_concurrent_calls from orgs where id = ${orgId} for update`;
-  const [live] = await db<{ n: number }[]>`select count(*)::int as n from calls where org_id = ${orgId} and status in ('queued', 'initiated', 'in_progress')`;
-  if (live!.n >= org!.max_concurrent_calls) return 'concurrency_limit_reached';
-  if (!(await reserveDailyCall(db, orgId))) return 'daily_cap_reached';
-  return 'ok';
+  const a = await admitCall(db, orgId);
+  if (a.ok) return 'ok';
+  return a.reason === 'daily_cap' ? 'daily_cap_reached' : 'concurrency_limit_reached';
 }
 
 /** The overflow line still counts toward the day's calls, past the cap. */

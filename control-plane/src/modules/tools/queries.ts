@@ -1,6 +1,37 @@
 import type { Db } from '../../db/types.ts';
 import type { ToolType } from '../../../../schemas/tools.ts';
-import type { SealedColumn, ToolRow } from './service.ts';
+
+export interface SealedColumn {
+  ciphertext: Buffer;
+  keyVersion: number;
+}
+
+/** A tool row as stored . */
+export interface ToolRow {
+  id: string;
+  type: ToolType;
+  name: string;
+  description: string | null;
+  parameters: Record<string, unknown> | null;
+  url: string | null;
+  method: string | null;
+  headers_ciphertext: Buffer | null;
+  headers_key_version: number | null;
+  timeout_ms: number | null;
+  destination: string | null;
+  signing_secret_ciphertext: Buffer | null;
+  signing_secret_key_version: number | null;
+  previous_secret_ciphertext: Buffer | null;
+  previous_secret_key_version: number | null;
+  previous_secret_expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Live tools of an org among `ids` (any order). */
+export async function liveToolsByIds(db: Db, orgId: string, ids: string[]): Promise<ToolRow[]> {
+  return db<ToolRow[]>`select * from tools where org_id = ${orgId} and id = any(${ids}::uuid[]) and deleted_at is null`;
+}
 
 const columns = (db: Db) => db`
   id, type, name, description, parameters, url, method, headers_ciphertext, headers_key_version, timeout_ms, destination,

@@ -3,6 +3,22 @@ import { defineRoute, reply } from '../../http/route.ts';
 import { conflict, invalidField, notFound } from '../../http/errors.ts';
 import { CreateTool, Tool, ToolList, ToolListQuery, ToolParams, ToolWithSecret, UpdateTool } from '../../../../schemas/tools.ts';
 import { modelsUsingTool, modelsWithToolNameClash } from '../models/queries.ts';
+import type { Services } from '../../services.ts';
+import { checkUrl, ssrfOptions, SsrfBlockedError } from '../../net/ssrf.ts';
+
+/**
+ * A function tool's URL is fetched by the workers through the SSRF guard; refuse at once what can never be
+ * called (wrong scheme, http in production, private literal addresses, local names), as webhooks do.
+ */
+function checkToolUrl(services: Services, url: string | undefined): void {
+  if (url === undefined) return;
+  try {
+    checkUrl(url, ssrfOptions(services.config));
+  } catch (err) {
+    if (err instanceof SsrfBlockedError) throw invalidField(['body', 'url'], `URL is not allowed: ${err.message}`, 'url_not_allowed', url);
+    throw err;
+  }
+}
 import { getTool, insertTool, listTools, rotateSigningSecret, softDeleteTool, updateTool, type ToolWrite } from './queries.ts';
 import {
   assertTool,
@@ -44,6 +60,7 @@ export const toolRoutes = [
     handler: async ({ body, auth, db, audit, services }) => {
       const { type, ...fields } = body;
       assertTool(type, fields);
+      checkToolUrl(services, body.url);
       const id = randomUUID();
       const isFunction = type === 'function';
       const t: ToolWrite = {
@@ -108,6 +125,7 @@ export const toolRoutes = [
       const cur = await getTool(db, auth.orgId, params.tool_id, { forUpdate: true });
       if (!cur) throw notFound('Tool');
       assertTool(cur.type, body);
+      checkToolUrl(services, body.url);
       if (body.name !== undefined && body.name !== cur.name) {
         const clash = await modelsWithToolNameClash(db, auth.orgId, cur.id, body.name);
         if (clash.length) {

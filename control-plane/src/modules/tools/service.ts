@@ -7,6 +7,9 @@ import type { Db } from '../../db/types.ts';
 import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import type { Tool, ToolType } from '../../../../schemas/tools.ts';
 import { newSigningSecret } from '../../../../shared/signing.ts';
+import { liveToolsByIds, type SealedColumn, type ToolRow } from './queries.ts';
+
+export type { SealedColumn, ToolRow } from './queries.ts';
 
 export const DEFAULT_TIMEOUT_MS = 5000;
 export const DEFAULT_PARAMETERS = { type: 'object', properties: {} };
@@ -124,10 +127,6 @@ export function mergeHeaders(stored: Record<string, string>, incoming: Record<st
 const headersAad = (id: string) => `tool:${id}:headers`;
 const signingAad = (id: string) => `tool:${id}:signing`;
 
-export interface SealedColumn {
-  ciphertext: Buffer;
-  keyVersion: number;
-}
 
 export function sealHeaders(secrets: Secrets, toolId: string, headers: Record<string, string>): SealedColumn {
   return secrets.seal(JSON.stringify(headers), headersAad(toolId));
@@ -142,27 +141,6 @@ export function newSealedSigningSecret(secrets: Secrets, toolId: string): { secr
   return { secret, sealed: secrets.seal(secret, signingAad(toolId)) };
 }
 
-/** A tool row as stored (see queries.ts). */
-export interface ToolRow {
-  id: string;
-  type: ToolType;
-  name: string;
-  description: string | null;
-  parameters: Record<string, unknown> | null;
-  url: string | null;
-  method: string | null;
-  headers_ciphertext: Buffer | null;
-  headers_key_version: number | null;
-  timeout_ms: number | null;
-  destination: string | null;
-  signing_secret_ciphertext: Buffer | null;
-  signing_secret_key_version: number | null;
-  previous_secret_ciphertext: Buffer | null;
-  previous_secret_key_version: number | null;
-  previous_secret_expires_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
 
 export const sealedHeadersOf = (r: ToolRow): SealedColumn | null =>
   r.headers_ciphertext ? { ciphertext: r.headers_ciphertext, keyVersion: r.headers_key_version! } : null;
@@ -228,7 +206,7 @@ export function toolForCall(secrets: Secrets, r: ToolRow, now = new Date()): Too
 /** Tools of an org by id, decrypted for a call (live tools only, in the order of `ids`). */
 export async function loadToolsForCall(db: Db, secrets: Secrets, orgId: string, ids: string[]): Promise<ToolForCall[]> {
   if (!ids.length) return [];
-  const rows = await db<ToolRow[]>`select * from tools where org_id = ${orgId} and id = any(${ids}::uuid[]) and deleted_at is null`;
+  const rows = await liveToolsByIds(db, orgId, ids);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => (byId.has(id) ? [toolForCall(secrets, byId.get(id)!)] : []));
 }

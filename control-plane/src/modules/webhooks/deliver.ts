@@ -7,33 +7,13 @@ import { createGuardedAgent, describeRequestError, guardedRequest, type SsrfOpti
 import { ssrfOptions } from '../../net/ssrf.ts';
 import { signatureHeaders } from '../../../../shared/signing.ts';
 import { writeAudit } from '../audit-events/queries.ts';
-import type { Db } from '../../db/types.ts';
 import { isRetriableStatus, nextDelay, parseRetryAfter, parseSchedule } from './retry.ts';
-import { openWebhookSecrets, orgSigningSecrets } from './queries.ts';
+import { openWebhookSecrets, orgSigningSecrets, recordAttempt, setFailingInactive, pauseMessages, type ClaimedMessage } from './queries.ts';
+
+export { pauseMessages, resumeMessages, type ClaimedMessage } from './queries.ts';
 
 /** Stored answer size: enough to read an error page's message, small enough to keep millions of records. */
 export const RESPONSE_BODY_LIMIT = 4096;
-
-/** A message the caller has claimed (status `delivering`), with what is needed to send it. */
-export interface ClaimedMessage {
-  id: string;
-  org_id: string;
-  event_id: string;
-  event_type: string;
-  webhook_id: string | null;
-  target: string;
-  /** Endpoint + call: later messages with this key wait for this one. */
-  order_key: string | null;
-  /** The attempt number being made (1-based). */
-  attempts: number;
-  body: string;
-  endpoint: string;
-  secret_ciphertext: Buffer | null;
-  secret_key_version: number | null;
-  previous_secret_ciphertext: Buffer | null;
-  previous_secret_key_version: number | null;
-  previous_secret_expires_at: Date | null;
-}
 
 export interface AttemptOutcome {
   deliveryId: string | null;
@@ -113,53 +93,8 @@ export class WebhookDeliverer {
     r: { outcome: AttemptOutcome['status']; status: number | null; responseBody: string | null; error: string | null; startedAt: Date; completedAt: Date; nextAttemptAt: Date | null },
   ): Promise<{ deliveryId: string | null; unblocks: boolean }> {
     const { sql, log } = this.services;
-    const done = r.outcome !== 'retrying';
-    // Failure tracking touches the webhook row only when its state changes, so steady successful traffic
-    // never writes (or locks) it.
-    // A retried message holds back the later messages of its call: they are not due before it is.
-    const holdBack =
-      r.outcome === 'retrying' && m.order_key
-        ? sql`, hold as (
-            update webhook_messages set next_attempt_at = ${r.nextAttemptAt}
-            where order_key = ${m.order_key} and id > ${m.id} and status in ('pending', 'paused') and next_attempt_at < ${r.nextAttemptAt})`
-        : sql``;
-    const tracking = !m.webhook_id
-      ? sql``
-      : r.outcome === 'succeeded'
-        ? sql`, ok as (update webhooks set failing_since = null where id = ${m.webhook_id} and failing_since is not null)`
-        : sql`, ko as (update webhooks set failing_since = ${r.completedAt} where id = ${m.webhook_id} and failing_since is null)`;
     try {
-      const [row] = await sql<{ id: string | null; failing_since: Date | null; unblocks: boolean }[]>`
-        with msg as (
-          ${
-            done
-              ? // Finished messages leave the table (the attempts stay in webhook_deliveries): the queue stays
-                // small, and a delete writes no index entries.
-                sql`delete from webhook_messages where id = ${m.id} and status = 'delivering' returning id`
-              : sql`
-                update webhook_messages set status = 'pending', next_attempt_at = ${r.nextAttemptAt}, locked_until = null
-                where id = ${m.id} and status = 'delivering'
-                returning id`
-          }
-        ),
-        rec as (
-          insert into webhook_deliveries (org_id, webhook_id, event_id, event, url, status, attempt, response_status, response_body,
-                                          error, duration_ms, next_retry_at, completed_at, created_at)
-          select ${m.org_id}, ${m.webhook_id}, ${m.event_id}, ${m.event_type}, ${m.endpoint}, ${r.outcome}, ${m.attempts}, ${r.status},
-                 ${r.responseBody}, ${r.error}, ${r.completedAt.getTime() - r.startedAt.getTime()}, ${r.nextAttemptAt},
-                 ${r.completedAt}, ${r.startedAt}
-          from msg
-          returning id
-        )
-        ${holdBack}
-        ${tracking}
-        select (select id from rec) as id,
-               ${m.webhook_id ? sql`(select failing_since from webhooks where id = ${m.webhook_id})` : sql`null::timestamptz`} as failing_since,
-               ${
-                 done && m.order_key
-                   ? sql`exists (select 1 from webhook_messages n where n.order_key = ${m.order_key} and n.id > ${m.id} and n.status = 'pending')`
-                   : sql`false`
-               } as unblocks`;
+      const row = await recordAttempt(sql, m, r);
       if (r.outcome !== 'succeeded' && m.webhook_id && row?.failing_since) await this.maybeDisable(m.webhook_id, row.failing_since);
       return { deliveryId: row?.id ?? null, unblocks: row?.unblocks ?? false };
     } catch (err) {
@@ -185,11 +120,7 @@ export class WebhookDeliverer {
 /** Sets a failing webhook inactive (if it still is failing past the limit) and audits it. */
 export async function disableFailingWebhook(services: Services, webhookId: string | null, limitMs: number): Promise<number> {
   return services.sql.begin(async (tx) => {
-    const rows = await tx<{ id: string; org_id: string; failing_since: Date }[]>`
-      update webhooks set status = 'inactive', disabled_reason = 'failing', disabled_at = now(), updated_at = now()
-      where status = 'active' and failing_since < now() - ${limitMs} * interval '1 millisecond'
-        ${webhookId ? tx`and id = ${webhookId}` : tx``}
-      returning id, org_id, failing_since`;
+    const rows = await setFailingInactive(tx, webhookId, limitMs);
     for (const w of rows) {
       await pauseMessages(tx, w.id);
       await writeAudit(tx, {
@@ -205,13 +136,4 @@ export async function disableFailingWebhook(services: Services, webhookId: strin
     }
     return rows.length;
   });
-}
-
-/** An inactive webhook's waiting messages are `paused`: out of the dispatcher's scan until it is active again. */
-export async function pauseMessages(db: Db, webhookId: string): Promise<void> {
-  await db`update webhook_messages set status = 'paused' where webhook_id = ${webhookId} and status = 'pending'`;
-}
-
-export async function resumeMessages(db: Db, webhookId: string): Promise<void> {
-  await db`update webhook_messages set status = 'pending' where webhook_id = ${webhookId} and status = 'paused'`;
 }

@@ -12,10 +12,11 @@
 import type { Services } from '../../services.ts';
 import { WEBHOOK_CHANNEL } from '../events/emit.ts';
 import { WebhookDeliverer, type ClaimedMessage } from './deliver.ts';
+import { claimMessages, nextRetryAt, unclaimMessages, WEBHOOK_CANCEL_CHANNEL } from './queries.ts';
 import { WEBHOOK_MAINTENANCE_QUEUE } from './jobs.ts';
 
 /** Aborts the in-flight requests of a deleted webhook in every process. */
-export const WEBHOOK_CANCEL_CHANNEL = 'vap_webhooks_cancel';
+export { WEBHOOK_CANCEL_CHANNEL };
 
 /** Extra time a claim stays locked beyond the request timeout before housekeeping hands it out again. */
 const LOCK_MARGIN_MS = 30_000;
@@ -69,9 +70,7 @@ export class WebhookDispatcher {
     const queued = [...this.queues.values()].flat();
     this.queues.clear();
     if (queued.length) {
-      await this.services.sql`
-        update webhook_messages set status = 'pending', attempts = attempts - 1, locked_until = null
-        where id = any (${queued.map((m) => m.id)}::bigint[]) and status = 'delivering'`.catch(() => {});
+      await unclaimMessages(this.services.sql, queued.map((m) => m.id)).catch(() => {});
     }
     while (this.running > 0) await new Promise<void>((r) => this.idle.push(r));
     await this.deliverer.close();
@@ -193,9 +192,8 @@ export class WebhookDispatcher {
 
   /** Sleeps until the earliest scheduled retry (the poll interval covers other processes' schedules). */
   private async armTimer(): Promise<void> {
-    const [row] = await this.services.sql<{ at: Date | null }[]>`
-      select min(next_attempt_at) as at from webhook_messages where status = 'pending' and next_attempt_at > now()`;
-    if (row?.at) this.wakeAt(row.at.getTime());
+    const at = await nextRetryAt(this.services.sql);
+    if (at) this.wakeAt(at.getTime());
   }
 
   private wakeAt(at: number): void {
@@ -219,53 +217,7 @@ export class WebhookDispatcher {
     const full = busy.filter(([, n]) => n >= cap).map(([t]) => t);
     // A prefetched message may wait for one round of its endpoint's requests before its own.
     const lockMs = 2 * config.WEBHOOK_TIMEOUT_MS + LOCK_MARGIN_MS;
-    const rows = await sql<ClaimedMessage[]>`
-      with scan as (
-        -- Due messages in index order, bounded: the filters below only ever look at this window. Paused
-        -- messages, messages held behind a retry of their call, and endpoints at their cap are already out.
-        select m.id, m.target, m.next_attempt_at, m.webhook_id, m.order_key
-        from webhook_messages m
-        where m.status = 'pending' and m.next_attempt_at <= now()
-          and m.target <> all (${full}::text[])
-        order by m.next_attempt_at, m.id
-        limit ${Math.max(100, limit * 4)}
-      ),
-      due as (
-        select m.id, m.target, m.next_attempt_at
-        from scan m
-        left join webhooks w on w.id = m.webhook_id
-        where (m.webhook_id is null or w.status = 'active')
-          and (m.order_key is null or not exists (
-            select 1 from webhook_messages p
-            where p.order_key = m.order_key and p.id < m.id and p.status in ('pending', 'delivering', 'paused')))
-      ),
-      ranked as (
-        select d.id, d.next_attempt_at,
-               row_number() over (partition by d.target order by d.next_attempt_at, d.id) as rn,
-               ${cap} - coalesce(b.n, 0) as room
-        from due d
-        left join unnest(${busy.map((b) => b[0])}::text[], ${busy.map((b) => b[1])}::int[]) as b (target, n) on b.target = d.target
-      ),
-      picked as (
-        select m.id from webhook_messages m
-        where m.id in (select id from ranked where rn <= room order by next_attempt_at, id limit ${limit})
-          and m.status = 'pending'
-        for update of m skip locked
-      ),
-      claimed as (
-        update webhook_messages m
-        set status = 'delivering', attempts = m.attempts + 1, locked_until = now() + ${lockMs} * interval '1 millisecond'
-        from picked where m.id = picked.id
-        returning m.id, m.org_id, m.event_id, m.event_type, m.webhook_id, m.url, m.target, m.order_key, m.attempts
-      )
-      select c.id, c.org_id, c.event_id, c.event_type, c.webhook_id, c.target, c.order_key, c.attempts,
-             e.payload::text as body, coalesce(w.url, c.url) as endpoint,
-             w.secret_ciphertext, w.secret_key_version, w.previous_secret_ciphertext, w.previous_secret_key_version,
-             w.previous_secret_expires_at
-      from claimed c
-      join events e on e.id = c.event_id
-      left join webhooks w on w.id = c.webhook_id
-      order by c.id`;
+    const rows = await claimMessages(sql, { full, busy, cap, lockMs, limit });
     return { rows, capped: full.length > 0 };
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { defineRoute, reply } from '../../http/route.ts';
-import { invalidField, notFound } from '../../http/errors.ts';
+import { conflict, invalidField, notFound } from '../../http/errors.ts';
 import type { Services } from '../../services.ts';
 import {
   CallSigningSecret,
@@ -11,22 +11,25 @@ import {
   WebhookDeliveryList,
   WebhookDeliveryQuery,
   WebhookList,
-  WebhookListQuery,
+  MAX_WEBHOOKS,
   WebhookParams,
   WebhookWithSecret,
 } from '../../../../schemas/webhooks.ts';
 import { checkUrl, ssrfOptions, SsrfBlockedError } from '../../net/ssrf.ts';
 import { TEST_EVENT, type EventBody } from '../../../../shared/events.ts';
-import { WEBHOOK_CHANNEL } from '../events/emit.ts';
-import { WEBHOOK_CANCEL_CHANNEL } from './dispatcher.ts';
-import { pauseMessages, resumeMessages, WebhookDeliverer, type ClaimedMessage } from './deliver.ts';
+import { pauseMessages, resumeMessages, WebhookDeliverer } from './deliver.ts';
+import { writeAudit } from '../audit-events/queries.ts';
 import {
+  insertTestMessage,
+  notifyCancel,
+  notifyDispatchers,
   deleteWebhook,
   getDelivery,
   getWebhook,
   insertWebhook,
   listDeliveries,
   listWebhooks,
+  countWebhooksLocked,
   orgSigningSecrets,
   rotateOrgSigningSecret,
   rotateWebhookSecret,
@@ -62,6 +65,10 @@ export const webhookRoutes = [
     responses: { 201: { description: 'The webhook, with its signing secret', schema: WebhookWithSecret } },
     handler: async ({ body, auth, db, audit, services }) => {
       checkWebhookUrl(services, body.url);
+      // The list answers every webhook at once (as the spec shows it), so an account's count is bounded.
+      if ((await countWebhooksLocked(db, auth.orgId)) >= MAX_WEBHOOKS) {
+        throw conflict(`An account has at most ${MAX_WEBHOOKS} webhooks; delete one first`, { max_webhooks: MAX_WEBHOOKS });
+      }
       const row = await insertWebhook(db, services.secrets, auth.orgId, body);
       await audit({ action: 'webhook.create', resourceType: 'webhook', resourceId: row.id as string, details: { name: body.name, url: body.url, events: body.events } });
       return row;
@@ -73,12 +80,11 @@ export const webhookRoutes = [
     operationId: 'listWebhooks',
     tag: 'webhooks',
     summary: 'List webhooks',
-    description: 'All webhooks of the account, newest first.',
-    query: WebhookListQuery,
+    description: `All webhooks of the account, newest first, in one answer (not paginated: an account has at most ${MAX_WEBHOOKS}).`,
     responses: { 200: { description: 'Webhooks', schema: WebhookList } },
-    handler: async ({ query, auth, db }) => {
-      const { items, total } = await listWebhooks(db, auth.orgId, query);
-      return { items, total, limit: query.limit, offset: query.offset };
+    handler: async ({ auth, db }) => {
+      const items = await listWebhooks(db, auth.orgId);
+      return { items, total: items.length };
     },
   }),
   // Registered before `/webhooks/:webhook_id`, which would otherwise take the path.
@@ -147,7 +153,7 @@ export const webhookRoutes = [
       if (body.status === 'active') {
         // Paused deliveries go out at once.
         await resumeMessages(db, params.webhook_id);
-        await db`select pg_notify(${WEBHOOK_CHANNEL}, '')`;
+        await notifyDispatchers(db);
       }
       return row;
     },
@@ -165,7 +171,7 @@ export const webhookRoutes = [
     handler: async ({ params, auth, db, audit }) => {
       if (!(await deleteWebhook(db, auth.orgId, params.webhook_id))) throw notFound('Webhook');
       await audit({ action: 'webhook.delete', resourceType: 'webhook', resourceId: params.webhook_id });
-      await db`select pg_notify(${WEBHOOK_CANCEL_CHANNEL}, ${params.webhook_id})`;
+      await notifyCancel(db, params.webhook_id);
       return reply(204);
     },
   }),
@@ -210,39 +216,26 @@ export const webhookRoutes = [
         message: 'Test delivery from vap. If you can read this, your endpoint works.',
       };
       const claimed = await sql.begin(async (tx) => {
-        const [w] = await tx`
-          select id, url, secret_ciphertext, secret_key_version, previous_secret_ciphertext, previous_secret_key_version,
-                 previous_secret_expires_at
-          from webhooks where id = ${params.webhook_id} and org_id = ${auth.orgId}`;
-        if (!w) throw notFound('Webhook');
-        await tx`insert into events (id, org_id, type, payload, created_at) values (${id}, ${auth.orgId}, ${TEST_EVENT}, ${JSON.stringify(body)}::text::json, ${createdAt})`;
-        // Claimed from the start (`delivering`, attempt 1): the dispatcher never picks it up.
-        const [m] = await tx`
-          insert into webhook_messages (org_id, event_id, event_type, webhook_id, target, status, attempts, locked_until)
-          values (${auth.orgId}, ${id}, ${TEST_EVENT}, ${params.webhook_id}, ${params.webhook_id}, 'delivering', 1,
-                  now() + ${services.config.WEBHOOK_TIMEOUT_MS + 30_000} * interval '1 millisecond')
-          returning id`;
-        await tx`
-          insert into audit_events (org_id, actor_type, actor_id, action, resource_type, resource_id, request_id, ip)
-          values (${auth.orgId}, ${auth.actorType}, ${auth.actorId}, 'webhook.test', 'webhook', ${params.webhook_id},
-                  ${ctx.state.requestId as string}, ${ctx.ip || null})`;
-        return {
-          id: m!.id,
-          org_id: auth.orgId,
-          event_id: id,
-          event_type: TEST_EVENT,
-          webhook_id: params.webhook_id,
-          target: params.webhook_id,
-          order_key: null,
-          attempts: 1,
+        const m = await insertTestMessage(tx, {
+          orgId: auth.orgId,
+          webhookId: params.webhook_id,
+          eventId: id,
           body: JSON.stringify(body),
-          endpoint: w.url,
-          secret_ciphertext: w.secret_ciphertext,
-          secret_key_version: w.secret_key_version,
-          previous_secret_ciphertext: w.previous_secret_ciphertext,
-          previous_secret_key_version: w.previous_secret_key_version,
-          previous_secret_expires_at: w.previous_secret_expires_at,
-        } satisfies ClaimedMessage;
+          createdAt,
+          lockMs: services.config.WEBHOOK_TIMEOUT_MS + 30_000,
+        });
+        if (!m) throw notFound('Webhook');
+        await writeAudit(tx, {
+          orgId: auth.orgId,
+          actorType: auth.actorType,
+          actorId: auth.actorId,
+          action: 'webhook.test',
+          resourceType: 'webhook',
+          resourceId: params.webhook_id,
+          requestId: ctx.state.requestId as string,
+          ip: ctx.ip || null,
+        });
+        return m;
       });
       const outcome = await delivererOf(services).attempt(claimed, { final: true });
       const record = outcome.deliveryId ? await getDelivery(sql, outcome.deliveryId) : null;

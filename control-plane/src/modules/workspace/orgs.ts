@@ -3,6 +3,7 @@ import type { Sql } from 'postgres';
 import { generateKey, SECRET_PREFIX } from '../../auth/keys.ts';
 import { insertApiKey } from '../api-keys/queries.ts';
 import { writeAudit } from '../audit-events/queries.ts';
+import { anyOrgLocked, insertOrg } from './queries.ts';
 
 export interface CreatedOrg {
   org_id: string;
@@ -12,8 +13,7 @@ export interface CreatedOrg {
 
 export async function createOrgWithKey(sql: Sql, name: string, opts: { isDev?: boolean } = {}): Promise<CreatedOrg> {
   return sql.begin(async (tx) => {
-    const [org] = await tx<{ id: string; name: string }[]>`
-      insert into orgs (name, is_dev) values (${name}, ${opts.isDev ?? false}) returning id, name`;
+    const org = await insertOrg(tx, name, opts.isDev ?? false);
     const key = generateKey(SECRET_PREFIX);
     const row = await insertApiKey(tx, org!.id, 'default', key, null, 'admin');
     await writeAudit(tx, { orgId: org!.id, actorType: 'system', actorId: null, action: 'org.create', resourceType: 'org', resourceId: org!.id });
@@ -25,10 +25,8 @@ export async function createOrgWithKey(sql: Sql, name: string, opts: { isDev?: b
 /** On a platform with no organisation at all, creates a development one (under an advisory lock). */
 export async function ensureDevOrg(sql: Sql): Promise<CreatedOrg | null> {
   return sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(${0x7661_706f})`;
-    const [any] = await tx`select 1 from orgs limit 1`;
-    if (any) return null;
-    const [org] = await tx<{ id: string; name: string }[]>`insert into orgs (name, is_dev) values ('Development', true) returning id, name`;
+    if (await anyOrgLocked(tx)) return null;
+    const org = await insertOrg(tx, 'Development', true);
     const key = generateKey(SECRET_PREFIX);
     const row = await insertApiKey(tx, org!.id, 'dev', key, null, 'bootstrap');
     await writeAudit(tx, { orgId: org!.id, actorType: 'system', actorId: null, action: 'org.create', resourceType: 'org', resourceId: org!.id });

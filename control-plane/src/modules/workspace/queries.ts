@@ -66,3 +66,15 @@ export async function setLimits(db: Db, orgId: string, ch: Partial<Limits>): Pro
     returning max_calls_per_day, kb_token_budget, max_concurrent_calls`;
   return { before, after: after! };
 }
+
+export async function insertOrg(db: Db, name: string, isDev: boolean): Promise<{ id: string; name: string }> {
+  const [org] = await db<{ id: string; name: string }[]>`insert into orgs (name, is_dev) values (${name}, ${isDev}) returning id, name`;
+  return org!;
+}
+
+/** Whether any organisation exists, under the bootstrap advisory lock (held to the end of the transaction). */
+export async function anyOrgLocked(db: Db): Promise<boolean> {
+  await db`select pg_advisory_xact_lock(${0x7661_706f})`;
+  const [any] = await db`select 1 from orgs limit 1`;
+  return !!any;
+}

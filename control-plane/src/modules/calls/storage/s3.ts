@@ -5,7 +5,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../../../config.ts';
-import { contentTypeOf, limitBytes, type RecordingStorage } from './index.ts';
+import { contentTypeOf, limitBytes, type RecordingStorage } from './types.ts';
 
 const PREFIX = 's3://';
 

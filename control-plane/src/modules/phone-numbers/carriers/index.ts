@@ -5,6 +5,8 @@ import { ConfigError, type Config } from '../../../config.ts';
 import type { Sql } from 'postgres';
 import type { CarrierAdapter, SipIngress } from './types.ts';
 import { createSimulatedCarrier } from './simulated.ts';
+import { twilioCarrierFromConfig } from './twilio.ts';
+import { telnyxCarrierFromConfig } from './telnyx.ts';
 
 export * from './types.ts';
 
@@ -14,10 +16,7 @@ const list = (s: string) =>
     .map((x) => x.trim())
     .filter(Boolean);
 
-/**
- * Builds the configured adapter. The Twilio and Telnyx adapters (carriers/twilio.ts, carriers/telnyx.ts) plug in
- * through `registerCarrier`, so this factory does not depend on their files.
- */
+/** Builds the configured adapter (credentials were checked when the configuration loaded). */
 export function createCarrier(config: Config, sql: Sql): CarrierAdapter {
   if (config.CARRIER === 'simulated') {
     return createSimulatedCarrier({
@@ -28,17 +27,9 @@ export function createCarrier(config: Config, sql: Sql): CarrierAdapter {
       outboundRateCents: config.SIMULATED_CARRIER_OUTBOUND_RATE_CENTS,
     });
   }
-  const make = registry.get(config.CARRIER);
-  if (!make) throw new ConfigError(`invalid configuration: CARRIER=${config.CARRIER} has no adapter in this build`);
-  return make(config);
-}
-
-type CarrierMaker = (config: Config) => CarrierAdapter;
-const registry = new Map<string, CarrierMaker>();
-
-/** Lets a carrier module add itself (`registerCarrier('twilio', (c) => createTwilioCarrier({...}))`). */
-export function registerCarrier(name: 'twilio' | 'telnyx', make: CarrierMaker): void {
-  registry.set(name, make);
+  if (config.CARRIER === 'twilio') return twilioCarrierFromConfig(config);
+  if (config.CARRIER === 'telnyx') return telnyxCarrierFromConfig(config);
+  throw new ConfigError(`invalid configuration: CARRIER=${String(config.CARRIER)} has no adapter`);
 }
 
 const cache = new WeakMap<Services, CarrierAdapter>();

@@ -1,0 +1,63 @@
+// The activity summary's SQL: five aggregate queries, each served by an index on (org_id, created_at ...),
+// run concurrently on the pool. Counters over the window read only index pages (see 070_activity.sql).
+import { erroredSources as kbErroredSources } from '../knowledge-bases/queries.ts';
+import type { Db } from '../../db/types.ts';
+
+export interface Window {
+  since: Date;
+  until: Date;
+}
+
+export interface OrgRow {
+  id: string;
+  name: string;
+  created_at: Date;
+}
+
+export const orgRow = (db: Db, orgId: string) => db<OrgRow[]>`select id, name, created_at from orgs where id = ${orgId}`;
+
+/** Lifetime counts of what the org holds now; deleted agents and tools and revoked keys are left out. */
+export const resourceCounts = (db: Db, orgId: string) => db<
+  { users: number; api_keys: number; agents: number; calls: number; phone_numbers: number; knowledge_bases: number; tools: number; credentials: number }[]
+>`
+  select (select count(*) from users where org_id = ${orgId})::int as users,
+         (select count(*) from api_keys where org_id = ${orgId} and revoked_at is null)::int as api_keys,
+         (select count(*) from agents where org_id = ${orgId} and deleted_at is null)::int as agents,
+         (select count(*) from calls where org_id = ${orgId})::int as calls,
+         (select count(*) from phone_numbers where org_id = ${orgId})::int as phone_numbers,
+         (select count(*) from knowledge_bases where org_id = ${orgId})::int as knowledge_bases,
+         (select count(*) from tools where org_id = ${orgId} and deleted_at is null)::int as tools,
+         (select count(*) from credentials where org_id = ${orgId})::int as credentials`;
+
+export const auditActions = (db: Db, orgId: string, w: Window) => db<{ action: string; resource_type: string; count: number }[]>`
+  select action, resource_type, count(*)::int as count
+  from audit_events
+  where org_id = ${orgId} and created_at >= ${w.since} and created_at < ${w.until}
+  group by action, resource_type
+  order by count desc, action, resource_type`;
+
+/**
+ * One pass over the window's calls: grouping sets give the total, the three breakdowns and the error
+ * counters together. `dim` says which grouping a row belongs to.
+ */
+export const callGroups = (db: Db, orgId: string, w: Window) => db<{ dim: string; value: string | null; count: number; failed: number; analyses_failed: number }[]>`
+  select case grouping(status, outcome, end_reason)
+           when 3 then 'status' when 5 then 'outcome' when 6 then 'end_reason' else 'total' end as dim,
+         coalesce(status, outcome, end_reason) as value,
+         count(*)::int as count,
+         count(*) filter (where status = 'failed')::int as failed,
+         count(*) filter (where analysis_status = 'failed')::int as analyses_failed
+  from calls
+  where org_id = ${orgId} and created_at >= ${w.since} and created_at < ${w.until}
+  group by grouping sets ((status), (outcome), (end_reason), ())`;
+
+export const webhookSignals = (db: Db, orgId: string, w: Window) => db<{ deliveries_failed: number; webhooks_disabled: number }[]>`
+  select (select count(*) from webhook_deliveries
+          where org_id = ${orgId} and created_at >= ${w.since} and created_at < ${w.until} and status <> 'succeeded')::int as deliveries_failed,
+         (select count(*) from webhooks
+          where org_id = ${orgId} and disabled_at >= ${w.since} and disabled_at < ${w.until})::int as webhooks_disabled`;
+
+/** Knowledge sources in error: the knowledge-bases resource owns that query. */
+export async function erroredSources(db: Db, orgId: string): Promise<{ knowledge_base_id: string; source_id: string; error_message: string | null }[]> {
+  return kbErroredSources(db, orgId);
+}

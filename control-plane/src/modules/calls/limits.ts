@@ -1,0 +1,105 @@
+// Admission of a new call for an organisation: the daily cap (`max_calls_per_day`) and the number of live
+// calls (`max_concurrent_calls`), for web, outbound and inbound calls alike.
+//
+// Race-free: `admitCall` runs inside the transaction that inserts the call row and first takes a per-org
+// transaction-scoped advisory lock. The next admission of the same org waits for that transaction to end, and
+// under READ COMMITTED its count then sees the committed row: 50 concurrent creations against a limit of 5
+// admit exactly 5. The lock is held only for the creating transaction (a few milliseconds, no network I/O in
+// it), and other orgs never wait on it. The daily counter is the atomic upsert of migration 030.
+import type { Db } from '../../db/types.ts';
+import { HttpError, tooManyRequests } from '../../http/errors.ts';
+import { reserveDailyCall } from './queries.ts';
+
+export type AdmissionReason = 'daily_cap' | 'concurrency';
+
+export type Admission =
+  | { ok: true }
+  | {
+      ok: false;
+      reason: AdmissionReason;
+      /** The org's setting that was reached. */
+      limit: 'max_calls_per_day' | 'max_concurrent_calls';
+      value: number;
+      /** A sentence for the API body or a SIP reason header. */
+      message: string;
+      /** When trying again may succeed: midnight UTC for the daily cap, a few seconds for concurrency. */
+      retryAfterSeconds: number;
+    };
+
+export interface AdmitOptions {
+  /** Take one call from today's allowance (false when it was taken at creation, e.g. a scheduled call). */
+  daily?: boolean;
+  /** Check the live-call count (false when creating a scheduled call: it is not live until it dials). */
+  concurrency?: boolean;
+  /** A call that already exists (a scheduled call being dialled) is not counted against itself. */
+  excludeCallId?: string | null;
+}
+
+/** Advisory-lock namespace of call admission ('vap1'); the second key is the org. */
+const LOCK_NAMESPACE = 0x76617031;
+
+/** How long a caller refused for concurrency is told to wait: calls end at their own pace. */
+export const CONCURRENCY_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Live calls: dialling, ringing or connected. A queued call with no `scheduled_at` is about to dial, so it
+ * counts; a scheduled one counts only once its dial job has admitted it (and moved it to `initiated`).
+ */
+export async function countLiveCalls(db: Db, orgId: string, excludeCallId: string | null = null): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    select count(*)::int as n from calls
+    where org_id = ${orgId}
+      and status in ('queued', 'initiated', 'in_progress')
+      and (status <> 'queued' or scheduled_at is null)
+      ${excludeCallId ? db`and id <> ${excludeCallId}` : db``}`;
+  return row!.n;
+}
+
+/** Seconds until the next 00:00 UTC, when the daily cap resets. */
+export function secondsToUtcMidnight(now = new Date()): number {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  return Math.ceil((next - now.getTime()) / 1000);
+}
+
+/**
+ * Decides whether the org may start one more call. MUST run inside the transaction that then inserts (or
+ * activates) the call, so the lock covers the count and the insert; on `ok: false` nothing was taken.
+ * Concurrency is checked before the daily counter so a refused call never uses up a daily slot.
+ */
+export async function admitCall(tx: Db, orgId: string, opts: AdmitOptions = {}): Promise<Admission> {
+  const daily = opts.daily ?? true;
+  const concurrency = opts.concurrency ?? true;
+  await tx`select pg_advisory_xact_lock(${LOCK_NAMESPACE}::int, hashtext(${orgId}::text))`;
+  const [org] = await tx<{ max_calls_per_day: number; max_concurrent_calls: number }[]>`
+    select max_calls_per_day, max_concurrent_calls from orgs where id = ${orgId}`;
+  if (!org) throw new Error(`admitCall: unknown org ${orgId}`);
+  if (concurrency) {
+    const live = await countLiveCalls(tx, orgId, opts.excludeCallId ?? null);
+    if (live >= org.max_concurrent_calls) {
+      return {
+        ok: false,
+        reason: 'concurrency',
+        limit: 'max_concurrent_calls',
+        value: org.max_concurrent_calls,
+        message: `Concurrent call limit of ${org.max_concurrent_calls} reached; retry when a call ends`,
+        retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
+      };
+    }
+  }
+  if (daily && !(await reserveDailyCall(tx, orgId))) {
+    return {
+      ok: false,
+      reason: 'daily_cap',
+      limit: 'max_calls_per_day',
+      value: org.max_calls_per_day,
+      message: `Daily call limit of ${org.max_calls_per_day} reached; it resets at 00:00 UTC`,
+      retryAfterSeconds: secondsToUtcMidnight(),
+    };
+  }
+  return { ok: true };
+}
+
+/** The API's answer to a refused admission: 429 with Retry-After, `reason` and the `limit` reached. */
+export function admissionError(a: Exclude<Admission, { ok: true }>): HttpError {
+  return tooManyRequests(a.message, a.retryAfterSeconds, { reason: a.reason, limit: a.limit, limit_value: a.value });
+}

@@ -1,0 +1,36 @@
+// GET /v1/calls/{call_id}/recording: the recording behind a stable, authenticated URL. Webhook events carry
+// this URL (a `call.recording.available` may be retried for about 27 hours, far past a signed link's 4 hours);
+// it answers with a redirect to a freshly signed link, so the bytes are served the same way as `recording_url`.
+import { defineRoute, reply } from '../../http/route.ts';
+import { notFound } from '../../http/errors.ts';
+import { CallParams } from '../../../../schemas/calls.ts';
+import type { Services } from '../../services.ts';
+import { getCall } from './queries.ts';
+import { recordingUrl } from './storage/index.ts';
+
+/** The URL `call.recording.available` carries: it never expires, and needs the organisation's API key. */
+export const stableRecordingUrl = (services: Services, callId: string) => `${services.publicBaseUrl().replace(/\/$/, '')}/v1/calls/${callId}/recording`;
+
+export const callRecordingRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/calls/:call_id/recording',
+    operationId: 'getCallRecording',
+    tag: 'calls',
+    summary: "Download a call's recording",
+    description:
+      'A stable URL for the recording, authenticated with the API key like any other endpoint (this is the ' +
+      '`recording_url` of the `call.recording.available` event, which stays valid however late it is delivered). ' +
+      'Answers 302 to a freshly signed download link (valid 4 hours; no Authorization header needed there). 404 while ' +
+      'the call has no recording.',
+    params: CallParams,
+    responses: { 302: { description: 'Redirect to a signed download link (Location header)' } },
+    handler: async ({ params, auth, db, services }) => {
+      const call = await getCall(db, auth.orgId, params.call_id);
+      if (!call) throw notFound('Call');
+      const url = call.recording_key ? await recordingUrl(services, call.id, call.recording_key) : null;
+      if (!url) throw notFound('Recording');
+      return reply(302, undefined, { location: url, 'cache-control': 'no-store' });
+    },
+  }),
+];

@@ -1,0 +1,205 @@
+// Ingestion of one knowledge source (pg-boss queue `knowledge.ingest`, data `{job_id}`):
+//   fetch or crawl → parse → chunk → one transaction that checks the org's token budget and writes the chunks.
+// Idempotent: the chunks of a source are deleted and inserted in that single transaction, keyed by
+// (source_id, ordinal), so a crash at any point followed by a retry leaves exactly one copy. The budget check
+// locks the org row, so concurrent jobs of one org are serialised at commit and can never overshoot it; a
+// source over the budget ends in `error` with nothing written. Progress is written as the job goes (it is
+// informational; a retry starts it again).
+import type { Job, QueueDef } from '../../jobs/boss.ts';
+import type { Services } from '../../services.ts';
+import type { Db } from '../../db/types.ts';
+import { ssrfOptions } from '../../net/ssrf.ts';
+import { crawl, type CrawlProgress } from './crawl.ts';
+import { chunkSections, type Chunk } from './chunk.ts';
+import { parseFile, parseInlineText, type FileKind, FILE_KINDS, mimeOfKind, type Section } from './parse.ts';
+import { adjustTerms, getJobById, lockBudget, refreshKbTotal, tsConfigOf, type KbRow } from './queries.ts';
+
+export const INGEST_QUEUE = 'knowledge.ingest';
+export const USER_AGENT = 'vap-knowledge-bot/1.0';
+
+/** A failure the user must act on (bad URL, unreadable file, over budget): not retried. */
+export class IngestError extends Error {
+  override name = 'IngestError';
+}
+
+export interface IngestHooks {
+  /** Called inside the write transaction after each batch of chunk rows (tests use it to crash mid-write). */
+  afterBatch?(batch: number): void | Promise<void>;
+}
+
+const BATCH = 100;
+
+interface Doc {
+  url: string | null;
+  title: string;
+  sections: Section[];
+}
+
+export async function runIngest(services: Services, jobId: string, opts: { final?: boolean; hooks?: IngestHooks } = {}): Promise<void> {
+  const sql = services.sql;
+  const job = await getJobById(sql, jobId);
+  if (!job || job.status === 'succeeded') return; // deleted with its source, or already done (redelivery)
+  const [src] = await sql<{ id: string; type: 'url' | 'file' | 'text'; source: string; file_name: string; mime_type: string; payload: Buffer | null; status: string }[]>`
+    select id, type, source, file_name, mime_type, payload, status from knowledge_sources where id = ${job.source_id}`;
+  const [kb] = await sql<KbRow[]>`select * from knowledge_bases where id = ${job.kb_id}`;
+  if (!src || !kb) return;
+  if (src.status === 'ready' || src.status === 'error') return;
+
+  const log = services.log.child({ kb_id: kb.id, source_id: src.id, job_id: job.id });
+  const started = Date.now();
+  await sql`
+    update knowledge_jobs set status = 'running', attempts = attempts + 1, started_at = now(), finished_at = null, error = null,
+      pages_found = ${src.type === 'url' ? 0 : 1}, pages_fetched = 0, pages_skipped = 0, pages_failed = 0, chunks = 0, tokens = 0, updated_at = now()
+    where id = ${job.id}`;
+  await sql`update knowledge_sources set status = 'processing', error_message = null, updated_at = now() where id = ${src.id} and status = 'queued'`;
+
+  try {
+    const docs = await documentsOf(services, src, job.id);
+    const chunks: (Chunk & { url: string | null; title: string })[] = [];
+    for (const d of docs) for (const c of chunkSections(d.sections, kb.chunk_size)) chunks.push({ ...c, url: d.url, title: d.title });
+    if (!chunks.length) throw new IngestError('No text could be extracted from this source; check that it is not empty or a scanned image');
+    const tokens = chunks.reduce((n, c) => n + c.token_count, 0);
+    await sql`update knowledge_jobs set chunks = ${chunks.length}, tokens = ${tokens}, updated_at = now() where id = ${job.id}`;
+
+    const written = await sql.begin(async (tx) => {
+      // The source row first: a concurrent delete either waits for us or has already removed it.
+      const [live] = await tx`select id from knowledge_sources where id = ${src.id} for update`;
+      if (!live) return false;
+      const { budget, used } = await lockBudget(tx, job.org_id, src.id);
+      if (used + tokens > budget) {
+        throw new IngestError(
+          `This source needs ${tokens} tokens but only ${Math.max(0, budget - used)} of the organisation's knowledge token budget ` +
+            `(${budget}) are left; delete sources you no longer need or ask for a larger budget`,
+        );
+      }
+      await writeChunks(tx, job.org_id, kb, src.id, chunks, opts.hooks);
+      await tx`
+        update knowledge_sources set status = 'ready', error_message = null, chunk_count = ${chunks.length}, token_count = ${tokens},
+          payload = case when type = 'url' then null else payload end, updated_at = now()
+        where id = ${src.id}`;
+      await refreshKbTotal(tx, kb.id);
+      await tx`update knowledge_jobs set status = 'succeeded', finished_at = now(), error = null, updated_at = now() where id = ${job.id}`;
+      return true;
+    });
+    log.info({ chunks: chunks.length, tokens, ms: Date.now() - started, written }, 'knowledge source ingested');
+  } catch (err) {
+    const permanent = err instanceof IngestError;
+    const final = permanent || (opts.final ?? true);
+    const message = permanent ? err.message : `Ingestion failed: ${(err as Error).message}`;
+    log.warn({ err, final }, 'knowledge ingestion failed');
+    await sql`
+      update knowledge_jobs set status = ${final ? 'failed' : 'queued'}, error = ${message.slice(0, 1000)}, finished_at = now(), updated_at = now()
+      where id = ${job.id}`;
+    if (final) {
+      await sql`update knowledge_sources set status = 'error', error_message = ${message.slice(0, 1000)}, updated_at = now() where id = ${src.id}`;
+      return;
+    }
+    await sql`update knowledge_sources set status = 'queued', updated_at = now() where id = ${src.id} and status = 'processing'`;
+    throw err; // pg-boss retries with backoff
+  }
+}
+
+async function writeChunks(tx: Db, orgId: string, kb: KbRow, sourceId: string, chunks: (Chunk & { url: string | null; title: string })[], hooks?: IngestHooks) {
+  await adjustTerms(tx, kb.id, sourceId, -1);
+  await tx`delete from knowledge_chunks where source_id = ${sourceId}`;
+  const config = tsConfigOf(kb);
+  for (let i = 0, batch = 0; i < chunks.length; i += BATCH, batch++) {
+    const rows = chunks.slice(i, i + BATCH).map((c, j) => ({
+      org_id: orgId,
+      kb_id: kb.id,
+      source_id: sourceId,
+      ordinal: i + j,
+      heading: c.heading,
+      content: c.content,
+      url: c.url,
+      title: c.title,
+      token_count: c.token_count,
+      ts_config: config,
+    }));
+    await tx`insert into knowledge_chunks ${tx(rows, 'org_id', 'kb_id', 'source_id', 'ordinal', 'heading', 'content', 'url', 'title', 'token_count', 'ts_config')}`;
+    await hooks?.afterBatch?.(batch);
+  }
+  await adjustTerms(tx, kb.id, sourceId, 1);
+}
+
+async function documentsOf(
+  services: Services,
+  src: { id: string; type: 'url' | 'file' | 'text'; source: string; file_name: string; mime_type: string; payload: Buffer | null },
+  jobId: string,
+): Promise<Doc[]> {
+  const sql = services.sql;
+  if (src.type === 'url') {
+    const c = services.config;
+    let last = 0;
+    let pending: CrawlProgress | null = null;
+    const flush = async () => {
+      if (!pending) return;
+      const p = pending;
+      pending = null;
+      await sql`
+        update knowledge_jobs set pages_found = ${p.pages_found}, pages_fetched = ${p.pages_fetched}, pages_skipped = ${p.pages_skipped},
+          pages_failed = ${p.pages_failed}, updated_at = now()
+        where id = ${jobId}`;
+    };
+    const result = await crawl(
+      src.source,
+      {
+        maxPages: c.KB_CRAWL_MAX_PAGES,
+        maxDepth: c.KB_CRAWL_MAX_DEPTH,
+        timeoutMs: c.KB_CRAWL_TIMEOUT_MS,
+        maxPageBytes: c.KB_CRAWL_MAX_PAGE_BYTES,
+        concurrency: c.KB_CRAWL_CONCURRENCY,
+        deadlineMs: c.KB_CRAWL_DEADLINE_MS,
+        userAgent: USER_AGENT,
+        ssrf: ssrfOptions(c),
+      },
+      (p) => {
+        pending = p;
+        // At most a few progress writes a second.
+        if (Date.now() - last > 250) {
+          last = Date.now();
+          void flush().catch(() => {});
+        }
+      },
+    );
+    await flush();
+    if (!result.pages.length) {
+      const why = result.problems[0] ? `${result.problems[0].reason} (${result.problems[0].url})` : 'nothing to read';
+      throw new IngestError(`No page of ${src.source} could be read: ${why}`);
+    }
+    return result.pages.map((p) => ({ url: p.url, title: p.title, sections: p.sections }));
+  }
+  const data = src.payload ?? Buffer.alloc(0);
+  let doc;
+  if (src.type === 'text') doc = await parseInlineText(data.toString('utf8'), src.file_name);
+  else {
+    const kind = FILE_KINDS.find((k) => mimeOfKind(k) === src.mime_type) as FileKind | undefined;
+    if (!kind) throw new IngestError(`Unsupported file type ${src.mime_type}`);
+    try {
+      doc = await parseFile(kind, data, src.file_name);
+    } catch (err) {
+      throw new IngestError(`Could not read ${src.file_name} as ${kind.toUpperCase()}: ${(err as Error).message}; check that the file is not damaged or password-protected`);
+    }
+  }
+  await sql`update knowledge_jobs set pages_fetched = 1, updated_at = now() where id = ${jobId}`;
+  return [{ url: null, title: doc.title, sections: doc.sections }];
+}
+
+export function knowledgeQueues(services: Services): QueueDef<never>[] {
+  return [
+    {
+      name: INGEST_QUEUE,
+      options: { retryLimit: services.config.KB_JOB_RETRY_LIMIT, retryDelay: services.config.KB_JOB_RETRY_DELAY_SECONDS, retryBackoff: true },
+      // Two jobs at a time per process (crawls mostly wait on the network). A NOTIFY that arrives while both
+      // are busy is missed, so the backstop poll is short.
+      work: { batchSize: 1, localConcurrency: 2, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2 },
+      handler: async (jobs: Job<{ job_id: string }>[]) => {
+        for (const job of jobs) await runIngest(services, job.data.job_id, { final: job.retryCount >= services.config.KB_JOB_RETRY_LIMIT, hooks: testHooks });
+      },
+    },
+  ];
+}
+
+/** Tests install hooks on the queue worker here (never set in production). */
+export let testHooks: IngestHooks | undefined;
+export const setTestHooks = (h: IngestHooks | undefined) => void (testHooks = h);

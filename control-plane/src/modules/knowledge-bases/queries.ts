@@ -1,0 +1,284 @@
+// SQL of knowledge bases, sources, jobs and chunks.
+import type { Db } from '../../db/types.ts';
+import type { KnowledgeBase, KnowledgeJob, KnowledgeSource } from '../../../../schemas/knowledge-bases.ts';
+
+export interface KbRow {
+  id: string;
+  org_id: string;
+  name: string;
+  chunk_size: number;
+  multilingual: boolean;
+  language: string;
+  mode: string;
+  total_tokens: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface SourceRow {
+  id: string;
+  org_id: string;
+  kb_id: string;
+  type: 'url' | 'file' | 'text';
+  source: string;
+  file_name: string;
+  mime_type: string;
+  file_size: number;
+  status: 'queued' | 'processing' | 'ready' | 'error';
+  error_message: string | null;
+  chunk_count: number;
+  token_count: number;
+  created_at: Date;
+}
+
+export interface JobRow {
+  id: string;
+  org_id: string;
+  kb_id: string;
+  source_id: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  attempts: number;
+  pages_found: number;
+  pages_fetched: number;
+  pages_skipped: number;
+  pages_failed: number;
+  chunks: number;
+  tokens: number;
+  error: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+/** Text-search configuration of a base's chunks. */
+export const tsConfigOf = (kb: Pick<KbRow, 'multilingual' | 'language'>) => (kb.multilingual ? 'simple' : kb.language);
+
+const sourceCols = (db: Db) => db`
+  id, org_id, kb_id, type, source, file_name, mime_type, file_size, status, error_message, chunk_count, token_count, created_at`;
+const jobCols = (db: Db) => db`
+  id, org_id, kb_id, source_id, status, attempts, pages_found, pages_fetched, pages_skipped, pages_failed, chunks, tokens, error,
+  created_at, started_at, finished_at`;
+
+export const sourceView = (s: SourceRow): KnowledgeSource => ({
+  source_id: s.id,
+  kb_id: s.kb_id,
+  type: s.type,
+  source: s.source,
+  chunk_count: s.chunk_count,
+  status: s.status,
+  error_message: s.error_message,
+  created_at: s.created_at.toISOString(),
+  file_name: s.file_name,
+  mime_type: s.mime_type,
+  file_size: s.file_size,
+  token_count: s.token_count,
+});
+
+export const kbView = (k: KbRow, sources: SourceRow[]): KnowledgeBase => ({
+  kb_id: k.id,
+  name: k.name,
+  chunk_size: k.chunk_size,
+  multilingual: k.multilingual,
+  language: k.language,
+  created_at: k.created_at.toISOString(),
+  updated_at: k.updated_at.toISOString(),
+  total_tokens: k.total_tokens,
+  mode: k.mode,
+  sources: sources.map(sourceView),
+});
+
+export const jobView = (j: JobRow): KnowledgeJob => ({
+  job_id: j.id,
+  kb_id: j.kb_id,
+  source_id: j.source_id,
+  status: j.status,
+  attempts: j.attempts,
+  progress: {
+    pages_found: j.pages_found,
+    pages_fetched: j.pages_fetched,
+    pages_skipped: j.pages_skipped,
+    pages_failed: j.pages_failed,
+    chunks: j.chunks,
+    tokens: j.tokens,
+  },
+  timings: {
+    created_at: j.created_at.toISOString(),
+    started_at: j.started_at?.toISOString() ?? null,
+    finished_at: j.finished_at?.toISOString() ?? null,
+    duration_ms: j.started_at && j.finished_at ? j.finished_at.getTime() - j.started_at.getTime() : null,
+  },
+  error: j.error,
+});
+
+export interface KbWrite {
+  name: string;
+  chunk_size: number;
+  multilingual: boolean;
+  language: string;
+  mode: string;
+}
+
+export async function insertKb(db: Db, orgId: string, k: KbWrite): Promise<KbRow> {
+  const [row] = await db<KbRow[]>`
+    insert into knowledge_bases (org_id, name, chunk_size, multilingual, language, mode)
+    values (${orgId}, ${k.name}, ${k.chunk_size}, ${k.multilingual}, ${k.language}, ${k.mode})
+    returning *`;
+  return row!;
+}
+
+export async function getKb(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<KbRow | null> {
+  const [row] = await db<KbRow[]>`
+    select * from knowledge_bases where id = ${id} and org_id = ${orgId} ${opts.forUpdate ? db`for update` : db``}`;
+  return row ?? null;
+}
+
+export async function listKbs(db: Db, orgId: string, q: { limit: number; offset: number }): Promise<{ items: KbRow[]; total: number }> {
+  const [items, [c]] = await Promise.all([
+    db<KbRow[]>`select * from knowledge_bases where org_id = ${orgId} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
+    db<{ total: number }[]>`select count(*)::int as total from knowledge_bases where org_id = ${orgId}`,
+  ]);
+  return { items, total: c!.total };
+}
+
+export async function updateKb(db: Db, orgId: string, id: string, k: KbWrite): Promise<KbRow> {
+  const [row] = await db<KbRow[]>`
+    update knowledge_bases set name = ${k.name}, chunk_size = ${k.chunk_size}, multilingual = ${k.multilingual},
+      language = ${k.language}, mode = ${k.mode}, updated_at = now()
+    where id = ${id} and org_id = ${orgId}
+    returning *`;
+  return row!;
+}
+
+/** Re-indexes a base's chunks under a new text-search configuration (the tsvector is generated from it). */
+export async function setChunksConfig(db: Db, kbId: string, config: string): Promise<void> {
+  await db`update knowledge_chunks set ts_config = ${config}::regconfig where kb_id = ${kbId} and ts_config <> ${config}::regconfig`;
+  await rebuildTerms(db, kbId);
+}
+
+/** Deletes a base with its sources, jobs and chunks, and unlinks it from every model of the org. */
+export async function deleteKb(db: Db, orgId: string, id: string): Promise<void> {
+  await db`update llm_models set knowledge_base_ids = array_remove(knowledge_base_ids, ${id}::uuid), updated_at = now()
+           where org_id = ${orgId} and knowledge_base_ids @> array[${id}::uuid]`;
+  await db`delete from knowledge_bases where id = ${id} and org_id = ${orgId}`;
+}
+
+export async function sourcesOf(db: Db, kbIds: string[]): Promise<Map<string, SourceRow[]>> {
+  const map = new Map<string, SourceRow[]>(kbIds.map((id) => [id, []]));
+  if (!kbIds.length) return map;
+  const rows = await db<SourceRow[]>`select ${sourceCols(db)} from knowledge_sources where kb_id = any(${kbIds}::uuid[]) order by created_at, id`;
+  for (const r of rows) map.get(r.kb_id)!.push(r);
+  return map;
+}
+
+export async function listSources(db: Db, kbId: string, q: { limit: number; offset: number }): Promise<{ items: SourceRow[]; total: number }> {
+  const [items, [c]] = await Promise.all([
+    db<SourceRow[]>`select ${sourceCols(db)} from knowledge_sources where kb_id = ${kbId} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
+    db<{ total: number }[]>`select count(*)::int as total from knowledge_sources where kb_id = ${kbId}`,
+  ]);
+  return { items, total: c!.total };
+}
+
+export async function getSource(db: Db, orgId: string, kbId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<SourceRow | null> {
+  const [row] = await db<SourceRow[]>`
+    select ${sourceCols(db)} from knowledge_sources where id = ${id} and kb_id = ${kbId} and org_id = ${orgId}
+    ${opts.forUpdate ? db`for update` : db``}`;
+  return row ?? null;
+}
+
+export interface SourceWrite {
+  type: 'url' | 'file' | 'text';
+  source: string;
+  file_name: string;
+  mime_type: string;
+  file_size: number;
+  payload: Buffer | null;
+}
+
+export async function insertSourceAndJob(db: Db, orgId: string, kbId: string, s: SourceWrite): Promise<{ source: SourceRow; job: JobRow }> {
+  const [source] = await db<SourceRow[]>`
+    insert into knowledge_sources (org_id, kb_id, type, source, file_name, mime_type, file_size, payload)
+    values (${orgId}, ${kbId}, ${s.type}, ${s.source}, ${s.file_name}, ${s.mime_type}, ${s.file_size}, ${s.payload})
+    returning ${sourceCols(db)}`;
+  const [job] = await db<JobRow[]>`
+    insert into knowledge_jobs (org_id, kb_id, source_id, pages_found) values (${orgId}, ${kbId}, ${source!.id}, ${s.type === 'url' ? 0 : 1})
+    returning ${jobCols(db)}`;
+  return { source: source!, job: job! };
+}
+
+/** Deletes a source (its chunks and jobs follow) and gives its tokens back: the base total is recomputed. */
+export async function deleteSource(db: Db, kbId: string, id: string): Promise<void> {
+  await adjustTerms(db, kbId, id, -1);
+  await db`delete from knowledge_sources where id = ${id} and kb_id = ${kbId}`;
+  await refreshKbTotal(db, kbId);
+}
+
+export async function refreshKbTotal(db: Db, kbId: string): Promise<void> {
+  await db`
+    update knowledge_bases set total_tokens = coalesce((select sum(token_count) from knowledge_sources where kb_id = ${kbId} and status = 'ready'), 0),
+      updated_at = now()
+    where id = ${kbId}`;
+}
+
+export async function getJob(db: Db, orgId: string, kbId: string, id: string): Promise<JobRow | null> {
+  const [row] = await db<JobRow[]>`select ${jobCols(db)} from knowledge_jobs where id = ${id} and kb_id = ${kbId} and org_id = ${orgId}`;
+  return row ?? null;
+}
+
+export async function getJobById(db: Db, id: string): Promise<JobRow | null> {
+  const [row] = await db<JobRow[]>`select ${jobCols(db)} from knowledge_jobs where id = ${id}`;
+  return row ?? null;
+}
+
+export async function latestJobOf(db: Db, sourceId: string): Promise<JobRow | null> {
+  const [row] = await db<JobRow[]>`select ${jobCols(db)} from knowledge_jobs where source_id = ${sourceId} order by created_at desc, id desc limit 1`;
+  return row ?? null;
+}
+
+/** Tokens of the org's ready sources other than `exceptSource`, with the org's budget; locks the org row. */
+export async function lockBudget(db: Db, orgId: string, exceptSource: string): Promise<{ budget: number; used: number }> {
+  const [org] = await db<{ kb_token_budget: number }[]>`select kb_token_budget from orgs where id = ${orgId} for update`;
+  const [u] = await db<{ used: number }[]>`
+    select coalesce(sum(token_count), 0)::int as used from knowledge_sources where org_id = ${orgId} and status = 'ready' and id <> ${exceptSource}`;
+  return { budget: org!.kb_token_budget, used: u!.used };
+}
+
+/** Sources in error, for the activity summary's `error_signals.kb_sources_errored`. */
+export async function erroredSources(db: Db, orgId: string): Promise<{ knowledge_base_id: string; source_id: string; error_message: string | null }[]> {
+  return db<{ knowledge_base_id: string; source_id: string; error_message: string | null }[]>`
+    select kb_id as knowledge_base_id, id as source_id, error_message from knowledge_sources
+    where org_id = ${orgId} and status = 'error' order by updated_at desc, id limit 100`;
+}
+
+/** Tokens used by the org's ready sources (usage). */
+export async function tokensUsed(db: Db, orgId: string): Promise<number> {
+  const [u] = await db<{ used: number }[]>`select coalesce(sum(token_count), 0)::int as used from knowledge_sources where org_id = ${orgId} and status = 'ready'`;
+  return u!.used;
+}
+
+/**
+ * Adds (sign 1) or removes (sign -1) the lexeme counts of a source's chunks to its base's document
+ * frequencies. Called in the transaction that writes or deletes the chunks.
+ */
+export async function adjustTerms(db: Db, kbId: string, sourceId: string, sign: 1 | -1): Promise<void> {
+  // ts_stat takes the text of a query; the id is quoted by format(%L).
+  const stat = db`ts_stat(format('select tsv from knowledge_chunks where source_id = %L', ${sourceId}::text))`;
+  if (sign > 0) {
+    await db`
+      insert into knowledge_terms (kb_id, lexeme, ndoc)
+      select ${kbId}, word, ndoc from ${stat}
+      on conflict (kb_id, lexeme) do update set ndoc = knowledge_terms.ndoc + excluded.ndoc`;
+  } else {
+    await db`
+      update knowledge_terms t set ndoc = greatest(0, t.ndoc - s.ndoc)
+      from ${stat} s where t.kb_id = ${kbId} and t.lexeme = s.word`;
+    await db`delete from knowledge_terms where kb_id = ${kbId} and ndoc = 0`;
+  }
+}
+
+/** Recounts a base's document frequencies from its chunks (after a change of text-search configuration). */
+export async function rebuildTerms(db: Db, kbId: string): Promise<void> {
+  await db`delete from knowledge_terms where kb_id = ${kbId}`;
+  await db`
+    insert into knowledge_terms (kb_id, lexeme, ndoc)
+    select ${kbId}, word, ndoc from ts_stat(format('select tsv from knowledge_chunks where kb_id = %L', ${kbId}::text))`;
+}

@@ -1,0 +1,165 @@
+// Retrieval at call time. Full-text search in PostgreSQL, in two statements per text-search configuration:
+//  1. the question's words become lexemes under the base's configuration, each with its document frequency
+//     in the bases (knowledge_terms);
+//  2. candidates are the chunks holding the most selective lexemes (rarest first, while their frequencies add
+//     up to CANDIDATE_BUDGET chunks, always at least the rarest one), found by the GIN index, and ranked by
+//     ts_rank_cd (cover density, normalised to 0-1) against all the question's lexemes OR-ed together (a
+//     spoken question rarely holds every word of its answer, so AND would miss).
+// Without step 1 a word present in most chunks makes the ranking read most of the base (hundreds of ms at
+// 100k chunks); a word that common says little about which chunk answers anyway (the idea of IDF).
+// The best chunks are then kept within the turn's token budget.
+import type { Db } from '../../db/types.ts';
+import type { KnowledgeConfig } from '../../../../schemas/internal.ts';
+import { Histogram } from 'prom-client';
+import type { Services } from '../../services.ts';
+import { tsConfigOf } from './queries.ts';
+
+export interface SearchHit {
+  content: string;
+  heading: string;
+  score: number;
+  source_id: string;
+  kb_id: string;
+  url: string | null;
+  title: string;
+  token_count: number;
+}
+
+/** Distinct words of a question (letters and digits of any script), at most 32. */
+export function queryWords(query: string): string[] {
+  return [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 32);
+}
+
+/** Chunks the ranking should read at most (estimated from the chosen lexemes' document frequencies). */
+export const CANDIDATE_BUDGET = 1000;
+
+/** tsquery text of lexemes; they come from words of letters and digits, so quoting is enough. */
+const tsq = (lexemes: string[], op: '|' | '&') => lexemes.map((l) => `'${l.replace(/'/g, "''")}'`).join(` ${op} `);
+
+/**
+ * The candidate condition: the rarest lexemes OR-ed while their frequencies add up to the budget; when even
+ * the rarest one is over it, the rarest ones AND-ed until the estimated intersection (independent words)
+ * fits. Returns tsquery text.
+ */
+export function candidateQuery(terms: { lexeme: string; ndoc: number }[], total: number, budget = CANDIDATE_BUDGET): string {
+  const sorted = terms.filter((t) => t.ndoc > 0).sort((a, b) => a.ndoc - b.ndoc);
+  if (!sorted.length) return '';
+  const chosen = [sorted[0]!];
+  if (sorted[0]!.ndoc <= budget) {
+    let sum = sorted[0]!.ndoc;
+    for (const t of sorted.slice(1)) {
+      if (sum + t.ndoc > budget) break;
+      chosen.push(t);
+      sum += t.ndoc;
+    }
+    return tsq(chosen.map((t) => t.lexeme), '|');
+  }
+  let estimate = sorted[0]!.ndoc;
+  for (const t of sorted.slice(1)) {
+    if (estimate <= budget) break;
+    chosen.push(t);
+    estimate *= t.ndoc / Math.max(total, t.ndoc);
+  }
+  return tsq(chosen.map((t) => t.lexeme), '&');
+}
+
+export async function searchChunks(db: Db, orgId: string, kbIds: string[], query: string, opts: { topK: number; maxTokens: number }): Promise<SearchHit[]> {
+  const words = queryWords(query);
+  if (!words.length || !kbIds.length) return [];
+  const bases = await db<{ id: string; multilingual: boolean; language: string }[]>`
+    select id, multilingual, language from knowledge_bases where org_id = ${orgId} and id = any(${kbIds}::uuid[])`;
+  const byConfig = new Map<string, string[]>();
+  for (const b of bases) byConfig.set(tsConfigOf(b), [...(byConfig.get(tsConfigOf(b)) ?? []), b.id]);
+  const hits: SearchHit[] = [];
+  for (const [config, ids] of byConfig) {
+    const terms = await db<{ lexeme: string; ndoc: number; total: number }[]>`
+      select q.lexeme, coalesce(sum(t.ndoc), 0)::int as ndoc,
+        (select coalesce(sum(chunk_count), 0)::int from knowledge_sources where kb_id = any(${ids}::uuid[]) and status = 'ready') as total
+      from unnest(tsvector_to_array(to_tsvector(${config}::regconfig, ${words.join(' ')}))) as q(lexeme)
+      left join knowledge_terms t on t.kb_id = any(${ids}::uuid[]) and t.lexeme = q.lexeme
+      group by q.lexeme`;
+    const present = terms.filter((t) => t.ndoc > 0);
+    if (!present.length) continue;
+    const selective = candidateQuery(present, terms[0]!.total);
+    const all = tsq(present.map((t) => t.lexeme), '|');
+    const rows = await db<SearchHit[]>`
+      select c.content, c.heading, ts_rank_cd(c.tsv, ${all}::tsquery, 32)::float8 as score, c.source_id, c.kb_id, c.url, c.title, c.token_count
+      from knowledge_chunks c
+      where c.kb_id = any(${ids}::uuid[]) and c.tsv @@ ${selective}::tsquery
+      order by score desc, c.id
+      limit ${opts.topK * 2}`;
+    hits.push(...rows);
+  }
+  hits.sort((a, b) => b.score - a.score);
+  const out: SearchHit[] = [];
+  let tokens = 0;
+  for (const h of hits) {
+    if (out.length >= opts.topK) break;
+    if (tokens + h.token_count > opts.maxTokens) continue;
+    out.push(h);
+    tokens += h.token_count;
+  }
+  return out;
+}
+
+/**
+ * The knowledge part of a call's config. Stuffing applies when every linked base is in `stuff` mode and they
+ * fit in `stuffMaxTokens` together; otherwise the call searches per turn, so nothing is silently cut off.
+ */
+export async function knowledgeConfigFor(db: Db, orgId: string, kbIds: string[], stuffMaxTokens: number): Promise<KnowledgeConfig> {
+  if (!kbIds.length) return { knowledge_base_ids: [], mode: 'retrieve' };
+  const kbs = await db<{ id: string; mode: string; total_tokens: number }[]>`
+    select id, mode, total_tokens from knowledge_bases where org_id = ${orgId} and id = any(${kbIds}::uuid[]) order by array_position(${kbIds}::uuid[], id)`;
+  const ids = kbs.map((k) => k.id);
+  const total = kbs.reduce((n, k) => n + k.total_tokens, 0);
+  if (!kbs.length || kbs.some((k) => k.mode !== 'stuff') || total > stuffMaxTokens) return { knowledge_base_ids: ids, mode: 'retrieve' };
+  const chunks = await db<{ heading: string; content: string; title: string }[]>`
+    select c.heading, c.content, c.title from knowledge_chunks c join knowledge_sources s on s.id = c.source_id
+    where c.kb_id = any(${ids}::uuid[]) and s.status = 'ready'
+    order by array_position(${ids}::uuid[], c.kb_id), s.created_at, s.id, c.ordinal`;
+  return { knowledge_base_ids: ids, mode: 'stuff', stuffed_context: chunks.map(formatChunk).join('\n\n') };
+}
+
+export const formatChunk = (c: { heading: string; content: string; title?: string }) => {
+  const where = [c.title, c.heading].filter(Boolean).join(' › ');
+  return where ? `[${where}]\n${c.content}` : c.content;
+};
+
+/**
+ * The worker's search for one call: the bases linked to the call's agent's model, of the call's own
+ * organisation only (a base id of another organisation in a model can never be searched).
+ */
+export async function searchForCall(
+  services: Services,
+  db: Db,
+  call: { id: string; org_id: string; agent_id: string },
+  req: { query: string; top_k: number; max_tokens?: number | undefined },
+): Promise<{ chunks: SearchHit[] }> {
+  const started = performance.now();
+  const [m] = await db<{ knowledge_base_ids: string[] }[]>`
+    select m.knowledge_base_ids from agents a join llm_models m on m.id = a.llm_id and m.org_id = a.org_id
+    where a.id = ${call.agent_id} and a.org_id = ${call.org_id}`;
+  const chunks = await searchChunks(db, call.org_id, m?.knowledge_base_ids ?? [], req.query, {
+    topK: req.top_k,
+    maxTokens: req.max_tokens ?? services.config.KB_RETRIEVAL_MAX_TOKENS,
+  });
+  searchHistogram(services).observe({ result: chunks.length ? 'hit' : 'empty' }, (performance.now() - started) / 1000);
+  return { chunks };
+}
+
+const histograms = new WeakMap<object, Histogram<'result'>>();
+/** Server-side search time (the worker records the whole round trip per turn). */
+function searchHistogram(services: Services): Histogram<'result'> {
+  let h = histograms.get(services.metrics.registry);
+  if (!h) {
+    h = new Histogram({
+      name: 'vap_kb_search_duration_seconds',
+      help: 'Knowledge search time in the control plane, per worker request',
+      labelNames: ['result'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1],
+      registers: [services.metrics.registry],
+    });
+    histograms.set(services.metrics.registry, h);
+  }
+  return h;
+}

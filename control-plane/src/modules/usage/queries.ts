@@ -1,0 +1,23 @@
+import type { Db } from '../../db/types.ts';
+
+/** Today's and this month's (UTC) consumption of an org, with its limits. */
+export async function usageOf(db: Db, orgId: string) {
+  const [row] = await db<{
+    max_calls_per_day: number;
+    kb_token_budget: number;
+    calls_made_today: number;
+    calls_this_month: number;
+    seconds_this_month: number;
+    cost_cents_this_month: number;
+    period_start: Date;
+  }[]>`
+    with bounds as (select date_trunc('month', now() at time zone 'utc') at time zone 'utc' as month_start)
+    select o.max_calls_per_day, o.kb_token_budget,
+           coalesce((select calls from org_daily_calls d where d.org_id = o.id and d.day = (now() at time zone 'utc')::date), 0)::int as calls_made_today,
+           (select count(*) from calls c, bounds b where c.org_id = o.id and c.created_at >= b.month_start)::int as calls_this_month,
+           (select coalesce(sum(duration_seconds), 0) from calls c, bounds b where c.org_id = o.id and c.created_at >= b.month_start)::int as seconds_this_month,
+           (select coalesce(sum(cost_cents), 0) from calls c, bounds b where c.org_id = o.id and c.created_at >= b.month_start)::int as cost_cents_this_month,
+           (select month_start from bounds) as period_start
+    from orgs o where o.id = ${orgId}`;
+  return row;
+}

@@ -1,0 +1,113 @@
+// Every value the public API accepts for an agent (or a web call's overrides, or an LLM model) is one the
+// media worker can act on. The enums are found by walking the schemas, so a value added to the API without
+// a worker mapping fails here, and so does a new enum field nobody has taught this test about.
+import { initializeLogger, llm, stt, tts } from '@livekit/agents';
+import type { TSchema } from '@sinclair/typebox';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_DEFAULTS, CreateAgent, UpdateAgent } from '../../schemas/agents.ts';
+import { CallOverrides } from '../../schemas/calls.ts';
+import { InternalAgent } from '../../schemas/internal.ts';
+import { CreateLlmModel } from '../../schemas/models.ts';
+import { STT_DEFAULT_MODEL, TTS_DEFAULTS, type SttProvider, type TtsProvider } from '../../shared/voices.ts';
+import { createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
+import { ambientFrames, ambientPath, isAmbientSound, readWav, type AmbientSound } from './session/background.ts';
+
+/** Every `enum` (and union of literals) in a JSON schema, by dotted property path. */
+function enumsOf(schema: unknown, path: string[] = [], out = new Map<string, Set<string>>()): Map<string, Set<string>> {
+  if (!schema || typeof schema !== 'object') return out;
+  const s = schema as Record<string, unknown>;
+  const add = (values: unknown[]) => {
+    const key = path.join('.');
+    const set = out.get(key) ?? new Set<string>();
+    for (const v of values) if (typeof v === 'string') set.add(v);
+    out.set(key, set);
+  };
+  if (Array.isArray(s.enum)) add(s.enum);
+  if (typeof s.const === 'string') add([s.const]);
+  for (const k of ['anyOf', 'oneOf', 'allOf'] as const) if (Array.isArray(s[k])) for (const sub of s[k] as unknown[]) enumsOf(sub, path, out);
+  if (s.properties && typeof s.properties === 'object') {
+    for (const [name, sub] of Object.entries(s.properties as Record<string, unknown>)) enumsOf(sub, [...path, name], out);
+  }
+  if (s.items) enumsOf(s.items, [...path, '[]'], out);
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') enumsOf(s.additionalProperties, [...path, '*'], out);
+  return out;
+}
+
+// A key for every provider, so that building a plugin fails only on a provider the worker does not know.
+const KEYS = { openai: 'k', anthropic: 'k', gemini: 'k', deepgram: 'k', elevenlabs: 'k', cartesia: 'k' };
+
+/** How the worker handles each enum field of the agent's configuration. */
+const WORKER_CHECKS: Record<string, (value: string) => Promise<void> | void> = {
+  'transcriber.provider': (value) => {
+    const provider = value as SttProvider;
+    const engine = createSTT({ provider, model: STT_DEFAULT_MODEL[provider], language: AGENT_DEFAULTS.language }, KEYS, {});
+    expect(engine).toBeInstanceOf(stt.STT);
+    expect(inputSampleRateFor(provider)).toBeGreaterThan(0);
+  },
+  'tts.provider': (value) => {
+    const provider = value as TtsProvider;
+    expect(createTTS({ provider, ...TTS_DEFAULTS[provider] }, KEYS, {}, {})).toBeInstanceOf(tts.TTS);
+  },
+  background_sound: async (value) => {
+    expect(isAmbientSound(value)).toBe(true);
+    const wav = readWav(ambientPath(value as AmbientSound));
+    expect(wav.samples.length).toBeGreaterThan(wav.sampleRate); // at least a second of loop
+    const frames = ambientFrames(value as AmbientSound);
+    const first = await frames.next();
+    await frames.return(undefined);
+    expect(first.value?.samplesPerChannel).toBeGreaterThan(0);
+  },
+};
+
+const LLM_CHECKS: Record<string, (value: string) => void> = {
+  provider: (value) => {
+    expect(createLLM({ provider: value, model: 'some-model', base_url: null, temperature: null, max_tokens: null }, KEYS, {})).toBeInstanceOf(llm.LLM);
+  },
+};
+
+beforeAll(() => initializeLogger({ pretty: false, level: 'error' }));
+
+describe.each([
+  ['CreateAgent', CreateAgent, WORKER_CHECKS],
+  ['UpdateAgent', UpdateAgent, WORKER_CHECKS],
+  ['CallOverrides', CallOverrides, WORKER_CHECKS],
+  ['CreateLlmModel', CreateLlmModel, LLM_CHECKS],
+] as [string, TSchema, Record<string, (v: string) => unknown>][])('every enum value of %s', (_name, schema, checks) => {
+  const enums = [...enumsOf(schema)].filter(([, values]) => values.size > 0);
+
+  it('has a worker check for each enum field', () => {
+    expect(enums.length).toBeGreaterThan(0);
+    for (const [path] of enums) expect(checks[path], `no worker check for the enum at ${path}: teach the worker and this test its values`).toBeDefined();
+  });
+
+  for (const [path, values] of enums) {
+    for (const value of values) {
+      it(`${path} = ${value} is known to the worker`, async () => {
+        await checks[path]?.(value);
+      });
+    }
+  }
+});
+
+describe('the session config the worker validates', () => {
+  it('has the same enums as the public agent (derived, not restated)', () => {
+    const internal = enumsOf(InternalAgent);
+    for (const [path, values] of enumsOf(CreateAgent)) expect([...(internal.get(path) ?? [])].sort(), path).toEqual([...values].sort());
+  });
+
+  it('accepts every value the API accepts', () => {
+    const check = new Ajv2020({ strict: false }).compile(InternalAgent);
+    const base = {
+      id: 'a', name: 'n', ...AGENT_DEFAULTS,
+      transcriber: { ...AGENT_DEFAULTS.transcriber, language: AGENT_DEFAULTS.language },
+    };
+    for (const [path, values] of enumsOf(CreateAgent)) {
+      for (const value of values) {
+        const [head, tail] = path.split('.') as [keyof typeof base, string | undefined];
+        const agent = tail ? { ...base, [head]: { ...(base[head] as object), [tail]: value } } : { ...base, [head]: value };
+        expect(check(agent), `${path}=${value}: ${JSON.stringify(check.errors)}`).toBe(true);
+      }
+    }
+  });
+});

@@ -1,0 +1,144 @@
+// The provider layer shared by the media workers and the control plane: which key a provider call uses (the
+// org's, else the platform's environment key), each provider's default API base URL and its override
+// variable, and a one-shot (non-streaming) completion over each provider's own wire protocol: OpenAI chat
+// completions (and compatible servers), Anthropic Messages, Gemini generateContent. The worker streams through
+// the agents plugins; the control plane uses `complete` for post-call analysis. The HTTP call itself is
+// injected, so each side sends it through its own SSRF-guarded client.
+
+/**
+ * The org's decrypted provider keys. Owned here (shared/ imports no schema); schemas/internal.ts asserts
+ * that its ProviderKeys schema has exactly this type.
+ */
+export interface ProviderKeys {
+  openai?: string;
+  anthropic?: string;
+  gemini?: string;
+  deepgram?: string;
+  elevenlabs?: string;
+  cartesia?: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+export class ProviderConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProviderConfigError';
+  }
+}
+
+/** The platform's environment variable(s) for each provider key, first match wins. */
+export const PLATFORM_KEY_ENV: Record<keyof ProviderKeys, string[]> = {
+  openai: ['OPENAI_API_KEY'],
+  anthropic: ['ANTHROPIC_API_KEY'],
+  gemini: ['GOOGLE_API_KEY', 'GEMINI_API_KEY'],
+  deepgram: ['DEEPGRAM_API_KEY'],
+  elevenlabs: ['ELEVEN_API_KEY', 'ELEVENLABS_API_KEY'],
+  cartesia: ['CARTESIA_API_KEY'],
+};
+
+/** The org's key, else the platform's; throws when neither exists. */
+export function resolveKey(provider: keyof ProviderKeys, keys: Partial<ProviderKeys>, env: Env = process.env): string {
+  const own = keys[provider];
+  if (own) return own;
+  for (const name of PLATFORM_KEY_ENV[provider]) {
+    const value = env[name];
+    if (value) return value;
+  }
+  throw new ProviderConfigError(
+    `no ${provider} key: add the org's ${provider} credential or set ${PLATFORM_KEY_ENV[provider].join(' or ')}`,
+  );
+}
+
+export type LlmProvider = 'openai' | 'anthropic' | 'gemini';
+
+/** Where each provider's API lives, and the variable that moves it (a proxy, a regional endpoint, a test double). */
+export const LLM_BASE_URLS: Record<LlmProvider, { default: string; env: string }> = {
+  openai: { default: 'https://api.openai.com/v1', env: 'OPENAI_BASE_URL' },
+  anthropic: { default: 'https://api.anthropic.com', env: 'ANTHROPIC_BASE_URL' },
+  gemini: { default: 'https://generativelanguage.googleapis.com/v1beta', env: 'GEMINI_BASE_URL' },
+};
+
+export function llmBaseUrl(provider: LlmProvider, explicit: string | null | undefined, env: Env = process.env): string {
+  return (explicit || env[LLM_BASE_URLS[provider].env] || LLM_BASE_URLS[provider].default).replace(/\/+$/, '');
+}
+
+export interface CompletionRequest {
+  provider: LlmProvider;
+  model: string;
+  baseUrl: string;
+  /** Empty for an OpenAI-compatible server that needs none. */
+  apiKey: string;
+  system: string;
+  user: string;
+  maxTokens?: number;
+  /** Ask for a JSON object where the provider has a switch for it. */
+  json?: boolean;
+}
+
+export type HttpPost = (url: string, headers: Record<string, string>, body: string) => Promise<{ status: number; body: string }>;
+
+export class CompletionError extends Error {
+  override name = 'CompletionError';
+  readonly status: number | null;
+  constructor(message: string, status: number | null = null) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** One completion, temperature 0; returns the model's text. */
+export async function complete(req: CompletionRequest, post: HttpPost): Promise<string> {
+  const maxTokens = req.maxTokens ?? 512;
+  let url: string;
+  let headers: Record<string, string> = { 'content-type': 'application/json' };
+  let body: unknown;
+  switch (req.provider) {
+    case 'openai':
+      url = `${req.baseUrl}/chat/completions`;
+      if (req.apiKey) headers.authorization = `Bearer ${req.apiKey}`;
+      body = {
+        model: req.model,
+        temperature: 0,
+        max_tokens: maxTokens,
+        ...(req.json ? { response_format: { type: 'json_object' } } : {}),
+        messages: [
+          { role: 'system', content: req.system },
+          { role: 'user', content: req.user },
+        ],
+      };
+      break;
+    case 'anthropic':
+      url = `${req.baseUrl}/v1/messages`;
+      headers = { ...headers, 'x-api-key': req.apiKey, 'anthropic-version': '2023-06-01' };
+      body = { model: req.model, max_tokens: maxTokens, temperature: 0, system: req.system, messages: [{ role: 'user', content: req.user }] };
+      break;
+    case 'gemini':
+      url = `${req.baseUrl}/models/${encodeURIComponent(req.model)}:generateContent`;
+      headers = { ...headers, 'x-goog-api-key': req.apiKey };
+      body = {
+        systemInstruction: { parts: [{ text: req.system }] },
+        contents: [{ role: 'user', parts: [{ text: req.user }] }],
+        generationConfig: { temperature: 0, maxOutputTokens: maxTokens, ...(req.json ? { responseMimeType: 'application/json' } : {}) },
+      };
+      break;
+    default:
+      throw new ProviderConfigError(`unknown LLM provider: ${String(req.provider)}`);
+  }
+  const res = await post(url, headers, JSON.stringify(body));
+  if (res.status < 200 || res.status >= 300) throw new CompletionError(`${req.provider} answered ${res.status}: ${res.body.slice(0, 200)}`, res.status);
+  let parsed: any;
+  try {
+    parsed = JSON.parse(res.body);
+  } catch {
+    throw new CompletionError(`${req.provider} answered with a body that is not JSON`);
+  }
+  const text =
+    req.provider === 'openai'
+      ? parsed?.choices?.[0]?.message?.content
+      : req.provider === 'anthropic'
+        ? (parsed?.content ?? []).filter((b: { type: string }) => b.type === 'text').map((b: { text: string }) => b.text).join('')
+        : (parsed?.candidates?.[0]?.content?.parts ?? []).map((p: { text?: string }) => p.text ?? '').join('');
+  if (typeof text !== 'string') throw new CompletionError(`${req.provider} answered without text`);
+  return text;
+}
