@@ -56,12 +56,13 @@ ${sdp}
   <recv response="200" rtd="true">
     <action>
       <ereg regexp="m=audio ([0-9]+)" search_in="body" check_it="true" assign_to="m,rport"/>
+      <ereg regexp="sip:[^>;[:space:]]+" search_in="hdr" header="Contact:" check_it="true" assign_to="contact"/>
       <exec command="echo [$rport] > ${dir}/answered; echo '[$m]' > ${dir}/sdp-line"/>
     </action>
   </recv>
   <send>
     <![CDATA[
-ACK [next_url] SIP/2.0
+ACK [$contact] SIP/2.0
 Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
 From: <sip:${from}@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
 To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
@@ -98,7 +99,7 @@ Content-Length: 0
   </send>
   <send>
     <![CDATA[
-NOTIFY [next_url] SIP/2.0
+NOTIFY [$contact] SIP/2.0
 Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
 From: <sip:${from}@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
 To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
@@ -146,7 +147,7 @@ Content-Length: 0
   </send>
   <send retrans="500">
     <![CDATA[
-BYE [next_url] SIP/2.0
+BYE [$contact] SIP/2.0
 Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
 From: <sip:${from}@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
 To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
@@ -286,9 +287,10 @@ export class SipPhone {
   get answered(): boolean {
     return this.file('answered') !== null;
   }
-  /** The Refer-To of a REFER the peer received. */
+  /** The Refer-To of a REFER the peer received (from SIPp's trace of received messages). */
   get referTo(): string | null {
-    return this.file('refer');
+    const m = /^REFER sip:[\s\S]*?^Refer-To:\s*<?([^>\r\n]+)/im.exec(this.messages);
+    return m ? m[1]!.trim() : this.file('refer');
   }
   /** `remote` (the agent hung up) or `local`. */
   get ended(): string | null {
