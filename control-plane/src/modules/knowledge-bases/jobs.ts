@@ -12,6 +12,8 @@ import { ssrfOptions } from '../../net/ssrf.ts';
 import { crawl, type CrawlProgress } from './crawl.ts';
 import { chunkSections, type Chunk } from './chunk.ts';
 import { parseFile, parseInlineText, type FileKind, FILE_KINDS, mimeOfKind, type Section } from './parse.ts';
+import { embed, embeddingsConfig, storeEmbeddings, vectorReady } from './vector.ts';
+import { formatChunk } from './search.ts';
 import { adjustTerms, getJobById, lockBudget, refreshKbTotal, tsConfigOf, type KbRow } from './queries.ts';
 
 export const INGEST_QUEUE = 'knowledge.ingest';
@@ -60,6 +62,9 @@ export async function runIngest(services: Services, jobId: string, opts: { final
     if (!chunks.length) throw new IngestError('No text could be extracted from this source; check that it is not empty or a scanned image');
     const tokens = chunks.reduce((n, c) => n + c.token_count, 0);
     await sql`update knowledge_jobs set chunks = ${chunks.length}, tokens = ${tokens}, updated_at = now() where id = ${job.id}`;
+    // Optional vectors (pgvector + an embeddings API), computed before the write transaction opens.
+    const emb = embeddingsConfig(services.config);
+    const vectors = emb && (await vectorReady(sql, emb)) ? await embed(emb, chunks.map(formatChunk)) : null;
 
     const written = await sql.begin(async (tx) => {
       // The source row first: a concurrent delete either waits for us or has already removed it.
@@ -72,7 +77,7 @@ export async function runIngest(services: Services, jobId: string, opts: { final
             `(${budget}) are left; delete sources you no longer need or ask for a larger budget`,
         );
       }
-      await writeChunks(tx, job.org_id, kb, src.id, chunks, opts.hooks);
+      await writeChunks(tx, job.org_id, kb, src.id, chunks, opts.hooks, vectors);
       await tx`
         update knowledge_sources set status = 'ready', error_message = null, chunk_count = ${chunks.length}, token_count = ${tokens},
           payload = case when type = 'url' then null else payload end, updated_at = now()
@@ -99,7 +104,15 @@ export async function runIngest(services: Services, jobId: string, opts: { final
   }
 }
 
-async function writeChunks(tx: Db, orgId: string, kb: KbRow, sourceId: string, chunks: (Chunk & { url: string | null; title: string })[], hooks?: IngestHooks) {
+async function writeChunks(
+  tx: Db,
+  orgId: string,
+  kb: KbRow,
+  sourceId: string,
+  chunks: (Chunk & { url: string | null; title: string })[],
+  hooks?: IngestHooks,
+  vectors?: number[][] | null,
+) {
   await adjustTerms(tx, kb.id, sourceId, -1);
   await tx`delete from knowledge_chunks where source_id = ${sourceId}`;
   const config = tsConfigOf(kb);
@@ -116,7 +129,10 @@ async function writeChunks(tx: Db, orgId: string, kb: KbRow, sourceId: string, c
       token_count: c.token_count,
       ts_config: config,
     }));
-    await tx`insert into knowledge_chunks ${tx(rows, 'org_id', 'kb_id', 'source_id', 'ordinal', 'heading', 'content', 'url', 'title', 'token_count', 'ts_config')}`;
+    const ids = (await tx`
+      insert into knowledge_chunks ${tx(rows, 'org_id', 'kb_id', 'source_id', 'ordinal', 'heading', 'content', 'url', 'title', 'token_count', 'ts_config')}
+      returning id, ordinal`) as unknown as { id: string; ordinal: number }[];
+    if (vectors) await storeEmbeddings(tx, kb.id, ids.map((r) => ({ id: r.id, embedding: vectors[r.ordinal]! })));
     await hooks?.afterBatch?.(batch);
   }
   await adjustTerms(tx, kb.id, sourceId, 1);

@@ -13,6 +13,7 @@ import type { KnowledgeConfig } from '../../../../schemas/internal.ts';
 import { Histogram } from 'prom-client';
 import type { Services } from '../../services.ts';
 import { tsConfigOf } from './queries.ts';
+import { embed, embeddingsConfig, nearestChunks, rrf, vectorReady, type EmbeddingsConfig } from './vector.ts';
 
 export interface SearchHit {
   content: string;
@@ -63,14 +64,20 @@ export function candidateQuery(terms: { lexeme: string; ndoc: number }[], total:
   return tsq(chosen.map((t) => t.lexeme), '&');
 }
 
-export async function searchChunks(db: Db, orgId: string, kbIds: string[], query: string, opts: { topK: number; maxTokens: number }): Promise<SearchHit[]> {
+export async function searchChunks(
+  db: Db,
+  orgId: string,
+  kbIds: string[],
+  query: string,
+  opts: { topK: number; maxTokens: number; embeddings?: EmbeddingsConfig | null; onVectorError?: (err: unknown) => void },
+): Promise<SearchHit[]> {
   const words = queryWords(query);
   if (!words.length || !kbIds.length) return [];
   const bases = await db<{ id: string; multilingual: boolean; language: string }[]>`
     select id, multilingual, language from knowledge_bases where org_id = ${orgId} and id = any(${kbIds}::uuid[])`;
   const byConfig = new Map<string, string[]>();
   for (const b of bases) byConfig.set(tsConfigOf(b), [...(byConfig.get(tsConfigOf(b)) ?? []), b.id]);
-  const hits: SearchHit[] = [];
+  let hits: (SearchHit & { id: string })[] = [];
   for (const [config, ids] of byConfig) {
     const terms = await db<{ lexeme: string; ndoc: number; total: number }[]>`
       select q.lexeme, coalesce(sum(t.ndoc), 0)::int as ndoc,
@@ -82,8 +89,8 @@ export async function searchChunks(db: Db, orgId: string, kbIds: string[], query
     if (!present.length) continue;
     const selective = candidateQuery(present, terms[0]!.total);
     const all = tsq(present.map((t) => t.lexeme), '|');
-    const rows = await db<SearchHit[]>`
-      select c.content, c.heading, ts_rank_cd(c.tsv, ${all}::tsquery, 32)::float8 as score, c.source_id, c.kb_id, c.url, c.title, c.token_count
+    const rows = await db<(SearchHit & { id: string })[]>`
+      select c.id::text as id, c.content, c.heading, ts_rank_cd(c.tsv, ${all}::tsquery, 32)::float8 as score, c.source_id, c.kb_id, c.url, c.title, c.token_count
       from knowledge_chunks c
       where c.kb_id = any(${ids}::uuid[]) and c.tsv @@ ${selective}::tsquery
       order by score desc, c.id
@@ -91,12 +98,24 @@ export async function searchChunks(db: Db, orgId: string, kbIds: string[], query
     hits.push(...rows);
   }
   hits.sort((a, b) => b.score - a.score);
+  if (opts.embeddings && bases.length) {
+    // Hybrid: the question's nearest chunks merged with the full-text ranking by reciprocal rank. A failing
+    // embeddings call leaves the full-text results.
+    try {
+      const [vector] = await embed(opts.embeddings, [query], 1000);
+      const near = await nearestChunks(db, bases.map((b) => b.id), vector!, opts.topK * 2);
+      hits = rrf([hits, near], (h) => h.id);
+    } catch (err) {
+      opts.onVectorError?.(err);
+    }
+  }
   const out: SearchHit[] = [];
   let tokens = 0;
   for (const h of hits) {
     if (out.length >= opts.topK) break;
     if (tokens + h.token_count > opts.maxTokens) continue;
-    out.push(h);
+    const { id: _id, ...hit } = h;
+    out.push(hit);
     tokens += h.token_count;
   }
   return out;
@@ -139,9 +158,12 @@ export async function searchForCall(
   const [m] = await db<{ knowledge_base_ids: string[] }[]>`
     select m.knowledge_base_ids from agents a join llm_models m on m.id = a.llm_id and m.org_id = a.org_id
     where a.id = ${call.agent_id} and a.org_id = ${call.org_id}`;
+  const emb = embeddingsConfig(services.config);
   const chunks = await searchChunks(db, call.org_id, m?.knowledge_base_ids ?? [], req.query, {
     topK: req.top_k,
     maxTokens: req.max_tokens ?? services.config.KB_RETRIEVAL_MAX_TOKENS,
+    embeddings: emb && (await vectorReady(services.sql, emb)) ? emb : null,
+    onVectorError: (err) => services.log.warn({ err, call_id: call.id }, 'knowledge vector search failed; full-text results only'),
   });
   searchHistogram(services).observe({ result: chunks.length ? 'hit' : 'empty' }, (performance.now() - started) / 1000);
   return { chunks };
