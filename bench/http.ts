@@ -18,7 +18,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 function startServer(mode: string, url: string, orgId: string): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, [path.join(import.meta.dirname, 'http-server.ts'), mode, url, orgId], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       const m = /ready (\d+)/.exec(d.toString());
       if (m) resolve({ child, port: Number(m[1]) });
     });

@@ -150,8 +150,8 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       }
       metricsServer?.close();
       await services.rateLimiter.stop();
-      await webhooks?.stop().catch((err) => log.warn({ err }, 'webhook dispatcher stop failed'));
-      await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err) => log.warn({ err }, 'pg-boss stop failed'));
+      await webhooks?.stop().catch((err: unknown) => log.warn({ err }, 'webhook dispatcher stop failed'));
+      await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err: unknown) => log.warn({ err }, 'pg-boss stop failed'));
       await auth.stop();
       await db.close();
     },

@@ -150,7 +150,7 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
 
   if (isAmbientSound(config.agent.background_sound)) {
     const player = new voice.BackgroundAudioPlayer({ ambientSound: { source: ambientFrames(config.agent.background_sound), volume: 0.6 } });
-    await player.start({ room, agentSession: call.session }).catch((err) => logger.warn({ err: (err as Error).message }, 'background sound failed'));
+    await player.start({ room, agentSession: call.session }).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'background sound failed'));
   }
 
   await call.ended;

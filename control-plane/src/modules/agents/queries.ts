@@ -15,9 +15,9 @@ const columns = (db: Db, alias = '') => db(alias ? COLUMNS.map((c) => `${alias}.
 function values(db: Db, a: AgentWrite) {
   return {
     ...a,
-    transcriber: db.json(a.transcriber as never),
-    tts: db.json(a.tts as never),
-    dynamic_variables: db.json(a.dynamic_variables as never),
+    transcriber: db.json(a.transcriber),
+    tts: db.json(a.tts),
+    dynamic_variables: db.json(a.dynamic_variables),
     metadata: db.json(a.metadata as never),
     end_call_phrases: db.array(a.end_call_phrases),
   };

@@ -7,7 +7,7 @@ import { admissionError, admitCall, countLiveCalls, secondsToUtcMidnight, type A
 let tp: TestPlatform;
 
 beforeAll(async () => {
-  tp = await usePlatform({ DATABASE_POOL_MAX: 10 } as never);
+  tp = await usePlatform({ DATABASE_POOL_MAX: 10 });
 });
 
 async function orgWithAgent(limits: { daily?: number; concurrent?: number }): Promise<{ orgId: string; agentId: string }> {

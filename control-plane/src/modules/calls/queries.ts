@@ -91,7 +91,7 @@ export async function listCalls(db: Db, f: CallFilter): Promise<{ rows: CallRow[
     const [c] = await db<{ total: number }[]>`select count(*)::int as total from calls where ${where}`;
     total = c!.total;
   }
-  return { rows: rows.map(({ total_count: _, ...r }) => r as CallRow), total };
+  return { rows: rows.map(({ total_count: _, ...r }) => r), total };
 }
 
 /**

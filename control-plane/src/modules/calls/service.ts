@@ -31,7 +31,7 @@ const NO_SAMPLES = Object.freeze({ avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, s
 export async function callView(services: Services, row: CallRow) {
   const messages = row.messages ?? null;
   const ended = isFinal(row.status);
-  const stored = ended ? (row.latency as Record<string, unknown> | null) : null;
+  const stored = ended ? (row.latency) : null;
   return {
     id: row.id,
     agent_id: row.agent_id,
@@ -182,7 +182,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
     return (await getCallById(tx, callId))!;
   });
   if (row.room_name) {
-    await services.livekit.rooms.deleteRoom(row.room_name).catch((err) => {
+    await services.livekit.rooms.deleteRoom(row.room_name).catch((err: unknown) => {
       // The reaper finishes the call if the room cannot be deleted now; the stop itself is recorded.
       services.log.warn({ err, call_id: callId }, 'room delete failed');
     });
@@ -250,7 +250,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
       case 'transfer_call':
         return { type: 'transfer_call', name: t.name, ...(t.description ? { description: t.description } : {}), destination: t.destination! };
       default:
-        return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) } as ToolConfig;
+        return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) };
     }
   });
   const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
