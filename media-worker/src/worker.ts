@@ -12,6 +12,7 @@ import { PushMetricsSink, nullSink } from './metrics.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
 import { CallSession } from './session/call-session.ts';
+import { hangUpRoom } from './session/hang-up.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 
@@ -109,13 +110,14 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
     logger,
     inputSampleRate: inputSampleRateFor(config.agent.transcriber.provider),
     actions: {
-      // Deleting the room ends the call for every participant (the SIP leg hangs up).
-      // A failure is logged and counted (voice_call_action_failures_total) and not rethrown: the call has
-      // ended on our side, and the control plane's reaper closes a room left behind.
       hangUp: async () => {
-        await new RoomServiceClient(livekit.url, livekit.key, livekit.secret).deleteRoom(room.name ?? '').catch((err: unknown) => {
-          logger.error({ err, call_id: callId, room: room.name }, 'hang-up failed: the room could not be deleted');
-          metrics.actionFailed?.('hang_up', config.call.type);
+        await hangUpRoom({
+          rooms: new RoomServiceClient(livekit.url, livekit.key, livekit.secret),
+          room: room.name ?? '',
+          callId,
+          callType: config.call.type,
+          logger,
+          metrics,
         });
       },
       transfer: async (destination) => {
