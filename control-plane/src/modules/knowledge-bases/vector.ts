@@ -8,7 +8,7 @@
 // and merges them with the full-text results by reciprocal rank (RRF, k = 60).
 import type { Db } from '../../db/types.ts';
 import type { Config } from '../../config.ts';
-import type { SearchHit } from './search.ts';
+import { createVectorSchema, insertEmbeddings, nearestChunks as nearestRows, pgvectorAvailable, type SearchHit } from './queries.ts';
 
 export interface EmbeddingsConfig {
   baseUrl: string;
@@ -29,17 +29,8 @@ export function vectorReady(db: Db, cfg: EmbeddingsConfig): Promise<boolean> {
   let p = ready.get(db);
   if (!p) {
     p = (async () => {
-      const [avail] = await db<{ n: number }[]>`select count(*)::int as n from pg_available_extensions where name = 'vector'`;
-      if (!avail!.n) return false;
-      await db`create extension if not exists vector`;
-      await db.unsafe(`
-        create table if not exists knowledge_embeddings (
-          chunk_id bigint primary key references knowledge_chunks (id) on delete cascade,
-          kb_id uuid not null references knowledge_bases (id) on delete cascade,
-          embedding vector(${Number(cfg.dimensions)}) not null
-        )`);
-      await db`create index if not exists knowledge_embeddings_hnsw on knowledge_embeddings using hnsw (embedding vector_cosine_ops)`;
-      await db`create index if not exists knowledge_embeddings_kb on knowledge_embeddings (kb_id)`;
+      if (!(await pgvectorAvailable(db))) return false;
+      await createVectorSchema(db, cfg.dimensions);
       return true;
     })();
     ready.set(db, p);
@@ -69,24 +60,13 @@ const literal = (v: number[]) => `[${v.map((x) => (Number.isFinite(x) ? x : 0)).
 
 export async function storeEmbeddings(db: Db, kbId: string, rows: { id: string | number; embedding: number[] }[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 200) {
-    const batch = rows.slice(i, i + 200).map((r) => ({ chunk_id: String(r.id), kb_id: kbId, embedding: literal(r.embedding) }));
-    await db`
-      insert into knowledge_embeddings (chunk_id, kb_id, embedding)
-      select chunk_id::bigint, kb_id::uuid, embedding::vector from json_to_recordset(${JSON.stringify(batch)}::json)
-        as x(chunk_id text, kb_id text, embedding text)
-      on conflict (chunk_id) do update set embedding = excluded.embedding`;
+    await insertEmbeddings(db, rows.slice(i, i + 200).map((r) => ({ chunk_id: String(r.id), kb_id: kbId, embedding: literal(r.embedding) })));
   }
 }
 
 /** The chunks nearest to `vector` in the given bases (cosine distance), best first. */
 export async function nearestChunks(db: Db, kbIds: string[], vector: number[], limit: number): Promise<(SearchHit & { id: string })[]> {
-  return db<(SearchHit & { id: string })[]>`
-    select c.id::text as id, c.content, c.heading, (1 - (e.embedding <=> ${literal(vector)}::vector))::float8 as score,
-      c.source_id, c.kb_id, c.url, c.title, c.token_count
-    from knowledge_embeddings e join knowledge_chunks c on c.id = e.chunk_id
-    where e.kb_id = any(${kbIds}::uuid[])
-    order by e.embedding <=> ${literal(vector)}::vector
-    limit ${limit}`;
+  return nearestRows(db, kbIds, literal(vector), limit);
 }
 
 /**
