@@ -257,6 +257,9 @@ export async function setCompleted(
       messages = coalesce(${f.messages === undefined ? null : db.json((f.messages ?? []) as never)}::jsonb, messages, '[]'::jsonb),
       latency = coalesce(${f.latency === undefined ? null : db.json(f.latency as never)}::jsonb, latency),
       usage = coalesce(${f.usage === undefined ? null : db.json(f.usage as never)}::jsonb, usage),
+      -- Phone calls: the carrier rate captured at open times the billed minutes (phone-numbers/rates.ts).
+      cost_cents = case when rate_cents_per_minute is null then cost_cents
+                        else ceil(rate_cents_per_minute * ceil(${f.durationSeconds}::numeric / 60))::int end,
       updated_at = now()
     where id = ${callId} and status = any(${from})
     returning *`;
