@@ -221,8 +221,11 @@ describe.skipIf(!sipBridgeVersion())('outbound phone calls over the SIP bridge',
     expect(done.duration_seconds).toBe(stopped.body.duration_seconds);
     expect(done.messages[0]).toMatchObject({ role: 'agent', content: FIRST_MESSAGE });
     expect(done.messages.some((m: { role: string }) => m.role === 'user')).toBe(true);
+    // The simulated carrier's outbound rate (SIMULATED_CARRIER_OUTBOUND_RATE_CENTS, 2) times the billed minutes.
+    expect(done.cost_cents).toBe(2 * Math.ceil(done.duration_seconds / 60));
     const usage = await api('GET', '/v1/usage');
     expect(usage.body.minutes_used_this_month).toBeGreaterThan(0);
+    expect(usage.body.cost_cents_this_month).toBeGreaterThanOrEqual(done.cost_cents);
   });
 
   it('a scheduled call dials at its time; one stopped before its time never dials', { timeout: 90_000 }, async () => {

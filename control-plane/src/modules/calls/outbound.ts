@@ -17,6 +17,8 @@ import { admissionError, admitCall } from './limits.ts';
 import { callerNumber, claimIdempotencyKey, getIdempotencyRecord, insertOutboundCall, purgeIdempotencyKeys as purgeKeys, saveIdempotentAnswer } from './queries.ts';
 import { callView, resolveOverrides, roomNameFor } from './service.ts';
 import { DIAL_QUEUE } from './dial.ts';
+import { carrierFor } from '../phone-numbers/carriers/index.ts';
+import { callRateCents } from '../phone-numbers/rates.ts';
 
 /** How long an Idempotency-Key names its first request (Stripe: 24 hours). */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -71,7 +73,7 @@ async function storedAnswer(db: Db, orgId: string, key: string, hash: string): P
 }
 
 /** The caller ID: a given number must be one of the org's active numbers; else the agent's own number. */
-async function resolveFromNumber(db: Db, orgId: string, agentId: string, given: string | undefined): Promise<string> {
+async function resolveFromNumber(db: Db, orgId: string, agentId: string, given: string | undefined): Promise<{ phone_number: string; provider: string }> {
   if (given) {
     const n = await callerNumber(db, orgId, { number: given });
     if (!n) {
@@ -82,7 +84,7 @@ async function resolveFromNumber(db: Db, orgId: string, agentId: string, given: 
         given,
       );
     }
-    return n.phone_number;
+    return n;
   }
   const n = await callerNumber(db, orgId, { agentId });
   if (!n) {
@@ -94,7 +96,7 @@ async function resolveFromNumber(db: Db, orgId: string, agentId: string, given: 
       },
     ]);
   }
-  return n.phone_number;
+  return n;
 }
 
 function checkSchedule(services: Services, scheduledAt: string | undefined, problems: ValidationErrorItem[]): Date | null {
@@ -154,7 +156,10 @@ export async function createOutboundCall(
       const agent = await getAgent(tx, auth.orgId, input.agent_id);
       if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
       const overrides = resolveOverrides(input.overrides, agent);
-      const fromNumber = await resolveFromNumber(tx, auth.orgId, agent.id, input.from_number);
+      const from = await resolveFromNumber(tx, auth.orgId, agent.id, input.from_number);
+      // The rate of the number's carrier, captured now (phone-numbers/rates.ts); none for another carrier's number.
+      const carrier = carrierFor(services);
+      const rate = from.provider === carrier.name ? callRateCents(carrier, 'outbound', from.phone_number) : null;
       // A scheduled call takes today's daily slot now; it counts for concurrency when it dials.
       const admission = await admitCall(tx, auth.orgId, { concurrency: !scheduledAt });
       if (!admission.ok) throw admissionError(admission);
@@ -163,13 +168,14 @@ export async function createOutboundCall(
         org_id: auth.orgId,
         agent_id: agent.id,
         to_number: input.to_number,
-        from_number: fromNumber,
+        from_number: from.phone_number,
         room_name: roomNameFor(id),
         scheduled_at: scheduledAt,
         variables: input.variables ?? {},
         metadata: input.metadata ?? {},
         overrides,
         webhook_url: input.webhook_url ?? null,
+        rate_cents_per_minute: rate,
       });
       await sendInTx(services.boss, tx, DIAL_QUEUE, { call_id: id }, { ...(scheduledAt ? { startAfter: scheduledAt } : {}), singletonKey: id });
       await writeAudit(tx, {

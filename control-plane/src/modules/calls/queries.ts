@@ -263,6 +263,9 @@ export async function setCompleted(
       latency = coalesce(${f.latency === undefined ? null : db.json(f.latency as never)}::jsonb, latency),
       usage = coalesce(${f.usage === undefined ? null : db.json(f.usage as never)}::jsonb, usage),
       awaiting_report = ${f.awaitingReport ?? false},
+      -- Phone calls: the carrier rate captured at open times the billed minutes (phone-numbers/rates.ts).
+      cost_cents = case when rate_cents_per_minute is null then cost_cents
+                        else ceil(rate_cents_per_minute * ceil(${f.durationSeconds}::numeric / 60))::int end,
       updated_at = now()
     where id = ${callId} and status = any(${from})
     returning *`;
@@ -351,32 +354,23 @@ export async function purgeIdempotencyKeys(db: Db, ttlHours: number): Promise<nu
 }
 
 /**
- * Live numbers only: purchases still being wired and released numbers cannot place calls. The phone-numbers
- * module adds `deleted_at` and `wiring_state` (migration 040); before it, every row is live.
+ * The org's active number that can place calls (wired, with an outbound trunk), by number or, else, the
+ * agent's oldest. Purchases still being wired and released numbers cannot place calls.
  */
-let wiringColumns: boolean | null = null;
-async function hasWiringColumns(db: Db): Promise<boolean> {
-  if (wiringColumns === null) {
-    const [r] = await db<{ n: number }[]>`
-      select count(*)::int as n from information_schema.columns
-      where table_name = 'phone_numbers' and column_name in ('deleted_at', 'wiring_state') and table_schema = current_schema()`;
-    wiringColumns = r!.n === 2;
-  }
-  return wiringColumns;
-}
-
-/** The org's active number that can place calls (has an outbound trunk), by number or, else, the agent's oldest. */
-export async function callerNumber(db: Db, orgId: string, by: { number: string } | { agentId: string }): Promise<{ phone_number: string; outbound_trunk_id: string } | undefined> {
-  const live = (await hasWiringColumns(db)) ? db`and deleted_at is null and wiring_state = 'wired'` : db``;
+export async function callerNumber(
+  db: Db,
+  orgId: string,
+  by: { number: string } | { agentId: string },
+): Promise<{ phone_number: string; outbound_trunk_id: string; provider: string } | undefined> {
+  const live = db`status = 'active' and outbound_trunk_id is not null and deleted_at is null and wiring_state = 'wired'`;
   const [row] =
     'number' in by
-      ? await db<{ phone_number: string; outbound_trunk_id: string }[]>`
-          select phone_number, outbound_trunk_id from phone_numbers
-          where org_id = ${orgId} and phone_number = ${by.number} and status = 'active' and outbound_trunk_id is not null ${live}
-          order by created_at desc limit 1`
-      : await db<{ phone_number: string; outbound_trunk_id: string }[]>`
-          select phone_number, outbound_trunk_id from phone_numbers
-          where org_id = ${orgId} and agent_id = ${by.agentId} and status = 'active' and outbound_trunk_id is not null ${live}
+      ? await db<{ phone_number: string; outbound_trunk_id: string; provider: string }[]>`
+          select phone_number, outbound_trunk_id, provider from phone_numbers
+          where org_id = ${orgId} and phone_number = ${by.number} and ${live}`
+      : await db<{ phone_number: string; outbound_trunk_id: string; provider: string }[]>`
+          select phone_number, outbound_trunk_id, provider from phone_numbers
+          where org_id = ${orgId} and agent_id = ${by.agentId} and ${live}
           order by created_at, id limit 1`;
   return row;
 }
@@ -393,14 +387,17 @@ export interface NewOutboundCall {
   metadata: Record<string, unknown>;
   overrides: Record<string, unknown>;
   webhook_url: string | null;
+  /** The carrier's per-minute rate (cost_cents at the end), or null when it gives none. */
+  rate_cents_per_minute: number | null;
 }
 
 export async function insertOutboundCall(db: Db, c: NewOutboundCall): Promise<CallRow> {
   const [row] = await db<CallRow[]>`
     insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, scheduled_at,
-                       variables, metadata, overrides, webhook_url)
+                       variables, metadata, overrides, webhook_url, rate_cents_per_minute)
     values (${c.id}, ${c.org_id}, ${c.agent_id}, 'outbound', 'outbound', ${c.to_number}, ${c.from_number}, ${c.room_name},
-            ${c.scheduled_at}, ${db.json(c.variables as never)}, ${db.json(c.metadata as never)}, ${db.json(c.overrides as never)}, ${c.webhook_url})
+            ${c.scheduled_at}, ${db.json(c.variables as never)}, ${db.json(c.metadata as never)}, ${db.json(c.overrides as never)}, ${c.webhook_url},
+            ${c.rate_cents_per_minute})
     returning *`;
   return row!;
 }
