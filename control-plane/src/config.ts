@@ -144,6 +144,10 @@ const Env = Type.Object({
   KB_JOB_RETRY_DELAY_SECONDS: Type.Integer({ minimum: 1, default: 10 }),
   KB_STUFF_MAX_TOKENS: Type.Integer({ minimum: 0, default: 8000, description: 'A call stuffs its bases into the prompt only up to this many tokens; above it they are searched per turn' }),
   KB_RETRIEVAL_MAX_TOKENS: Type.Integer({ minimum: 50, default: 1500, description: 'Knowledge tokens added to one turn in retrieval mode' }),
+  KB_EMBEDDINGS_BASE_URL: Type.Optional(Type.String({ description: 'OpenAI-compatible embeddings API; with pgvector in the database, retrieval becomes hybrid (vector + full text, RRF)' })),
+  KB_EMBEDDINGS_MODEL: Type.String({ default: 'text-embedding-3-small' }),
+  KB_EMBEDDINGS_API_KEY: Type.Optional(Type.String()),
+  KB_EMBEDDINGS_DIMENSIONS: Type.Integer({ minimum: 1, maximum: 4000, default: 1536 }),
 });
 export type Config = Static<typeof Env>;
 
