@@ -51,6 +51,7 @@ cli.runApp(
     },
     loadThreshold: cfg.loadThreshold,
     drainTimeout: cfg.drainTimeoutMs,
+    initializeProcessTimeout: cfg.jobInitTimeoutMs,
     host: cfg.healthHost,
     port: cfg.healthPort,
     wsURL: cfg.livekitUrl,
