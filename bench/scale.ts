@@ -14,7 +14,7 @@
 import { RtcClient, disposeRtc } from '../test/support/rtc-client.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync, createWriteStream, readFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync, createWriteStream, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -328,6 +328,7 @@ async function main() {
       return r[0]?.d ?? null;
     })();
     (result.per_call as Record<string, unknown>).call_seconds_mean = durations === null ? null : +durations.toFixed(1);
+    rmSync(path.join(stack.runDir, 'keep'), { force: true }); // a good run leaves no logs behind
   } finally {
     for (const c of calls) await c.end().catch(() => {});
     await disposeRtc();
