@@ -11,7 +11,9 @@ import { createLogger } from '../shared/logger.ts';
 const [mode, databaseUrl, orgId] = process.argv.slice(2) as [string, string, string];
 
 if (mode === 'platform') {
-  const config = loadConfig({}, { DATABASE_URL: databaseUrl, PORT: 0, METRICS_PORT: 0, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: 0, JOBS_ENABLED: false, NODE_ENV: 'test', DATA_DIR: '.data/bench' });
+  // BENCH_RATE_LIMIT=1: the shared rate limiter on, with a bucket no client here can empty (its cost, not 429s).
+  const config = loadConfig({}, { DATABASE_URL: databaseUrl, PORT: 0, METRICS_PORT: 0, LOG_LEVEL: 'silent',
+    ...(process.env.BENCH_RATE_LIMIT === '1' ? { RATE_LIMIT_PER_SECOND: 1e9, RATE_LIMIT_BURST: 1e9 } : { RATE_LIMIT_PER_SECOND: 0 }), JOBS_ENABLED: false, NODE_ENV: 'test', DATA_DIR: '.data/bench' });
   const platform = await startPlatform(config, { log: createLogger('bench', 'silent') });
   process.stdout.write(`ready ${new URL(platform.url).port}\n`);
 } else {

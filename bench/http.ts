@@ -1,9 +1,9 @@
 // Benchmark: authenticated GET /v1/audit-events on the platform vs. a bare Koa handler running the same SQL,
 // in one run, against the same embedded PostgreSQL. Each server runs in its own process; autocannon runs here.
-//   npm run bench:http   [BENCH_DURATION=10] [BENCH_CONNECTIONS=50]
-import { spawn, type ChildProcess } from 'node:child_process';
+//   npm run bench:http   [BENCH_DURATION=10] [BENCH_CONNECTIONS=50] [BENCH_RATE_LIMIT=1: the shared rate limiter on]
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, chmodSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { startEmbeddedPostgres } from '../control-plane/src/db/embedded.ts';
@@ -18,7 +18,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 function startServer(mode: string, url: string, orgId: string): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, [path.join(import.meta.dirname, 'http-server.ts'), mode, url, orgId], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       const m = /ready (\d+)/.exec(d.toString());
       if (m) resolve({ child, port: Number(m[1]) });
     });
@@ -70,7 +70,14 @@ try {
   ].join('\n');
   process.stdout.write(table + '\n');
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/http.json', JSON.stringify({ at: new Date().toISOString(), duration, connections, results, ratio }, null, 2));
+  const rateLimited = process.env.BENCH_RATE_LIMIT === '1';
+  const meta = {
+    commit: execSync('git rev-parse HEAD').toString().trim(),
+    machine: { cores: cpus().length, load_average: loadavg().map((l) => Math.round(l * 100) / 100) },
+    command: `${rateLimited ? 'BENCH_RATE_LIMIT=1 ' : ''}npm run bench:http`,
+    rate_limiter: rateLimited ? 'on (shared, PostgreSQL sync every 100 ms)' : 'off',
+  };
+  writeFileSync(`bench/results/${rateLimited ? 'http-rate-limit' : 'http'}.json`, JSON.stringify({ at: new Date().toISOString(), ...meta, duration, connections, results, ratio }, null, 2) + '\n');
 } finally {
   await pg.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -32,7 +32,7 @@ if (mode === 'platform') {
   const WORKERS = 20;
   const sql = createSql(databaseUrl, { max: WORKERS + 1 });
   const agent = new Agent({ keepAliveTimeout: 4000 });
-  let waiting: (() => void)[] = [];
+  const waiting: (() => void)[] = [];
   await sql.listen('floor_jobs', () => {
     for (const w of waiting.splice(0)) w();
   });

@@ -148,7 +148,7 @@ function startWorker(mode: string, url: string, masterKey: string, secret: strin
   children.add(child);
   child.once('exit', () => children.delete(child));
   return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       if (d.toString().includes('ready')) resolve(child);
     });
     child.once('exit', (code) => reject(new Error(`${mode} worker exited with ${code}`)));

@@ -327,7 +327,7 @@ function workerTurnTimings(logDir: string): TurnTiming[][] {
       const rec = JSON.parse(line.slice(line.indexOf('{'))) as TurnTiming & { pid: number };
       const { pid, ...t } = rec as TurnTiming & { pid: number; [k: string]: unknown };
       const list = byPid.get(pid) ?? [];
-      list.push(t as TurnTiming);
+      list.push(t);
       byPid.set(pid, list);
     } catch {
       // not a JSON line

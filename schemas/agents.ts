@@ -22,7 +22,7 @@ export const AGENT_DEFAULTS = {
   silence_timeout_seconds: 30,
   enable_recording: false,
   language: 'en-US',
-  dynamic_variables: {} as Record<string, string | number | boolean>,
+  dynamic_variables: {},
   voicemail_detection: false,
   voicemail_message: null,
   responsiveness: 0.5,
@@ -30,7 +30,7 @@ export const AGENT_DEFAULTS = {
   background_sound: null,
   emotions: false,
   job_description: null,
-  metadata: {} as Record<string, unknown>,
+  metadata: {},
 } as const satisfies Record<string, unknown>;
 const D = AGENT_DEFAULTS;
 
@@ -192,7 +192,7 @@ export const CreateAgent = Strict(
       },
       { name: 'Offline demo', llm_id: '0b9f3c1e-7a2d-4e8b-9c51-2f6d8a4b1e07', transcriber: { provider: 'local' }, tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' } },
     ],
-  } as { title: string },
+  },
 );
 export type CreateAgent = Static<typeof CreateAgent>;
 
@@ -206,7 +206,7 @@ export const UpdateAgent = Strict(
     title: 'UpdateAgent',
     description: 'Any subset of the fields. `transcriber`, `tts`, `dynamic_variables`, `metadata` and lists replace the stored value whole.',
     examples: [{ first_message: null, interruption_sensitivity: 0.3, tts: { provider: 'openai', voice_id: 'coral' } }],
-  } as { title: string },
+  },
 );
 export type UpdateAgent = Static<typeof UpdateAgent>;
 

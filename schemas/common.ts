@@ -24,7 +24,7 @@ export const Nullable = <T extends TSchema>(schema: T) =>
   Type.Unsafe<Static<T> | null>({
     ...schema,
     type: [schema.type as string, 'null'],
-    ...(Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {}),
+    ...(Array.isArray(schema.enum) ? { enum: [...(schema.enum as unknown[]), null] } : {}),
   });
 
 /** A string enum as `{type: 'string', enum: [...]}`: one ajv error and a readable OpenAPI entry. */

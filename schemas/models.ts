@@ -64,7 +64,7 @@ export const CreateLlmModel = Strict(
       { name: 'Support GPT', model: 'gpt-4o-mini', system_prompt: 'You are a helpful support agent.', temperature: 0.5 },
       { name: 'Local Llama', model: 'llama3.1:8b', base_url: 'http://127.0.0.1:11434/v1' },
     ],
-  } as { title: string },
+  },
 );
 export type CreateLlmModel = Static<typeof CreateLlmModel>;
 
@@ -80,7 +80,7 @@ export const UpdateLlmModel = Strict(
     tool_ids: Type.Optional(ToolIds),
     knowledge_base_ids: Type.Optional(KbIds),
   },
-  { title: 'UpdateLlmModel', description: 'Any subset of the fields; lists replace the whole list.', examples: [{ system_prompt: 'Be concise.', temperature: 0.3 }] } as { title: string },
+  { title: 'UpdateLlmModel', description: 'Any subset of the fields; lists replace the whole list.', examples: [{ system_prompt: 'Be concise.', temperature: 0.3 }] },
 );
 export type UpdateLlmModel = Static<typeof UpdateLlmModel>;
 

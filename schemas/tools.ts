@@ -135,7 +135,7 @@ export const UpdateTool = Strict(
     title: 'UpdateTool',
     description: 'Any subset of the fields that apply to the tool\'s type; the type cannot change. `headers` replaces the whole map.',
     examples: [{ timeout_ms: 8000, headers: { Authorization: '****9f2c', 'X-Region': 'eu-west-1' } }],
-  } as { title: string },
+  },
 );
 export type UpdateTool = Static<typeof UpdateTool>;
 

@@ -18,7 +18,7 @@ const KINDS = [
 type Schema = Record<string, any>;
 
 function convert(s: Schema): Schema {
-  if (Array.isArray(s)) return s.map(convert) as never;
+  if (Array.isArray(s)) return s.map(convert);
   if (!s || typeof s !== 'object') return s;
   const out: Schema = {};
   for (const [k, v] of Object.entries(s)) {

@@ -9,7 +9,7 @@ export function randomBase62(bytes: number): string {
   const width = Math.ceil((bytes * 8) / Math.log2(62));
   let out = '';
   while (n > 0n) {
-    out = ALPHABET[Number(n % 62n)] + out;
+    out = ALPHABET[Number(n % 62n)]! + out;
     n /= 62n;
   }
   return out.padStart(width, '0');

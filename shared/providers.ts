@@ -127,18 +127,21 @@ export async function complete(req: CompletionRequest, post: HttpPost): Promise<
   }
   const res = await post(url, headers, JSON.stringify(body));
   if (res.status < 200 || res.status >= 300) throw new CompletionError(`${req.provider} answered ${res.status}: ${res.body.slice(0, 200)}`, res.status);
-  let parsed: any;
+  let parsed: unknown;
   try {
     parsed = JSON.parse(res.body);
   } catch {
     throw new CompletionError(`${req.provider} answered with a body that is not JSON`);
   }
-  const text =
+  type OpenAiBody = { choices?: { message?: { content?: unknown } }[] } | null;
+  type AnthropicBody = { content?: { type: string; text?: string }[] } | null;
+  type GeminiBody = { candidates?: { content?: { parts?: { text?: string }[] } }[] } | null;
+  const text: unknown =
     req.provider === 'openai'
-      ? parsed?.choices?.[0]?.message?.content
+      ? (parsed as OpenAiBody)?.choices?.[0]?.message?.content
       : req.provider === 'anthropic'
-        ? (parsed?.content ?? []).filter((b: { type: string }) => b.type === 'text').map((b: { text: string }) => b.text).join('')
-        : (parsed?.candidates?.[0]?.content?.parts ?? []).map((p: { text?: string }) => p.text ?? '').join('');
+        ? ((parsed as AnthropicBody)?.content ?? []).filter((b) => b.type === 'text').map((b) => b.text ?? '').join('')
+        : ((parsed as GeminiBody)?.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? '').join('');
   if (typeof text !== 'string') throw new CompletionError(`${req.provider} answered without text`);
   return text;
 }

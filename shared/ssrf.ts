@@ -31,7 +31,7 @@ export interface SsrfOptions {
   resolve?: Resolver;
 }
 
-const systemResolve: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+const systemResolve: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, order: 'verbatim' });
 
 /** Parses a comma-separated allowlist ("127.0.0.1, ::1, localhost"). */
 export function parseAllowHosts(list: string | undefined): string[] {
@@ -105,7 +105,7 @@ export function guardedLookup(opts: SsrfOptions) {
         if (options.all) callback(null, wanted);
         else callback(null, wanted[0]!.address, wanted[0]!.family);
       },
-      (err: NodeJS.ErrnoException) => callback(err, ''),
+      (err: unknown) => callback(err as NodeJS.ErrnoException, ''),
     );
   };
 }
@@ -113,7 +113,7 @@ export function guardedLookup(opts: SsrfOptions) {
 /** An undici Agent whose connections only reach checked public addresses. Reuse it: it pools connections. */
 export function createGuardedAgent(opts: SsrfOptions & { connectionsPerOrigin?: number; connectTimeoutMs?: number } = {}): Agent {
   return new Agent({
-    connect: { lookup: guardedLookup(opts) as never, timeout: opts.connectTimeoutMs ?? 10_000 },
+    connect: { lookup: guardedLookup(opts), timeout: opts.connectTimeoutMs ?? 10_000 },
     connections: opts.connectionsPerOrigin ?? null,
     keepAliveTimeout: 4_000,
   });
@@ -183,7 +183,7 @@ export function describeRequestError(err: unknown): { kind: string; message: str
   const chain: unknown[] = [];
   for (let e: unknown = err; e && chain.length < 6; e = (e as { cause?: unknown }).cause) {
     chain.push(e);
-    if (e instanceof AggregateError) chain.push(...e.errors);
+    if (e instanceof AggregateError) chain.push(...(e.errors as unknown[]));
   }
   const codes = chain.map((e) => String((e as { code?: unknown }).code ?? ''));
   const first = (err as Error)?.message ?? String(err);

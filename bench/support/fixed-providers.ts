@@ -38,7 +38,7 @@ export class FixedSpeechStream extends stt.SpeechStream {
   emitFinal(text: string): void {
     if (this.closed) return;
     const alt = { language: 'en' as never, text, startTime: 0, endTime: 0, confidence: 1 };
-    this.queue.put({ type: stt.SpeechEventType.FINAL_TRANSCRIPT, alternatives: [alt] } as stt.SpeechEvent);
+    this.queue.put({ type: stt.SpeechEventType.FINAL_TRANSCRIPT, alternatives: [alt] });
   }
   protected async run(): Promise<void> {
     try {
@@ -121,7 +121,7 @@ export class ScriptedVAD extends VAD {
     super({ updateInterval: 32 });
   }
   stream(): ScriptedVADStream {
-    const s = new ScriptedVADStream(this as unknown as VAD);
+    const s = new ScriptedVADStream(this);
     this.streams.push(s);
     return s;
   }

@@ -96,7 +96,7 @@ export async function runAdmin(argv: string[]): Promise<number> {
 if (import.meta.url === `file://${process.argv[1]}`) {
   runAdmin(process.argv.slice(2)).then(
     (code) => process.exit(code),
-    (err) => {
+    (err: unknown) => {
       process.stderr.write(`admin: ${(err as Error).message}\n`);
       process.exit(1);
     },

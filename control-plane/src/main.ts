@@ -36,7 +36,7 @@ async function main() {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-main().catch((err) => {
+main().catch((err: unknown) => {
   if (err instanceof ConfigError || err instanceof MigrationError) {
     process.stderr.write(`vap: ${err.message}\n`);
   } else {

@@ -56,7 +56,8 @@ export class Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [this.registry],
     });
-    for (const c of Object.values(callCounters)) this.registry.registerMetric(c as client.Metric);
+    const counters: client.Metric[] = Object.values(callCounters);
+    for (const c of counters) this.registry.registerMetric(c);
   }
 
   /**
@@ -144,7 +145,7 @@ export class Metrics {
       }
       this.render().then(
         (body) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(body),
-        (err) => {
+        (err: unknown) => {
           log.error({ err }, 'metrics render failed');
           res.writeHead(500).end();
         },

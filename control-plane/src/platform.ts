@@ -18,6 +18,7 @@ import type { Services } from './services.ts';
 import { secretsFromEnv } from './crypto/secrets.ts';
 import { startWebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 import { createLiveKit } from './livekit/client.ts';
+import { startPhoneNumbers } from './modules/phone-numbers/jobs.ts';
 
 export interface Platform {
   services: Services;
@@ -102,6 +103,9 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     });
   }
 
+  // The catch-all SIP dispatch rule and a first repair of interrupted purchases (phone numbers).
+  if (config.JOBS_ENABLED) void startPhoneNumbers(services);
+
   // Webhook delivery runs where jobs do.
   const webhooks = config.JOBS_ENABLED ? await startWebhookDispatcher(services) : null;
 
@@ -150,8 +154,8 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       }
       metricsServer?.close();
       await services.rateLimiter.stop();
-      await webhooks?.stop().catch((err) => log.warn({ err }, 'webhook dispatcher stop failed'));
-      await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err) => log.warn({ err }, 'pg-boss stop failed'));
+      await webhooks?.stop().catch((err: unknown) => log.warn({ err }, 'webhook dispatcher stop failed'));
+      await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err: unknown) => log.warn({ err }, 'pg-boss stop failed'));
       await auth.stop();
       await db.close();
     },

@@ -32,7 +32,7 @@ export class Heartbeat {
     this.#inFlight = true;
     this.#api
       .request('POST', `/workers/${encodeURIComponent(workerId)}/heartbeat`, { agent_name: this.#agentName, active_calls: activeCalls, load, draining: this.#draining })
-      .catch((err: Error) => this.#log.warn({ err: err.message }, 'worker heartbeat failed'))
+      .catch((err: unknown) => this.#log.warn({ err: (err as Error).message }, 'worker heartbeat failed'))
       .finally(() => (this.#inFlight = false));
   }
 }

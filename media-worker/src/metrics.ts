@@ -169,7 +169,7 @@ export function startMetricsServer(metrics: WorkerMetrics, host: string, port: n
       req.on('end', () => {
         let ok = false;
         try {
-          const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
           ok = (Array.isArray(body) ? body : [body]).every((m) => metrics.apply(m));
         } catch {
           ok = false;

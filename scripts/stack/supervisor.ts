@@ -1,6 +1,6 @@
 // Starts the local stack — Redis, the LiveKit server, the SIP bridge, the control plane and the media worker —
 // waits until each is ready, and stops them all (process groups) on stop() or when this process exits.
-// Used by `npm run stack:start` (scripts/stack.ts) and by the tests (test/support/stack.ts).
+// Used by `npm start` (scripts/stack.ts) and by the tests (test/support/stack.ts).
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -33,7 +33,7 @@ export interface StackPorts {
   workerMetrics: number;
 }
 
-/** Fixed ports of `npm run stack:start` (LiveKit's and SIP's usual ones). */
+/** Fixed ports of `npm start` (LiveKit's and SIP's usual ones). */
 export const DEFAULT_PORTS: StackPorts = {
   livekit: 7880,
   rtcTcp: 7881,
@@ -58,7 +58,7 @@ export interface StackOptions {
    * `own`: always start one (isolation: LiveKit nodes and SIP bridges sharing a Redis form one cluster,
    * and Redis pub/sub ignores database numbers). A `host:port` uses that Redis.
    */
-  redis?: 'auto' | 'own' | string;
+  redis?: string; // 'auto', 'own' or HOST:PORT
   /** `if-built` starts the bridge only when setup could build it. */
   sip?: boolean | 'if-built';
   controlPlane?: boolean;

@@ -47,7 +47,7 @@ export async function startTestPlatform(overrides: Partial<Config> = {}): Promis
       MASTER_KEY: randomBytes(32).toString('base64'),
       WORKER_TOKEN: 'test-worker-token-0123456789abcdef0123',
       ...overrides,
-    } as Partial<Config>,
+    },
   );
   const platform = await startPlatform(config, { log: createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent') });
   let n = 0;

@@ -236,7 +236,7 @@ export class RtcClient {
     this.recorders.add(r);
     for (const p of this.room.remoteParticipants.values()) {
       for (const pub of p.trackPublications.values()) {
-        if (pub.track) r.offer(pub.track as RemoteTrack, p);
+        if (pub.track) r.offer(pub.track, p);
       }
     }
     return r;

@@ -18,7 +18,7 @@ export interface TestStackOptions {
   webhookUrl?: string | null;
 }
 
-export interface TestStack extends RunningStack {}
+export type TestStack = RunningStack;
 
 export async function startStack(opts: TestStackOptions = {}): Promise<TestStack> {
   const env: Record<string, string> = { LOG_LEVEL: 'info', NODE_ENV: 'test', ...opts.env };

@@ -57,7 +57,7 @@ export class AuthService {
       () => this.cache.clear(),
     );
     this.unlisten = () => sub.unlisten();
-    this.flushTimer = setInterval(() => void this.flushUsage().catch((err) => this.log.warn({ err }, 'key usage flush failed')), 5000);
+    this.flushTimer = setInterval(() => void this.flushUsage().catch((err: unknown) => this.log.warn({ err }, 'key usage flush failed')), 5000);
     this.flushTimer.unref();
   }
 

@@ -12,7 +12,7 @@ function hasBody(ctx: Context): boolean {
 /** The raw body as UTF-8 text, bounded by `limit` (413 above it). */
 export async function readText(ctx: Context, limit: string | number): Promise<string> {
   try {
-    return await coBody.text(ctx.req, { limit, encoding: 'utf8' });
+    return (await coBody.text(ctx.req, { limit, encoding: 'utf8' })) as string;
   } catch (err) {
     const e = err as { status?: number; type?: string };
     if (e.status === 413 || e.type === 'entity.too.large') throw new HttpError(413, 'payload_too_large', `Request body exceeds the limit of ${limit}`);

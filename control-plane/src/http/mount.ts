@@ -67,7 +67,7 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
           });
         };
         const onCommit = (fn: () => void | Promise<void>) => void afterCommit.push(fn);
-        return def.handler({ params, query, body, auth: auth as Auth, db, audit, onCommit, services, ctx } as never);
+        return def.handler({ params, query, body, auth: auth as Auth, db, audit, onCommit, services, ctx });
       };
       const afterCommit: (() => void | Promise<void>)[] = [];
       const result = useTx ? await services.sql.begin((tx) => run(tx)) : await run(services.sql);

@@ -52,7 +52,6 @@ export async function readMultipart(ctx: Context, limits: MultipartLimits): Prom
     const fields: Record<string, string> = {};
     const files: UploadedFile[] = [];
     let failure: Error | null = null;
-    let received = 0;
     const fail = (err: Error) => void (failure ??= err);
 
     bb.on('field', (name, value, info) => {
@@ -63,7 +62,6 @@ export async function readMultipart(ctx: Context, limits: MultipartLimits): Prom
       const parts: Buffer[] = [];
       stream.on('data', (d: Buffer) => {
         if (!failure) parts.push(d);
-        received += d.length;
       });
       stream.on('limit', () => {
         fail(tooLarge(`File "${info.filename ?? name}" exceeds the limit of ${mib(limits.maxFileBytes)}`));
@@ -80,7 +78,6 @@ export async function readMultipart(ctx: Context, limits: MultipartLimits): Prom
       reject(failure ?? new ValidationFailure([{ type: 'multipart_invalid', loc: ['body'], msg: `Malformed multipart body: ${err.message}` }])),
     );
     bb.on('close', () => {
-      void received;
       if (failure) reject(failure);
       else resolve({ fields, files });
     });

@@ -43,7 +43,7 @@ class Components {
     return this.hoist(plain, true);
   }
 
-  private hoist(node: unknown, isRoot: boolean): Json {
+  private hoist(node: unknown, _isRoot: boolean): Json {
     if (Array.isArray(node)) return node.map((n) => this.hoist(n, false)) as unknown as Json;
     if (node === null || typeof node !== 'object') return node as Json;
     const obj = node as Json;
@@ -57,7 +57,6 @@ class Components {
       if (!this.schemas[title]) this.schemas[title] = out;
       return { $ref: `#/components/schemas/${title}` };
     }
-    void isRoot;
     return out;
   }
 }
@@ -124,7 +123,7 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string } = 
       op.requestBody = { required: r.method === 'post', content: { [contentType]: { schema: components.ref(r.body) } } };
     }
     paths[path] ??= {};
-    paths[path]![r.method] = op;
+    paths[path][r.method] = op;
   }
 
   const errorSchema = components.ref(ApiError);

@@ -34,9 +34,9 @@ export interface HandlerArgs<P, Q, B> {
   /** The request transaction for mutating routes (see `transaction`), else the pool. */
   db: Db;
   /** Writes an audit event in the same transaction as the change. */
-  audit(event: AuditInput): Promise<void>;
+  audit: (event: AuditInput) => Promise<void>;
   /** Runs after the request transaction commits (at once for routes without one). */
-  onCommit(fn: () => void | Promise<void>): void;
+  onCommit: (fn: () => void | Promise<void>) => void;
   services: Services;
   ctx: Context;
 }
@@ -77,7 +77,7 @@ export interface RouteDef<PS extends TSchema | undefined = TSchema | undefined, 
   responses: Record<number, ResponseDoc>;
   /** Hidden from the OpenAPI document (internal worker API). */
   internal?: boolean;
-  handler: (args: HandlerArgs<Infer<PS>, Infer<QS>, Infer<BS>>) => Promise<unknown | Reply>;
+  handler: (args: HandlerArgs<Infer<PS>, Infer<QS>, Infer<BS>>) => Promise<unknown>; // a Reply, or the body itself
 }
 
 type Infer<S> = S extends TSchema ? Static<S> : Record<string, never>;
@@ -86,7 +86,7 @@ type Infer<S> = S extends TSchema ? Static<S> : Record<string, never>;
 export function defineRoute<PS extends TSchema | undefined = undefined, QS extends TSchema | undefined = undefined, BS extends TSchema | undefined = undefined>(
   def: RouteDef<PS, QS, BS>,
 ): RouteDef {
-  return def as unknown as RouteDef;
+  return def;
 }
 
 const REPLY = Symbol('reply');

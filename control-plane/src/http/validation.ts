@@ -169,7 +169,7 @@ export function toDetail(errors: ErrorObject[], source: Source, root: unknown): 
       case 'type': {
         const wanted = String(p.type).split(',');
         const first = wanted.find((t) => t !== 'null') ?? wanted[0]!;
-        const [type, msg] = TYPE_NAMES[first] ?? ['type_error', `Input should be of type ${p.type}`];
+        const [type, msg] = TYPE_NAMES[first] ?? ['type_error', `Input should be of type ${String(p.type)}`];
         item = { type, loc: [source, ...base], msg, input };
         break;
       }
@@ -184,29 +184,29 @@ export function toDetail(errors: ErrorObject[], source: Source, root: unknown): 
           exclusiveMaximum: ['less_than', 'less than', 'lt'],
         } as const;
         const [type, words, key] = map[e.keyword];
-        item = { type, loc: [source, ...base], msg: `Input should be ${words} ${p.limit}`, input, ctx: { [key]: p.limit } };
+        item = { type, loc: [source, ...base], msg: `Input should be ${words} ${String(p.limit)}`, input, ctx: { [key]: p.limit } };
         break;
       }
       case 'multipleOf':
-        item = { type: 'multiple_of', loc: [source, ...base], msg: `Input should be a multiple of ${p.multipleOf}`, input, ctx: { multiple_of: p.multipleOf } };
+        item = { type: 'multiple_of', loc: [source, ...base], msg: `Input should be a multiple of ${String(p.multipleOf)}`, input, ctx: { multiple_of: p.multipleOf } };
         break;
       case 'minLength':
-        item = { type: 'string_too_short', loc: [source, ...base], msg: `String should have at least ${p.limit} character${p.limit === 1 ? '' : 's'}`, input, ctx: { min_length: p.limit } };
+        item = { type: 'string_too_short', loc: [source, ...base], msg: `String should have at least ${String(p.limit)} character${p.limit === 1 ? '' : 's'}`, input, ctx: { min_length: p.limit } };
         break;
       case 'maxLength':
-        item = { type: 'string_too_long', loc: [source, ...base], msg: `String should have at most ${p.limit} character${p.limit === 1 ? '' : 's'}`, input, ctx: { max_length: p.limit } };
+        item = { type: 'string_too_long', loc: [source, ...base], msg: `String should have at most ${String(p.limit)} character${p.limit === 1 ? '' : 's'}`, input, ctx: { max_length: p.limit } };
         break;
       case 'minItems':
-        item = { type: 'too_short', loc: [source, ...base], msg: `List should have at least ${p.limit} item${p.limit === 1 ? '' : 's'}`, input, ctx: { min_length: p.limit } };
+        item = { type: 'too_short', loc: [source, ...base], msg: `List should have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}`, input, ctx: { min_length: p.limit } };
         break;
       case 'maxItems':
-        item = { type: 'too_long', loc: [source, ...base], msg: `List should have at most ${p.limit} item${p.limit === 1 ? '' : 's'}`, input, ctx: { max_length: p.limit } };
+        item = { type: 'too_long', loc: [source, ...base], msg: `List should have at most ${String(p.limit)} item${p.limit === 1 ? '' : 's'}`, input, ctx: { max_length: p.limit } };
         break;
       case 'minProperties':
-        item = { type: 'too_short', loc: [source, ...base], msg: `Object should have at least ${p.limit} field${p.limit === 1 ? '' : 's'}`, input, ctx: { min_length: p.limit } };
+        item = { type: 'too_short', loc: [source, ...base], msg: `Object should have at least ${String(p.limit)} field${p.limit === 1 ? '' : 's'}`, input, ctx: { min_length: p.limit } };
         break;
       case 'maxProperties':
-        item = { type: 'too_long', loc: [source, ...base], msg: `Object should have at most ${p.limit} fields`, input, ctx: { max_length: p.limit } };
+        item = { type: 'too_long', loc: [source, ...base], msg: `Object should have at most ${String(p.limit)} fields`, input, ctx: { max_length: p.limit } };
         break;
       case 'uniqueItems':
         item = { type: 'list_unique', loc: [source, ...base], msg: 'List items should be unique', input };
@@ -220,10 +220,10 @@ export function toDetail(errors: ErrorObject[], source: Source, root: unknown): 
         item = { type: 'literal_error', loc: [source, ...base], msg: `Input should be ${quote(p.allowedValue)}`, input, ctx: { expected: quote(p.allowedValue) } };
         break;
       case 'pattern':
-        item = { type: 'string_pattern_mismatch', loc: [source, ...base], msg: `String should match pattern '${p.pattern}'`, input, ctx: { pattern: p.pattern } };
+        item = { type: 'string_pattern_mismatch', loc: [source, ...base], msg: `String should match pattern '${String(p.pattern)}'`, input, ctx: { pattern: p.pattern } };
         break;
       case 'format': {
-        const [type, msg] = FORMATS[String(p.format)] ?? ['value_error', `Input should match format ${p.format}`];
+        const [type, msg] = FORMATS[String(p.format)] ?? ['value_error', `Input should match format ${String(p.format)}`];
         item = { type, loc: [source, ...base], msg, input };
         break;
       }

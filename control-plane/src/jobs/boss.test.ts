@@ -10,7 +10,7 @@ let waiters: ((j: Job<{ n: number }>) => void)[] = [];
 
 beforeAll(async () => {
   tp = await usePlatform();
-  await registerQueue<{ n: number }>(tp.platform.services.boss!, {
+  await registerQueue<{ n: number }>(tp.platform.services.boss, {
     name: 'test.roundtrip',
     handler: async (jobs) => {
       for (const j of jobs) {
@@ -25,7 +25,7 @@ const nextJob = () => new Promise<Job<{ n: number }>>((resolve) => (waiters = [r
 
 describe('pg-boss', () => {
   it('runs a job sent in a committed transaction', async () => {
-    const boss = tp.platform.services.boss!;
+    const boss = tp.platform.services.boss;
     const got = nextJob();
     const id = await tp.sql.begin((tx) => sendInTx(boss, tx, 'test.roundtrip', { n: 1 }));
     expect(id).toEqual(expect.any(String));
@@ -35,7 +35,7 @@ describe('pg-boss', () => {
   });
 
   it('drops a job whose transaction rolls back', async () => {
-    const boss = tp.platform.services.boss!;
+    const boss = tp.platform.services.boss;
     let sentId: string | null = null;
     await tp.sql
       .begin(async (tx) => {

@@ -22,7 +22,7 @@ export async function startBoss(url: string, log: Logger, opts: { listenNotify?:
     application_name: 'vap-jobs',
     useListenNotify: opts.listenNotify ?? true,
     max: 5,
-  } as ConstructorParameters<typeof PgBoss>[0]);
+  });
   boss.on('error', (err) => log.error({ err }, 'pg-boss error'));
   boss.on('warning', (w) => log.warn({ warning: w }, 'pg-boss warning'));
   await boss.start();

@@ -192,7 +192,7 @@ export function toAnthropicTools(toolCtx: llm.ToolContext | undefined): Anthropi
     return {
       name,
       description: tool.description,
-      input_schema: { ...schema, type: 'object' } as Anthropic.Tool.InputSchema,
+      input_schema: { ...schema, type: 'object' },
     };
   });
 }
@@ -234,7 +234,7 @@ export function toAgentsError(error: unknown, retryable: boolean): APIError {
     return new APIConnectionError({ message: error.message, options: { retryable } });
   }
   if (error instanceof Anthropic.APIError) {
-    const status = error.status ?? (error.type ? STREAM_ERROR_STATUS[error.type] : undefined) ?? -1;
+    const status: number = (error.status as number | undefined) ?? (error.type ? STREAM_ERROR_STATUS[error.type] : undefined) ?? -1;
     return new APIStatusError({
       message: error.apiMessage ?? error.message,
       options: {

@@ -149,7 +149,7 @@ export class CartesiaTTS extends tts.TTS {
     if (!res.body) return;
     // PCM may split between chunks on an odd byte: carry it over.
     let carry: Buffer | undefined;
-    const reader = res.body.getReader();
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     const onAbort = () => void reader.cancel().catch(() => {});
     signal.addEventListener('abort', onAbort, { once: true });
     try {

@@ -14,7 +14,8 @@ export async function runAttempts(
 ): Promise<void> {
   for (let i = 0; ; i++) {
     try {
-      return await attempt();
+      await attempt();
+      return;
     } catch (error) {
       if (signal.aborted) return;
       const retry = error instanceof APIError && error.retryable && !audioSent() && i < connOptions.maxRetry;

@@ -23,7 +23,7 @@ export function checkGgufFile(path: string): void {
     if (!stat.isFile()) throw new Error(`LLM model path is not a file: ${path}`);
     size = stat.size;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`LLM model file not found: ${path} (set LLM_MODEL_PATH to a GGUF file)`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`LLM model file not found: ${path} (set LLM_MODEL_PATH to a GGUF file)`, { cause: error });
     throw error;
   }
   const fd = openSync(path, 'r');

@@ -76,7 +76,7 @@ export class RoomRecorder {
           if (this.#stopped) break;
           this.mixer.push(id, frame);
         }
-      })().catch((err: Error) => this.#opts.logger.warn({ err: err.message, track: id }, 'recording track stream failed')),
+      })().catch((err: unknown) => this.#opts.logger.warn({ err: (err as Error).message, track: id }, 'recording track stream failed')),
     );
   }
 

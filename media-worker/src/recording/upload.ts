@@ -39,7 +39,7 @@ export async function uploadRecording(opts: UploadOptions): Promise<{ attempts: 
         body: Readable.toWeb(createReadStream(opts.path)) as ReadableStream<Uint8Array>,
         duplex: 'half',
         signal: AbortSignal.timeout(opts.timeoutMs ?? 10 * 60_000),
-      } as RequestInit);
+      });
       await res.arrayBuffer().catch(() => {});
       if (res.ok) return { attempts: attempt, bytes: size };
       status = res.status;

@@ -38,7 +38,7 @@ export class WavFile {
     this.#maxDataBytes = maxDataBytes;
     this.#fh = open(path, 'w', 0o600);
     this.#chain = this.#fh.then((fh) => fh.write(wavHeader(sampleRate, 0), 0, WAV_HEADER_BYTES, 0));
-    this.#chain.catch((err: Error) => (this.#error ??= err));
+    this.#chain.catch((err: unknown) => (this.#error ??= err as Error));
   }
 
   get dataBytes(): number {
@@ -65,7 +65,7 @@ export class WavFile {
       const fh = await this.#fh;
       await fh.write(buf, 0, buf.length, position);
     });
-    this.#chain.catch((err: Error) => (this.#error ??= err));
+    this.#chain.catch((err: unknown) => (this.#error ??= err as Error));
   }
 
   /** Patches the header sizes and closes the file; rejects if any write failed. */

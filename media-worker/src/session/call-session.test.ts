@@ -257,7 +257,7 @@ describe('call session (voice loop)', () => {
   }, 90_000);
 
   it('retrieves knowledge before the LLM turn and puts it in the prompt', async () => {
-    api.search = (_callId, query) => ({ chunks: [{ content: 'The restaurant opens at noon on Sundays.', score: 0.9, source_id: 'src_1' }] });
+    api.search = (_callId, _query) => ({ chunks: [{ content: 'The restaurant opens at noon on Sundays.', score: 0.9, source_id: 'src_1' }] });
     llm.setResponder(() => ({ text: 'We open at noon.' }));
     const config = baseConfig({ call: { id: 'call_kb' }, knowledge: { knowledge_base_ids: ['kb_1'], mode: 'retrieve' } });
     const h = await startCall(config, { llmUrl: llm.url, api });

@@ -3,7 +3,6 @@
 // latency metrics. It needs no room: audio I/O can be a room (through `room`) or any AudioInput/AudioOutput.
 import { voice, type llm, type stt as agentsStt, type tts as agentsTts, type VAD } from '@livekit/agents';
 import type { AudioFrame, Room } from '@livekit/rtc-node';
-import { ReadableStream, TransformStream } from 'node:stream/web';
 import type { CallConfig, EndReason, EndedMessage, EndedReport } from '../../../schemas/internal.ts';
 import type { CallReporter, InternalApiClient } from '../../../shared/internal-api.ts';
 import { interpolate, mergeVariables } from '../../../shared/template.ts';

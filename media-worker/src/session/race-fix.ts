@@ -64,7 +64,7 @@ const isThenable = (v: unknown): v is PromiseLike<unknown> =>
   (typeof v === 'object' || typeof v === 'function') && v !== null && typeof (v as PromiseLike<unknown>).then === 'function';
 
 function watch(p: PromiseLike<unknown>): Watch {
-  let w = watches.get(p);
+  const w = watches.get(p);
   if (w) return w;
   const created: Watch = { settled: false, subscribers: new Set() };
   watches.set(p, created);
@@ -74,7 +74,7 @@ function watch(p: PromiseLike<unknown>): Watch {
       for (const s of created.subscribers) s.resolve(v);
       created.subscribers.clear();
     },
-    (e) => {
+    (e: unknown) => {
       created.settled = true;
       for (const s of created.subscribers) s.reject(e);
       created.subscribers.clear();

@@ -13,7 +13,7 @@ const hits: string[] = [];
 const savedAllowlist = process.env.SSRF_ALLOWLIST;
 
 const tool = (url: string, extra: Partial<FunctionToolConfig> = {}): FunctionToolConfig =>
-  ({ type: 'function', name: 'lookup', description: 'Look it up', parameters: {}, url, method: 'POST', headers: {}, timeout_ms: 2000, signing_secret: null, ...extra }) as FunctionToolConfig;
+  ({ type: 'function', name: 'lookup', description: 'Look it up', parameters: {}, url, method: 'POST', headers: {}, timeout_ms: 2000, signing_secret: null, ...extra });
 
 async function failure(p: Promise<unknown>): Promise<string> {
   try {

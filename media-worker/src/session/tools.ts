@@ -4,7 +4,7 @@
 // gracefully (ToolError), and the call's messages record the call and its output.
 import { randomUUID } from 'node:crypto';
 import { llm } from '@livekit/agents';
-import type { CallConfig, FunctionToolConfig, ToolConfig } from '../../../schemas/internal.ts';
+import type { CallConfig, FunctionToolConfig } from '../../../schemas/internal.ts';
 import { signatureHeaders } from '../../../shared/signing.ts';
 import { createGuardedAgent, describeRequestError, guardedRequest, parseAllowHosts, type SsrfOptions } from '../../../shared/ssrf.ts';
 
@@ -88,7 +88,7 @@ export async function callFunctionTool(
 
 export function buildTools(config: CallConfig, actions: CallActions): llm.FunctionTool<any, any, any>[] {
   const tools: llm.FunctionTool<any, any, any>[] = [];
-  for (const t of config.tools as ToolConfig[]) {
+  for (const t of config.tools) {
     switch (t.type) {
       case 'function': {
         tools.push(llm.tool({

@@ -15,9 +15,9 @@ const columns = (db: Db, alias = '') => db(alias ? COLUMNS.map((c) => `${alias}.
 function values(db: Db, a: AgentWrite) {
   return {
     ...a,
-    transcriber: db.json(a.transcriber as never),
-    tts: db.json(a.tts as never),
-    dynamic_variables: db.json(a.dynamic_variables as never),
+    transcriber: db.json(a.transcriber),
+    tts: db.json(a.tts),
+    dynamic_variables: db.json(a.dynamic_variables),
     metadata: db.json(a.metadata as never),
     end_call_phrases: db.array(a.end_call_phrases),
   };
@@ -73,7 +73,7 @@ export async function listAgents(db: Db, orgId: string, q: { limit: number; offs
 export async function numbersRoutingTo(db: Db, orgId: string, agentId: string): Promise<{ id: string; phone_number: string }[]> {
   return db<{ id: string; phone_number: string }[]>`
     select id, phone_number from phone_numbers
-    where org_id = ${orgId}
+    where org_id = ${orgId} and deleted_at is null
       and (agent_id = ${agentId}
            or inbound_routing->>'agent_id' = ${agentId}
            or inbound_routing->'fallback'->>'agent_id' = ${agentId})

@@ -116,7 +116,7 @@ export const agentRoutes = [
       throwIfAny(problems);
       await checkReferences(db, auth.orgId, refs(body.llm_id, body.webhook_id));
       const { id: _id, created_at: _c, updated_at: _u, ...stored } = cur;
-      const a: AgentWrite = { ...stored, ...body, transcriber, tts, language } as AgentWrite;
+      const a: AgentWrite = { ...stored, ...body, transcriber, tts, language };
       const row = await updateAgent(db, auth.orgId, cur.id, a);
       await audit({ action: 'agent.update', resourceType: 'agent', resourceId: cur.id, details: { fields: Object.keys(body) } });
       return withPrompt(row, await modelPrompt(db, row.llm_id));

@@ -147,7 +147,7 @@ export async function analyseCall(services: Services, call: CallRow): Promise<An
     let parsed: { summary?: unknown; outcome?: unknown };
     try {
       // Some models wrap the JSON in a code fence.
-      parsed = JSON.parse(text.replace(/^\s*```(?:json)?\s*|\s*```\s*$/g, ''));
+      parsed = JSON.parse(text.replace(/^\s*```(?:json)?\s*|\s*```\s*$/g, '')) as { summary?: unknown; outcome?: unknown };
     } catch {
       parsed = { summary: text, outcome: 'unknown' };
     }

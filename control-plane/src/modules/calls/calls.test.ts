@@ -62,7 +62,7 @@ beforeAll(async () => {
     SSRF_ALLOWLIST: '127.0.0.1,localhost',
     ANALYSIS_RETRY_LIMIT: 1,
     ANALYSIS_RETRY_DELAY_SECONDS: 1,
-  } as never);
+  });
   org = await tp.createOrg();
   agentId = await createAgent(org);
 });

@@ -8,7 +8,7 @@ import type { Job, QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import { emitEvent } from '../events/emit.ts';
 import { analyseCall, AnalysisError, type AnalysisResult } from './analysis.ts';
-import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, saveAnalysis, touchWorker, type CallRow } from './queries.ts';
+import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, saveAnalysis, touchWorker } from './queries.ts';
 import { ANALYZE_QUEUE, failCall, finishCall } from './lifecycle.ts';
 
 export const REAP_QUEUE = 'calls.reap';
@@ -117,5 +117,5 @@ export function callQueues(services: Services): QueueDef<never>[] {
         await sweep(services);
       },
     },
-  ] as unknown as QueueDef<never>[];
+  ];
 }

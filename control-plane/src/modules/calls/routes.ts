@@ -3,7 +3,7 @@ import { defineRoute, reply } from '../../http/route.ts';
 import { forbidden, notFound } from '../../http/errors.ts';
 import { Type } from '../../../../schemas/common.ts';
 import { Call, CallList, CallListQuery, CallParams, CreateWebCall, UpdateCall, WebCallResult } from '../../../../schemas/calls.ts';
-import { getCall, getRecordingKey, listCalls, setManualOutcome, type CallRow } from './queries.ts';
+import { getCall, getRecordingKey, listCalls, setManualOutcome } from './queries.ts';
 import { callView, createWebCall, stopCall } from './service.ts';
 import { openRecording, verifySignature } from './recordings.ts';
 import { recordingUrl } from './storage/index.ts';

@@ -11,6 +11,7 @@ import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import type { CallConfig, ToolConfig } from '../../../../schemas/internal.ts';
 import type { CallOverrides } from '../../../../schemas/calls.ts';
+import { agentBehaviour } from '../../../../schemas/agents.ts';
 import { effectiveSystemPrompt } from '../../../../shared/prompt.ts';
 import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { loadToolsForCall } from '../tools/service.ts';
@@ -31,7 +32,7 @@ const NO_SAMPLES = Object.freeze({ avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, s
 export async function callView(services: Services, row: CallRow) {
   const messages = row.messages ?? null;
   const ended = isFinal(row.status);
-  const stored = ended ? (row.latency as Record<string, unknown> | null) : null;
+  const stored = ended ? (row.latency) : null;
   return {
     id: row.id,
     agent_id: row.agent_id,
@@ -182,7 +183,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
     return (await getCallById(tx, callId))!;
   });
   if (row.room_name) {
-    await services.livekit.rooms.deleteRoom(row.room_name).catch((err) => {
+    await services.livekit.rooms.deleteRoom(row.room_name).catch((err: unknown) => {
       // The reaper finishes the call if the room cannot be deleted now; the stop itself is recorded.
       services.log.warn({ err, call_id: callId }, 'room delete failed');
     });
@@ -212,6 +213,11 @@ function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'l
   }
   if (problems.length) throw new ValidationFailure(problems);
   return out;
+}
+
+/** The agent's behaviour fields (the keys of `agentBehaviour`), as the session config carries them. */
+function pickBehaviour(agent: AgentRow): Pick<AgentRow, keyof typeof agentBehaviour> {
+  return Object.fromEntries((Object.keys(agentBehaviour) as (keyof typeof agentBehaviour)[]).map((k) => [k, agent[k]])) as Pick<AgentRow, keyof typeof agentBehaviour>;
 }
 
 /** Applies a web call's overrides over its agent (only the fields CallOverrides allows). */
@@ -250,7 +256,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
       case 'transfer_call':
         return { type: 'transfer_call', name: t.name, ...(t.description ? { description: t.description } : {}), destination: t.destination! };
       default:
-        return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) } as ToolConfig;
+        return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) };
     }
   });
   const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
@@ -264,28 +270,8 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
       variables,
       metadata: call.metadata,
     },
-    agent: {
-      id: agent.id,
-      name: agent.name,
-      transcriber: agent.transcriber,
-      tts: agent.tts,
-      first_message: agent.first_message,
-      end_call_phrases: agent.end_call_phrases,
-      max_duration_seconds: agent.max_duration_seconds,
-      interruption_sensitivity: agent.interruption_sensitivity,
-      silence_timeout_seconds: agent.silence_timeout_seconds,
-      enable_recording: agent.enable_recording,
-      language: agent.language,
-      dynamic_variables: agent.dynamic_variables,
-      voicemail_detection: agent.voicemail_detection,
-      voicemail_message: agent.voicemail_message,
-      responsiveness: agent.responsiveness,
-      speed: agent.speed,
-      background_sound: agent.background_sound,
-      emotions: agent.emotions,
-      job_description: agent.job_description,
-      metadata: agent.metadata,
-    },
+    // Every behaviour field of the agent schema (schemas/agents.ts), so a field added there reaches the worker.
+    agent: { id: agent.id, name: agent.name, ...pickBehaviour(agent) },
     prompt,
     llm: { provider: model.provider, model: model.model, base_url: model.base_url, temperature: model.temperature, max_tokens: model.max_tokens },
     tools,

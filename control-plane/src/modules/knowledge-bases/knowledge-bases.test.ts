@@ -10,8 +10,10 @@ import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { setTestHooks } from './jobs.ts';
 import { erroredSources } from './queries.ts';
-import { knowledgeConfigFor, searchChunks } from './search.ts';
+import { candidateQuery, knowledgeConfigFor, searchChunks } from './search.ts';
 import { chunkSections, countTokens } from './chunk.ts';
+import { embeddingsConfig, rrf } from './vector.ts';
+import { startTestPlatform } from '../../../../test/support/platform.ts';
 
 let tp: TestPlatform;
 let key: string;
@@ -264,6 +266,48 @@ describe('chunking', () => {
   });
 });
 
+describe('candidate selection', () => {
+  it('ORs the rarest words within the budget, or ANDs them when even the rarest is too common', () => {
+    const terms = [
+      { lexeme: 'batteri', ndoc: 40 },
+      { lexeme: 'long', ndoc: 900 },
+      { lexeme: 'last', ndoc: 300 },
+      { lexeme: 'nimbus', ndoc: 0 },
+    ];
+    expect(candidateQuery(terms, 10_000, 1000)).toBe("'batteri' | 'last'");
+    expect(candidateQuery([{ lexeme: 'a', ndoc: 5000 }, { lexeme: 'b', ndoc: 4000 }, { lexeme: 'c', ndoc: 3000 }], 10_000, 1000)).toBe("'c' & 'b' & 'a'"); // 3000 × 0.4 × 0.5 = 600
+    expect(candidateQuery([{ lexeme: 'x', ndoc: 0 }], 10)).toBe('');
+  });
+
+  it('keeps document frequencies with ingestion and deletion', async () => {
+    const res = await post('/v1/knowledge-bases/sources', { type: 'text', text: 'Zebras graze. Zebras run.\n\nGiraffes eat leaves.' });
+    await waitJob(res.body.source.kb_id, res.body.job.job_id);
+    const terms = () => tp.sql<{ lexeme: string; ndoc: number }[]>`select lexeme, ndoc from knowledge_terms where kb_id = ${res.body.source.kb_id} order by lexeme`;
+    expect(await terms()).toContainEqual({ lexeme: 'zebra', ndoc: 1 });
+    await tp.request('delete', `/v1/knowledge-bases/${res.body.source.kb_id}/sources/${res.body.source.source_id}`, { key });
+    expect(await terms()).toEqual([]);
+  });
+});
+
+describe('updating a base', () => {
+  it('PATCH changes settings; multilingual re-indexes the chunks with the simple configuration', async () => {
+    const res = await post('/v1/knowledge-bases/sources', { type: 'text', text: 'The runners were running quickly through the gardens.' });
+    const kbId = res.body.source.kb_id;
+    await waitJob(kbId, res.body.job.job_id);
+    // english stems: "running" finds "runners were running"
+    expect(await searchChunks(tp.sql, orgId, [kbId], 'run', { topK: 3, maxTokens: 1000 })).toHaveLength(1);
+    const patched = await tp.request('patch', `/v1/knowledge-bases/${kbId}`, { key, body: { multilingual: true, mode: 'stuff', name: 'Renamed' } });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ kb_id: kbId, name: 'Renamed', multilingual: true, mode: 'stuff', sources: [expect.objectContaining({ status: 'ready' })] });
+    // simple: no stemming any more, exact words only
+    expect(await searchChunks(tp.sql, orgId, [kbId], 'run', { topK: 3, maxTokens: 1000 })).toEqual([]);
+    expect(await searchChunks(tp.sql, orgId, [kbId], 'running', { topK: 3, maxTokens: 1000 })).toHaveLength(1);
+    const bad = await tp.request('patch', `/v1/knowledge-bases/${kbId}`, { key, body: { language: 'klingon' } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0]).toMatchObject({ loc: ['body', 'language'], type: 'enum' });
+  });
+});
+
 describe('validation', () => {
   const kbPath = async () => `/v1/knowledge-bases/${(await tp.request('post', '/v1/knowledge-bases', { key, body: { name: 'v' } })).body.kb_id}/sources`;
 
@@ -442,5 +486,61 @@ describe('tenant isolation', () => {
     // The token budget of the turn bounds what comes back.
     expect((await search(call!.id, { query: 'vault code Geneva', top_k: 3, max_tokens: 2 })).body).toEqual({ chunks: [] });
     expect((await search(call!.id, { query: 'x', top_k: 0 })).status).toBe(422);
+  });
+});
+
+describe('optional vector search (pgvector)', () => {
+  it('fuses ranked lists by reciprocal rank', () => {
+    const fused = rrf([[{ id: 'a' }, { id: 'b' }, { id: 'c' }], [{ id: 'c' }, { id: 'd' }]], (x) => x.id);
+    expect(fused.map((x) => x.id)).toEqual(['c', 'a', 'b', 'd']); // c: 1/63 + 1/61 beats a: 1/61
+    expect(fused[0]!.score).toBeCloseTo(1 / 63 + 1 / 61, 10);
+    expect(embeddingsConfig({ KB_EMBEDDINGS_MODEL: 'm', KB_EMBEDDINGS_DIMENSIONS: 8 } as never)).toBeNull();
+  });
+
+  it('stores chunk vectors and finds by meaning what full text misses (when the database has pgvector)', async (ctx) => {
+    const [avail] = await tp.sql<{ n: number }[]>`select count(*)::int as n from pg_available_extensions where name = 'vector'`;
+    if (!avail!.n) {
+      ctx.skip('pgvector is not installed in this PostgreSQL (neither Debian\'s PostgreSQL 15 nor the embedded server ships it)');
+      return;
+    }
+    // A local embeddings API: bag of words hashed into 8 dimensions (deterministic, the real wire format).
+    const vec = (t: string) => {
+      const v = new Array(8).fill(0);
+      for (const w of t.toLowerCase().match(/[a-z]+/g) ?? []) v[[...w].reduce((h, ch) => (h * 31 + ch.charCodeAt(0)) % 8, 7)] += 1;
+      return v;
+    };
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const { input } = JSON.parse(body) as { input: string[] };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ data: input.map((t, index) => ({ index, embedding: vec(t) })) }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const vp = await startTestPlatform({ KB_EMBEDDINGS_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, KB_EMBEDDINGS_DIMENSIONS: 8 });
+    try {
+      const org = await vp.createOrg('vector');
+      const form = new FormData();
+      form.append('type', 'text');
+      form.append('text', 'Kettles boil water.\n\nToasters brown bread.');
+      const res = (await (await fetch(`${vp.url}/v1/knowledge-bases/sources`, { method: 'POST', headers: { authorization: `Bearer ${org.key}` }, body: form })).json()) as any;
+      for (;;) {
+        const j = await vp.request('get', `/v1/knowledge-bases/${res.source.kb_id}/jobs/${res.job.job_id}`, { key: org.key });
+        if (j.body.status === 'succeeded') break;
+        expect(j.body.status).not.toBe('failed');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const [n] = await vp.sql<{ n: number }[]>`select count(*)::int as n from knowledge_embeddings where kb_id = ${res.source.kb_id}`;
+      expect(n!.n).toBe(1);
+      const emb = embeddingsConfig(vp.config)!;
+      expect(await searchChunks(vp.sql, org.orgId, [res.source.kb_id], 'zzz qqq', { topK: 2, maxTokens: 500 })).toEqual([]);
+      const hybrid = await searchChunks(vp.sql, org.orgId, [res.source.kb_id], 'zzz qqq', { topK: 2, maxTokens: 500, embeddings: emb });
+      expect(hybrid[0]!.content).toContain('Kettles boil water.');
+    } finally {
+      await vp.close();
+      server.close();
+    }
   });
 });

@@ -123,7 +123,7 @@ export function htmlDocument(html: string, fallbackTitle = ''): ParsedDocument {
   let sections = article?.content ? htmlSections(article.content) : [];
   // Readability drops the page's first heading into `title`; put it back as the context of the leading text.
   if (sections.length && article?.title) {
-    sections = sections.map((s) => (s.heading ? s : { ...s, heading: article!.title! }));
+    sections = sections.map((s) => (s.heading ? s : { ...s, heading: article.title! }));
   }
   if (!sections.length) sections = htmlSections(document.querySelector('body')?.innerHTML ?? html);
   return { title: article?.title?.trim() || docTitle, sections };

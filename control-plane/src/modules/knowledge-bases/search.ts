@@ -1,55 +1,102 @@
-// Retrieval at call time. Full-text search in PostgreSQL: the question's words are OR-ed into a tsquery under
-// each base's configuration (a spoken question rarely has every word of the answer, so AND would miss), the
-// GIN index finds the candidates and ts_rank_cd (cover density, normalised to 0-1) orders them. Bases that
-// share a configuration are searched in one statement, so the index serves each query with a constant
-// tsquery. The best chunks are then kept within the turn's token budget.
+// Retrieval at call time. Full-text search in PostgreSQL, in two statements per text-search configuration:
+//  1. the question's words become lexemes under the base's configuration, each with its document frequency
+//     in the bases (knowledge_terms);
+//  2. candidates are the chunks holding the most selective lexemes (rarest first, while their frequencies add
+//     up to CANDIDATE_BUDGET chunks, always at least the rarest one), found by the GIN index, and ranked by
+//     ts_rank_cd (cover density, normalised to 0-1) against all the question's lexemes OR-ed together (a
+//     spoken question rarely holds every word of its answer, so AND would miss).
+// Without step 1 a word present in most chunks makes the ranking read most of the base (hundreds of ms at
+// 100k chunks); a word that common says little about which chunk answers anyway (the idea of IDF).
+// The best chunks are then kept within the turn's token budget.
 import type { Db } from '../../db/types.ts';
 import type { KnowledgeConfig } from '../../../../schemas/internal.ts';
 import { Histogram } from 'prom-client';
 import type { Services } from '../../services.ts';
-import { tsConfigOf } from './queries.ts';
+import { basesForSearch, chunksInOrder, kbIdsForCall, rankedChunks, termFrequencies, tsConfigOf, type SearchHit } from './queries.ts';
+import { formatChunk } from './format.ts';
+import { embed, embeddingsConfig, nearestChunks, rrf, vectorReady, type EmbeddingsConfig } from './vector.ts';
 
-export interface SearchHit {
-  content: string;
-  heading: string;
-  score: number;
-  source_id: string;
-  kb_id: string;
-  url: string | null;
-  title: string;
-  token_count: number;
-}
+export type { SearchHit };
 
 /** Distinct words of a question (letters and digits of any script), at most 32. */
 export function queryWords(query: string): string[] {
   return [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 32);
 }
 
-export async function searchChunks(db: Db, orgId: string, kbIds: string[], query: string, opts: { topK: number; maxTokens: number }): Promise<SearchHit[]> {
+/** Chunks the ranking should read at most (estimated from the chosen lexemes' document frequencies). */
+export const CANDIDATE_BUDGET = 1000;
+
+/** tsquery text of lexemes; they come from words of letters and digits, so quoting is enough. */
+const tsq = (lexemes: string[], op: '|' | '&') => lexemes.map((l) => `'${l.replace(/'/g, "''")}'`).join(` ${op} `);
+
+/**
+ * The candidate condition: the rarest lexemes OR-ed while their frequencies add up to the budget; when even
+ * the rarest one is over it, the rarest ones AND-ed until the estimated intersection (independent words)
+ * fits. Returns tsquery text.
+ */
+export function candidateQuery(terms: { lexeme: string; ndoc: number }[], total: number, budget = CANDIDATE_BUDGET): string {
+  const sorted = terms.filter((t) => t.ndoc > 0).sort((a, b) => a.ndoc - b.ndoc);
+  if (!sorted.length) return '';
+  const chosen = [sorted[0]!];
+  if (sorted[0]!.ndoc <= budget) {
+    let sum = sorted[0]!.ndoc;
+    for (const t of sorted.slice(1)) {
+      if (sum + t.ndoc > budget) break;
+      chosen.push(t);
+      sum += t.ndoc;
+    }
+    return tsq(chosen.map((t) => t.lexeme), '|');
+  }
+  let estimate = sorted[0]!.ndoc;
+  for (const t of sorted.slice(1)) {
+    if (estimate <= budget) break;
+    chosen.push(t);
+    estimate *= t.ndoc / Math.max(total, t.ndoc);
+  }
+  return tsq(chosen.map((t) => t.lexeme), '&');
+}
+
+export async function searchChunks(
+  db: Db,
+  orgId: string,
+  kbIds: string[],
+  query: string,
+  opts: { topK: number; maxTokens: number; embeddings?: EmbeddingsConfig | null; onVectorError?: (err: unknown) => void },
+): Promise<SearchHit[]> {
   const words = queryWords(query);
   if (!words.length || !kbIds.length) return [];
-  const bases = await db<{ id: string; multilingual: boolean; language: string }[]>`
-    select id, multilingual, language from knowledge_bases where org_id = ${orgId} and id = any(${kbIds}::uuid[])`;
+  const bases = await basesForSearch(db, orgId, kbIds);
   const byConfig = new Map<string, string[]>();
   for (const b of bases) byConfig.set(tsConfigOf(b), [...(byConfig.get(tsConfigOf(b)) ?? []), b.id]);
-  const expr = words.join(' | ');
-  const hits: SearchHit[] = [];
+  let hits: (SearchHit & { id: string })[] = [];
   for (const [config, ids] of byConfig) {
-    const rows = await db<SearchHit[]>`
-      select c.content, c.heading, ts_rank_cd(c.tsv, q, 32)::float8 as score, c.source_id, c.kb_id, c.url, c.title, c.token_count
-      from knowledge_chunks c, to_tsquery(${config}::regconfig, ${expr}) q
-      where c.kb_id = any(${ids}::uuid[]) and c.tsv @@ q
-      order by score desc, c.id
-      limit ${opts.topK * 2}`;
+    const terms = await termFrequencies(db, config, ids, words.join(' '));
+    const present = terms.filter((t) => t.ndoc > 0);
+    if (!present.length) continue;
+    const selective = candidateQuery(present, terms[0]!.total);
+    const all = tsq(present.map((t) => t.lexeme), '|');
+    const rows = await rankedChunks(db, ids, all, selective, opts.topK * 2);
     hits.push(...rows);
   }
   hits.sort((a, b) => b.score - a.score);
+  if (opts.embeddings && bases.length) {
+    // Hybrid: the question's nearest chunks merged with the full-text ranking by reciprocal rank. A failing
+    // embeddings call leaves the full-text results.
+    try {
+      const [vector] = await embed(opts.embeddings, [query], 1000);
+      const near = await nearestChunks(db, bases.map((b) => b.id), vector!, opts.topK * 2);
+      hits = rrf([hits, near], (h) => h.id);
+    } catch (err) {
+      opts.onVectorError?.(err);
+    }
+  }
   const out: SearchHit[] = [];
   let tokens = 0;
   for (const h of hits) {
     if (out.length >= opts.topK) break;
     if (tokens + h.token_count > opts.maxTokens) continue;
-    out.push(h);
+    const { id: _id, ...hit } = h;
+    out.push(hit);
     tokens += h.token_count;
   }
   return out;
@@ -61,22 +108,15 @@ export async function searchChunks(db: Db, orgId: string, kbIds: string[], query
  */
 export async function knowledgeConfigFor(db: Db, orgId: string, kbIds: string[], stuffMaxTokens: number): Promise<KnowledgeConfig> {
   if (!kbIds.length) return { knowledge_base_ids: [], mode: 'retrieve' };
-  const kbs = await db<{ id: string; mode: string; total_tokens: number }[]>`
-    select id, mode, total_tokens from knowledge_bases where org_id = ${orgId} and id = any(${kbIds}::uuid[]) order by array_position(${kbIds}::uuid[], id)`;
+  const kbs = await basesForSearch(db, orgId, kbIds);
   const ids = kbs.map((k) => k.id);
   const total = kbs.reduce((n, k) => n + k.total_tokens, 0);
   if (!kbs.length || kbs.some((k) => k.mode !== 'stuff') || total > stuffMaxTokens) return { knowledge_base_ids: ids, mode: 'retrieve' };
-  const chunks = await db<{ heading: string; content: string; title: string }[]>`
-    select c.heading, c.content, c.title from knowledge_chunks c join knowledge_sources s on s.id = c.source_id
-    where c.kb_id = any(${ids}::uuid[]) and s.status = 'ready'
-    order by array_position(${ids}::uuid[], c.kb_id), s.created_at, s.id, c.ordinal`;
+  const chunks = await chunksInOrder(db, ids);
   return { knowledge_base_ids: ids, mode: 'stuff', stuffed_context: chunks.map(formatChunk).join('\n\n') };
 }
 
-export const formatChunk = (c: { heading: string; content: string; title?: string }) => {
-  const where = [c.title, c.heading].filter(Boolean).join(' › ');
-  return where ? `[${where}]\n${c.content}` : c.content;
-};
+export { formatChunk };
 
 /**
  * The worker's search for one call: the bases linked to the call's agent's model, of the call's own
@@ -89,12 +129,13 @@ export async function searchForCall(
   req: { query: string; top_k: number; max_tokens?: number | undefined },
 ): Promise<{ chunks: SearchHit[] }> {
   const started = performance.now();
-  const [m] = await db<{ knowledge_base_ids: string[] }[]>`
-    select m.knowledge_base_ids from agents a join llm_models m on m.id = a.llm_id and m.org_id = a.org_id
-    where a.id = ${call.agent_id} and a.org_id = ${call.org_id}`;
-  const chunks = await searchChunks(db, call.org_id, m?.knowledge_base_ids ?? [], req.query, {
+  const kbIds = await kbIdsForCall(db, call);
+  const emb = embeddingsConfig(services.config);
+  const chunks = await searchChunks(db, call.org_id, kbIds, req.query, {
     topK: req.top_k,
     maxTokens: req.max_tokens ?? services.config.KB_RETRIEVAL_MAX_TOKENS,
+    embeddings: emb && (await vectorReady(services.sql, emb)) ? emb : null,
+    onVectorError: (err) => services.log.warn({ err, call_id: call.id }, 'knowledge vector search failed; full-text results only'),
   });
   searchHistogram(services).observe({ result: chunks.length ? 'hit' : 'empty' }, (performance.now() - started) / 1000);
   return { chunks };

@@ -85,7 +85,7 @@ export class WebhookDispatcher {
     }
     this.claiming = true;
     void this.claimLoop()
-      .catch((err) => this.services.log.error({ err }, 'webhook claim failed'))
+      .catch((err: unknown) => this.services.log.error({ err }, 'webhook claim failed'))
       .finally(() => {
         this.claiming = false;
         this.settle();
@@ -158,7 +158,7 @@ export class WebhookDispatcher {
         if (o.nextAttemptAt) this.wakeAt(o.nextAttemptAt.getTime());
         if (o.unblocks) this.saturated = true;
       })
-      .catch((err) => this.services.log.error({ err, message_id: m.id }, 'webhook attempt crashed'))
+      .catch((err: unknown) => this.services.log.error({ err, message_id: m.id }, 'webhook attempt crashed'))
       .finally(() => {
         this.running--;
         this.heldTotal--;

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
-import { eventually, Receiver } from '../../../../test/support/webhook-receiver.ts';
+import { Receiver } from '../../../../test/support/webhook-receiver.ts';
 import { emitEvent } from '../events/emit.ts';
 import { runWebhookMaintenance } from './jobs.ts';
 
@@ -93,7 +93,7 @@ describe('slow receivers', () => {
           type === 'call.started'
             ? started(callId)
             : { call_id: callId, agent_id: randomUUID(), status: 'completed', duration_seconds: 1, to_number: null, from_number: null, outcome: null, ai_summary: null, analysis: { summary: null } };
-        return emitEvent(tx, { orgId: org.orgId, type, callId, payload } as never);
+        return emitEvent(tx, { orgId: org.orgId, type, callId, payload });
       });
     for (let i = 0; i < 6; i++) await emit('call.started');
     await rx.until(() => rx.at('/stuck').length === 2, 'two hanging requests');

@@ -70,7 +70,7 @@ export const webhookRoutes = [
         throw conflict(`An account has at most ${MAX_WEBHOOKS} webhooks; delete one first`, { max_webhooks: MAX_WEBHOOKS });
       }
       const row = await insertWebhook(db, services.secrets, auth.orgId, body);
-      await audit({ action: 'webhook.create', resourceType: 'webhook', resourceId: row.id as string, details: { name: body.name, url: body.url, events: body.events } });
+      await audit({ action: 'webhook.create', resourceType: 'webhook', resourceId: row.id, details: { name: body.name, url: body.url, events: body.events } });
       return row;
     },
   }),

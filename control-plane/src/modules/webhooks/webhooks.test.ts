@@ -324,7 +324,7 @@ describe('delivery', () => {
   });
 
   it('schedules the minute housekeeping with pg-boss', async () => {
-    const schedules = await tp.platform.services.boss!.getSchedules();
+    const schedules = await tp.platform.services.boss.getSchedules();
     expect(schedules.map((x) => [x.name, x.cron])).toContainEqual(['webhooks-maintenance', '* * * * *']);
   });
 

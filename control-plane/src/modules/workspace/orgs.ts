@@ -15,10 +15,10 @@ export async function createOrgWithKey(sql: Sql, name: string, opts: { isDev?: b
   return sql.begin(async (tx) => {
     const org = await insertOrg(tx, name, opts.isDev ?? false);
     const key = generateKey(SECRET_PREFIX);
-    const row = await insertApiKey(tx, org!.id, 'default', key, null, 'admin');
-    await writeAudit(tx, { orgId: org!.id, actorType: 'system', actorId: null, action: 'org.create', resourceType: 'org', resourceId: org!.id });
-    await writeAudit(tx, { orgId: org!.id, actorType: 'system', actorId: null, action: 'api_key.create', resourceType: 'api_key', resourceId: row.id as string });
-    return { org_id: org!.id, org_name: org!.name, api_key: key.key };
+    const row = await insertApiKey(tx, org.id, 'default', key, null, 'admin');
+    await writeAudit(tx, { orgId: org.id, actorType: 'system', actorId: null, action: 'org.create', resourceType: 'org', resourceId: org.id });
+    await writeAudit(tx, { orgId: org.id, actorType: 'system', actorId: null, action: 'api_key.create', resourceType: 'api_key', resourceId: row.id as string });
+    return { org_id: org.id, org_name: org.name, api_key: key.key };
   });
 }
 
@@ -28,9 +28,9 @@ export async function ensureDevOrg(sql: Sql): Promise<CreatedOrg | null> {
     if (await anyOrgLocked(tx)) return null;
     const org = await insertOrg(tx, 'Development', true);
     const key = generateKey(SECRET_PREFIX);
-    const row = await insertApiKey(tx, org!.id, 'dev', key, null, 'bootstrap');
-    await writeAudit(tx, { orgId: org!.id, actorType: 'system', actorId: null, action: 'org.create', resourceType: 'org', resourceId: org!.id });
-    await writeAudit(tx, { orgId: org!.id, actorType: 'system', actorId: null, action: 'api_key.create', resourceType: 'api_key', resourceId: row.id as string });
-    return { org_id: org!.id, org_name: org!.name, api_key: key.key };
+    const row = await insertApiKey(tx, org.id, 'dev', key, null, 'bootstrap');
+    await writeAudit(tx, { orgId: org.id, actorType: 'system', actorId: null, action: 'org.create', resourceType: 'org', resourceId: org.id });
+    await writeAudit(tx, { orgId: org.id, actorType: 'system', actorId: null, action: 'api_key.create', resourceType: 'api_key', resourceId: row.id as string });
+    return { org_id: org.id, org_name: org.name, api_key: key.key };
   });
 }
