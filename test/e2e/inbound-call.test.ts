@@ -117,7 +117,8 @@ beforeAll(async () => {
     controlPlane: true,
     worker: true,
     sip: true,
-    env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30' },
+    // A loaded machine can take a while to start an agent job: let calls ring long enough.
+    env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', SIP_RINGING_TIMEOUT_SECONDS: '90' },
   });
   sql = createSql(db.url, { max: 2 });
   ({ api_key: key, org_id: orgId } = (await createOrgWithKey(sql, 'inbound')) as { api_key: string; org_id: string });
@@ -185,7 +186,7 @@ describe.skipIf(!sipBridgeVersion())('inbound phone calls over the SIP bridge', 
   /** Dials, waits for the answer (or a refusal), and returns the phone. */
   async function dial(to: string, from = '+15550100199') {
     const phone = await SipPhone.call({ bridge: stack.sipAddress!, to, from });
-    await phone.waitFor('an answer or a refusal', () => phone.answered || phone.finalStatus, 90_000);
+    await phone.waitFor('an answer or a refusal', () => phone.answered || phone.finalStatus, 120_000);
     return phone;
   }
 

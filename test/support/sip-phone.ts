@@ -383,7 +383,7 @@ export class SipPhone {
 
   /** Hangs up (an in-dialog INFO tells the scenario to send BYE) and waits for SIPp to finish. */
   async hangUp(): Promise<void> {
-    if (!this.ended && this.answered) {
+    if (!this.ended && this.answered && !this.closed) {
       const sock = dgram.createSocket('udp4');
       const callId = this.sipCallId ?? this.callId;
       const msg = [
@@ -405,7 +405,13 @@ export class SipPhone {
     await this.close();
   }
 
+  private closed = false;
+
+  /** Hangs up a call still up (so it does not linger on the worker), then stops SIPp. */
   async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.answered && !this.ended && this.sipp.exitCode === null) await this.hangUp().catch(() => {});
+    this.closed = true;
     if (this.silence) clearInterval(this.silence);
     if (this.sipp.exitCode === null) {
       const done = this.exited;
