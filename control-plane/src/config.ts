@@ -112,6 +112,16 @@ const Env = Type.Object({
   WEBHOOK_DISABLE_AFTER_HOURS: Type.Number({ minimum: 0, default: 120 }),
   WEBHOOK_POLL_INTERVAL_MS: Type.Integer({ minimum: 100, default: 5000 }),
   WEBHOOK_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 30 }),
+  // ---- Phone numbers and inbound calls (modules/phone-numbers) ----
+  SIP_INGRESS_ADDRESS: Type.String({ default: '127.0.0.1:5060', description: 'host:port of the SIP bridge, where the carrier sends calls for our numbers' }),
+  SIP_INGRESS_TRANSPORT: Type.Union([Type.Literal('udp'), Type.Literal('tcp'), Type.Literal('tls')], { default: 'udp' }),
+  SIP_RINGING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 120, default: 30, description: 'An inbound call no agent picks up within this time is refused (SIP 486)' }),
+  SIMULATED_CARRIER_SOURCE_ADDRESSES: Type.String({ default: '127.0.0.0/8,::1', description: 'Comma-separated IPs/CIDRs calls to simulated numbers may come from' }),
+  SIMULATED_CARRIER_TERMINATION_ADDRESS: Type.String({ default: '127.0.0.1:5080', description: 'host:port that plays the simulated carrier for outbound calls' }),
+  SIMULATED_CARRIER_INBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 1, description: 'Per-minute rate of simulated inbound calls' }),
+  SIMULATED_CARRIER_OUTBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 2, description: 'Per-minute rate of simulated outbound calls' }),
+  PHONE_WIRING_STALE_SECONDS: Type.Integer({ minimum: 10, default: 120, description: 'A purchase or release unfinished for this long is undone by the repair job' }),
+  // ---- end phone numbers ----
   ...CarrierEnv,
   // readiness (GET /health/ready)
   READY_REQUIRED_CHECKS: Type.String({
@@ -134,6 +144,10 @@ const Env = Type.Object({
   KB_JOB_RETRY_DELAY_SECONDS: Type.Integer({ minimum: 1, default: 10 }),
   KB_STUFF_MAX_TOKENS: Type.Integer({ minimum: 0, default: 8000, description: 'A call stuffs its bases into the prompt only up to this many tokens; above it they are searched per turn' }),
   KB_RETRIEVAL_MAX_TOKENS: Type.Integer({ minimum: 50, default: 1500, description: 'Knowledge tokens added to one turn in retrieval mode' }),
+  KB_EMBEDDINGS_BASE_URL: Type.Optional(Type.String({ description: 'OpenAI-compatible embeddings API; with pgvector in the database, retrieval becomes hybrid (vector + full text, RRF)' })),
+  KB_EMBEDDINGS_MODEL: Type.String({ default: 'text-embedding-3-small' }),
+  KB_EMBEDDINGS_API_KEY: Type.Optional(Type.String()),
+  KB_EMBEDDINGS_DIMENSIONS: Type.Integer({ minimum: 1, maximum: 4000, default: 1536 }),
 });
 export type Config = Static<typeof Env>;
 

@@ -18,6 +18,7 @@ import type { Services } from './services.ts';
 import { secretsFromEnv } from './crypto/secrets.ts';
 import { startWebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 import { createLiveKit } from './livekit/client.ts';
+import { startPhoneNumbers } from './modules/phone-numbers/jobs.ts';
 
 export interface Platform {
   services: Services;
@@ -101,6 +102,9 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       }
     });
   }
+
+  // The catch-all SIP dispatch rule and a first repair of interrupted purchases (phone numbers).
+  if (config.JOBS_ENABLED) void startPhoneNumbers(services);
 
   // Webhook delivery runs where jobs do.
   const webhooks = config.JOBS_ENABLED ? await startWebhookDispatcher(services) : null;

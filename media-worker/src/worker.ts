@@ -2,7 +2,7 @@
 // call id from the dispatch or room metadata, fetches the call's resolved config from the control plane,
 // runs the CallSession in the room, and reports back. See docs/internal-api.md.
 import { type JobContext, type JobProcess, defineAgent, inference, telemetry, voice } from '@livekit/agents';
-import { ParticipantKind, type RemoteParticipant } from '@livekit/rtc-node';
+import { ParticipantKind, RoomEvent, type RemoteParticipant } from '@livekit/rtc-node';
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -12,12 +12,15 @@ import { PushMetricsSink, nullSink } from './metrics.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
 import { CallSession } from './session/call-session.ts';
+import { hangUpRoom } from './session/hang-up.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 
 const log = createLogger('media-worker');
 
 const DTMF_CODES: Record<string, number> = { '*': 10, '#': 11, A: 12, B: 13, C: 14, D: 15 };
+/** Keypad digits pressed within this gap of each other are one entry. */
+const DTMF_PAUSE_MS = 1500;
 
 /** `traceparent` of the dispatch (or room) metadata: the control plane's `call.dispatch` span. */
 function traceParentOf(...sources: (string | undefined | null)[]): Record<string, unknown> | null {
@@ -65,20 +68,32 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   let callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata, room.metadata);
   let participant: RemoteParticipant | null = null;
   if (!callId) {
-    // Inbound SIP: a dispatch rule made the room; the control plane opens the call from the dialled number.
+    // Inbound SIP: a dispatch rule made the room (a number's rule, or the catch-all for numbers that are not
+    // ours); the control plane routes the dialled number and opens the call.
     participant = await ctx.waitForParticipant();
     const attrs = participant.attributes ?? {};
-    if (participant.kind !== ParticipantKind.SIP || !attrs['sip.trunkPhoneNumber']) {
+    if (participant.kind !== ParticipantKind.SIP) {
       log.error({ room: room.name }, 'job without call id');
       return 'no call id';
     }
-    const opened = await api.openInbound({
-      to_number: attrs['sip.trunkPhoneNumber'],
-      from_number: attrs['sip.phoneNumber'] ?? null,
-      room_name: room.name ?? '',
-      sip_call_id: attrs['sip.callID'] ?? null,
-    });
-    callId = opened.call_id;
+    try {
+      const opened = await api.openInbound({
+        to_number: attrs['sip.trunkPhoneNumber'] ?? '',
+        from_number: attrs['sip.phoneNumber'] ?? null,
+        room_name: room.name ?? '',
+        // The SIP Call-ID of the INVITE (sip.callID is LiveKit's own call id).
+        sip_call_id: attrs['sip.callIDFull'] ?? attrs['sip.callID'] ?? null,
+      });
+      callId = opened.call_id;
+    } catch (err) {
+      // Refused (unknown or inactive number, no agent, limits) or the control plane is unreachable. Deleting the
+      // room while the call still rings makes the SIP bridge answer the INVITE with a final 486; leaving it
+      // would let the caller ring until the trunk's ringing timeout.
+      const reason = (err as { body?: { reason?: string } }).body?.reason ?? (err as Error).message;
+      log.info({ room: room.name, to: attrs['sip.trunkPhoneNumber'], reason }, 'inbound call refused');
+      await new RoomServiceClient(cfg.livekitUrl.replace(/^ws/, 'http'), cfg.livekitApiKey, cfg.livekitApiSecret).deleteRoom(room.name ?? '').catch(() => {});
+      return 'inbound call refused';
+    }
   }
 
   onCallId(callId);
@@ -109,13 +124,14 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
     logger,
     inputSampleRate: inputSampleRateFor(config.agent.transcriber.provider),
     actions: {
-      // Deleting the room ends the call for every participant (the SIP leg hangs up).
-      // A failure is logged and counted (voice_call_action_failures_total) and not rethrown: the call has
-      // ended on our side, and the control plane's reaper closes a room left behind.
       hangUp: async () => {
-        await new RoomServiceClient(livekit.url, livekit.key, livekit.secret).deleteRoom(room.name ?? '').catch((err: unknown) => {
-          logger.error({ err, call_id: callId, room: room.name }, 'hang-up failed: the room could not be deleted');
-          metrics.actionFailed?.('hang_up', config.call.type);
+        await hangUpRoom({
+          rooms: new RoomServiceClient(livekit.url, livekit.key, livekit.secret),
+          room: room.name ?? '',
+          callId,
+          callType: config.call.type,
+          logger,
+          metrics,
         });
       },
       transfer: async (destination) => {
@@ -147,6 +163,25 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   });
 
   await call.start({ room, roomName: room.name });
+
+  // Keypad input on a phone leg: digits collected until '#' or a short pause become one user turn.
+  let digits = '';
+  let digitTimer: NodeJS.Timeout | undefined;
+  const flushDigits = () => {
+    clearTimeout(digitTimer);
+    const pressed = digits;
+    digits = '';
+    if (!pressed || call.endReason) return;
+    logger.info({ digits: pressed }, 'dtmf received');
+    call.session.generateReply({ userInput: `The caller pressed ${pressed.split('').join(' ')} on the keypad.` });
+  };
+  room.on(RoomEvent.DtmfReceived, (_code, digit, from) => {
+    if (from?.kind !== ParticipantKind.SIP) return;
+    if (digit === '#') return flushDigits();
+    digits += digit;
+    clearTimeout(digitTimer);
+    digitTimer = setTimeout(flushDigits, DTMF_PAUSE_MS);
+  });
 
   if (isAmbientSound(config.agent.background_sound)) {
     const player = new voice.BackgroundAudioPlayer({ ambientSound: { source: ambientFrames(config.agent.background_sound), volume: 0.6 } });

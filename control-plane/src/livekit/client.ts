@@ -1,6 +1,6 @@
-// The control plane's side of LiveKit: rooms, explicit agent dispatch and participant tokens (Twirp APIs
-// through livekit-server-sdk).
-import { AccessToken, AgentDispatchClient, RoomServiceClient, WebhookReceiver } from 'livekit-server-sdk';
+// The control plane's side of LiveKit: rooms, explicit agent dispatch, SIP trunks and dispatch rules, and
+// participant tokens (Twirp APIs through livekit-server-sdk).
+import { AccessToken, AgentDispatchClient, RoomServiceClient, SipClient, WebhookReceiver } from 'livekit-server-sdk';
 import type { Config } from '../config.ts';
 
 export interface LiveKit {
@@ -8,6 +8,8 @@ export interface LiveKit {
   agentName: string;
   rooms: RoomServiceClient;
   dispatch: AgentDispatchClient;
+  /** SIP trunks and dispatch rules (phone numbers), transfers. Needs the `sip.admin` grant. */
+  sip: SipClient;
   webhooks: WebhookReceiver;
   /** A token that can join exactly one room, for a short time. */
   participantToken(room: string, identity: string, opts?: { name?: string; metadata?: string }): Promise<string>;
@@ -27,6 +29,7 @@ export function createLiveKit(config: Config): LiveKit {
     agentName: config.AGENT_NAME,
     rooms,
     dispatch,
+    sip: new SipClient(apiUrl, config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET),
     webhooks: new WebhookReceiver(config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET),
     async participantToken(room, identity, opts = {}) {
       const at = new AccessToken(config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET, {

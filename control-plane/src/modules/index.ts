@@ -14,6 +14,7 @@ import { internalCallRoutes } from './calls/internal-routes.ts';
 import { usageRoutes } from './usage/routes.ts';
 import { agentRoutes } from './agents/routes.ts';
 import { voiceRoutes } from './voices/routes.ts';
+import { internalInboundRoutes, phoneNumberRoutes } from './phone-numbers/routes.ts';
 // Knowledge bases
 import { knowledgeBaseRoutes } from './knowledge-bases/routes.ts';
 // activity
@@ -21,4 +22,4 @@ import { activityRoutes } from './activity/routes.ts';
 import { workerRoutes } from './workers/routes.ts';
 import { callRecordingRoutes } from './calls/recording-routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes];

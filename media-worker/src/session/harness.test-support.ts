@@ -2,6 +2,7 @@
 import { inference, initializeLogger } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import type { CallConfig } from '../../../schemas/internal.ts';
+import { AGENT_DEFAULTS } from '../../../schemas/agents.ts';
 import { InternalApiClient } from '../../../shared/internal-api.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { nullSink, type MetricsSink } from '../metrics.ts';
@@ -10,6 +11,9 @@ import { LocalTTS } from '../providers/local-tts.ts';
 import { CallSession, type CallSessionOptions } from './call-session.ts';
 import { CaptureAudioOutput, LineAudioInput } from '../../../test/support/voice-io.ts';
 
+// The agent defaults less what the session config does not carry.
+const { webhook_id: _webhookId, ...agentDefaults } = AGENT_DEFAULTS;
+
 export function baseConfig(overrides: { call?: Partial<CallConfig['call']>; agent?: Partial<CallConfig['agent']> } & Partial<Omit<CallConfig, 'call' | 'agent'>> = {}): CallConfig {
   const { call, agent, ...rest } = overrides;
   return {
@@ -17,24 +21,13 @@ export function baseConfig(overrides: { call?: Partial<CallConfig['call']>; agen
     agent: {
       id: 'agent_test',
       name: 'Test agent',
+      // The API's defaults (schemas/agents.ts), then what these tests need: offline speech, a patient line.
+      ...agentDefaults,
       transcriber: { provider: 'local', model: 'pocketsphinx', language: 'en-US' },
       tts: { provider: 'local', voice_id: 'en-us', model: 'espeak-ng' },
-      first_message: null,
-      end_call_phrases: [],
       max_duration_seconds: 600,
-      interruption_sensitivity: 0.5,
       silence_timeout_seconds: 60,
-      enable_recording: false,
-      language: 'en-US',
-      dynamic_variables: {},
-      voicemail_detection: false,
-      voicemail_message: null,
       responsiveness: 1,
-      speed: 1,
-      background_sound: null,
-      emotions: false,
-      job_description: null,
-      metadata: {},
       ...agent,
     },
     prompt: 'You are a helpful assistant.',

@@ -11,6 +11,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { PATCHED_AGENTS_VERSION, RaceFixVersionError, assertRaceFixTarget, installedAgentsVersion, leakFreeRace } from './race-fix.ts';
 import { TurnMetrics } from './turn-metrics.ts';
+import { hangUpRoom } from './hang-up.ts';
+import { RoomServiceClient } from 'livekit-server-sdk';
 import { BeepDetector, VoicemailClassifier, transcriptLooksLikeVoicemail } from './voicemail.ts';
 
 const labels = { stt: { provider: 'local', model: 's' }, llm: { provider: 'openai', model: 'm' }, tts: { provider: 'local', model: 't' } };
@@ -92,6 +94,16 @@ describe('turn metrics', () => {
     const m = new WorkerMetrics();
     expect(m.apply({ op: 'latency', kind: 'e2e', labels: { provider: 'a', model: 'b', call_type: 'web' }, seconds: 0.9 })).toBe(true);
     expect(m.apply({ op: 'nope' })).toBe(false);
+  });
+  it('logs and counts a hang-up whose room cannot be deleted, without throwing', async () => {
+    // A real RoomService client against a port nothing listens on: the request itself fails.
+    const rooms = new RoomServiceClient('http://127.0.0.1:9', 'key', 'secret-secret-secret-secret-secret');
+    const logged: unknown[] = [];
+    const m = new WorkerMetrics();
+    const ok = await hangUpRoom({ rooms, room: 'call-x', callId: 'call_x', callType: 'inbound', logger: { error: (o: unknown) => logged.push(o) } as never, metrics: m });
+    expect(ok).toBe(false);
+    expect(logged).toEqual([expect.objectContaining({ call_id: 'call_x', room: 'call-x', err: expect.anything() })]);
+    expect(await m.registry.metrics()).toContain('voice_call_action_failures_total{action="hang_up",call_type="inbound"} 1');
   });
   it('counts failed room actions (a hang-up whose room could not be deleted)', async () => {
     const m = new WorkerMetrics();

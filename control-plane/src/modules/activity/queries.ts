@@ -23,7 +23,8 @@ export const resourceCounts = (db: Db, orgId: string) => db<
   select (select count(*) from users where org_id = ${orgId})::int as users,
          (select count(*) from api_keys where org_id = ${orgId} and revoked_at is null)::int as api_keys,
          (select count(*) from agents where org_id = ${orgId} and deleted_at is null)::int as agents,
-         (select count(*) from calls where org_id = ${orgId})::int as calls,
+         -- Kept by triggers on calls (074_org_call_counts.sql): no scan of a million-call org.
+         coalesce((select calls from org_call_counts where org_id = ${orgId}), 0)::int as calls,
          (select count(*) from phone_numbers where org_id = ${orgId})::int as phone_numbers,
          (select count(*) from knowledge_bases where org_id = ${orgId})::int as knowledge_bases,
          (select count(*) from tools where org_id = ${orgId} and deleted_at is null)::int as tools,

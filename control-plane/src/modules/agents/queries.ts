@@ -73,7 +73,7 @@ export async function listAgents(db: Db, orgId: string, q: { limit: number; offs
 export async function numbersRoutingTo(db: Db, orgId: string, agentId: string): Promise<{ id: string; phone_number: string }[]> {
   return db<{ id: string; phone_number: string }[]>`
     select id, phone_number from phone_numbers
-    where org_id = ${orgId}
+    where org_id = ${orgId} and deleted_at is null
       and (agent_id = ${agentId}
            or inbound_routing->>'agent_id' = ${agentId}
            or inbound_routing->'fallback'->>'agent_id' = ${agentId})

@@ -12,7 +12,7 @@ import type { Db } from '../../db/types.ts';
 import type { PgBoss } from '../../jobs/boss.ts';
 import { sendInTx } from '../../jobs/boss.ts';
 import { emitEvent } from '../events/emit.ts';
-import type { CallRow } from './queries.ts';
+import { setCompleted, setFailed, setInitiated, setInProgress, type CallRow } from './queries.ts';
 import { recordCallEnded } from '../../metrics.ts';
 
 export type CallStatus = CallRow['status'];
@@ -34,16 +34,12 @@ const messagesOf = (row: CallRow) => (row.messages ?? []).map((m) => ({ role: m.
 
 /** queued -> initiated, once the room exists and the agent is dispatched. No event: nothing connected yet. */
 export async function markInitiated(db: Db, callId: string): Promise<void> {
-  await db`update calls set status = 'initiated', updated_at = now() where id = ${callId} and status = 'queued'`;
+  await setInitiated(db, callId);
 }
 
 /** -> in_progress and `call.started`. Returns false when the call was not in a state that can start. */
 export async function markStarted(db: Db, call: CallRow, startedAt: string, roomName?: string): Promise<boolean> {
-  const [row] = await db<CallRow[]>`
-    update calls set status = 'in_progress', started_at = ${startedAt}, worker_seen_at = now(), updated_at = now(),
-                     room_name = coalesce(room_name, ${roomName ?? null})
-    where id = ${call.id} and status = any(${TRANSITIONS.in_progress})
-    returning *`;
+  const row = await setInProgress(db, call.id, startedAt, roomName ?? null, TRANSITIONS.in_progress);
   if (!row) return false;
   await emitEvent(db, {
     orgId: row.org_id,
@@ -73,18 +69,7 @@ export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish)
   const started = call.started_at?.getTime();
   const duration =
     f.durationSeconds !== undefined ? Math.round(f.durationSeconds) : started ? Math.max(0, Math.round((Date.parse(f.endedAt) - started) / 1000)) : 0;
-  const [row] = await db<CallRow[]>`
-    update calls set
-      status = 'completed',
-      ended_at = ${f.endedAt},
-      duration_seconds = ${duration},
-      end_reason = coalesce(end_reason, ${f.endReason}),
-      messages = coalesce(${f.messages === undefined ? null : db.json((f.messages ?? []) as never)}::jsonb, messages, '[]'::jsonb),
-      latency = coalesce(${f.latency === undefined ? null : db.json(f.latency as never)}::jsonb, latency),
-      usage = coalesce(${f.usage === undefined ? null : db.json(f.usage as never)}::jsonb, usage),
-      updated_at = now()
-    where id = ${call.id} and status = any(${TRANSITIONS.completed})
-    returning *`;
+  const row = await setCompleted(db, call.id, { ...f, durationSeconds: duration }, TRANSITIONS.completed);
   if (!row) return null;
   recordCallEnded(row);
   await emitEvent(db, {
@@ -120,11 +105,7 @@ export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish)
 
 /** -> failed and `call.failed` with a carrier-style reason. */
 export async function failCall(db: Db, call: CallRow, reason: string, endReason: string): Promise<CallRow | null> {
-  const [row] = await db<CallRow[]>`
-    update calls set status = 'failed', end_reason = coalesce(end_reason, ${endReason}), ended_at = now(), duration_seconds = 0,
-                     analysis_status = 'skipped', updated_at = now()
-    where id = ${call.id} and status = any(${TRANSITIONS.failed})
-    returning *`;
+  const row = await setFailed(db, call.id, endReason, TRANSITIONS.failed);
   if (!row) return null;
   recordCallEnded(row);
   await emitEvent(db, {

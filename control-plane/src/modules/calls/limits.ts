@@ -8,7 +8,9 @@
 // it), and other orgs never wait on it. The daily counter is the atomic upsert of migration 030.
 import type { Db } from '../../db/types.ts';
 import { HttpError, tooManyRequests } from '../../http/errors.ts';
-import { reserveDailyCall } from './queries.ts';
+import { callLimitsOf, countLiveCalls, lockAdmission, reserveDailyCall } from './queries.ts';
+
+export { countLiveCalls };
 
 export type AdmissionReason = 'daily_cap' | 'concurrency';
 
@@ -35,25 +37,8 @@ export interface AdmitOptions {
   excludeCallId?: string | null;
 }
 
-/** Advisory-lock namespace of call admission ('vap1'); the second key is the org. */
-const LOCK_NAMESPACE = 0x76617031;
-
 /** How long a caller refused for concurrency is told to wait: calls end at their own pace. */
 export const CONCURRENCY_RETRY_AFTER_SECONDS = 5;
-
-/**
- * Live calls: dialling, ringing or connected. A queued call with no `scheduled_at` is about to dial, so it
- * counts; a scheduled one counts only once its dial job has admitted it (and moved it to `initiated`).
- */
-export async function countLiveCalls(db: Db, orgId: string, excludeCallId: string | null = null): Promise<number> {
-  const [row] = await db<{ n: number }[]>`
-    select count(*)::int as n from calls
-    where org_id = ${orgId}
-      and status in ('queued', 'initiated', 'in_progress')
-      and (status <> 'queued' or scheduled_at is null)
-      ${excludeCallId ? db`and id <> ${excludeCallId}` : db``}`;
-  return row!.n;
-}
 
 /** Seconds until the next 00:00 UTC, when the daily cap resets. */
 export function secondsToUtcMidnight(now = new Date()): number {
@@ -69,9 +54,8 @@ export function secondsToUtcMidnight(now = new Date()): number {
 export async function admitCall(tx: Db, orgId: string, opts: AdmitOptions = {}): Promise<Admission> {
   const daily = opts.daily ?? true;
   const concurrency = opts.concurrency ?? true;
-  await tx`select pg_advisory_xact_lock(${LOCK_NAMESPACE}::int, hashtext(${orgId}::text))`;
-  const [org] = await tx<{ max_calls_per_day: number; max_concurrent_calls: number }[]>`
-    select max_calls_per_day, max_concurrent_calls from orgs where id = ${orgId}`;
+  await lockAdmission(tx, orgId);
+  const org = await callLimitsOf(tx, orgId);
   if (!org) throw new Error(`admitCall: unknown org ${orgId}`);
   if (concurrency) {
     const live = await countLiveCalls(tx, orgId, opts.excludeCallId ?? null);

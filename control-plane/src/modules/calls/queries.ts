@@ -225,3 +225,83 @@ export async function agentAndModelForCall(db: Db, agentId: string) {
     select provider, model, base_url, temperature, max_tokens, system_prompt, tool_ids, knowledge_base_ids from llm_models where id = ${agent.llm_id}`;
   return { agent, model };
 }
+
+// ---- Status transitions (lifecycle.ts): each a guarded update, `from` the statuses it may leave ----------------
+
+export async function setInitiated(db: Db, callId: string): Promise<void> {
+  await db`update calls set status = 'initiated', updated_at = now() where id = ${callId} and status = 'queued'`;
+}
+
+export async function setInProgress(db: Db, callId: string, startedAt: string, roomName: string | null, from: CallRow['status'][]): Promise<CallRow | undefined> {
+  const [row] = await db<CallRow[]>`
+    update calls set status = 'in_progress', started_at = ${startedAt}, worker_seen_at = now(), updated_at = now(),
+                     room_name = coalesce(room_name, ${roomName})
+    where id = ${callId} and status = any(${from})
+    returning *`;
+  return row;
+}
+
+/** Stores the end; an end reason already set (by the stop route) is kept, and unreported fields keep their value. */
+export async function setCompleted(
+  db: Db,
+  callId: string,
+  f: { endReason: string; endedAt: string; durationSeconds: number; messages?: unknown[] | null; latency?: unknown; usage?: unknown },
+  from: CallRow['status'][],
+): Promise<CallRow | undefined> {
+  const [row] = await db<CallRow[]>`
+    update calls set
+      status = 'completed',
+      ended_at = ${f.endedAt},
+      duration_seconds = ${f.durationSeconds},
+      end_reason = coalesce(end_reason, ${f.endReason}),
+      messages = coalesce(${f.messages === undefined ? null : db.json((f.messages ?? []) as never)}::jsonb, messages, '[]'::jsonb),
+      latency = coalesce(${f.latency === undefined ? null : db.json(f.latency as never)}::jsonb, latency),
+      usage = coalesce(${f.usage === undefined ? null : db.json(f.usage as never)}::jsonb, usage),
+      -- Phone calls: the carrier rate captured at open times the billed minutes (phone-numbers/rates.ts).
+      cost_cents = case when rate_cents_per_minute is null then cost_cents
+                        else ceil(rate_cents_per_minute * ceil(${f.durationSeconds}::numeric / 60))::int end,
+      updated_at = now()
+    where id = ${callId} and status = any(${from})
+    returning *`;
+  return row;
+}
+
+export async function setFailed(db: Db, callId: string, endReason: string, from: CallRow['status'][]): Promise<CallRow | undefined> {
+  const [row] = await db<CallRow[]>`
+    update calls set status = 'failed', end_reason = coalesce(end_reason, ${endReason}), ended_at = now(), duration_seconds = 0,
+                     analysis_status = 'skipped', updated_at = now()
+    where id = ${callId} and status = any(${from})
+    returning *`;
+  return row;
+}
+
+// ---- Call admission (limits.ts) -------------------------------------------------------------------------
+
+/** Advisory-lock namespace of call admission ('vap1'); the second key is the org. */
+const LOCK_NAMESPACE = 0x76617031;
+
+/** Serialises the admissions of one org until the end of the transaction. */
+export async function lockAdmission(tx: Db, orgId: string): Promise<void> {
+  await tx`select pg_advisory_xact_lock(${LOCK_NAMESPACE}::int, hashtext(${orgId}::text))`;
+}
+
+export async function callLimitsOf(db: Db, orgId: string): Promise<{ max_calls_per_day: number; max_concurrent_calls: number } | undefined> {
+  const [org] = await db<{ max_calls_per_day: number; max_concurrent_calls: number }[]>`
+    select max_calls_per_day, max_concurrent_calls from orgs where id = ${orgId}`;
+  return org;
+}
+
+/**
+ * Live calls: dialling, ringing or connected. A queued call with no `scheduled_at` is about to dial, so it
+ * counts; a scheduled one counts only once its dial job has admitted it (and moved it to `initiated`).
+ */
+export async function countLiveCalls(db: Db, orgId: string, excludeCallId: string | null = null): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    select count(*)::int as n from calls
+    where org_id = ${orgId}
+      and status in ('queued', 'initiated', 'in_progress')
+      and (status <> 'queued' or scheduled_at is null)
+      ${excludeCallId ? db`and id <> ${excludeCallId}` : db``}`;
+  return row!.n;
+}
+

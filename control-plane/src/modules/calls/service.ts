@@ -11,6 +11,7 @@ import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import type { CallConfig, ToolConfig } from '../../../../schemas/internal.ts';
 import type { CallOverrides } from '../../../../schemas/calls.ts';
+import { agentBehaviour } from '../../../../schemas/agents.ts';
 import { effectiveSystemPrompt } from '../../../../shared/prompt.ts';
 import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { loadToolsForCall } from '../tools/service.ts';
@@ -214,6 +215,11 @@ function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'l
   return out;
 }
 
+/** The agent's behaviour fields (the keys of `agentBehaviour`), as the session config carries them. */
+function pickBehaviour(agent: AgentRow): Pick<AgentRow, keyof typeof agentBehaviour> {
+  return Object.fromEntries((Object.keys(agentBehaviour) as (keyof typeof agentBehaviour)[]).map((k) => [k, agent[k]])) as Pick<AgentRow, keyof typeof agentBehaviour>;
+}
+
 /** Applies a web call's overrides over its agent (only the fields CallOverrides allows). */
 function withOverrides(agent: AgentRow, overrides: Record<string, unknown>): AgentRow {
   const out = { ...agent } as Record<string, unknown>;
@@ -264,28 +270,8 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
       variables,
       metadata: call.metadata,
     },
-    agent: {
-      id: agent.id,
-      name: agent.name,
-      transcriber: agent.transcriber,
-      tts: agent.tts,
-      first_message: agent.first_message,
-      end_call_phrases: agent.end_call_phrases,
-      max_duration_seconds: agent.max_duration_seconds,
-      interruption_sensitivity: agent.interruption_sensitivity,
-      silence_timeout_seconds: agent.silence_timeout_seconds,
-      enable_recording: agent.enable_recording,
-      language: agent.language,
-      dynamic_variables: agent.dynamic_variables,
-      voicemail_detection: agent.voicemail_detection,
-      voicemail_message: agent.voicemail_message,
-      responsiveness: agent.responsiveness,
-      speed: agent.speed,
-      background_sound: agent.background_sound,
-      emotions: agent.emotions,
-      job_description: agent.job_description,
-      metadata: agent.metadata,
-    },
+    // Every behaviour field of the agent schema (schemas/agents.ts), so a field added there reaches the worker.
+    agent: { id: agent.id, name: agent.name, ...pickBehaviour(agent) },
     prompt,
     llm: { provider: model.provider, model: model.model, base_url: model.base_url, temperature: model.temperature, max_tokens: model.max_tokens },
     tools,

@@ -12,7 +12,27 @@ import { ssrfOptions } from '../../net/ssrf.ts';
 import { crawl, type CrawlProgress } from './crawl.ts';
 import { chunkSections, type Chunk } from './chunk.ts';
 import { parseFile, parseInlineText, type FileKind, FILE_KINDS, mimeOfKind, type Section } from './parse.ts';
-import { adjustTerms, getJobById, lockBudget, refreshKbTotal, tsConfigOf, type KbRow } from './queries.ts';
+import { embed, embeddingsConfig, storeEmbeddings, vectorReady } from './vector.ts';
+import { formatChunk } from './format.ts';
+import {
+  adjustTerms,
+  deleteChunksOf,
+  finishJob,
+  getJobById,
+  ingestTarget,
+  insertChunks,
+  lockBudget,
+  lockLiveSource,
+  markSourceError,
+  markSourceReady,
+  refreshKbTotal,
+  requeueSource,
+  setJobProgress,
+  setJobTotals,
+  startAttempt,
+  tsConfigOf,
+  type KbRow,
+} from './queries.ts';
 
 export const INGEST_QUEUE = 'knowledge.ingest';
 export const USER_AGENT = 'vap-knowledge-bot/1.0';
@@ -39,19 +59,13 @@ export async function runIngest(services: Services, jobId: string, opts: { final
   const sql = services.sql;
   const job = await getJobById(sql, jobId);
   if (!job || job.status === 'succeeded') return; // deleted with its source, or already done (redelivery)
-  const [src] = await sql<{ id: string; type: 'url' | 'file' | 'text'; source: string; file_name: string; mime_type: string; payload: Buffer | null; status: string }[]>`
-    select id, type, source, file_name, mime_type, payload, status from knowledge_sources where id = ${job.source_id}`;
-  const [kb] = await sql<KbRow[]>`select * from knowledge_bases where id = ${job.kb_id}`;
+  const { src, kb } = await ingestTarget(sql, job);
   if (!src || !kb) return;
   if (src.status === 'ready' || src.status === 'error') return;
 
   const log = services.log.child({ kb_id: kb.id, source_id: src.id, job_id: job.id });
   const started = Date.now();
-  await sql`
-    update knowledge_jobs set status = 'running', attempts = attempts + 1, started_at = now(), finished_at = null, error = null,
-      pages_found = ${src.type === 'url' ? 0 : 1}, pages_fetched = 0, pages_skipped = 0, pages_failed = 0, chunks = 0, tokens = 0, updated_at = now()
-    where id = ${job.id}`;
-  await sql`update knowledge_sources set status = 'processing', error_message = null, updated_at = now() where id = ${src.id} and status = 'queued'`;
+  await startAttempt(sql, job.id, src.id, src.type === 'url');
 
   try {
     const docs = await documentsOf(services, src, job.id);
@@ -59,12 +73,14 @@ export async function runIngest(services: Services, jobId: string, opts: { final
     for (const d of docs) for (const c of chunkSections(d.sections, kb.chunk_size)) chunks.push({ ...c, url: d.url, title: d.title });
     if (!chunks.length) throw new IngestError('No text could be extracted from this source; check that it is not empty or a scanned image');
     const tokens = chunks.reduce((n, c) => n + c.token_count, 0);
-    await sql`update knowledge_jobs set chunks = ${chunks.length}, tokens = ${tokens}, updated_at = now() where id = ${job.id}`;
+    await setJobTotals(sql, job.id, chunks.length, tokens);
+    // Optional vectors (pgvector + an embeddings API), computed before the write transaction opens.
+    const emb = embeddingsConfig(services.config);
+    const vectors = emb && (await vectorReady(sql, emb)) ? await embed(emb, chunks.map((c) => formatChunk({ ...c, title: c.title }))) : null;
 
     const written = await sql.begin(async (tx) => {
       // The source row first: a concurrent delete either waits for us or has already removed it.
-      const [live] = await tx`select id from knowledge_sources where id = ${src.id} for update`;
-      if (!live) return false;
+      if (!(await lockLiveSource(tx, src.id))) return false;
       const { budget, used } = await lockBudget(tx, job.org_id, src.id);
       if (used + tokens > budget) {
         throw new IngestError(
@@ -72,13 +88,10 @@ export async function runIngest(services: Services, jobId: string, opts: { final
             `(${budget}) are left; delete sources you no longer need or ask for a larger budget`,
         );
       }
-      await writeChunks(tx, job.org_id, kb, src.id, chunks, opts.hooks);
-      await tx`
-        update knowledge_sources set status = 'ready', error_message = null, chunk_count = ${chunks.length}, token_count = ${tokens},
-          payload = case when type = 'url' then null else payload end, updated_at = now()
-        where id = ${src.id}`;
+      await writeChunks(tx, job.org_id, kb, src.id, chunks, opts.hooks, vectors);
+      await markSourceReady(tx, src.id, chunks.length, tokens);
       await refreshKbTotal(tx, kb.id);
-      await tx`update knowledge_jobs set status = 'succeeded', finished_at = now(), error = null, updated_at = now() where id = ${job.id}`;
+      await finishJob(tx, job.id, 'succeeded', null);
       return true;
     });
     log.info({ chunks: chunks.length, tokens, ms: Date.now() - started, written }, 'knowledge source ingested');
@@ -87,21 +100,27 @@ export async function runIngest(services: Services, jobId: string, opts: { final
     const final = permanent || (opts.final ?? true);
     const message = permanent ? err.message : `Ingestion failed: ${(err as Error).message}`;
     log.warn({ err, final }, 'knowledge ingestion failed');
-    await sql`
-      update knowledge_jobs set status = ${final ? 'failed' : 'queued'}, error = ${message.slice(0, 1000)}, finished_at = now(), updated_at = now()
-      where id = ${job.id}`;
+    await finishJob(sql, job.id, final ? 'failed' : 'queued', message.slice(0, 1000));
     if (final) {
-      await sql`update knowledge_sources set status = 'error', error_message = ${message.slice(0, 1000)}, updated_at = now() where id = ${src.id}`;
+      await markSourceError(sql, src.id, message.slice(0, 1000));
       return;
     }
-    await sql`update knowledge_sources set status = 'queued', updated_at = now() where id = ${src.id} and status = 'processing'`;
+    await requeueSource(sql, src.id);
     throw err; // pg-boss retries with backoff
   }
 }
 
-async function writeChunks(tx: Db, orgId: string, kb: KbRow, sourceId: string, chunks: (Chunk & { url: string | null; title: string })[], hooks?: IngestHooks) {
+async function writeChunks(
+  tx: Db,
+  orgId: string,
+  kb: KbRow,
+  sourceId: string,
+  chunks: (Chunk & { url: string | null; title: string })[],
+  hooks?: IngestHooks,
+  vectors?: number[][] | null,
+) {
   await adjustTerms(tx, kb.id, sourceId, -1);
-  await tx`delete from knowledge_chunks where source_id = ${sourceId}`;
+  await deleteChunksOf(tx, sourceId);
   const config = tsConfigOf(kb);
   for (let i = 0, batch = 0; i < chunks.length; i += BATCH, batch++) {
     const rows = chunks.slice(i, i + BATCH).map((c, j) => ({
@@ -116,7 +135,8 @@ async function writeChunks(tx: Db, orgId: string, kb: KbRow, sourceId: string, c
       token_count: c.token_count,
       ts_config: config,
     }));
-    await tx`insert into knowledge_chunks ${tx(rows, 'org_id', 'kb_id', 'source_id', 'ordinal', 'heading', 'content', 'url', 'title', 'token_count', 'ts_config')}`;
+    const ids = await insertChunks(tx, rows);
+    if (vectors) await storeEmbeddings(tx, kb.id, ids.map((r) => ({ id: r.id, embedding: vectors[r.ordinal]! })));
     await hooks?.afterBatch?.(batch);
   }
   await adjustTerms(tx, kb.id, sourceId, 1);
@@ -136,10 +156,7 @@ async function documentsOf(
       if (!pending) return;
       const p = pending;
       pending = null;
-      await sql`
-        update knowledge_jobs set pages_found = ${p.pages_found}, pages_fetched = ${p.pages_fetched}, pages_skipped = ${p.pages_skipped},
-          pages_failed = ${p.pages_failed}, updated_at = now()
-        where id = ${jobId}`;
+      await setJobProgress(sql, jobId, p);
     };
     const result = await crawl(
       src.source,
@@ -181,7 +198,7 @@ async function documentsOf(
       throw new IngestError(`Could not read ${src.file_name} as ${kind.toUpperCase()}: ${(err as Error).message}; check that the file is not damaged or password-protected`);
     }
   }
-  await sql`update knowledge_jobs set pages_fetched = 1, updated_at = now() where id = ${jobId}`;
+  await setJobProgress(sql, jobId, { pages_found: 1, pages_fetched: 1, pages_skipped: 0, pages_failed: 0 });
   return [{ url: null, title: doc.title, sections: doc.sections }];
 }
 

@@ -12,6 +12,8 @@ import { setTestHooks } from './jobs.ts';
 import { erroredSources } from './queries.ts';
 import { candidateQuery, knowledgeConfigFor, searchChunks } from './search.ts';
 import { chunkSections, countTokens } from './chunk.ts';
+import { embeddingsConfig, rrf } from './vector.ts';
+import { startTestPlatform } from '../../../../test/support/platform.ts';
 
 let tp: TestPlatform;
 let key: string;
@@ -484,5 +486,61 @@ describe('tenant isolation', () => {
     // The token budget of the turn bounds what comes back.
     expect((await search(call!.id, { query: 'vault code Geneva', top_k: 3, max_tokens: 2 })).body).toEqual({ chunks: [] });
     expect((await search(call!.id, { query: 'x', top_k: 0 })).status).toBe(422);
+  });
+});
+
+describe('optional vector search (pgvector)', () => {
+  it('fuses ranked lists by reciprocal rank', () => {
+    const fused = rrf([[{ id: 'a' }, { id: 'b' }, { id: 'c' }], [{ id: 'c' }, { id: 'd' }]], (x) => x.id);
+    expect(fused.map((x) => x.id)).toEqual(['c', 'a', 'b', 'd']); // c: 1/63 + 1/61 beats a: 1/61
+    expect(fused[0]!.score).toBeCloseTo(1 / 63 + 1 / 61, 10);
+    expect(embeddingsConfig({ KB_EMBEDDINGS_MODEL: 'm', KB_EMBEDDINGS_DIMENSIONS: 8 } as never)).toBeNull();
+  });
+
+  it('stores chunk vectors and finds by meaning what full text misses (when the database has pgvector)', async (ctx) => {
+    const [avail] = await tp.sql<{ n: number }[]>`select count(*)::int as n from pg_available_extensions where name = 'vector'`;
+    if (!avail!.n) {
+      ctx.skip('pgvector is not installed in this PostgreSQL (neither Debian\'s PostgreSQL 15 nor the embedded server ships it)');
+      return;
+    }
+    // A local embeddings API: bag of words hashed into 8 dimensions (deterministic, the real wire format).
+    const vec = (t: string) => {
+      const v = new Array(8).fill(0);
+      for (const w of t.toLowerCase().match(/[a-z]+/g) ?? []) v[[...w].reduce((h, ch) => (h * 31 + ch.charCodeAt(0)) % 8, 7)] += 1;
+      return v;
+    };
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const { input } = JSON.parse(body) as { input: string[] };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ data: input.map((t, index) => ({ index, embedding: vec(t) })) }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const vp = await startTestPlatform({ KB_EMBEDDINGS_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, KB_EMBEDDINGS_DIMENSIONS: 8 });
+    try {
+      const org = await vp.createOrg('vector');
+      const form = new FormData();
+      form.append('type', 'text');
+      form.append('text', 'Kettles boil water.\n\nToasters brown bread.');
+      const res = (await (await fetch(`${vp.url}/v1/knowledge-bases/sources`, { method: 'POST', headers: { authorization: `Bearer ${org.key}` }, body: form })).json()) as any;
+      for (;;) {
+        const j = await vp.request('get', `/v1/knowledge-bases/${res.source.kb_id}/jobs/${res.job.job_id}`, { key: org.key });
+        if (j.body.status === 'succeeded') break;
+        expect(j.body.status).not.toBe('failed');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const [n] = await vp.sql<{ n: number }[]>`select count(*)::int as n from knowledge_embeddings where kb_id = ${res.source.kb_id}`;
+      expect(n!.n).toBe(1);
+      const emb = embeddingsConfig(vp.config)!;
+      expect(await searchChunks(vp.sql, org.orgId, [res.source.kb_id], 'zzz qqq', { topK: 2, maxTokens: 500 })).toEqual([]);
+      const hybrid = await searchChunks(vp.sql, org.orgId, [res.source.kb_id], 'zzz qqq', { topK: 2, maxTokens: 500, embeddings: emb });
+      expect(hybrid[0]!.content).toContain('Kettles boil water.');
+    } finally {
+      await vp.close();
+      server.close();
+    }
   });
 });

@@ -282,3 +282,186 @@ export async function rebuildTerms(db: Db, kbId: string): Promise<void> {
     insert into knowledge_terms (kb_id, lexeme, ndoc)
     select ${kbId}, word, ndoc from ts_stat(format('select tsv from knowledge_chunks where kb_id = %L', ${kbId}::text))`;
 }
+
+// ---- Ingestion ------------------------------------------------------------------------------------------
+
+export interface IngestSource {
+  id: string;
+  type: 'url' | 'file' | 'text';
+  source: string;
+  file_name: string;
+  mime_type: string;
+  payload: Buffer | null;
+  status: string;
+}
+
+export async function ingestTarget(db: Db, job: Pick<JobRow, 'source_id' | 'kb_id'>): Promise<{ src: IngestSource | undefined; kb: KbRow | undefined }> {
+  const [src] = await db<IngestSource[]>`
+    select id, type, source, file_name, mime_type, payload, status from knowledge_sources where id = ${job.source_id}`;
+  const [kb] = await db<KbRow[]>`select * from knowledge_bases where id = ${job.kb_id}`;
+  return { src, kb };
+}
+
+/** A new attempt: the job runs with its progress reset, the source is processing. */
+export async function startAttempt(db: Db, jobId: string, sourceId: string, isUrl: boolean): Promise<void> {
+  await db`
+    update knowledge_jobs set status = 'running', attempts = attempts + 1, started_at = now(), finished_at = null, error = null,
+      pages_found = ${isUrl ? 0 : 1}, pages_fetched = 0, pages_skipped = 0, pages_failed = 0, chunks = 0, tokens = 0, updated_at = now()
+    where id = ${jobId}`;
+  await db`update knowledge_sources set status = 'processing', error_message = null, updated_at = now() where id = ${sourceId} and status = 'queued'`;
+}
+
+export async function setJobTotals(db: Db, jobId: string, chunks: number, tokens: number): Promise<void> {
+  await db`update knowledge_jobs set chunks = ${chunks}, tokens = ${tokens}, updated_at = now() where id = ${jobId}`;
+}
+
+export async function setJobProgress(db: Db, jobId: string, p: { pages_found: number; pages_fetched: number; pages_skipped: number; pages_failed: number }): Promise<void> {
+  await db`
+    update knowledge_jobs set pages_found = ${p.pages_found}, pages_fetched = ${p.pages_fetched}, pages_skipped = ${p.pages_skipped},
+      pages_failed = ${p.pages_failed}, updated_at = now()
+    where id = ${jobId}`;
+}
+
+/** Locks the source row; false when it was deleted (the job then writes nothing). */
+export async function lockLiveSource(db: Db, sourceId: string): Promise<boolean> {
+  const [live] = await db`select id from knowledge_sources where id = ${sourceId} for update`;
+  return !!live;
+}
+
+export async function deleteChunksOf(db: Db, sourceId: string): Promise<void> {
+  await db`delete from knowledge_chunks where source_id = ${sourceId}`;
+}
+
+export interface ChunkRow {
+  org_id: string;
+  kb_id: string;
+  source_id: string;
+  ordinal: number;
+  heading: string;
+  content: string;
+  url: string | null;
+  title: string;
+  token_count: number;
+  ts_config: string;
+}
+
+export async function insertChunks(db: Db, rows: ChunkRow[]): Promise<{ id: string; ordinal: number }[]> {
+  return (await db`
+    insert into knowledge_chunks ${db(rows, 'org_id', 'kb_id', 'source_id', 'ordinal', 'heading', 'content', 'url', 'title', 'token_count', 'ts_config')}
+    returning id, ordinal`) as unknown as { id: string; ordinal: number }[];
+}
+
+export async function markSourceReady(db: Db, sourceId: string, chunks: number, tokens: number): Promise<void> {
+  await db`
+    update knowledge_sources set status = 'ready', error_message = null, chunk_count = ${chunks}, token_count = ${tokens},
+      payload = case when type = 'url' then null else payload end, updated_at = now()
+    where id = ${sourceId}`;
+}
+
+export async function markSourceError(db: Db, sourceId: string, message: string): Promise<void> {
+  await db`update knowledge_sources set status = 'error', error_message = ${message}, updated_at = now() where id = ${sourceId}`;
+}
+
+/** Back to queued for a retry. */
+export async function requeueSource(db: Db, sourceId: string): Promise<void> {
+  await db`update knowledge_sources set status = 'queued', updated_at = now() where id = ${sourceId} and status = 'processing'`;
+}
+
+export async function finishJob(db: Db, jobId: string, status: 'succeeded' | 'failed' | 'queued', error: string | null): Promise<void> {
+  await db`update knowledge_jobs set status = ${status}, error = ${error}, finished_at = now(), updated_at = now() where id = ${jobId}`;
+}
+
+// ---- Retrieval ------------------------------------------------------------------------------------------
+
+export interface SearchHit {
+  content: string;
+  heading: string;
+  score: number;
+  source_id: string;
+  kb_id: string;
+  url: string | null;
+  title: string;
+  token_count: number;
+}
+
+export async function basesForSearch(db: Db, orgId: string, ids: string[]) {
+  return db<{ id: string; multilingual: boolean; language: string; mode: string; total_tokens: number }[]>`
+    select id, multilingual, language, mode, total_tokens from knowledge_bases where org_id = ${orgId} and id = any(${ids}::uuid[])
+    order by array_position(${ids}::uuid[], id)`;
+}
+
+/** The lexemes of `text` under `config`, each with its document frequency in the bases, and their chunk total. */
+export async function termFrequencies(db: Db, config: string, ids: string[], text: string) {
+  return db<{ lexeme: string; ndoc: number; total: number }[]>`
+    select q.lexeme, coalesce(sum(t.ndoc), 0)::int as ndoc,
+      (select coalesce(sum(chunk_count), 0)::int from knowledge_sources where kb_id = any(${ids}::uuid[]) and status = 'ready') as total
+    from unnest(tsvector_to_array(to_tsvector(${config}::regconfig, ${text}))) as q(lexeme)
+    left join knowledge_terms t on t.kb_id = any(${ids}::uuid[]) and t.lexeme = q.lexeme
+    group by q.lexeme`;
+}
+
+/** Chunks matching the candidate tsquery, ranked by ts_rank_cd against the full one. */
+export async function rankedChunks(db: Db, ids: string[], rankQuery: string, candidateQuery: string, limit: number) {
+  return db<(SearchHit & { id: string })[]>`
+    select c.id::text as id, c.content, c.heading, ts_rank_cd(c.tsv, ${rankQuery}::tsquery, 32)::float8 as score,
+      c.source_id, c.kb_id, c.url, c.title, c.token_count
+    from knowledge_chunks c
+    where c.kb_id = any(${ids}::uuid[]) and c.tsv @@ ${candidateQuery}::tsquery
+    order by score desc, c.id
+    limit ${limit}`;
+}
+
+/** Every chunk of the bases' ready sources, in base, source and position order (stuff mode). */
+export async function chunksInOrder(db: Db, ids: string[]) {
+  return db<{ heading: string; content: string; title: string }[]>`
+    select c.heading, c.content, c.title from knowledge_chunks c join knowledge_sources s on s.id = c.source_id
+    where c.kb_id = any(${ids}::uuid[]) and s.status = 'ready'
+    order by array_position(${ids}::uuid[], c.kb_id), s.created_at, s.id, c.ordinal`;
+}
+
+/** The bases linked to a call's agent's model, within the call's organisation. */
+export async function kbIdsForCall(db: Db, call: { org_id: string; agent_id: string }): Promise<string[]> {
+  const [m] = await db<{ knowledge_base_ids: string[] }[]>`
+    select m.knowledge_base_ids from agents a join llm_models m on m.id = a.llm_id and m.org_id = a.org_id
+    where a.id = ${call.agent_id} and a.org_id = ${call.org_id}`;
+  return m?.knowledge_base_ids ?? [];
+}
+
+// ---- Optional vectors (pgvector) ------------------------------------------------------------------------
+
+export async function pgvectorAvailable(db: Db): Promise<boolean> {
+  const [avail] = await db<{ n: number }[]>`select count(*)::int as n from pg_available_extensions where name = 'vector'`;
+  return avail!.n > 0;
+}
+
+/** The embeddings table (dimension from the configuration, hence created at run time, not by a migration). */
+export async function createVectorSchema(db: Db, dimensions: number): Promise<void> {
+  await db`create extension if not exists vector`;
+  await db.unsafe(`
+    create table if not exists knowledge_embeddings (
+      chunk_id bigint primary key references knowledge_chunks (id) on delete cascade,
+      kb_id uuid not null references knowledge_bases (id) on delete cascade,
+      embedding vector(${Math.trunc(Number(dimensions))}) not null
+    )`);
+  await db`create index if not exists knowledge_embeddings_hnsw on knowledge_embeddings using hnsw (embedding vector_cosine_ops)`;
+  await db`create index if not exists knowledge_embeddings_kb on knowledge_embeddings (kb_id)`;
+}
+
+export async function insertEmbeddings(db: Db, rows: { chunk_id: string; kb_id: string; embedding: string }[]): Promise<void> {
+  await db`
+    insert into knowledge_embeddings (chunk_id, kb_id, embedding)
+    select chunk_id::bigint, kb_id::uuid, embedding::vector from json_to_recordset(${JSON.stringify(rows)}::json)
+      as x(chunk_id text, kb_id text, embedding text)
+    on conflict (chunk_id) do update set embedding = excluded.embedding`;
+}
+
+/** The chunks nearest to a vector literal in the given bases (cosine distance), best first. */
+export async function nearestChunks(db: Db, kbIds: string[], vector: string, limit: number) {
+  return db<(SearchHit & { id: string })[]>`
+    select c.id::text as id, c.content, c.heading, (1 - (e.embedding <=> ${vector}::vector))::float8 as score,
+      c.source_id, c.kb_id, c.url, c.title, c.token_count
+    from knowledge_embeddings e join knowledge_chunks c on c.id = e.chunk_id
+    where e.kb_id = any(${kbIds}::uuid[])
+    order by e.embedding <=> ${vector}::vector
+    limit ${limit}`;
+}

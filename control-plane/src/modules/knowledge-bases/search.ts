@@ -12,18 +12,11 @@ import type { Db } from '../../db/types.ts';
 import type { KnowledgeConfig } from '../../../../schemas/internal.ts';
 import { Histogram } from 'prom-client';
 import type { Services } from '../../services.ts';
-import { tsConfigOf } from './queries.ts';
+import { basesForSearch, chunksInOrder, kbIdsForCall, rankedChunks, termFrequencies, tsConfigOf, type SearchHit } from './queries.ts';
+import { formatChunk } from './format.ts';
+import { embed, embeddingsConfig, nearestChunks, rrf, vectorReady, type EmbeddingsConfig } from './vector.ts';
 
-export interface SearchHit {
-  content: string;
-  heading: string;
-  score: number;
-  source_id: string;
-  kb_id: string;
-  url: string | null;
-  title: string;
-  token_count: number;
-}
+export type { SearchHit };
 
 /** Distinct words of a question (letters and digits of any script), at most 32. */
 export function queryWords(query: string): string[] {
@@ -63,40 +56,47 @@ export function candidateQuery(terms: { lexeme: string; ndoc: number }[], total:
   return tsq(chosen.map((t) => t.lexeme), '&');
 }
 
-export async function searchChunks(db: Db, orgId: string, kbIds: string[], query: string, opts: { topK: number; maxTokens: number }): Promise<SearchHit[]> {
+export async function searchChunks(
+  db: Db,
+  orgId: string,
+  kbIds: string[],
+  query: string,
+  opts: { topK: number; maxTokens: number; embeddings?: EmbeddingsConfig | null; onVectorError?: (err: unknown) => void },
+): Promise<SearchHit[]> {
   const words = queryWords(query);
   if (!words.length || !kbIds.length) return [];
-  const bases = await db<{ id: string; multilingual: boolean; language: string }[]>`
-    select id, multilingual, language from knowledge_bases where org_id = ${orgId} and id = any(${kbIds}::uuid[])`;
+  const bases = await basesForSearch(db, orgId, kbIds);
   const byConfig = new Map<string, string[]>();
   for (const b of bases) byConfig.set(tsConfigOf(b), [...(byConfig.get(tsConfigOf(b)) ?? []), b.id]);
-  const hits: SearchHit[] = [];
+  let hits: (SearchHit & { id: string })[] = [];
   for (const [config, ids] of byConfig) {
-    const terms = await db<{ lexeme: string; ndoc: number; total: number }[]>`
-      select q.lexeme, coalesce(sum(t.ndoc), 0)::int as ndoc,
-        (select coalesce(sum(chunk_count), 0)::int from knowledge_sources where kb_id = any(${ids}::uuid[]) and status = 'ready') as total
-      from unnest(tsvector_to_array(to_tsvector(${config}::regconfig, ${words.join(' ')}))) as q(lexeme)
-      left join knowledge_terms t on t.kb_id = any(${ids}::uuid[]) and t.lexeme = q.lexeme
-      group by q.lexeme`;
+    const terms = await termFrequencies(db, config, ids, words.join(' '));
     const present = terms.filter((t) => t.ndoc > 0);
     if (!present.length) continue;
     const selective = candidateQuery(present, terms[0]!.total);
     const all = tsq(present.map((t) => t.lexeme), '|');
-    const rows = await db<SearchHit[]>`
-      select c.content, c.heading, ts_rank_cd(c.tsv, ${all}::tsquery, 32)::float8 as score, c.source_id, c.kb_id, c.url, c.title, c.token_count
-      from knowledge_chunks c
-      where c.kb_id = any(${ids}::uuid[]) and c.tsv @@ ${selective}::tsquery
-      order by score desc, c.id
-      limit ${opts.topK * 2}`;
+    const rows = await rankedChunks(db, ids, all, selective, opts.topK * 2);
     hits.push(...rows);
   }
   hits.sort((a, b) => b.score - a.score);
+  if (opts.embeddings && bases.length) {
+    // Hybrid: the question's nearest chunks merged with the full-text ranking by reciprocal rank. A failing
+    // embeddings call leaves the full-text results.
+    try {
+      const [vector] = await embed(opts.embeddings, [query], 1000);
+      const near = await nearestChunks(db, bases.map((b) => b.id), vector!, opts.topK * 2);
+      hits = rrf([hits, near], (h) => h.id);
+    } catch (err) {
+      opts.onVectorError?.(err);
+    }
+  }
   const out: SearchHit[] = [];
   let tokens = 0;
   for (const h of hits) {
     if (out.length >= opts.topK) break;
     if (tokens + h.token_count > opts.maxTokens) continue;
-    out.push(h);
+    const { id: _id, ...hit } = h;
+    out.push(hit);
     tokens += h.token_count;
   }
   return out;
@@ -108,22 +108,15 @@ export async function searchChunks(db: Db, orgId: string, kbIds: string[], query
  */
 export async function knowledgeConfigFor(db: Db, orgId: string, kbIds: string[], stuffMaxTokens: number): Promise<KnowledgeConfig> {
   if (!kbIds.length) return { knowledge_base_ids: [], mode: 'retrieve' };
-  const kbs = await db<{ id: string; mode: string; total_tokens: number }[]>`
-    select id, mode, total_tokens from knowledge_bases where org_id = ${orgId} and id = any(${kbIds}::uuid[]) order by array_position(${kbIds}::uuid[], id)`;
+  const kbs = await basesForSearch(db, orgId, kbIds);
   const ids = kbs.map((k) => k.id);
   const total = kbs.reduce((n, k) => n + k.total_tokens, 0);
   if (!kbs.length || kbs.some((k) => k.mode !== 'stuff') || total > stuffMaxTokens) return { knowledge_base_ids: ids, mode: 'retrieve' };
-  const chunks = await db<{ heading: string; content: string; title: string }[]>`
-    select c.heading, c.content, c.title from knowledge_chunks c join knowledge_sources s on s.id = c.source_id
-    where c.kb_id = any(${ids}::uuid[]) and s.status = 'ready'
-    order by array_position(${ids}::uuid[], c.kb_id), s.created_at, s.id, c.ordinal`;
+  const chunks = await chunksInOrder(db, ids);
   return { knowledge_base_ids: ids, mode: 'stuff', stuffed_context: chunks.map(formatChunk).join('\n\n') };
 }
 
-export const formatChunk = (c: { heading: string; content: string; title?: string }) => {
-  const where = [c.title, c.heading].filter(Boolean).join(' › ');
-  return where ? `[${where}]\n${c.content}` : c.content;
-};
+export { formatChunk };
 
 /**
  * The worker's search for one call: the bases linked to the call's agent's model, of the call's own
@@ -136,12 +129,13 @@ export async function searchForCall(
   req: { query: string; top_k: number; max_tokens?: number | undefined },
 ): Promise<{ chunks: SearchHit[] }> {
   const started = performance.now();
-  const [m] = await db<{ knowledge_base_ids: string[] }[]>`
-    select m.knowledge_base_ids from agents a join llm_models m on m.id = a.llm_id and m.org_id = a.org_id
-    where a.id = ${call.agent_id} and a.org_id = ${call.org_id}`;
-  const chunks = await searchChunks(db, call.org_id, m?.knowledge_base_ids ?? [], req.query, {
+  const kbIds = await kbIdsForCall(db, call);
+  const emb = embeddingsConfig(services.config);
+  const chunks = await searchChunks(db, call.org_id, kbIds, req.query, {
     topK: req.top_k,
     maxTokens: req.max_tokens ?? services.config.KB_RETRIEVAL_MAX_TOKENS,
+    embeddings: emb && (await vectorReady(services.sql, emb)) ? emb : null,
+    onVectorError: (err) => services.log.warn({ err, call_id: call.id }, 'knowledge vector search failed; full-text results only'),
   });
   searchHistogram(services).observe({ result: chunks.length ? 'hit' : 'empty' }, (performance.now() - started) / 1000);
   return { chunks };

@@ -47,6 +47,11 @@ export interface CarrierAdapter {
   search(q: NumberSearch): Promise<AvailableNumber[]>;
   /** Buys the number. Throws CarrierError('number_unavailable') when it is taken. */
   purchase(phoneNumber: string, opts: { friendlyName?: string | null }): Promise<PurchasedNumber>;
+  /**
+   * The carrier's id of a number this platform holds, or null. Optional: lets the repair job undo a purchase
+   * that crashed before the carrier's id was recorded.
+   */
+  findPurchased?(phoneNumber: string): Promise<string | null>;
   /** Releases a number bought earlier. Releasing one that is already gone succeeds (idempotent). */
   release(carrierNumberId: string): Promise<void>;
   /** Points the number's inbound calls at our SIP ingress. Idempotent. */

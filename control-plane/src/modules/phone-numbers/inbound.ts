@@ -1,0 +1,144 @@
+// Inbound calls: the worker in a room made by a dispatch rule asks the control plane to open the call
+// (POST /internal/v1/calls/inbound). Routing, in order:
+//   1. the number's inbound_routing.agent_id, else the number's agent_id: the primary agent;
+//   2. inbound_routing.fallback.agent_id when the primary agent has been deleted, or the organisation is at
+//      its daily call cap or its concurrent-call limit (the overflow line: admitted past those limits);
+//   3. the workspace's default_agent_id when there is no live primary and no fallback (limits apply);
+//   4. otherwise the call is refused: a `failed` call record and `call.failed`, and the worker deletes the room
+//      so the SIP bridge answers the INVITE with a final 486.
+// An unknown or inactive number is refused the same way but creates no call (404).
+import { randomUUID } from 'node:crypto';
+import type { Services } from '../../services.ts';
+import type { Db } from '../../db/types.ts';
+import { HttpError } from '../../http/errors.ts';
+import type { InboundOpenRequest } from '../../../../schemas/internal.ts';
+import { insertCall, type CallRow } from '../calls/queries.ts';
+import { admitCall } from '../calls/limits.ts';
+import { failCall, markInitiated } from '../calls/lifecycle.ts';
+import { carrierFor } from './carriers/index.ts';
+import { callRateCents } from './rates.ts';
+import { findLiveByNumber, type PhoneNumberRow } from './queries.ts';
+
+/** A phone number as E.164, or null when it is not one (an anonymous caller, a SIP user name). */
+export function toE164(raw: string | null | undefined): string | null {
+  if (!raw) return null;
+  const s = raw.trim().replace(/^(tel:|sip:)/, '').replace(/@.*$/, '').replace(/[\s().-]/g, '');
+  if (/^\+[1-9]\d{1,14}$/.test(s)) return s;
+  if (/^00[1-9]\d{1,14}$/.test(s)) return `+${s.slice(2)}`;
+  if (/^[1-9]\d{1,14}$/.test(s)) return `+${s}`;
+  return null;
+}
+
+export type Rejection = 'number_not_found' | 'number_inactive' | 'no_agent' | 'daily_cap_reached' | 'concurrency_limit_reached';
+
+const refused = (status: 404 | 409, reason: Rejection, detail: string, callId?: string) =>
+  new HttpError(status, status === 404 ? 'not_found' : 'conflict', detail, { extra: { reason, ...(callId ? { call_id: callId } : {}) } });
+
+type Admission = 'ok' | 'daily_cap_reached' | 'concurrency_limit_reached';
+
+/** A slot under the org's limits (calls/limits.ts: the one admission of every call type, race-free). */
+async function admit(db: Db, orgId: string): Promise<Admission> {
+  const a = await admitCall(db, orgId);
+  if (a.ok) return 'ok';
+  return a.reason === 'daily_cap' ? 'daily_cap_reached' : 'concurrency_limit_reached';
+}
+
+/** The overflow line still counts toward the day's calls, past the cap. */
+async function countDailyCall(db: Db, orgId: string): Promise<void> {
+  await db`
+    insert into org_daily_calls as d (org_id, day, calls) values (${orgId}, (now() at time zone 'utc')::date, 1)
+    on conflict (org_id, day) do update set calls = d.calls + 1`;
+}
+
+async function liveAgent(db: Db, orgId: string, id: string | null | undefined): Promise<string | null> {
+  if (!id) return null;
+  const [row] = await db<{ id: string }[]>`select id from agents where id = ${id} and org_id = ${orgId} and deleted_at is null`;
+  return row?.id ?? null;
+}
+
+export interface Route {
+  agentId: string | null;
+  /** How the agent was chosen: primary, fallback, default; or the rejection. */
+  via: 'primary' | 'fallback' | 'default' | Rejection;
+}
+
+/** Chooses the agent (and takes the limit slot) inside the caller's transaction. */
+export async function routeInbound(db: Db, number: PhoneNumberRow): Promise<Route> {
+  const routing = number.inbound_routing;
+  const primary = (await liveAgent(db, number.org_id, routing?.agent_id)) ?? (await liveAgent(db, number.org_id, number.agent_id));
+  const fallback = await liveAgent(db, number.org_id, routing?.fallback?.agent_id);
+  if (primary) {
+    const admission = await admit(db, number.org_id);
+    if (admission === 'ok') return { agentId: primary, via: 'primary' };
+    if (fallback) {
+      await countDailyCall(db, number.org_id);
+      return { agentId: fallback, via: 'fallback' };
+    }
+    return { agentId: null, via: admission };
+  }
+  if (fallback) {
+    await countDailyCall(db, number.org_id);
+    return { agentId: fallback, via: 'fallback' };
+  }
+  const [org] = await db<{ default_agent_id: string | null }[]>`select default_agent_id from orgs where id = ${number.org_id}`;
+  const def = await liveAgent(db, number.org_id, org?.default_agent_id);
+  if (!def) return { agentId: null, via: 'no_agent' };
+  const admission = await admit(db, number.org_id);
+  return admission === 'ok' ? { agentId: def, via: 'default' } : { agentId: null, via: admission };
+}
+
+const REJECTION_DETAIL: Record<Rejection, string> = {
+  number_not_found: 'The dialled number is not a number of this platform',
+  number_inactive: 'The dialled number is inactive',
+  no_agent: 'No agent can take calls for this number',
+  daily_cap_reached: 'The organisation reached its daily call cap',
+  concurrency_limit_reached: 'The organisation reached its concurrent-call limit',
+};
+
+/** POST /internal/v1/calls/inbound. Idempotent per room: a retried request answers the call already opened. */
+export async function openInboundCall(services: Services, req: InboundOpenRequest): Promise<{ call_id: string }> {
+  const { sql } = services;
+  const [existing] = await sql<CallRow[]>`select * from calls where room_name = ${req.room_name}`;
+  if (existing) {
+    if (existing.status === 'failed') throw refused(409, (existing.end_reason as Rejection) ?? 'no_agent', 'The call was refused', existing.id);
+    return { call_id: existing.id };
+  }
+  const to = toE164(req.to_number);
+  const number = to ? await findLiveByNumber(sql, to) : undefined;
+  if (!number) throw refused(404, 'number_not_found', REJECTION_DETAIL.number_not_found);
+  if (number.status !== 'active') throw refused(404, 'number_inactive', REJECTION_DETAIL.number_inactive);
+
+  const carrier = carrierFor(services);
+  const id = randomUUID();
+  const result = await sql.begin(async (tx) => {
+    const route = await routeInbound(tx, number);
+    const voicemail = number.inbound_routing?.voicemail_message;
+    const call = await insertCall(tx, {
+      id,
+      org_id: number.org_id,
+      // A refused call is recorded against the agent the number names (agents are soft-deleted, so it exists).
+      agent_id: route.agentId ?? number.inbound_routing?.agent_id ?? number.agent_id,
+      type: 'inbound',
+      direction: 'inbound',
+      to_number: number.phone_number,
+      from_number: toE164(req.from_number),
+      room_name: req.room_name,
+      variables: {},
+      metadata: { phone_number_id: number.id, routed_via: route.via },
+      overrides: voicemail ? { voicemail_message: voicemail } : {},
+      webhook_url: null,
+    });
+    await tx`
+      update calls set carrier_call_sid = ${req.sip_call_id}, rate_cents_per_minute = ${callRateCents(carrier, 'inbound', number.phone_number)}
+      where id = ${id}`;
+    if (!route.agentId) {
+      await failCall(tx, call, route.via, route.via);
+      return { refused: route.via as Rejection };
+    }
+    await markInitiated(tx, id);
+    return { refused: null };
+  });
+  services.log.info({ call_id: id, phone_number_id: number.id, room: req.room_name, routed: result.refused ?? 'accepted' }, 'inbound call');
+  if (result.refused) throw refused(409, result.refused, REJECTION_DETAIL[result.refused], id);
+  return { call_id: id };
+}

@@ -1,0 +1,188 @@
+// The phone-numbers resource (tag `phone-numbers`) and the worker's inbound-call route.
+import { defineRoute, reply, type RouteDef } from '../../http/route.ts';
+import { notFound } from '../../http/errors.ts';
+import { checkReferences } from '../../http/references.ts';
+import {
+  InboundRoutingInput,
+  PhoneNumber,
+  PhoneNumberList,
+  PhoneNumberListQuery,
+  PhoneNumberParams,
+  PhoneNumberSearchQuery,
+  PhoneNumberSearchResult,
+  PurchasePhoneNumber,
+  UpdatePhoneNumber,
+} from '../../../../schemas/phone-numbers.ts';
+import { InboundOpenRequest, InboundOpenResult } from '../../../../schemas/internal.ts';
+import { CarrierError, carrierFor } from './carriers/index.ts';
+import { getNumber, listNumbers, updateNumber } from './queries.ts';
+import { carrierHttpError, normaliseRouting, phoneNumberView, purchaseNumber, releaseNumber, routingReferences } from './service.ts';
+import { openInboundCall } from './inbound.ts';
+import { ValidationFailure } from '../../http/errors.ts';
+
+const meta = (ctx: { state: { requestId: string }; ip: string }) => ({ requestId: ctx.state.requestId, ip: ctx.ip || null });
+
+const searchRoute = (root: boolean): RouteDef =>
+  defineRoute({
+    method: 'get',
+    path: root ? '/phone-numbers/search' : '/phone-numbers/search',
+    root,
+    operationId: root ? 'searchPhoneNumbers' : 'searchPhoneNumbersV1',
+    tag: 'phone-numbers',
+    summary: root ? 'Search available phone numbers' : 'Search available phone numbers (/v1 alias)',
+    description:
+      'Numbers the platform can buy for you now. `country` defaults to `US`; `area_code` applies to US and CA only; ' +
+      '`contains` matches digits, or letters by their keypad digit. Results are not reserved: buy one with ' +
+      '`POST /v1/phone-numbers`.',
+    query: PhoneNumberSearchQuery,
+    transaction: false,
+    responses: { 200: { description: 'Available numbers', schema: PhoneNumberSearchResult } },
+    handler: async ({ query, services }) => {
+      const country = (query.country ?? 'US').toUpperCase();
+      if (query.area_code && country !== 'US' && country !== 'CA') {
+        throw new ValidationFailure([{ loc: ['query', 'area_code'], msg: 'area_code applies to US and CA numbers only', type: 'value_error', input: query.area_code }]);
+      }
+      try {
+        const items = await carrierFor(services).search({ country, area_code: query.area_code ?? null, contains: query.contains ?? null, limit: query.limit });
+        return { items };
+      } catch (err) {
+        if (err instanceof CarrierError) throw carrierHttpError(err);
+        throw err;
+      }
+    },
+  });
+
+export const phoneNumberRoutes = [
+  searchRoute(true),
+  searchRoute(false),
+  defineRoute({
+    method: 'post',
+    path: '/phone-numbers',
+    operationId: 'purchasePhoneNumber',
+    tag: 'phone-numbers',
+    summary: 'Buy a phone number',
+    description:
+      'Buys `phone_number` (from the search), or the first available match of `country`, `area_code` and `contains`, ' +
+      'and wires it: the platform points the number at its SIP ingress, creates its inbound trunk, its dispatch rule ' +
+      'and its outbound trunk. All of it happens, or none of it: on any failure the purchase is undone. A number that ' +
+      'is taken is a 409; a carrier or telephony outage is a 503 with `Retry-After` (nothing was bought).',
+    body: PurchasePhoneNumber,
+    transaction: false,
+    responses: { 200: { description: 'The number, wired and active', schema: PhoneNumber } },
+    handler: async ({ body, auth, services, ctx }) => phoneNumberView(await purchaseNumber(services, auth, body, meta(ctx))),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/phone-numbers',
+    operationId: 'listPhoneNumbers',
+    tag: 'phone-numbers',
+    summary: 'List phone numbers',
+    description: 'Newest first. Filter with `status` or `agent_id`. Released numbers are not listed.',
+    query: PhoneNumberListQuery,
+    responses: { 200: { description: 'Phone numbers of the organisation', schema: PhoneNumberList } },
+    handler: async ({ query, auth, db }) => {
+      const { items, total } = await listNumbers(db, auth.orgId, query);
+      return { items: items.map(phoneNumberView), total, limit: query.limit, offset: query.offset };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/phone-numbers/:phone_number_id',
+    operationId: 'getPhoneNumber',
+    tag: 'phone-numbers',
+    summary: 'Get a phone number',
+    params: PhoneNumberParams,
+    responses: { 200: { description: 'The phone number', schema: PhoneNumber } },
+    handler: async ({ params, auth, db }) => {
+      const row = await getNumber(db, auth.orgId, params.phone_number_id);
+      if (!row) throw notFound('Phone number');
+      return phoneNumberView(row);
+    },
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/phone-numbers/:phone_number_id',
+    operationId: 'updatePhoneNumber',
+    tag: 'phone-numbers',
+    summary: 'Update a phone number',
+    description:
+      '`status` `inactive` keeps the number (and its wiring) but refuses its calls: the caller gets a SIP 486 and no ' +
+      'call is created. `active` takes calls again.',
+    params: PhoneNumberParams,
+    body: UpdatePhoneNumber,
+    responses: { 200: { description: 'The updated phone number', schema: PhoneNumber } },
+    handler: async ({ params, body, auth, db, audit }) => {
+      const cur = await getNumber(db, auth.orgId, params.phone_number_id, { forUpdate: true });
+      if (!cur) throw notFound('Phone number');
+      if (body.agent_id) await checkReferences(db, auth.orgId, [{ loc: ['body', 'agent_id'], table: 'agents', what: 'agent', ids: body.agent_id }]);
+      const row = await updateNumber(db, cur.id, body);
+      await audit({ action: 'phone_number.update', resourceType: 'phone_number', resourceId: cur.id, details: { fields: Object.keys(body), ...(body.status ? { status: body.status } : {}) } });
+      return phoneNumberView(row);
+    },
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/phone-numbers/:phone_number_id/inbound-routing',
+    operationId: 'updatePhoneNumberInboundRouting',
+    tag: 'phone-numbers',
+    summary: 'Set a number\'s inbound routing',
+    description:
+      'Fields given replace the stored ones; `null` clears one. Calls go to `agent_id` (else the number\'s own ' +
+      '`agent_id`); `fallback.agent_id` answers when that agent has been deleted or the organisation is at its daily ' +
+      'call cap or concurrent-call limit (fallback calls are the overflow line and are admitted past those limits); ' +
+      'then the workspace\'s `default_agent_id`. `voicemail_message` is left when voicemail is detected.',
+    params: PhoneNumberParams,
+    body: InboundRoutingInput,
+    responses: { 200: { description: 'The phone number', schema: PhoneNumber } },
+    handler: async ({ params, body, auth, db, audit }) => {
+      const cur = await getNumber(db, auth.orgId, params.phone_number_id, { forUpdate: true });
+      if (!cur) throw notFound('Phone number');
+      await checkReferences(db, auth.orgId, routingReferences(body, ['body']));
+      const row = await updateNumber(db, cur.id, { inbound_routing: normaliseRouting(body, cur.inbound_routing) });
+      await audit({ action: 'phone_number.update_inbound_routing', resourceType: 'phone_number', resourceId: cur.id, details: { fields: Object.keys(body) } });
+      return phoneNumberView(row);
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/phone-numbers/:phone_number_id',
+    operationId: 'releasePhoneNumber',
+    tag: 'phone-numbers',
+    summary: 'Release a phone number',
+    description:
+      'The number stops taking calls and leaves the list at once; its dispatch rule and trunks are removed and it is ' +
+      'released at the carrier (retried in the background if the carrier is unavailable). Its calls stay readable.',
+    params: PhoneNumberParams,
+    status: 204,
+    responses: { 204: { description: 'Released' } },
+    handler: async ({ params, auth, db, audit, onCommit, services }) => {
+      const cur = await getNumber(db, auth.orgId, params.phone_number_id, { forUpdate: true });
+      if (!cur) throw notFound('Phone number');
+      await db`update phone_numbers set wiring_state = 'releasing', status = 'inactive', deleted_at = now(), updated_at = now() where id = ${cur.id}`;
+      await audit({ action: 'phone_number.release', resourceType: 'phone_number', resourceId: cur.id, details: { phone_number: cur.phone_number } });
+      onCommit(() => releaseNumber(services, cur));
+      return reply(204);
+    },
+  }),
+];
+
+export const internalInboundRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/internal/v1/calls/inbound',
+    root: true,
+    internal: true,
+    auth: 'worker',
+    operationId: 'internalInboundCall',
+    tag: 'calls',
+    summary: 'Open an inbound call from the dialled number',
+    description:
+      '200 `{call_id}`; 404 `{reason: number_not_found | number_inactive}` (no call); 409 `{reason, call_id}` when no ' +
+      'agent can take it (a failed call and `call.failed`). On 404 or 409 the worker deletes the room, which makes ' +
+      'the SIP bridge answer the INVITE with 486.',
+    body: InboundOpenRequest,
+    transaction: false,
+    responses: { 200: { description: 'The call', schema: InboundOpenResult } },
+    handler: async ({ body, services }) => openInboundCall(services, body),
+  }),
+];

@@ -1,0 +1,154 @@
+// Wiring a number to LiveKit SIP, and undoing it. A purchase is one unit of work:
+//
+//   row 'purchasing' ─► carrier.purchase ─► 'wiring' ─► inbound trunk ─► dispatch rule ─► outbound trunk ─► 'wired'
+//
+// Every id is stored the moment it exists, and every LiveKit object carries the number's id in its name
+// (`vap:pn:<id>:…`), so whatever a crash leaves behind can be found and removed. Undoing (a failed step, a
+// stale purchase found by the repair job, or DELETE) is one idempotent routine: remove the rule and trunks,
+// release at the carrier, soft-delete the row.
+import { RoomAgentDispatch, RoomConfiguration, type SipClient } from 'livekit-server-sdk';
+import type { Services } from '../../services.ts';
+import type { CarrierAdapter } from './carriers/types.ts';
+import { carrierFor, ingressOf } from './carriers/index.ts';
+import { getNumberById, setWiring, type PhoneNumberRow } from './queries.ts';
+
+export const INBOUND_ROOM_PREFIX = 'pn-';
+export const UNROUTED_ROOM_PREFIX = 'unrouted-';
+export const CATCH_ALL_RULE_NAME = 'vap:unrouted';
+const objectName = (id: string, what: 'in' | 'rule' | 'out') => `vap:pn:${id}:${what}`;
+const NAME_RE = /^vap:pn:([0-9a-f-]{36}):(in|rule|out)$/;
+
+// livekit.SIPTransport values (the enum lives in @livekit/protocol, which the SDK does not re-export).
+type Transport = NonNullable<Parameters<SipClient['createSipOutboundTrunk']>[3]>['transport'];
+const TRANSPORT = { udp: 1, tcp: 2, tls: 3 } as unknown as Record<'udp' | 'tcp' | 'tls', Transport>;
+
+/** A Twirp "not found" (the object is already gone): deleting it again is success. */
+const isNotFound = (err: unknown) => {
+  const e = err as { status?: number; code?: string };
+  return e?.status === 404 || e?.code === 'not_found';
+};
+async function ignoreMissing(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}
+
+/**
+ * Steps 2-4 of a purchase, after the carrier sold the number: point it at our ingress, create the inbound
+ * trunk, the individual dispatch rule (explicit dispatch of our agent worker, with the number's context) and the
+ * outbound trunk. Ids are stored one by one. Throws on the first failure; the caller undoes.
+ */
+export async function wireNumber(services: Services, row: PhoneNumberRow, carrier: CarrierAdapter = carrierFor(services)): Promise<PhoneNumberRow> {
+  const { sip, agentName } = services.livekit;
+  const cfg = services.config;
+  const context = JSON.stringify({ phone_number_id: row.id, phone_number: row.phone_number });
+  await carrier.routeToIngress(row.carrier_number_id!, ingressOf(cfg));
+  let cur = row;
+  if (!cur.inbound_trunk_id) {
+    const addresses = carrier.inboundSourceAddresses();
+    const trunk = await sip.createSipInboundTrunk(objectName(row.id, 'in'), [row.phone_number], {
+      metadata: context,
+      ...(addresses.length ? { allowedAddresses: addresses } : {}),
+      ringingTimeout: cfg.SIP_RINGING_TIMEOUT_SECONDS,
+    });
+    cur = await setWiring(services.sql, row.id, { inbound_trunk_id: trunk.sipTrunkId });
+  }
+  if (!cur.dispatch_rule_id) {
+    const rule = await sip.createSipDispatchRule(
+      { type: 'individual', roomPrefix: INBOUND_ROOM_PREFIX },
+      {
+        name: objectName(row.id, 'rule'),
+        metadata: context,
+        trunkIds: [cur.inbound_trunk_id!],
+        roomConfig: new RoomConfiguration({ agents: [new RoomAgentDispatch({ agentName, metadata: context })] }),
+      },
+    );
+    cur = await setWiring(services.sql, row.id, { dispatch_rule_id: rule.sipDispatchRuleId });
+  }
+  if (!cur.outbound_trunk_id) {
+    const term = await carrier.outboundTermination(row.phone_number);
+    const trunk = await sip.createSipOutboundTrunk(objectName(row.id, 'out'), term.address, [row.phone_number], {
+      metadata: context,
+      transport: TRANSPORT[term.transport],
+      ...(term.auth_username ? { authUsername: term.auth_username } : {}),
+      ...(term.auth_password ? { authPassword: term.auth_password } : {}),
+    });
+    cur = await setWiring(services.sql, row.id, { outbound_trunk_id: trunk.sipTrunkId });
+  }
+  return setWiring(services.sql, row.id, { wiring_state: 'wired', wiring_error: null });
+}
+
+/** Deletes every LiveKit object of a number: the stored ids, and any named for it that a crash left unrecorded. */
+export async function removeLiveKitObjects(services: Services, row: PhoneNumberRow): Promise<void> {
+  const { sip } = services.livekit;
+  const rules = new Set([row.dispatch_rule_id].filter(Boolean) as string[]);
+  const trunks = new Set([row.inbound_trunk_id, row.outbound_trunk_id].filter(Boolean) as string[]);
+  for (const r of await sip.listSipDispatchRule()) if (r.name.startsWith(`vap:pn:${row.id}:`)) rules.add(r.sipDispatchRuleId);
+  for (const t of await sip.listSipInboundTrunk()) if (t.name.startsWith(`vap:pn:${row.id}:`)) trunks.add(t.sipTrunkId);
+  for (const t of await sip.listSipOutboundTrunk()) if (t.name.startsWith(`vap:pn:${row.id}:`)) trunks.add(t.sipTrunkId);
+  for (const id of rules) await ignoreMissing(sip.deleteSipDispatchRule(id));
+  for (const id of trunks) await ignoreMissing(sip.deleteSipTrunk(id));
+}
+
+/**
+ * Undoes a number completely: LiveKit objects, then the carrier, then the row (soft-deleted, 'released').
+ * Idempotent; safe to run again after any failure. The carrier is skipped when it never sold the number.
+ */
+export async function unwireNumber(services: Services, id: string, carrier: CarrierAdapter = carrierFor(services)): Promise<void> {
+  let row = await getNumberById(services.sql, id);
+  if (!row || row.wiring_state === 'released') return;
+  if (row.wiring_state !== 'releasing') row = await setWiring(services.sql, id, { wiring_state: 'releasing' });
+  await removeLiveKitObjects(services, row);
+  let carrierId = row.carrier_number_id;
+  // A purchase that crashed between the carrier's sale and our record of it: ask the carrier.
+  if (!carrierId && carrier.findPurchased && row.provider === carrier.name) carrierId = await carrier.findPurchased(row.phone_number);
+  if (carrierId && row.provider === carrier.name) await carrier.release(carrierId);
+  await services.sql`
+    update phone_numbers set wiring_state = 'released', status = 'inactive', deleted_at = coalesce(deleted_at, now()),
+      inbound_trunk_id = null, outbound_trunk_id = null, dispatch_rule_id = null, updated_at = now()
+    where id = ${id}`;
+}
+
+/**
+ * The wildcard dispatch rule (no trunk): an INVITE that no number's trunk matches (a number that is not ours,
+ * or a caller outside the carrier's addresses) lands in an `unrouted-` room whose agent job asks the control
+ * plane, is refused, and deletes the room, which makes the bridge answer the INVITE with a final 486. Without
+ * it, the SIP bridge (v1.8) drops such an INVITE silently and the caller rings forever.
+ */
+export async function ensureCatchAllRule(services: Services): Promise<string> {
+  const { sip, agentName } = services.livekit;
+  const existing = (await sip.listSipDispatchRule()).filter((r) => r.name === CATCH_ALL_RULE_NAME);
+  if (existing[0]) {
+    // Two processes starting at once may both have created one; keep the oldest, as any one will do.
+    for (const extra of existing.slice(1)) await ignoreMissing(sip.deleteSipDispatchRule(extra.sipDispatchRuleId));
+    return existing[0].sipDispatchRuleId;
+  }
+  const rule = await sip.createSipDispatchRule(
+    { type: 'individual', roomPrefix: UNROUTED_ROOM_PREFIX },
+    {
+      name: CATCH_ALL_RULE_NAME,
+      metadata: JSON.stringify({ unrouted: true }),
+      roomConfig: new RoomConfiguration({ agents: [new RoomAgentDispatch({ agentName, metadata: JSON.stringify({ unrouted: true }) })] }),
+    },
+  );
+  return rule.sipDispatchRuleId;
+}
+
+/** LiveKit objects named for numbers that no longer exist (a crash after LiveKit created them, before we stored them). */
+export async function orphanedObjects(services: Services, live: Set<string>): Promise<{ rules: string[]; trunks: string[] }> {
+  const { sip } = services.livekit;
+  const orphan = (name: string) => {
+    const m = NAME_RE.exec(name);
+    return m ? !live.has(m[1]!) : false;
+  };
+  const rules = (await sip.listSipDispatchRule()).filter((r) => orphan(r.name)).map((r) => r.sipDispatchRuleId);
+  const trunks = [...(await sip.listSipInboundTrunk()), ...(await sip.listSipOutboundTrunk())].filter((t) => orphan(t.name)).map((t) => t.sipTrunkId);
+  return { rules, trunks };
+}
+
+export async function deleteOrphans(services: Services, o: { rules: string[]; trunks: string[] }): Promise<void> {
+  for (const id of o.rules) await ignoreMissing(services.livekit.sip.deleteSipDispatchRule(id));
+  for (const id of o.trunks) await ignoreMissing(services.livekit.sip.deleteSipTrunk(id));
+}

@@ -1,0 +1,27 @@
+// The worker's hang-up: deleting the room ends the call for every participant (a SIP leg hangs up too).
+import type { RoomServiceClient } from 'livekit-server-sdk';
+import type { Logger } from '../../../shared/logger.ts';
+import type { MetricsSink } from '../metrics.ts';
+
+/**
+ * Deletes the call's room. A failure is logged with the call id and counted
+ * (voice_call_action_failures_total{action="hang_up"}), not thrown: the call has ended on our side, and the
+ * control plane's reaper closes a room left behind. Resolves whether the room was deleted.
+ */
+export async function hangUpRoom(o: {
+  rooms: Pick<RoomServiceClient, 'deleteRoom'>;
+  room: string;
+  callId: string;
+  callType: string;
+  logger: Pick<Logger, 'error'>;
+  metrics: MetricsSink;
+}): Promise<boolean> {
+  try {
+    await o.rooms.deleteRoom(o.room);
+    return true;
+  } catch (err) {
+    o.logger.error({ err, call_id: o.callId, room: o.room }, 'hang-up failed: the room could not be deleted');
+    o.metrics.actionFailed?.('hang_up', o.callType);
+    return false;
+  }
+}

@@ -1,0 +1,144 @@
+// Phone numbers: search, purchase, routing. The carrier is internal: no carrier field is ever accepted.
+import { Type, DateTime, Nullable, Strict, ListEnvelope, Pagination, StringEnum, Uuid, E164, type Static } from './common.ts';
+
+export const PHONE_NUMBER_STATUSES = ['active', 'inactive'] as const;
+
+const Country = Type.String({
+  minLength: 2,
+  maxLength: 2,
+  pattern: '^[A-Za-z]{2}$',
+  description: 'ISO 3166-1 alpha-2 country code',
+});
+const AreaCode = Type.String({ pattern: '^[2-9][0-9]{2}$', description: 'Three-digit area code (US and CA only)' });
+const Contains = Type.String({
+  minLength: 1,
+  maxLength: 16,
+  pattern: '^[0-9A-Za-z]+$',
+  description: 'Digits or letters the number must contain (letters are matched by their keypad digit: "CAFE" = 2233)',
+});
+const FriendlyName = Type.String({ minLength: 1, maxLength: 255 });
+
+export const Fallback = Strict(
+  {
+    agent_id: Uuid({ description: 'Agent that answers when the primary agent cannot' }),
+  },
+  {
+    title: 'InboundFallback',
+    description:
+      'Used when the primary agent (routing `agent_id`, else the number\'s `agent_id`) has been deleted, or when the ' +
+      'organisation is at its daily call cap or its concurrent-call limit. A fallback call is the overflow line: it is ' +
+      'admitted past those limits (and counted).',
+  },
+);
+
+export const InboundRouting = Type.Object(
+  {
+    agent_id: Nullable(Uuid({ description: 'Agent that receives inbound calls; overrides the number\'s `agent_id`' })),
+    fallback: Nullable(Fallback),
+    voicemail_message: Nullable(Type.String({ maxLength: 2000, description: 'Left when voicemail is detected on an inbound call' })),
+  },
+  { title: 'InboundRouting', additionalProperties: false },
+);
+export type InboundRouting = Static<typeof InboundRouting>;
+
+export const InboundRoutingInput = Strict(
+  {
+    agent_id: Type.Optional(Nullable(Uuid({ description: 'Agent that receives inbound calls; null clears the override' }))),
+    fallback: Type.Optional(Nullable(Fallback)),
+    voicemail_message: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+  },
+  { title: 'InboundRoutingInput' },
+);
+export type InboundRoutingInput = Static<typeof InboundRoutingInput>;
+
+const example = {
+  id: '5b0e8c1e-2f59-4c64-9d1b-7a3f0b6e2c10',
+  phone_number: '+14155550123',
+  friendly_name: 'Front desk',
+  provider: 'simulated',
+  agent_id: '9f6c1a7e-1d2b-4c3a-8e5f-0a1b2c3d4e5f',
+  status: 'active',
+  inbound_trunk_id: 'ST_xH7bQ2',
+  outbound_trunk_id: 'ST_k9PzY4',
+  dispatch_rule_id: 'SDR_3fRt8w',
+  inbound_routing: null,
+  sms_capable: true,
+  created_at: '2025-01-01T12:00:00.000Z',
+  updated_at: '2025-01-01T12:00:00.000Z',
+};
+
+export const PhoneNumber = Type.Object(
+  {
+    id: Uuid(),
+    phone_number: Type.String({ description: 'E.164' }),
+    friendly_name: Nullable(Type.String()),
+    provider: Type.String({ description: 'Carrier the number was bought from (informational)' }),
+    agent_id: Uuid(),
+    status: StringEnum(PHONE_NUMBER_STATUSES, { description: '`inactive` numbers reject calls (SIP 486) and create no call' }),
+    inbound_trunk_id: Nullable(Type.String()),
+    outbound_trunk_id: Nullable(Type.String()),
+    dispatch_rule_id: Nullable(Type.String()),
+    inbound_routing: Nullable(InboundRouting),
+    sms_capable: Nullable(Type.Boolean()),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  },
+  { title: 'PhoneNumber', additionalProperties: false, examples: [example] },
+);
+
+export const PurchasePhoneNumber = Strict(
+  {
+    agent_id: Uuid({ description: 'Agent that answers the number' }),
+    phone_number: Type.Optional(Nullable(E164({ description: 'A number from the search endpoint; leave out to buy the first match of country / area_code / contains' }))),
+    country: Type.Optional(Country),
+    area_code: Type.Optional(Nullable(AreaCode)),
+    contains: Type.Optional(Nullable(Contains)),
+    friendly_name: Type.Optional(Nullable(FriendlyName)),
+    inbound_routing: Type.Optional(Nullable(InboundRoutingInput)),
+  },
+  { title: 'PurchasePhoneNumber' },
+);
+export type PurchasePhoneNumber = Static<typeof PurchasePhoneNumber>;
+
+export const UpdatePhoneNumber = Strict(
+  {
+    friendly_name: Type.Optional(Nullable(FriendlyName)),
+    agent_id: Type.Optional(Uuid()),
+    status: Type.Optional(StringEnum(PHONE_NUMBER_STATUSES)),
+  },
+  { title: 'UpdatePhoneNumber' },
+);
+
+export const PhoneNumberParams = Strict({ phone_number_id: Uuid() });
+export const PhoneNumberList = ListEnvelope(PhoneNumber, 'PhoneNumber');
+export const PhoneNumberListQuery = Type.Composite(
+  [Pagination({ default: 100, maximum: 200 }), Type.Object({ status: Type.Optional(StringEnum(PHONE_NUMBER_STATUSES)), agent_id: Type.Optional(Uuid()) })],
+  { additionalProperties: false },
+);
+
+export const PhoneNumberSearchQuery = Strict({
+  country: Type.Optional(Country),
+  area_code: Type.Optional(AreaCode),
+  contains: Type.Optional(Contains),
+  limit: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
+});
+
+export const AvailablePhoneNumber = Type.Object(
+  {
+    phone_number: Type.String({ description: 'E.164' }),
+    locality: Nullable(Type.String()),
+    region: Nullable(Type.String()),
+    country: Type.String(),
+    capabilities: Type.Object({ voice: Type.Boolean(), sms: Type.Boolean() }, { additionalProperties: false }),
+  },
+  { title: 'AvailablePhoneNumber', additionalProperties: false },
+);
+
+export const PhoneNumberSearchResult = Type.Object(
+  { items: Type.Array(AvailablePhoneNumber) },
+  {
+    title: 'PhoneNumberSearchResult',
+    additionalProperties: false,
+    examples: [{ items: [{ phone_number: '+14155550123', locality: 'San Francisco', region: 'CA', country: 'US', capabilities: { voice: true, sms: true } }] }],
+  },
+);

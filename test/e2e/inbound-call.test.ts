@@ -1,0 +1,308 @@
+// Inbound phone calls end to end: a number bought from the simulated carrier is wired to the real LiveKit
+// SIP bridge; SIPp (a real SIP user agent) dials it; the agent answers and speaks its first message (the RTP
+// is decoded and recognised offline); then the call record, its events and usage are checked. Routing cases,
+// concurrent calls, DTMF and a transfer (REFER received by the caller) follow on the same stack.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
+import { createTestDatabase } from '../support/db.ts';
+import { startFakeOpenAI, lastUserText, type FakeOpenAI } from '../support/fake-openai.ts';
+import { transcribe, writeWav } from '../support/speech.ts';
+import { SipPhone } from '../support/sip-phone.ts';
+import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
+import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+
+const FIRST_MESSAGE = 'Hello, thank you for calling Acme Dental.';
+const OTHER_FIRST = 'Good morning, you have reached the night desk.';
+const GRAMMAR = `#JSGF V1.0;
+grammar heard;
+public <s> = hello thank you for calling acme dental
+  | good morning you have reached the night desk
+  | please hold while i transfer your call
+  | sorry we are closed on sundays
+  | you pressed four;`;
+
+let stack: TestStack;
+let llm: FakeOpenAI;
+let sql: Sql;
+let dropDb: () => Promise<void>;
+let key: string;
+let orgId: string;
+let modelId: string;
+let agentId: string;
+
+async function api<T = any>(method: string, path: string, body?: unknown) {
+  const res = await fetch(stack.controlPlaneUrl + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as T };
+}
+
+async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+// Local TTS on a loaded machine can pause mid-sentence (synthesis slower than real time); wait out such gaps.
+const QUIET_SECONDS = 3;
+
+/** The agent's utterance: from the first loud sample to QUIET_SECONDS of quiet. */
+async function heardUtterance(phone: SipPhone, from = 0, timeoutMs = 90_000): Promise<string> {
+  await phone.waitFor(
+    'the agent to speak and pause',
+    () => {
+      const r = phone.received;
+      let first = -1;
+      let last = -1;
+      for (let i = from; i < r.length; i++) {
+        if (Math.abs(r[i]!) > 1500) {
+          if (first < 0) first = i;
+          last = i;
+        }
+      }
+      return first >= 0 && r.length - last > 8000 * QUIET_SECONDS;
+    },
+    timeoutMs,
+  );
+  if (process.env.VAP_DEBUG_AUDIO) {
+    writeWav(process.env.VAP_DEBUG_AUDIO, phone.audio(from));
+    (await import('node:fs')).writeFileSync(`${process.env.VAP_DEBUG_AUDIO}.rtp`, phone.packets.join('\n'));
+  }
+  return transcribe(phone.audio(from), { jsgf: GRAMMAR });
+}
+
+async function createAgent(name: string, firstMessage: string, extra: Record<string, unknown> = {}) {
+  const agent = await api('POST', '/v1/agents', {
+    name,
+    llm_id: modelId,
+    transcriber: { provider: 'local' },
+    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
+    first_message: firstMessage,
+    silence_timeout_seconds: 120,
+    ...extra,
+  });
+  expect(agent.status).toBe(201);
+  return agent.body.id as string;
+}
+
+async function buy(agent: string, extra: Record<string, unknown> = {}) {
+  const res = await api('POST', '/v1/phone-numbers', { agent_id: agent, area_code: '415', ...extra });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as { id: string; phone_number: string; inbound_trunk_id: string; dispatch_rule_id: string; outbound_trunk_id: string };
+}
+
+const callsTo = (number: string) => sql<{ id: string; status: string; agent_id: string; end_reason: string | null }[]>`
+  select id, status, agent_id, end_reason from calls where to_number = ${number} order by created_at`;
+
+beforeAll(async () => {
+  llm = await startFakeOpenAI({ ttftMs: 20 });
+  llm.setResponder((req) => {
+    const system = String(req.messages[0]?.content ?? '');
+    if (system.startsWith('You analyse')) return { text: JSON.stringify({ summary: 'A caller rang the practice.', outcome: 'question_answered' }) };
+    const said = lastUserText(req);
+    if (/pressed 4/.test(said)) return { text: 'You pressed four.' };
+    if (/pressed 9/.test(said)) return { toolCalls: [{ name: 'transfer_call', arguments: {} }] };
+    return { text: 'Sorry, we are closed on Sundays.' };
+  });
+  const db = await createTestDatabase();
+  dropDb = db.drop;
+  stack = await useStack({
+    controlPlane: true,
+    worker: true,
+    sip: true,
+    // A loaded machine can take a while to start an agent job: let calls ring long enough.
+    env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', SIP_RINGING_TIMEOUT_SECONDS: '90' },
+  });
+  sql = createSql(db.url, { max: 2 });
+  ({ api_key: key, org_id: orgId } = (await createOrgWithKey(sql, 'inbound')) as { api_key: string; org_id: string });
+  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'You are the receptionist of Acme Dental.' });
+  expect(model.status).toBe(201);
+  modelId = model.body.id;
+  agentId = await createAgent('Receptionist', FIRST_MESSAGE);
+}, 240_000);
+
+afterAll(async () => {
+  await sql?.end();
+  await llm?.close();
+  await dropDb?.();
+});
+
+describe.skipIf(!sipBridgeVersion())('inbound phone calls over the SIP bridge', () => {
+  it('buys a number, a SIP caller reaches the agent, hears the first message, and the call is recorded', { timeout: 240_000 }, async () => {
+    const search = await api('GET', '/phone-numbers/search?country=US&area_code=415&limit=3');
+    expect(search.status).toBe(200);
+    expect(search.body.items).toHaveLength(3);
+    expect(search.body.items[0]).toMatchObject({ country: 'US', region: 'CA', locality: 'San Francisco', capabilities: { voice: true, sms: true } });
+    const number = await buy(agentId, { phone_number: search.body.items[0].phone_number, friendly_name: 'Front desk' });
+    expect(number).toMatchObject({ phone_number: search.body.items[0].phone_number, provider: 'simulated', status: 'active', agent_id: agentId, sms_capable: true });
+    expect(number.inbound_trunk_id).toMatch(/^ST_/);
+    expect(number.dispatch_rule_id).toMatch(/^SDR_/);
+    expect(number.outbound_trunk_id).toMatch(/^ST_/);
+
+    const phone = await SipPhone.call({ bridge: stack.sipAddress!, to: number.phone_number, from: '+15550100199' });
+    try {
+      await phone.startMedia();
+      expect(await heardUtterance(phone)).toBe('hello thank you for calling acme dental');
+      await phone.hangUp();
+    } finally {
+      await phone.close();
+    }
+
+    const [row] = await callsTo(number.phone_number);
+    const call = await until('the call to complete', async () => {
+      const c = (await api('GET', `/v1/calls/${row!.id}`)).body;
+      return c.status === 'completed' && c.messages ? c : null;
+    });
+    expect(call).toMatchObject({
+      type: 'inbound',
+      direction: 'inbound',
+      agent_id: agentId,
+      to_number: number.phone_number,
+      from_number: '+15550100199',
+      end_reason: 'user_hangup',
+    });
+    expect(call.carrier_call_sid).toBe(phone.sipCallId);
+    expect(call.started_at).toBeTruthy();
+    expect(call.ended_at).toBeTruthy();
+    expect(call.messages[0]).toMatchObject({ role: 'agent', content: FIRST_MESSAGE });
+    expect(call.latency.tts_ttfb.samples).toBeGreaterThanOrEqual(1);
+    // The simulated carrier's inbound rate (1 cent a minute) times the billed minutes (rounded up).
+    expect(call.cost_cents).toBe(Math.ceil(call.duration_seconds / 60) * 1);
+    const events = await sql<{ type: string }[]>`select type from events where call_id = ${call.id} order by seq`;
+    expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['call.started', 'call.ended']));
+    expect(events.findIndex((e) => e.type === 'call.started')).toBeLessThan(events.findIndex((e) => e.type === 'call.ended'));
+    const usage = await api('GET', '/v1/usage');
+    expect(usage.body.cost_cents_this_month).toBe(call.cost_cents);
+    expect(usage.body.calls_made_today).toBe(1);
+  });
+
+  /** Dials, waits for the answer (or a refusal), and returns the phone. */
+  async function dial(to: string, from = '+15550100199') {
+    const phone = await SipPhone.call({ bridge: stack.sipAddress!, to, from });
+    await phone.waitFor('an answer or a refusal', () => phone.answered || phone.finalStatus, 120_000);
+    return phone;
+  }
+
+  async function answeredBy(number: string, phone: SipPhone): Promise<string> {
+    expect(phone.answered, phone.messages.slice(-2000)).toBe(true);
+    const calls = await callsTo(number);
+    const mine = calls.find((c) => c.status !== 'failed')!;
+    await phone.hangUp();
+    await until('the call to complete', async () => (await callsTo(number)).find((c) => c.id === mine.id && c.status === 'completed'));
+    return mine.agent_id;
+  }
+
+  it('refuses an inactive number and a number that is not ours with a final 486, and creates no call', { timeout: 180_000 }, async () => {
+    const number = await buy(agentId);
+    expect((await api('PATCH', `/v1/phone-numbers/${number.id}`, { status: 'inactive' })).body.status).toBe('inactive');
+    for (const to of [number.phone_number, '+14155550999']) {
+      const phone = await dial(to);
+      try {
+        expect(phone.finalStatus, phone.messages.slice(-2000)).toBe(486);
+        expect(phone.answered).toBe(false);
+      } finally {
+        await phone.close();
+      }
+      expect(await callsTo(to)).toEqual([]);
+    }
+  });
+
+  it('routes to the inbound-routing agent, then to the workspace default agent when the number has none left', { timeout: 240_000 }, async () => {
+    const night = await createAgent('Night desk', OTHER_FIRST);
+    const number = await buy(agentId, { inbound_routing: { agent_id: night } });
+    expect(await answeredBy(number.phone_number, await dial(number.phone_number))).toBe(night);
+
+    // Default agent: both the routing agent and the number's agent are gone (deleted behind the API's back,
+    // as a race could leave them), and no fallback is set.
+    const spare = await createAgent('Spare', FIRST_MESSAGE);
+    const gone = await createAgent('Gone', FIRST_MESSAGE);
+    const other = await buy(gone);
+    await sql`update agents set deleted_at = now() where id = ${gone}`;
+    expect((await api('PATCH', '/v1/workspace', { settings: { default_agent_id: spare } })).status).toBe(200);
+    expect(await answeredBy(other.phone_number, await dial(other.phone_number))).toBe(spare);
+    const [call] = await sql<{ metadata: { routed_via: string } }[]>`select metadata from calls where to_number = ${other.phone_number}`;
+    expect(call!.metadata.routed_via).toBe('default');
+  });
+
+  it('sends calls to the fallback agent when the workspace is at its concurrency limit, and refuses them with call.failed without one', { timeout: 240_000 }, async () => {
+    const overflow = await createAgent('Overflow', OTHER_FIRST);
+    const number = await buy(agentId, { inbound_routing: { fallback: { agent_id: overflow } } });
+    const plain = await buy(agentId);
+    await sql`update orgs set max_concurrent_calls = 0 where id = ${orgId}`;
+    try {
+      expect(await answeredBy(number.phone_number, await dial(number.phone_number))).toBe(overflow);
+      const phone = await dial(plain.phone_number);
+      try {
+        expect(phone.finalStatus, phone.messages.slice(-2000)).toBe(486);
+      } finally {
+        await phone.close();
+      }
+      const [failed] = await callsTo(plain.phone_number);
+      expect(failed).toMatchObject({ status: 'failed', end_reason: 'concurrency_limit_reached', agent_id: agentId });
+      const [event] = await sql<{ payload: Record<string, unknown> }[]>`select payload from events where call_id = ${failed!.id} and type = 'call.failed'`;
+      expect(event!.payload).toMatchObject({ call_id: failed!.id, reason: 'concurrency_limit_reached', to_number: plain.phone_number });
+    } finally {
+      await sql`update orgs set max_concurrent_calls = 10 where id = ${orgId}`;
+    }
+  });
+
+  it('holds two inbound calls at once in two rooms', { timeout: 240_000 }, async () => {
+    const number = await buy(agentId);
+    const [a, b] = await Promise.all([dial(number.phone_number, '+15550100101'), dial(number.phone_number, '+15550100102')]);
+    try {
+      expect(a.answered && b.answered).toBe(true);
+      const calls = await until('two live calls', async () => {
+        const rows = await sql<{ room_name: string; status: string }[]>`select room_name, status from calls where to_number = ${number.phone_number}`;
+        return rows.length === 2 && rows.every((r) => r.status === 'in_progress') ? rows : null;
+      });
+      expect(new Set(calls.map((c) => c.room_name)).size).toBe(2);
+      await Promise.all([a.hangUp(), b.hangUp()]);
+      await until('both calls to complete', async () => {
+        const rows = await callsTo(number.phone_number);
+        return rows.length === 2 && rows.every((r) => r.status === 'completed');
+      });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('gives keypad digits to the agent, and a transfer sends the caller a REFER', { timeout: 240_000 }, async () => {
+    const tool = await api('POST', '/v1/tools', { type: 'transfer_call', destination: '+15550100777' });
+    expect(tool.status).toBe(201);
+    const model = await api('POST', '/v1/models', { name: 'with transfer', model: 'fake-model', base_url: llm.url, system_prompt: 'Receptionist.', tool_ids: [tool.body.id] });
+    expect(model.status).toBe(201);
+    const agent = await api('POST', '/v1/agents', {
+      name: 'Transferring',
+      llm_id: model.body.id,
+      transcriber: { provider: 'local' },
+      tts: { provider: 'local', model: 'espeak-ng' },
+      first_message: 'Hi.',
+      silence_timeout_seconds: 120,
+    });
+    expect(agent.status).toBe(201);
+    const number = await buy(agent.body.id);
+    const phone = await dial(number.phone_number);
+    try {
+      await phone.startMedia();
+      const [call] = await callsTo(number.phone_number);
+      await until('the agent session to start', async () => (await sql<{ status: string }[]>`select status from calls where id = ${call!.id}`)[0]!.status === 'in_progress');
+      await phone.pressKey('4');
+      await phone.pressKey('#');
+      await until('the keypad digit to reach the agent', async () => llm.requests.some((r) => /pressed 4/.test(lastUserText(r))));
+      await phone.pressKey('9');
+      await phone.pressKey('#');
+      const referTo = await phone.waitFor('a REFER', () => phone.referTo, 90_000);
+      expect(referTo).toContain('+15550100777');
+    } finally {
+      await phone.hangUp().catch(() => {});
+      await phone.close();
+    }
+  });
+});

@@ -1,0 +1,432 @@
+// A caller on a real SIP user agent: SIPp (Debian's sip-tester) sends the INVITE, ACKs, answers a REFER and
+// hangs up, while the call's media (the `m=audio` port of its SDP) is a UDP socket of this process, which
+// records the G.711 µ-law audio the bridge sends, and sends silence, speech or RFC 4733 keypad events back.
+// The test hangs up by sending SIPp an in-dialog INFO, which the scenario answers with a BYE.
+import { spawn, type ChildProcess } from 'node:child_process';
+import dgram from 'node:dgram';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
+import type { Pcm } from './speech.ts';
+
+const FINALS = [403, 404, 480, 486, 487, 488, 500, 503, 603];
+
+function scenario(dir: string, from: string, rtpPort: number): string {
+  const recvFinal = FINALS.map(
+    (code) => `
+  <recv response="${code}" optional="true" next="refused">
+    <action><exec command="echo ${code} > ${dir}/final"/></action>
+  </recv>`,
+  ).join('');
+  const sdp = `v=0
+o=vap 1 1 IN IP4 127.0.0.1
+s=-
+c=IN IP4 127.0.0.1
+t=0 0
+m=audio ${rtpPort} RTP/AVP 0 101
+a=rtpmap:0 PCMU/8000
+a=rtpmap:101 telephone-event/8000
+a=fmtp:101 0-16
+a=ptime:20
+a=sendrecv`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<!DOCTYPE scenario SYSTEM "sipp.dtd">
+<scenario name="vap inbound caller">
+  <send retrans="500">
+    <![CDATA[
+INVITE sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${from}@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+To: <sip:[service]@[remote_ip]:[remote_port]>
+Call-ID: [call_id]
+CSeq: 1 INVITE
+Contact: <sip:${from}@[local_ip]:[local_port]>
+Max-Forwards: 70
+Content-Type: application/sdp
+Content-Length: [len]
+
+${sdp}
+    ]]>
+  </send>
+  <recv response="100" optional="true"/>
+  <recv response="180" optional="true"/>
+  <recv response="183" optional="true"/>${recvFinal}
+  <recv response="200" rtd="true">
+    <action>
+      <ereg regexp="m=audio ([0-9]+)" search_in="body" check_it="true" assign_to="m,rport"/>
+      <ereg regexp="sip:[^>;[:space:]]+" search_in="hdr" header="Contact:" check_it="true" assign_to="contact"/>
+      <exec command="echo [$rport] > ${dir}/answered; echo '[$m]' > ${dir}/sdp-line"/>
+    </action>
+  </recv>
+  <send>
+    <![CDATA[
+ACK [$contact] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${from}@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+Call-ID: [call_id]
+CSeq: 1 ACK
+Contact: <sip:${from}@[local_ip]:[local_port]>
+Max-Forwards: 70
+Content-Length: 0
+    ]]>
+  </send>
+  <label id="wait"/>
+  <recv request="BYE" optional="true" next="remote_bye"/>
+  <recv request="REFER" optional="true" next="refer"/>
+  <recv request="INFO" next="local_hangup"/>
+
+  <label id="refer"/>
+  <nop>
+    <action>
+      <ereg regexp="Refer-To: *&lt;?([^&gt;[:space:]]+)" search_in="msg" check_it="true" assign_to="r,referto"/>
+      <exec command="echo '[$referto]' > ${dir}/refer; echo '[$r]' > ${dir}/refer-line"/>
+    </action>
+  </nop>
+  <send>
+    <![CDATA[
+SIP/2.0 202 Accepted
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:${from}@[local_ip]:[local_port]>
+Content-Length: 0
+    ]]>
+  </send>
+  <send>
+    <![CDATA[
+NOTIFY [$contact] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${from}@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+Call-ID: [call_id]
+CSeq: 3 NOTIFY
+Contact: <sip:${from}@[local_ip]:[local_port]>
+Event: refer
+Subscription-State: terminated;reason=noresource
+Content-Type: message/sipfrag;version=2.0
+Max-Forwards: 70
+Content-Length: [len]
+
+SIP/2.0 200 OK
+    ]]>
+  </send>
+  <recv response="200" optional="true"/>
+  <recv request="BYE" optional="true" next="remote_bye"/>
+  <recv request="INFO" next="local_hangup"/>
+
+  <label id="remote_bye"/>
+  <send>
+    <![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+    ]]>
+  </send>
+  <nop next="end"><action><exec command="echo remote > ${dir}/ended"/></action></nop>
+
+  <label id="local_hangup"/>
+  <send>
+    <![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+    ]]>
+  </send>
+  <send retrans="500">
+    <![CDATA[
+BYE [$contact] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${from}@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+Call-ID: [call_id]
+CSeq: 4 BYE
+Max-Forwards: 70
+Content-Length: 0
+    ]]>
+  </send>
+  <recv response="200"/>
+  <nop next="end"><action><exec command="echo local > ${dir}/ended"/></action></nop>
+
+  <label id="refused"/>
+  <send>
+    <![CDATA[
+ACK sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+[last_Via:]
+[last_From:]
+[last_To:]
+Call-ID: [call_id]
+CSeq: 1 ACK
+Max-Forwards: 70
+Content-Length: 0
+    ]]>
+  </send>
+  <label id="end"/>
+</scenario>
+`;
+}
+
+// G.711 µ-law.
+function ulawDecode(u: number): number {
+  u = ~u & 0xff;
+  const sign = u & 0x80;
+  const exponent = (u >> 4) & 0x07;
+  const mantissa = u & 0x0f;
+  let sample = ((mantissa << 3) + 0x84) << exponent;
+  sample -= 0x84;
+  return sign ? -sample : sample;
+}
+function ulawEncode(sample: number): number {
+  const BIAS = 0x84;
+  let sign = 0;
+  if (sample < 0) {
+    sample = -sample;
+    sign = 0x80;
+  }
+  sample = Math.min(sample, 32635) + BIAS;
+  let exponent = 7;
+  for (let mask = 0x4000; (sample & mask) === 0 && exponent > 0; exponent--, mask >>= 1);
+  const mantissa = (sample >> (exponent + 3)) & 0x0f;
+  return ~(sign | (exponent << 4) | mantissa) & 0xff;
+}
+
+export interface CallOptions {
+  /** host:port of the SIP bridge. */
+  bridge: string;
+  to: string;
+  from?: string;
+  /** Give up after this long (SIPp's own timeout). */
+  timeoutSeconds?: number;
+}
+
+export class SipPhone {
+  readonly callId = `${randomUUID()}@vap-test`;
+  readonly dir: string;
+  readonly received: number[] = [];
+  readonly packets: string[] = [];
+  /** When the first non-silent audio arrived (performance.now()). */
+  firstAudioAt: number | null = null;
+  readonly startedAt = performance.now();
+  private seq = Math.floor(Math.random() * 1000);
+  private ts = Math.floor(Math.random() * 100000);
+  private readonly ssrc = Math.floor(Math.random() * 0xffffffff);
+  private remote: { port: number; host: string } | null = null;
+  private silence: NodeJS.Timeout | null = null;
+  private sending = false;
+  private exited: Promise<number | null>;
+
+  private readonly sipp: ChildProcess;
+  private readonly rtp: dgram.Socket;
+  private readonly sipPort: number;
+
+  private constructor(sipp: ChildProcess, rtp: dgram.Socket, sipPort: number, dir: string) {
+    this.sipp = sipp;
+    this.rtp = rtp;
+    this.sipPort = sipPort;
+    this.dir = dir;
+    this.exited = new Promise((r) => sipp.once('exit', (code) => r(code)));
+    rtp.on('message', (msg, rinfo) => {
+      if (msg.length < 12) return;
+      this.remote ??= { port: rinfo.port, host: rinfo.address };
+      const pt = msg[1]! & 0x7f;
+      if (process.env.VAP_DEBUG_RTP) this.packets.push(`${pt} ${msg.readUInt16BE(2)} ${msg.readUInt32BE(4)} ${msg.readUInt32BE(8)} ${msg.length} ${rinfo.port}`);
+      if (pt !== 0) return;
+      const cc = msg[0]! & 0x0f;
+      for (let i = 12 + cc * 4; i < msg.length; i++) {
+        const s = ulawDecode(msg[i]!);
+        this.received.push(s);
+        if (this.firstAudioAt === null && Math.abs(s) > 1500) this.firstAudioAt = performance.now();
+      }
+    });
+  }
+
+  /** Dials `to` at the bridge. Resolves once SIPp has sent the INVITE (the call may still ring). */
+  static async call(o: CallOptions): Promise<SipPhone> {
+    const dir = mkdtempSync(path.join(tmpdir(), 'vap-sipp-'));
+    const rtp = dgram.createSocket('udp4');
+    await new Promise<void>((r) => rtp.bind(0, '127.0.0.1', () => r()));
+    const rtpPort = rtp.address().port;
+    const from = o.from ?? '+15550100199';
+    writeFileSync(path.join(dir, 'uac.xml'), scenario(dir, from, rtpPort));
+    const sipPort = await freeTcpUdpPort();
+    const phone = new SipPhone(
+      spawn(
+        'sipp',
+        [o.bridge, '-sf', path.join(dir, 'uac.xml'), '-s', o.to, '-i', '127.0.0.1', '-p', String(sipPort), '-m', '1', '-cid_str', `${randomUUID()}-%u@vap-test`, '-nostdin', '-timeout', `${o.timeoutSeconds ?? 120}s`, '-timeout_error', '-trace_msg', '-message_file', path.join(dir, 'messages.log')],
+        { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir },
+      ),
+      rtp,
+      sipPort,
+      dir,
+    );
+    return phone;
+  }
+
+  private file(name: string): string | null {
+    const p = path.join(this.dir, name);
+    return existsSync(p) ? readFileSync(p, 'utf8').trim() : null;
+  }
+
+  /** The final status of a refused INVITE (486...), or null while none came. */
+  get finalStatus(): number | null {
+    const f = this.file('final');
+    return f ? Number(f) : null;
+  }
+  get answered(): boolean {
+    return this.file('answered') !== null;
+  }
+  /** The Refer-To of a REFER the peer received (from SIPp's trace of received messages). */
+  get referTo(): string | null {
+    const m = /^REFER sip:[\s\S]*?^Refer-To:\s*<?([^>\r\n]+)/im.exec(this.messages);
+    return m ? m[1]!.trim() : this.file('refer');
+  }
+  /** `remote` (the agent hung up) or `local`. */
+  get ended(): string | null {
+    return this.file('ended');
+  }
+  get messages(): string {
+    return this.file('messages.log') ?? '';
+  }
+  /** The SIP Call-ID SIPp used. */
+  get sipCallId(): string | null {
+    const m = /^Call-ID:\s*(.+)$/im.exec(this.messages);
+    return m ? m[1]!.trim() : null;
+  }
+
+  async waitFor<T>(what: string, fn: () => T | null | undefined | false, timeoutMs = 60_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = fn();
+      if (v) return v;
+      if (Date.now() > deadline) throw new Error(`SIP caller: timed out waiting for ${what}\n${this.messages.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Once answered: keeps the media path alive with silence (the bridge times out a silent caller). */
+  async startMedia(): Promise<void> {
+    const port = Number(await this.waitFor('the 200 OK', () => this.file('answered')));
+    this.remote = { port, host: '127.0.0.1' };
+    this.silence = setInterval(() => {
+      if (!this.sending) this.sendFrame(new Uint8Array(160).fill(0xff), 0);
+    }, 20);
+  }
+
+  private sendFrame(payload: Uint8Array, pt: number, marker = false, ts = this.ts) {
+    if (!this.remote) return;
+    const h = Buffer.alloc(12);
+    h[0] = 0x80;
+    h[1] = (marker ? 0x80 : 0) | pt;
+    h.writeUInt16BE(this.seq++ & 0xffff, 2);
+    h.writeUInt32BE(ts >>> 0, 4);
+    h.writeUInt32BE(this.ssrc >>> 0, 8);
+    this.rtp.send(Buffer.concat([h, payload]), this.remote.port, this.remote.host);
+    if (pt === 0) this.ts += 160;
+  }
+
+  /** Plays 8 kHz speech in real time. */
+  async speak(pcm: Pcm): Promise<void> {
+    const rate = pcm.sampleRate;
+    const n = Math.floor((pcm.samples.length * 8000) / rate);
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; i++) out[i] = ulawEncode(pcm.samples[Math.floor((i * rate) / 8000)]!);
+    this.sending = true;
+    try {
+      const start = performance.now();
+      for (let off = 0, k = 0; off < n; off += 160, k++) {
+        this.sendFrame(out.subarray(off, Math.min(n, off + 160)), 0);
+        const due = start + (k + 1) * 20 - performance.now();
+        if (due > 0) await new Promise((r) => setTimeout(r, due));
+      }
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  /** RFC 4733 telephone-event: one digit, 100 ms, three end packets. */
+  async pressKey(digit: string): Promise<void> {
+    const code = '0123456789*#'.indexOf(digit);
+    if (code < 0) throw new Error(`not a keypad digit: ${digit}`);
+    this.sending = true;
+    try {
+      const ts = this.ts;
+      for (let i = 1; i <= 5; i++) {
+        this.sendFrame(Buffer.from([code, 10, 0, i * 160]), 101, i === 1, ts);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      for (let i = 0; i < 3; i++) {
+        const dur = 6 * 160;
+        this.sendFrame(Buffer.from([code, 0x80 | 10, dur >> 8, dur & 0xff]), 101, false, ts);
+      }
+      this.ts += 6 * 160;
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  /** The audio heard so far, 8 kHz. */
+  audio(fromSample = 0): Pcm {
+    return { samples: Int16Array.from(this.received.slice(fromSample)), sampleRate: 8000 };
+  }
+
+  /** Hangs up (an in-dialog INFO tells the scenario to send BYE) and waits for SIPp to finish. */
+  async hangUp(): Promise<void> {
+    if (!this.ended && this.answered && !this.closed) {
+      const sock = dgram.createSocket('udp4');
+      const callId = this.sipCallId ?? this.callId;
+      const msg = [
+        `INFO sip:caller@127.0.0.1:${this.sipPort} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${this.sipPort + 1};branch=z9hG4bK${randomUUID().slice(0, 8)}`,
+        'From: <sip:test@127.0.0.1>;tag=hangup',
+        'To: <sip:caller@127.0.0.1>',
+        `Call-ID: ${callId}`,
+        'CSeq: 1 INFO',
+        'Max-Forwards: 70',
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\r\n');
+      await new Promise<void>((r) => sock.send(msg, this.sipPort, '127.0.0.1', () => r()));
+      sock.close();
+      await this.waitFor('the hang-up', () => this.ended, 30_000);
+    }
+    await this.close();
+  }
+
+  private closed = false;
+
+  /** Hangs up a call still up (so it does not linger on the worker), then stops SIPp. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.answered && !this.ended && this.sipp.exitCode === null) await this.hangUp().catch(() => {});
+    this.closed = true;
+    if (this.silence) clearInterval(this.silence);
+    if (this.sipp.exitCode === null) {
+      const done = this.exited;
+      setTimeout(() => this.sipp.kill('SIGKILL'), 5000).unref();
+      if (this.ended || this.finalStatus) await done;
+      else {
+        this.sipp.kill('SIGKILL');
+        await done;
+      }
+    }
+    try {
+      this.rtp.close();
+    } catch {
+      // closed
+    }
+    if (process.env.VAP_STACK_KEEP_LOGS !== '1') rmSync(this.dir, { recursive: true, force: true });
+  }
+}
