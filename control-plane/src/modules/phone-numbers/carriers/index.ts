@@ -3,6 +3,8 @@
 import type { Services } from '../../../services.ts';
 import { ConfigError, type Config } from '../../../config.ts';
 import type { Sql } from 'postgres';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../../../../../shared/logger.ts';
 import type { CarrierAdapter, SipIngress } from './types.ts';
 import { createSimulatedCarrier } from './simulated.ts';
 import { twilioCarrierFromConfig } from './twilio.ts';
@@ -16,8 +18,11 @@ const list = (s: string) =>
     .map((x) => x.trim())
     .filter(Boolean);
 
-/** Builds the configured adapter (credentials were checked when the configuration loaded). */
-export function createCarrier(config: Config, sql: Sql): CarrierAdapter {
+/**
+ * Builds the configured adapter (credentials were checked when the configuration loaded). `deps` gives the
+ * Twilio and Telnyx adapters a logger and the metrics registry (vap_carrier_request_duration_seconds).
+ */
+export function createCarrier(config: Config, sql: Sql, deps: { logger?: Logger; registry?: Registry } = {}): CarrierAdapter {
   if (config.CARRIER === 'simulated') {
     return createSimulatedCarrier({
       sql,
@@ -27,8 +32,8 @@ export function createCarrier(config: Config, sql: Sql): CarrierAdapter {
       outboundRateCents: config.SIMULATED_CARRIER_OUTBOUND_RATE_CENTS,
     });
   }
-  if (config.CARRIER === 'twilio') return twilioCarrierFromConfig(config);
-  if (config.CARRIER === 'telnyx') return telnyxCarrierFromConfig(config);
+  if (config.CARRIER === 'twilio') return twilioCarrierFromConfig(config, deps);
+  if (config.CARRIER === 'telnyx') return telnyxCarrierFromConfig(config, deps);
   throw new ConfigError(`invalid configuration: CARRIER=${String(config.CARRIER)} has no adapter`);
 }
 
@@ -38,7 +43,7 @@ const cache = new WeakMap<Services, CarrierAdapter>();
 export function carrierFor(services: Services): CarrierAdapter {
   let c = cache.get(services);
   if (!c) {
-    c = createCarrier(services.config, services.sql);
+    c = createCarrier(services.config, services.sql, { logger: services.log, registry: services.metrics.registry });
     cache.set(services, c);
   }
   return c;
