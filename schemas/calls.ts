@@ -1,4 +1,4 @@
-import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, Uuid, PathId, ListEnvelope, Pagination, type Static } from './common.ts';
+import { Type, DateTime, E164, Nullable, Strict, StringEnum, Metadata, Uuid, PathId, ListEnvelope, Pagination, type Static } from './common.ts';
 import { agentSettings } from './agents.ts';
 
 export const CALL_STATUSES = ['queued', 'initiated', 'in_progress', 'completed', 'failed'] as const;
@@ -139,6 +139,35 @@ export const CreateWebCall = Strict(
   },
   { title: 'CreateWebCall', examples: [{ agent_id: '0f4ac2d1-54e9-4ad3-9f86-6c7a0dbe3a3e', variables: { customer_name: 'Ada' } }] },
 );
+
+/** POST /v1/calls: an outbound phone call, now or at `scheduled_at` (docs/decisions.md, "Outbound calls"). */
+export const CreateCall = Strict(
+  {
+    agent_id: Uuid({ description: 'The agent that talks on the call' }),
+    to_number: E164({ description: 'The number to call, E.164' }),
+    from_number: Type.Optional(
+      E164({ description: "Caller ID: one of the organisation's active phone numbers. Default: the agent's number (the oldest active number routed to the agent)" }),
+    ),
+    webhook_url: Type.Optional(
+      Type.String({
+        format: 'http-url',
+        maxLength: 2048,
+        description: "Every event of this call is also POSTed here, signed with the organisation's signing secret and retried like webhook deliveries. Must resolve to a public address",
+      }),
+    ),
+    variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Per-call template variables interpolated into the agent prompt' })),
+    metadata: Type.Optional(Metadata()),
+    overrides: Type.Optional(CallOverrides),
+    scheduled_at: Type.Optional(
+      DateTime({ description: 'Dial at this time instead of now. In the future and at most OUTBOUND_SCHEDULE_HORIZON_DAYS (30 by default) ahead' }),
+    ),
+  },
+  {
+    title: 'CreateCall',
+    examples: [{ agent_id: '0f4ac2d1-54e9-4ad3-9f86-6c7a0dbe3a3e', to_number: '+14155550123', variables: { customer_name: 'Ada' }, webhook_url: 'https://hooks.example.com/calls' }],
+  },
+);
+export type CreateCall = Static<typeof CreateCall>;
 
 export const WebCallResult = Type.Object(
   {

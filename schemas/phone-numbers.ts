@@ -1,5 +1,5 @@
 // Phone numbers: search, purchase, routing. The carrier is internal: no carrier field is ever accepted.
-import { Type, DateTime, Nullable, Strict, ListEnvelope, Pagination, StringEnum, Uuid, E164, type Static } from './common.ts';
+import { Type, DateTime, Nullable, Strict, ListEnvelope, Pagination, StringEnum, Uuid, PathId, E164, type Static } from './common.ts';
 
 export const PHONE_NUMBER_STATUSES = ['active', 'inactive'] as const;
 
@@ -109,7 +109,8 @@ export const UpdatePhoneNumber = Strict(
   { title: 'UpdatePhoneNumber' },
 );
 
-export const PhoneNumberParams = Strict({ phone_number_id: Uuid() });
+// The spec types `phone_number_id` as a string: a malformed one is a 404, not a 422 (docs/decisions.md, "Malformed path ids").
+export const PhoneNumberParams = Strict({ phone_number_id: PathId('Phone number') });
 export const PhoneNumberList = ListEnvelope(PhoneNumber, 'PhoneNumber');
 export const PhoneNumberListQuery = Type.Composite(
   [Pagination({ default: 100, maximum: 200 }), Type.Object({ status: Type.Optional(StringEnum(PHONE_NUMBER_STATUSES)), agent_id: Type.Optional(Uuid()) })],

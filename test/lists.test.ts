@@ -41,7 +41,8 @@ describe('lists', () => {
 
   it('every other paginated list takes limit (1-100, or 1-200 for audit events) and offset (min 0) and answers the same envelope', () => {
     for (const [path, item] of Object.entries(doc.paths) as [string, any][]) {
-      if (!item.get || !queryParam(path, 'limit') || ENVELOPED.some(([p]) => p === path)) continue;
+      // Number search asks the carrier for available numbers: a query with its own cap, not a list of records.
+      if (!item.get || !queryParam(path, 'limit') || ENVELOPED.some(([p]) => p === path) || path.endsWith('/search')) continue;
       expect(queryParam(path, 'limit').schema.minimum, path).toBe(1);
       expect([100, 200], path).toContain(queryParam(path, 'limit').schema.maximum);
       expect(queryParam(path, 'offset').schema).toMatchObject({ minimum: 0, default: 0 });

@@ -43,6 +43,17 @@ function carrierConfigErrors(c: Static<typeof Env>): string[] {
 }
 // ---- end of carriers
 
+// ---- Outbound calls (modules/calls: POST /v1/calls, the dial job, the simulated carrier's termination edge)
+const OutboundEnv = {
+  OUTBOUND_RING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 120, default: 30, description: 'An outbound call not answered within this time fails with reason no_answer' }),
+  OUTBOUND_SCHEDULE_HORIZON_DAYS: Type.Integer({ minimum: 1, maximum: 365, default: 30, description: 'How far ahead scheduled_at may be' }),
+  OUTBOUND_DIAL_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'Outbound calls one control-plane process dials (rings) at once' }),
+  STOP_REPORT_GRACE_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 20, description: "After a stop, how long the worker's conversation report is awaited before transcript.final and the analysis go ahead without it" }),
+  SIMULATED_CARRIER_ROUTES: Type.String({ default: '', description: 'Simulated carrier, outbound: comma-separated "<E.164 prefix or *>=host:port" SIP targets (e.g. "+1555*=127.0.0.1:5090"); other destinations fail like a real carrier' }),
+  SIMULATED_CARRIER_NO_ANSWER_SECONDS: Type.Integer({ minimum: 1, maximum: 120, default: 5, description: 'Simulated carrier: a routed destination that sends nothing back within this time fails with 480 (no_answer)' }),
+};
+// ---- end of outbound calls
+
 const Env = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], { default: 'development' }),
   HOST: Type.String({ default: '127.0.0.1' }),
@@ -148,6 +159,7 @@ const Env = Type.Object({
   KB_EMBEDDINGS_MODEL: Type.String({ default: 'text-embedding-3-small' }),
   KB_EMBEDDINGS_API_KEY: Type.Optional(Type.String()),
   KB_EMBEDDINGS_DIMENSIONS: Type.Integer({ minimum: 1, maximum: 4000, default: 1536 }),
+  ...OutboundEnv,
 });
 export type Config = Static<typeof Env>;
 

@@ -13,6 +13,7 @@ import { RateLimiter } from './http/rate-limit.ts';
 import { Metrics } from './metrics.ts';
 import { createApp } from './app.ts';
 import { queueDefinitions } from './modules/jobs.ts';
+import { startSimulatedCarrierEdge } from './modules/phone-numbers/carriers/simulated-edge.ts';
 import { unauthorized } from './http/errors.ts';
 import type { Services } from './services.ts';
 import { secretsFromEnv } from './crypto/secrets.ts';
@@ -108,6 +109,8 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
 
   // Webhook delivery runs where jobs do.
   const webhooks = config.JOBS_ENABLED ? await startWebhookDispatcher(services) : null;
+  // The simulated carrier's termination edge (outbound calls from simulated numbers), where dial jobs run.
+  const simulatedEdge = config.JOBS_ENABLED ? await startSimulatedCarrierEdge(services) : null;
 
   services.rateLimiter.start();
 
@@ -155,6 +158,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       metricsServer?.close();
       await services.rateLimiter.stop();
       await webhooks?.stop().catch((err: unknown) => log.warn({ err }, 'webhook dispatcher stop failed'));
+      await simulatedEdge?.close().catch((err: unknown) => log.warn({ err }, 'simulated carrier edge close failed'));
       await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err: unknown) => log.warn({ err }, 'pg-boss stop failed'));
       await auth.stop();
       await db.close();

@@ -17,6 +17,10 @@ export interface WorkerConfig {
   metricsPort: number;
   /** V8's largest young-generation semi-space in each job process, MB (JOB_MAX_SEMI_SPACE_MB; 0 = V8's own). */
   jobMaxSemiSpaceMb: number;
+  /** How long a new job process may take to start and prewarm (JOB_INIT_TIMEOUT_MS; agents-js's default 10 s). */
+  jobInitTimeoutMs: number;
+  /** Job processes kept started and prewarmed ahead of calls (JOB_IDLE_PROCESSES; unset: agents-js's min(cores, 4)). */
+  jobIdleProcesses: number | undefined;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min = 0): number {
@@ -50,6 +54,9 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     metricsHost: env.METRICS_HOST || '127.0.0.1',
     metricsPort: int(env, 'WORKER_METRICS_PORT', int(env, 'METRICS_PORT', 9465, 0), 0),
     jobMaxSemiSpaceMb: int(env, 'JOB_MAX_SEMI_SPACE_MB', 4, 0),
+    // A CPU-starved node (or a shared test machine) can need longer to load the VAD model in a new process.
+    jobInitTimeoutMs: int(env, 'JOB_INIT_TIMEOUT_MS', 10_000, 1000),
+    jobIdleProcesses: env.JOB_IDLE_PROCESSES ? int(env, 'JOB_IDLE_PROCESSES', 0, 0) : undefined,
   };
 }
 

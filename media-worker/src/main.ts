@@ -51,6 +51,8 @@ cli.runApp(
     },
     loadThreshold: cfg.loadThreshold,
     drainTimeout: cfg.drainTimeoutMs,
+    initializeProcessTimeout: cfg.jobInitTimeoutMs,
+    ...(cfg.jobIdleProcesses !== undefined ? { numIdleProcesses: cfg.jobIdleProcesses } : {}),
     host: cfg.healthHost,
     port: cfg.healthPort,
     wsURL: cfg.livekitUrl,

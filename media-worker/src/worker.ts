@@ -2,7 +2,7 @@
 // call id from the dispatch or room metadata, fetches the call's resolved config from the control plane,
 // runs the CallSession in the room, and reports back. See docs/internal-api.md.
 import { type JobContext, type JobProcess, defineAgent, inference, telemetry, voice } from '@livekit/agents';
-import { ParticipantKind, RoomEvent, type RemoteParticipant } from '@livekit/rtc-node';
+import { ParticipantKind, RoomEvent, type RemoteParticipant, type Room } from '@livekit/rtc-node';
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -21,6 +21,34 @@ const log = createLogger('media-worker');
 const DTMF_CODES: Record<string, number> = { '*': 10, '#': 11, A: 12, B: 13, C: 14, D: 15 };
 /** Keypad digits pressed within this gap of each other are one entry. */
 const DTMF_PAUSE_MS = 1500;
+
+/** Longest wait for an outbound callee to answer; the control plane's ring timeout (at most 120 s) ends it first. */
+const OUTBOUND_ANSWER_WAIT_MS = 150_000;
+
+/** The SIP participant of an outbound call once answered (`sip.callStatus` active); null if the room closes first. */
+function waitForAnswer(room: Room, timeoutMs: number): Promise<RemoteParticipant | null> {
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (p: RemoteParticipant | null) => {
+      clearTimeout(timer);
+      room.off(RoomEvent.ParticipantConnected, check);
+      room.off(RoomEvent.ParticipantAttributesChanged, check);
+      room.off(RoomEvent.Disconnected, gone);
+      resolve(p);
+    };
+    const check = () => {
+      for (const p of room.remoteParticipants.values()) {
+        if (p.kind === ParticipantKind.SIP && (p.attributes?.['sip.callStatus'] ?? 'active') === 'active') return finish(p);
+      }
+    };
+    const gone = () => finish(null);
+    room.on(RoomEvent.ParticipantConnected, check);
+    room.on(RoomEvent.ParticipantAttributesChanged, check);
+    room.on(RoomEvent.Disconnected, gone);
+    timer = setTimeout(gone, timeoutMs);
+    check();
+  });
+}
 
 /** `traceparent` of the dispatch (or room) metadata: the control plane's `call.dispatch` span. */
 function traceParentOf(...sources: (string | undefined | null)[]): Record<string, unknown> | null {
@@ -98,6 +126,16 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
 
   onCallId(callId);
   const config = await api.getConfig(callId);
+  if (config.call.type === 'outbound') {
+    // The control plane places the call after dispatching this job: the session starts when the callee
+    // answers, so the agent's timers and greeting run from the answer, not from the ringing.
+    participant = await waitForAnswer(room, OUTBOUND_ANSWER_WAIT_MS);
+    if (!participant) {
+      // Not answered (busy, no answer, stopped): the control plane records why. Nothing to report here.
+      log.info({ call_id: callId, room: room.name }, 'outbound call not answered');
+      return 'not answered';
+    }
+  }
   const logger = log.child({ call_id: callId });
   const keys = config.provider_keys;
   // The control plane resolves the transcriber's language (its own, else the agent's) before it gets here.

@@ -70,7 +70,7 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string } = 
     if (r.internal) continue;
     const path = r.root ? toOpenApiPath(r.path) : `/v1${toOpenApiPath(r.path)}`;
     const parameters: Json[] = [];
-    for (const [source, schema] of [['path', r.params], ['query', r.query]] as const) {
+    for (const [source, schema] of [['path', r.params], ['query', r.query], ['header', r.headers]] as const) {
       if (!schema) continue;
       const required = new Set((schema as Json).required as string[] | undefined);
       for (const [name, prop] of Object.entries((schema as Json).properties as Record<string, Json>)) {

@@ -69,6 +69,8 @@ export interface RouteDef<PS extends TSchema | undefined = TSchema | undefined, 
   params?: PS;
   query?: QS;
   body?: BS;
+  /** Request headers the route reads, for the OpenAPI document (the handler checks them). */
+  headers?: TSchema;
   /** `json` (default) or `multipart` (the handler parses it). */
   bodyType?: 'json' | 'multipart';
   /** Defaults to true for POST, PUT, PATCH and DELETE. Turn off for handlers that call out to other services. */

@@ -3,10 +3,11 @@ import type { QueueDef } from '../jobs/boss.ts';
 import type { Services } from '../services.ts';
 import { webhookQueues } from './webhooks/jobs.ts';
 import { callQueues } from './calls/jobs.ts';
+import { dialQueues } from './calls/dial.ts';
 import { phoneNumberQueues } from './phone-numbers/jobs.ts';
 // Knowledge bases
 import { knowledgeQueues } from './knowledge-bases/jobs.ts';
 
 export function queueDefinitions(services: Services): QueueDef<never>[] {
-  return [...webhookQueues(services), ...callQueues(services), ...knowledgeQueues(services), ...phoneNumberQueues(services)];
+  return [...webhookQueues(services), ...callQueues(services), ...knowledgeQueues(services), ...phoneNumberQueues(services), ...dialQueues(services)];
 }

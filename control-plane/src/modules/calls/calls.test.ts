@@ -62,6 +62,7 @@ beforeAll(async () => {
     SSRF_ALLOWLIST: '127.0.0.1,localhost',
     ANALYSIS_RETRY_LIMIT: 1,
     ANALYSIS_RETRY_DELAY_SECONDS: 1,
+    STOP_REPORT_GRACE_SECONDS: 2,
   });
   org = await tp.createOrg();
   agentId = await createAgent(org);
@@ -254,23 +255,63 @@ describe('POST /v1/calls/{id}/stop', () => {
     expect(events.slice(2)).toEqual(events.length > 2 ? ['call.analyzed'] : []);
   });
 
-  it('on a call in progress records api_stop; the worker report completes it and keeps that reason', async () => {
+  it('on a call in progress ends it at once with api_stop; the late worker report only brings the conversation', async () => {
     const created = await startWebCall();
     const id = created.body.id as string;
-    await internal('post', `/calls/${id}/started`, { seq: 1, started_at: new Date().toISOString() });
+    const startedAt = new Date(Date.now() - 7000).toISOString();
+    await internal('post', `/calls/${id}/started`, { seq: 1, started_at: startedAt });
+    await internal('post', `/calls/${id}/transcript`, { seq: 2, messages: [{ role: 'agent', content: 'Hello!' }] });
+    const before = Date.now();
     const res = await tp.request('post', `/v1/calls/${id}/stop`, { key: org.key });
-    expect(res.body).toMatchObject({ status: 'in_progress', end_reason: 'api_stop' });
+    const after = Date.now();
+    // Completed by the stop itself: the end is the moment of the stop, not the worker's later report.
+    expect(res.body).toMatchObject({ status: 'completed', end_reason: 'api_stop', duration_seconds: 7 });
+    const endedAt = Date.parse(res.body.ended_at);
+    expect(endedAt).toBeGreaterThanOrEqual(before - 1000);
+    expect(endedAt).toBeLessThanOrEqual(after + 1000);
+    expect(await eventsOf(id)).toEqual(['call.started', 'transcript.partial', 'call.ended']);
+    // The worker reports 15 s later (the room's departure timeout): status, times and duration stay.
     await internal('post', `/calls/${id}/ended`, {
-      seq: 2,
-      end_reason: 'api_stop',
-      ended_at: new Date().toISOString(),
-      duration_seconds: 5,
-      messages: [{ role: 'agent', content: 'Hello!' }],
+      seq: 3,
+      end_reason: 'worker_shutdown',
+      ended_at: new Date(after + 15_000).toISOString(),
+      duration_seconds: 22,
+      messages: [{ role: 'agent', content: 'Hello!' }, { role: 'user', content: 'Bye.' }],
       usage: { stt_seconds: 1, llm_prompt_tokens: 1, llm_completion_tokens: 1, tts_characters: 1 },
       latency: NO_LATENCY,
     });
     const call = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
-    expect(call).toMatchObject({ status: 'completed', end_reason: 'api_stop', messages: [{ role: 'agent', content: 'Hello!' }] });
+    expect(call).toMatchObject({
+      status: 'completed',
+      end_reason: 'api_stop',
+      ended_at: res.body.ended_at,
+      duration_seconds: 7,
+      credits_used: 7 / 60,
+      messages: [{ role: 'agent', content: 'Hello!' }, { role: 'user', content: 'Bye.' }],
+    });
+    const events = await eventsOf(id);
+    expect(events.slice(0, 4)).toEqual(['call.started', 'transcript.partial', 'call.ended', 'transcript.final']);
+    const [final] = await tp.sql`select payload from events where call_id = ${id} and type = 'transcript.final'`;
+    expect(JSON.parse(JSON.stringify(final!.payload)).messages).toHaveLength(2);
+    // A repeated report changes nothing more.
+    await internal('post', `/calls/${id}/ended`, { seq: 4, end_reason: 'worker_shutdown', ended_at: new Date().toISOString(), duration_seconds: 30, messages: [] });
+    expect((await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body).toMatchObject({ duration_seconds: 7, messages: call.messages });
+    expect((await eventsOf(id)).filter((e) => e === 'transcript.final')).toHaveLength(1);
+  });
+
+  it('without a worker report, the conversation so far becomes final after the grace period', async () => {
+    const created = await startWebCall();
+    const id = created.body.id as string;
+    await internal('post', `/calls/${id}/started`, { seq: 1, started_at: new Date().toISOString() });
+    await internal('post', `/calls/${id}/transcript`, { seq: 2, messages: [{ role: 'agent', content: 'Hello!' }] });
+    const res = await tp.request('post', `/v1/calls/${id}/stop`, { key: org.key });
+    expect(res.body.status).toBe('completed');
+    const events = await until(async () => {
+      const e = await eventsOf(id);
+      return e.includes('transcript.final') ? e : null;
+    }, 600);
+    expect(events.slice(0, 4)).toEqual(['call.started', 'transcript.partial', 'call.ended', 'transcript.final']);
+    expect((await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body.messages).toEqual([{ role: 'agent', content: 'Hello!' }]);
   });
 });
 

@@ -16,7 +16,7 @@ import {
 } from '../../../../schemas/internal.ts';
 import { emitEvent } from '../events/emit.ts';
 import { getCallById, liveCallInRoom, noteReport, recordReport, setPartialMessages, setRecordingKey, type CallRow } from './queries.ts';
-import { finishCall, isFinal, markStarted } from './lifecycle.ts';
+import { completeConversation, finishCall, isFinal, markStarted } from './lifecycle.ts';
 import { resolveCallConfig } from './service.ts';
 import { verifySignature } from './recordings.ts';
 import { recordingStorage } from './storage/index.ts';
@@ -115,7 +115,11 @@ export const internalCallRoutes = [
     handler: async ({ params, body, db, services }) => {
       const call = await claim(db, params.call_id, body.seq, 'ended');
       if (!call) return ack(true);
-      if (isFinal(call.status)) return ack(false);
+      if (isFinal(call.status)) {
+        // Stopped: the stop fixed the end; the report only brings the conversation.
+        if (call.awaiting_report) await completeConversation(db, services.boss, call.id, { messages: body.messages, latency: body.latency, usage: body.usage });
+        return ack(false);
+      }
       await finishCall(db, services.boss, call, {
         endReason: body.end_reason,
         endedAt: body.ended_at,

@@ -9,7 +9,8 @@ import type { Services } from '../../services.ts';
 import { emitEvent } from '../events/emit.ts';
 import { analyseCall, AnalysisError, type AnalysisResult } from './analysis.ts';
 import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, saveAnalysis, touchWorker } from './queries.ts';
-import { ANALYZE_QUEUE, failCall, finishCall } from './lifecycle.ts';
+import { ANALYZE_QUEUE, completeConversation, FINALIZE_QUEUE, failCall, finishCall } from './lifecycle.ts';
+import { purgeIdempotencyKeys } from './outbound.ts';
 
 export const REAP_QUEUE = 'calls.reap';
 export const REAP_SWEEP_QUEUE = 'calls.reap-sweep';
@@ -84,7 +85,7 @@ export async function reapCall(services: Services, callId: string): Promise<'ali
 /** Candidates: in-progress calls whose worker has been quiet, and calls never started after the dispatch timeout. */
 export async function sweep(services: Services): Promise<number> {
   const quiet = Math.max(15, Math.floor(services.config.WORKER_SILENCE_SECONDS / 3));
-  const ids = await reapCandidates(services.sql, quiet, services.config.DISPATCH_TIMEOUT_SECONDS);
+  const ids = await reapCandidates(services.sql, quiet, services.config.DISPATCH_TIMEOUT_SECONDS, services.config.OUTBOUND_RING_TIMEOUT_SECONDS);
   let reaped = 0;
   for (const id of ids) if ((await reapCall(services, id)) === 'reaped') reaped++;
   return reaped;
@@ -98,6 +99,14 @@ export function callQueues(services: Services): QueueDef<never>[] {
       work: { batchSize: 1 },
       handler: async (jobs: Job<{ call_id: string }>[]) => {
         for (const job of jobs) await runAnalysis(services, job);
+      },
+    },
+    {
+      name: FINALIZE_QUEUE,
+      // Delayed jobs: NOTIFY fires at insert, before they are due, so poll for them (the default is 30 s).
+      work: { pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 2 },
+      handler: async (jobs: Job<{ call_id: string }>[]) => {
+        for (const job of jobs) await services.sql.begin((tx) => completeConversation(tx, services.boss, job.data.call_id));
       },
     },
     {
@@ -115,6 +124,7 @@ export function callQueues(services: Services): QueueDef<never>[] {
       schedule: '* * * * *',
       handler: async () => {
         await sweep(services);
+        await purgeIdempotencyKeys(services.sql);
       },
     },
   ];

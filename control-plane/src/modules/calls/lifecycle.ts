@@ -12,7 +12,7 @@ import type { Db } from '../../db/types.ts';
 import type { PgBoss } from '../../jobs/boss.ts';
 import { sendInTx } from '../../jobs/boss.ts';
 import { emitEvent } from '../events/emit.ts';
-import { setCompleted, setFailed, setInitiated, setInProgress, type CallRow } from './queries.ts';
+import { fillConversation, setCompleted, setFailed, setInitiated, setInProgress, type CallRow } from './queries.ts';
 import { recordCallEnded } from '../../metrics.ts';
 
 export type CallStatus = CallRow['status'];
@@ -29,6 +29,8 @@ export const TRANSITIONS: Record<CallStatus, CallStatus[]> = {
 export const isFinal = (s: CallStatus) => s === 'completed' || s === 'failed';
 
 export const ANALYZE_QUEUE = 'calls.analyze';
+/** After a stop: completes the conversation without the worker's report if it has not come in time. */
+export const FINALIZE_QUEUE = 'calls.finalize';
 
 const messagesOf = (row: CallRow) => (row.messages ?? []).map((m) => ({ role: m.role, content: m.content }));
 
@@ -61,15 +63,24 @@ export interface Finish {
   usage?: unknown;
 }
 
+export interface FinishOptions {
+  /**
+   * The call ends now but its worker has not reported the conversation yet (a stop): emit `call.ended` only,
+   * and leave `transcript.final` and the analysis to the worker's report, or to `FINALIZE_QUEUE` after
+   * `graceSeconds` if it never comes.
+   */
+  awaitReport?: { graceSeconds: number };
+}
+
 /**
  * -> completed: stores what the worker reported, emits `call.ended` then `transcript.final`, and enqueues the
  * post-call analysis, all in one transaction. An end reason already set (by the stop route) is kept.
  */
-export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish): Promise<CallRow | null> {
+export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish, opts: FinishOptions = {}): Promise<CallRow | null> {
   const started = call.started_at?.getTime();
   const duration =
     f.durationSeconds !== undefined ? Math.round(f.durationSeconds) : started ? Math.max(0, Math.round((Date.parse(f.endedAt) - started) / 1000)) : 0;
-  const row = await setCompleted(db, call.id, { ...f, durationSeconds: duration }, TRANSITIONS.completed);
+  const row = await setCompleted(db, call.id, { ...f, durationSeconds: duration, awaitingReport: opts.awaitReport !== undefined }, TRANSITIONS.completed);
   if (!row) return null;
   recordCallEnded(row);
   await emitEvent(db, {
@@ -90,6 +101,16 @@ export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish)
       analysis: { summary: row.analysis_summary, outcome: row.outcome },
     },
   });
+  if (opts.awaitReport) {
+    await sendInTx(boss, db, FINALIZE_QUEUE, { call_id: row.id }, { startAfter: opts.awaitReport.graceSeconds, singletonKey: row.id });
+    return row;
+  }
+  await conversationFinal(db, boss, row);
+  return row;
+}
+
+/** `transcript.final`, then the post-call analysis: once the conversation of an ended call is complete. */
+async function conversationFinal(db: Db, boss: PgBoss, row: CallRow): Promise<void> {
   await emitEvent(db, {
     orgId: row.org_id,
     type: 'transcript.final',
@@ -100,6 +121,17 @@ export async function finishCall(db: Db, boss: PgBoss, call: CallRow, f: Finish)
   });
   // Retry policy comes from the queue (ANALYSIS_RETRY_LIMIT, ANALYSIS_RETRY_DELAY_SECONDS).
   await sendInTx(boss, db, ANALYZE_QUEUE, { call_id: row.id });
+}
+
+/**
+ * The conversation of a call that a stop already ended: the worker's late report fills `messages`, `latency`
+ * and `usage` (never the status, times, duration or end reason, which the stop fixed), or, without a report
+ * (FINALIZE_QUEUE), what was reported so far stands. Only the first of the two does anything.
+ */
+export async function completeConversation(db: Db, boss: PgBoss, callId: string, r: Pick<Finish, 'messages' | 'latency' | 'usage'> = {}): Promise<CallRow | null> {
+  const row = await fillConversation(db, callId, r);
+  if (!row) return null;
+  await conversationFinal(db, boss, row);
   return row;
 }
 

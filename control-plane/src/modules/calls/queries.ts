@@ -36,6 +36,8 @@ export interface CallRow {
   cost_cents: number | null;
   recording_key: string | null;
   last_seq: number;
+  awaiting_report: boolean;
+  dialed_at: Date | null;
   worker_seen_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -158,11 +160,14 @@ export async function touchWorker(db: Db, callId: string): Promise<void> {
 }
 
 /** Candidates for the reaper: in-progress calls quiet for quietSeconds, and calls not started after dispatchTimeoutSeconds. */
-export async function reapCandidates(db: Db, quietSeconds: number, dispatchTimeoutSeconds: number): Promise<string[]> {
+export async function reapCandidates(db: Db, quietSeconds: number, dispatchTimeoutSeconds: number, ringTimeoutSeconds = 0): Promise<string[]> {
   const rows = await db<{ id: string }[]>`
     select id from calls
     where (status = 'in_progress' and coalesce(worker_seen_at, started_at, created_at) < now() - make_interval(secs => ${quietSeconds}))
-       or (status in ('queued', 'initiated') and created_at < now() - make_interval(secs => ${dispatchTimeoutSeconds}))
+       or (status in ('queued', 'initiated') and type <> 'outbound' and created_at < now() - make_interval(secs => ${dispatchTimeoutSeconds}))
+       -- Outbound calls: the dial job owns them until they are placed (a scheduled one waits in 'queued'); then
+       -- they ring for up to the ring timeout.
+       or (status = 'initiated' and type = 'outbound' and dialed_at < now() - make_interval(secs => ${dispatchTimeoutSeconds + ringTimeoutSeconds}))
     order by updated_at limit 200`;
   return rows.map((r) => r.id);
 }
@@ -245,7 +250,7 @@ export async function setInProgress(db: Db, callId: string, startedAt: string, r
 export async function setCompleted(
   db: Db,
   callId: string,
-  f: { endReason: string; endedAt: string; durationSeconds: number; messages?: unknown[] | null; latency?: unknown; usage?: unknown },
+  f: { endReason: string; endedAt: string; durationSeconds: number; messages?: unknown[] | null; latency?: unknown; usage?: unknown; awaitingReport?: boolean },
   from: CallRow['status'][],
 ): Promise<CallRow | undefined> {
   const [row] = await db<CallRow[]>`
@@ -257,6 +262,7 @@ export async function setCompleted(
       messages = coalesce(${f.messages === undefined ? null : db.json((f.messages ?? []) as never)}::jsonb, messages, '[]'::jsonb),
       latency = coalesce(${f.latency === undefined ? null : db.json(f.latency as never)}::jsonb, latency),
       usage = coalesce(${f.usage === undefined ? null : db.json(f.usage as never)}::jsonb, usage),
+      awaiting_report = ${f.awaitingReport ?? false},
       -- Phone calls: the carrier rate captured at open times the billed minutes (phone-numbers/rates.ts).
       cost_cents = case when rate_cents_per_minute is null then cost_cents
                         else ceil(rate_cents_per_minute * ceil(${f.durationSeconds}::numeric / 60))::int end,
@@ -305,3 +311,117 @@ export async function countLiveCalls(db: Db, orgId: string, excludeCallId: strin
   return row!.n;
 }
 
+// ---- Outbound calls (outbound.ts, dial.ts) ----
+
+export interface IdempotencyRecord {
+  request_hash: string;
+  response_status: number;
+  response_body: unknown;
+}
+
+/** The live (younger than `ttlHours`) record of an Idempotency-Key, if any. */
+export async function getIdempotencyRecord(db: Db, orgId: string, key: string, ttlHours: number): Promise<IdempotencyRecord | undefined> {
+  const [row] = await db<IdempotencyRecord[]>`
+    select request_hash, response_status, response_body from idempotency_keys
+    where org_id = ${orgId} and key = ${key} and created_at > now() - make_interval(hours => ${ttlHours})`;
+  return row;
+}
+
+/**
+ * Takes the key for this request (an expired record is taken over). False when a live record exists: a
+ * concurrent request with the key waits here for the other transaction and then gets false.
+ */
+export async function claimIdempotencyKey(db: Db, orgId: string, key: string, hash: string, ttlHours: number): Promise<boolean> {
+  const rows = await db`
+    insert into idempotency_keys (org_id, key, request_hash, response_status, response_body)
+    values (${orgId}, ${key}, ${hash}, 0, '{}'::jsonb)
+    on conflict (org_id, key) do update set request_hash = excluded.request_hash, call_id = null, response_status = 0,
+      response_body = '{}'::jsonb, created_at = now()
+    where idempotency_keys.created_at <= now() - make_interval(hours => ${ttlHours})
+    returning key`;
+  return rows.length > 0;
+}
+
+export async function saveIdempotentAnswer(db: Db, orgId: string, key: string, callId: string, status: number, body: unknown): Promise<void> {
+  await db`
+    update idempotency_keys set call_id = ${callId}, response_status = ${status}, response_body = ${db.json(JSON.parse(JSON.stringify(body)) as never)}
+    where org_id = ${orgId} and key = ${key}`;
+}
+
+export async function purgeIdempotencyKeys(db: Db, ttlHours: number): Promise<number> {
+  const rows = await db`delete from idempotency_keys where created_at < now() - make_interval(hours => ${ttlHours}) returning 1`;
+  return rows.length;
+}
+
+/**
+ * The org's active number that can place calls (wired, with an outbound trunk), by number or, else, the
+ * agent's oldest. Purchases still being wired and released numbers cannot place calls.
+ */
+export async function callerNumber(
+  db: Db,
+  orgId: string,
+  by: { number: string } | { agentId: string },
+): Promise<{ phone_number: string; outbound_trunk_id: string; provider: string } | undefined> {
+  const live = db`status = 'active' and outbound_trunk_id is not null and deleted_at is null and wiring_state = 'wired'`;
+  const [row] =
+    'number' in by
+      ? await db<{ phone_number: string; outbound_trunk_id: string; provider: string }[]>`
+          select phone_number, outbound_trunk_id, provider from phone_numbers
+          where org_id = ${orgId} and phone_number = ${by.number} and ${live}`
+      : await db<{ phone_number: string; outbound_trunk_id: string; provider: string }[]>`
+          select phone_number, outbound_trunk_id, provider from phone_numbers
+          where org_id = ${orgId} and agent_id = ${by.agentId} and ${live}
+          order by created_at, id limit 1`;
+  return row;
+}
+
+export interface NewOutboundCall {
+  id: string;
+  org_id: string;
+  agent_id: string;
+  to_number: string;
+  from_number: string;
+  room_name: string;
+  scheduled_at: Date | null;
+  variables: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  overrides: Record<string, unknown>;
+  webhook_url: string | null;
+  /** The carrier's per-minute rate (cost_cents at the end), or null when it gives none. */
+  rate_cents_per_minute: number | null;
+}
+
+export async function insertOutboundCall(db: Db, c: NewOutboundCall): Promise<CallRow> {
+  const [row] = await db<CallRow[]>`
+    insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, scheduled_at,
+                       variables, metadata, overrides, webhook_url, rate_cents_per_minute)
+    values (${c.id}, ${c.org_id}, ${c.agent_id}, 'outbound', 'outbound', ${c.to_number}, ${c.from_number}, ${c.room_name},
+            ${c.scheduled_at}, ${db.json(c.variables as never)}, ${db.json(c.metadata as never)}, ${db.json(c.overrides as never)}, ${c.webhook_url},
+            ${c.rate_cents_per_minute})
+    returning *`;
+  return row!;
+}
+
+/** Marks the call placed, just before the INVITE; false when it was stopped (or placed) meanwhile. */
+export async function markDialed(db: Db, callId: string): Promise<boolean> {
+  const rows = await db`update calls set dialed_at = now() where id = ${callId} and dialed_at is null and status = 'initiated' returning id`;
+  return rows.length > 0;
+}
+
+export async function setCarrierCallSid(db: Db, callId: string, sid: string): Promise<void> {
+  await db`update calls set carrier_call_sid = coalesce(carrier_call_sid, ${sid}) where id = ${callId}`;
+}
+
+/** A stopped call's conversation, from its worker's late report (only while it is awaited). */
+export async function fillConversation(db: Db, callId: string, r: { messages?: unknown[] | null; latency?: unknown; usage?: unknown }): Promise<CallRow | undefined> {
+  const [row] = await db<CallRow[]>`
+    update calls set
+      awaiting_report = false,
+      messages = coalesce(${r.messages == null ? null : db.json(r.messages as never)}::jsonb, messages, '[]'::jsonb),
+      latency = coalesce(${r.latency === undefined ? null : db.json(r.latency as never)}::jsonb, latency),
+      usage = coalesce(${r.usage === undefined ? null : db.json(r.usage as never)}::jsonb, usage),
+      updated_at = now()
+    where id = ${callId} and awaiting_report
+    returning *`;
+  return row;
+}

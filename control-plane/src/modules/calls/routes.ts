@@ -2,8 +2,9 @@
 import { defineRoute, reply } from '../../http/route.ts';
 import { forbidden, notFound } from '../../http/errors.ts';
 import { Type } from '../../../../schemas/common.ts';
-import { Call, CallList, CallListQuery, CallParams, CreateWebCall, UpdateCall, WebCallResult } from '../../../../schemas/calls.ts';
+import { Call, CallList, CallListQuery, CallParams, CreateCall, CreateWebCall, UpdateCall, WebCallResult } from '../../../../schemas/calls.ts';
 import { getCall, getRecordingKey, listCalls, setManualOutcome } from './queries.ts';
+import { createOutboundCall, parseIdempotencyKey } from './outbound.ts';
 import { callView, createWebCall, stopCall } from './service.ts';
 import { openRecording, verifySignature } from './recordings.ts';
 import { recordingUrl } from './storage/index.ts';
@@ -30,6 +31,36 @@ export const callRoutes = [
       503: { description: 'LiveKit could not be reached; the call is recorded as failed' },
     },
     handler: async ({ body, auth, services, ctx }) => createWebCall(services, auth, body, meta(ctx)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/calls',
+    operationId: 'createCall',
+    tag: 'calls',
+    summary: 'Place an outbound phone call',
+    description:
+      'Records the call (`type` `outbound`, `status` `queued`) and answers at once; a background job dials it, now or at ' +
+      '`scheduled_at`. The status then follows the phone leg: `initiated` while it rings, `in_progress` once answered, ' +
+      '`completed` when it ends; a call that cannot connect is `failed` with `end_reason` (and `call.failed` `reason`) ' +
+      '`busy`, `no_answer`, `rejected`, `invalid_number` or `carrier_error`. `from_number` must be one of your active ' +
+      "numbers; without it the agent's number is used. Counts against `max_calls_per_day` and `max_concurrent_calls` " +
+      '(429 with `reason` when reached). Send an `Idempotency-Key` header to retry safely: for 24 hours the same key ' +
+      'with the same body answers the first response (with `Idempotent-Replayed: true`) and dials once; the same key ' +
+      'with another body is a 422.',
+    body: CreateCall,
+    headers: Type.Object({
+      'idempotency-key': Type.Optional(
+        Type.String({ minLength: 1, maxLength: 255, description: 'Any unique string (a UUID v4 is a good choice); names this request for 24 hours' }),
+      ),
+    }),
+    status: 201,
+    transaction: false,
+    responses: { 201: { description: 'The call, queued for dialling', schema: Call } },
+    handler: async ({ body, auth, services, ctx }) => {
+      const idempotencyKey = parseIdempotencyKey(ctx.get('idempotency-key') || undefined);
+      const res = await createOutboundCall(services, auth, body, { ...meta(ctx), idempotencyKey });
+      return reply(res.status, res.body, res.replayed ? { 'Idempotent-Replayed': 'true' } : undefined);
+    },
   }),
   defineRoute({
     method: 'get',
@@ -93,9 +124,12 @@ export const callRoutes = [
     tag: 'calls',
     summary: 'Stop a call',
     description:
-      'Ends the call: `end_reason` becomes `api_stop` and the room is closed. Answers 200 with the call. `messages` ' +
-      'and the summary arrive a few seconds later, when the agent has reported the conversation. Stopping a call ' +
-      'that has already ended changes nothing and answers 200 with the call as it is.',
+      'Works in every state and ends the call at once: the answer is the completed call, `ended_at` is the moment of ' +
+      'the stop, and the duration (so the billed minutes and cost) runs to it. A call in progress ends with ' +
+      '`end_reason` `api_stop` and its phone leg or room is hung up; `messages`, `latency` and the summary arrive a few ' +
+      'seconds later with the agent\'s report (then `transcript.final` fires). An outbound call that is queued, scheduled ' +
+      'or ringing ends `canceled` with duration 0 and is never dialled afterwards. Stopping a call that has already ' +
+      'ended changes nothing and answers 200 with the call as it is.',
     params: CallParams,
     transaction: false,
     responses: { 200: { description: 'The call', schema: Call } },

@@ -17,7 +17,7 @@ import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { loadToolsForCall } from '../tools/service.ts';
 import { resolveProviderKeys } from '../credentials/service.ts';
 import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
-import { agentAndModelForCall, getCall, getCallById, insertCall, markApiStop, type CallRow } from './queries.ts';
+import { agentAndModelForCall, getCall, getCallById, insertCall, type CallRow } from './queries.ts';
 import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { signedUrl } from './recordings.ts';
@@ -152,9 +152,13 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
 }
 
 /**
- * POST /v1/calls/{id}/stop. Records `api_stop` and deletes the room; the worker then reports the conversation
- * (`ended`), which completes the call a few seconds later. A call no worker ever started is completed at once.
- * On a call that has already ended it changes nothing and answers the call as it is.
+ * POST /v1/calls/{id}/stop, in every state. The call ends at the moment of the stop: `ended_at`, the duration
+ * (and so the billed minutes and cost) and `end_reason` are fixed here, and the room is deleted, which hangs up
+ * the phone leg. A call in progress completes with `api_stop`; its worker's report, which follows, only brings
+ * the conversation, latency and usage. A call that never connected completes at once with duration 0: an
+ * outbound call that is queued (scheduled or waiting for its dial job) or ringing ends `canceled` and is never
+ * dialled afterwards (the dial job checks the status under the row lock); a web call ends `api_stop`. On a call
+ * that has already ended it changes nothing and answers the call as it is.
  */
 export async function stopCall(services: Services, auth: Auth, callId: string, meta: { requestId: string; ip: string | null }) {
   const { sql } = services;
@@ -162,10 +166,12 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
   if (!before) throw notFound('Call');
   if (isFinal(before.status)) return before;
 
+  const endedAt = new Date().toISOString();
   const row = await sql.begin(async (tx) => {
     const locked = await getCallById(tx, callId, { lock: true });
     if (!locked || isFinal(locked.status)) return locked!;
-    await markApiStop(tx, callId);
+    const connected = locked.status === 'in_progress';
+    const endReason = !connected && locked.type === 'outbound' ? 'canceled' : 'api_stop';
     await writeAudit(tx, {
       orgId: auth.orgId,
       actorType: auth.actorType,
@@ -175,17 +181,20 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
       resourceId: callId,
       requestId: meta.requestId,
       ip: meta.ip,
+      details: { status: locked.status, end_reason: endReason },
     });
-    if (locked.status !== 'in_progress') {
-      // No worker is holding the conversation: nothing more will be reported.
-      return (await finishCall(tx, services.boss, { ...locked, end_reason: 'api_stop' }, { endReason: 'api_stop', endedAt: new Date().toISOString(), messages: [] })) ?? locked;
+    if (connected) {
+      return (
+        (await finishCall(tx, services.boss, locked, { endReason, endedAt }, { awaitReport: { graceSeconds: services.config.STOP_REPORT_GRACE_SECONDS } })) ?? locked
+      );
     }
-    return (await getCallById(tx, callId))!;
+    // No conversation took place: nothing more will be reported.
+    return (await finishCall(tx, services.boss, locked, { endReason, endedAt, durationSeconds: 0, messages: [] })) ?? locked;
   });
-  if (row.room_name) {
+  if (row.room_name && row.status !== before.status) {
     await services.livekit.rooms.deleteRoom(row.room_name).catch((err: unknown) => {
-      // The reaper finishes the call if the room cannot be deleted now; the stop itself is recorded.
-      services.log.warn({ err, call_id: callId }, 'room delete failed');
+      // A room that was never created (a queued call), or LiveKit unreachable: the reaper closes what is left.
+      services.log.debug({ err, call_id: callId }, 'room delete after stop failed');
     });
   }
   return row;
@@ -195,7 +204,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
  * Checks the voice and transcriber of the overrides against the catalogue, as for an agent, and fills their
  * defaults; the other override fields were validated by the schema.
  */
-function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'language'>): Record<string, unknown> {
+export function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'language'>): Record<string, unknown> {
   if (!o) return {};
   const problems: ValidationErrorItem[] = [];
   const out: Record<string, unknown> = { ...o };

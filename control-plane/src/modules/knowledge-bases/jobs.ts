@@ -152,11 +152,16 @@ async function documentsOf(
     const c = services.config;
     let last = 0;
     let pending: CrawlProgress | null = null;
-    const flush = async () => {
-      if (!pending) return;
-      const p = pending;
-      pending = null;
-      await setJobProgress(sql, jobId, p);
+    // Writes go one after another: two in flight on different connections could land out of order.
+    let writes: Promise<void> = Promise.resolve();
+    const flush = () => {
+      writes = writes.then(async () => {
+        if (!pending) return;
+        const p = pending;
+        pending = null;
+        await setJobProgress(sql, jobId, p).catch(() => {});
+      });
+      return writes;
     };
     const result = await crawl(
       src.source,
@@ -175,7 +180,7 @@ async function documentsOf(
         // At most a few progress writes a second.
         if (Date.now() - last > 250) {
           last = Date.now();
-          void flush().catch(() => {});
+          void flush();
         }
       },
     );

@@ -1,0 +1,289 @@
+// Outbound phone calls end to end: POST /v1/calls on the real control plane, the dial job, LiveKit's
+// CreateSIPParticipant through the real SIP bridge, the simulated carrier's termination edge, and SIPp as the
+// callee (answering, busy, never answering). The answered call runs the real media worker: the agent greets,
+// the callee asks a question in synthesized speech, the agent answers, the call is stopped.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SipClient } from 'livekit-server-sdk';
+import { Webhook } from 'standardwebhooks';
+import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
+import { createTestDatabase } from '../support/db.ts';
+import { startFakeOpenAI, lastUserText, type FakeOpenAI } from '../support/fake-openai.ts';
+import { synthesize, writeWav } from '../support/speech.ts';
+import { SipCallee } from '../support/sip-callee.ts';
+import { Receiver } from '../support/webhook-receiver.ts';
+import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
+import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
+import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
+
+const FIRST_MESSAGE = 'Hello, this is Acme Dental calling about your appointment.';
+const ANSWER = 'We open at nine in the morning.';
+
+const FROM = '+14155550100';
+const TO_BUSY = '+15550000001';
+const TO_NO_ANSWER = '+15550000002';
+const TO_ANSWER = '+15550000003';
+const TO_DEAD = '+15550000009';
+const TO_UNKNOWN = '+19995550123';
+const RING_TIMEOUT = 8;
+
+let stack: TestStack;
+let llm: FakeOpenAI;
+let sql: Sql;
+let dropDb: () => Promise<void>;
+let key: string;
+let orgId: string;
+let agentId: string;
+let edge: SimulatedEdge;
+let busy: SipCallee;
+let noAnswer: SipCallee;
+let answer: SipCallee;
+let hooks: Receiver;
+
+async function api<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(stack.controlPlaneUrl + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: (text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as T };
+}
+
+async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const getCall = async (id: string) => (await api('GET', `/v1/calls/${id}`)).body;
+const finalCall = (id: string, timeoutMs = 60_000) =>
+  until(`call ${id} to end`, async () => {
+    const c = await getCall(id);
+    return c.status === 'completed' || c.status === 'failed' ? c : null;
+  }, timeoutMs);
+
+beforeAll(async () => {
+  llm = await startFakeOpenAI({ ttftMs: 20 });
+  llm.setResponder((req) => {
+    const system = String(req.messages[0]?.content ?? '');
+    if (system.startsWith('You analyse')) return { text: JSON.stringify({ summary: 'The callee asked about opening hours.', outcome: 'question_answered' }) };
+    return { text: ANSWER };
+  });
+  [busy, noAnswer, answer] = await Promise.all([SipCallee.start('busy'), SipCallee.start('no-answer'), SipCallee.start('answer')]);
+  const deadPort = await freeTcpUdpPort();
+  edge = await startSimulatedEdge({
+    listen: '127.0.0.1:0',
+    routes: [
+      { prefix: TO_BUSY, target: { host: '127.0.0.1', port: busy.port } },
+      { prefix: TO_NO_ANSWER, target: { host: '127.0.0.1', port: noAnswer.port } },
+      { prefix: TO_ANSWER, target: { host: '127.0.0.1', port: answer.port } },
+      { prefix: TO_DEAD, target: { host: '127.0.0.1', port: deadPort } },
+    ],
+    noAnswerMs: 3000,
+  });
+  hooks = await new Receiver().start();
+
+  const db = await createTestDatabase();
+  dropDb = db.drop;
+  stack = await useStack({
+    controlPlane: true,
+    worker: true,
+    sip: true,
+    env: {
+      DATABASE_URL: db.url,
+      SSRF_ALLOWLIST: '127.0.0.1,localhost',
+      WORKER_SILENCE_SECONDS: '15',
+      DISPATCH_TIMEOUT_SECONDS: '30',
+      OUTBOUND_RING_TIMEOUT_SECONDS: String(RING_TIMEOUT),
+      STOP_REPORT_GRACE_SECONDS: '20',
+    },
+  });
+  sql = createSql(db.url, { max: 2 });
+  ({ api_key: key, org_id: orgId } = (await createOrgWithKey(sql, 'outbound')) as { api_key: string; org_id: string });
+  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'You are the receptionist of Acme Dental.' });
+  expect(model.status).toBe(201);
+  const agent = await api('POST', '/v1/agents', {
+    name: 'Caller',
+    llm_id: model.body.id,
+    transcriber: { provider: 'local' },
+    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
+    first_message: FIRST_MESSAGE,
+    silence_timeout_seconds: 120,
+  });
+  expect(agent.status).toBe(201);
+  agentId = agent.body.id;
+  // The number and its outbound trunk (as a purchase from the simulated carrier leaves them), on the edge.
+  const sip = new SipClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
+  const trunk = await sip.createSipOutboundTrunk('outbound-test', `${edge.address.host}:${edge.address.port}`, [FROM]);
+  await sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id)
+            values (${orgId}, ${FROM}, 'simulated', ${agentId}, ${trunk.sipTrunkId})`;
+}, 240_000);
+
+afterAll(async () => {
+  await Promise.all([busy?.close(), noAnswer?.close(), answer?.close()]);
+  await edge?.close();
+  await hooks?.close();
+  await sql?.end();
+  await llm?.close();
+  await dropDb?.();
+});
+
+/** The call's own webhook deliveries, verified with the org's signing secret. */
+async function failedEventFor(callId: string) {
+  await hooks.until(() => hooks.requests.some((r) => r.json?.call_id === callId && r.json?.event === 'call.failed'), `call.failed for ${callId}`, 30_000);
+  const req = hooks.requests.find((r) => r.json?.call_id === callId && r.json?.event === 'call.failed')!;
+  return req;
+}
+
+describe.skipIf(!sipBridgeVersion())('outbound phone calls over the SIP bridge', () => {
+  it('a callee answering 486 fails the call with reason busy, sent to its webhook_url', { timeout: 90_000 }, async () => {
+    const created = await api('POST', '/v1/calls', { agent_id: agentId, to_number: TO_BUSY, webhook_url: hooks.url('/call') });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ type: 'outbound', status: 'queued', direction: 'outbound', to_number: TO_BUSY, from_number: FROM });
+    const call = await finalCall(created.body.id);
+    expect(call).toMatchObject({ status: 'failed', end_reason: 'busy', duration_seconds: 0 });
+    expect(busy.invites).toHaveLength(1);
+    const req = await failedEventFor(call.id);
+    expect(req.json).toMatchObject({ event: 'call.failed', call_id: call.id, reason: 'busy', to_number: TO_BUSY, from_number: FROM });
+    // Signed with the org's call signing secret (Standard Webhooks), and recorded as a delivery.
+    const signing = await api('GET', '/v1/webhooks/call-signing-secret');
+    expect(signing.status).toBe(200);
+    expect(() => new Webhook(signing.body.secret).verify(req.body, req.headers as Record<string, string>)).not.toThrow();
+    const deliveries = await sql`select status, attempt from webhook_deliveries where event = 'call.failed' and url = ${hooks.url('/call')} and event_id = ${req.json.id}`;
+    expect(deliveries).toEqual([{ status: 'succeeded', attempt: 1 }]);
+  });
+
+  it('a callee that never answers fails with no_answer after the ring timeout', { timeout: 90_000 }, async () => {
+    const created = await api('POST', '/v1/calls', { agent_id: agentId, to_number: TO_NO_ANSWER, webhook_url: hooks.url('/call') });
+    expect(created.status).toBe(201);
+    const ringing = await until('the call to ring', async () => ((await getCall(created.body.id)).status === 'initiated' ? true : null));
+    expect(ringing).toBe(true);
+    const call = await finalCall(created.body.id);
+    expect(call).toMatchObject({ status: 'failed', end_reason: 'no_answer' });
+    expect(noAnswer.invites).toHaveLength(1);
+    expect((await failedEventFor(call.id)).json).toMatchObject({ reason: 'no_answer' });
+  });
+
+  it('an unknown number fails with invalid_number in seconds; a dead destination with no_answer', { timeout: 90_000 }, async () => {
+    const unknown = await api('POST', '/v1/calls', { agent_id: agentId, to_number: TO_UNKNOWN, webhook_url: hooks.url('/call') });
+    const dead = await api('POST', '/v1/calls', { agent_id: agentId, to_number: TO_DEAD });
+    expect([unknown.status, dead.status]).toEqual([201, 201]);
+    expect(await finalCall(unknown.body.id, 20_000)).toMatchObject({ status: 'failed', end_reason: 'invalid_number' });
+    expect((await failedEventFor(unknown.body.id)).json).toMatchObject({ reason: 'invalid_number' });
+    expect(await finalCall(dead.body.id, 20_000)).toMatchObject({ status: 'failed', end_reason: 'no_answer' });
+  });
+
+  it('an answered call: the agent greets, answers a spoken question, and a stop completes it at once', { timeout: 240_000 }, async () => {
+    const created = await api('POST', '/v1/calls', { agent_id: agentId, to_number: TO_ANSWER, variables: { customer_name: 'Ada' } });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    await answer.waitFor('the answer', () => answer.answered, 60_000);
+    answer.startMedia();
+    const started = await until('in_progress', async () => {
+      const c = await getCall(id);
+      return c.status === 'in_progress' ? c : null;
+    });
+    expect(started.started_at).not.toBeNull();
+    expect(started.carrier_call_sid).toEqual(expect.any(String));
+
+    // The callee stays silent: the agent greets after its short wait. The offline recogniser cannot read 8 kHz
+    // telephone audio reliably, so what is heard is checked by its length against the same sentence spoken by
+    // the agent's voice, and the words by the platform's record of the conversation below.
+    const greeting = await heard(answer, 0);
+    if (process.env.VAP_DEBUG_AUDIO) writeWav(process.env.VAP_DEBUG_AUDIO, answer.audio(0));
+    expect(greeting.seconds).toBeGreaterThan((await spokenSeconds(FIRST_MESSAGE)) * 0.7);
+    expect(greeting.seconds).toBeLessThan((await spokenSeconds(FIRST_MESSAGE)) * 1.6);
+    await answer.speak(await synthesize('What time do you open tomorrow morning'));
+    const reply = await heard(answer, greeting.end);
+    expect(reply.seconds).toBeGreaterThan((await spokenSeconds(ANSWER)) * 0.7);
+    expect(reply.seconds).toBeLessThan((await spokenSeconds(ANSWER)) * 1.6);
+    // The worker's own STT turned the callee's question into a user turn for the LLM.
+    const asked = llm.requests.filter((r) => !String(r.messages[0]?.content).startsWith('You analyse')).map(lastUserText);
+    expect(asked.some((t) => t.trim().length > 0), `the LLM was asked ${JSON.stringify(asked)}`).toBe(true);
+
+    // Hang up: stop answers the completed call; it stays completed at the stop moment.
+    const t0 = Date.now();
+    const stopped = await api('POST', `/v1/calls/${id}/stop`);
+    expect(stopped.body).toMatchObject({ status: 'completed', end_reason: 'api_stop' });
+    const polled = await until('completed', async () => ((await getCall(id)).status === 'completed' ? Date.now() : null), 2000);
+    expect(polled - t0).toBeLessThanOrEqual(2000);
+    await answer.waitFor('the BYE', () => answer.hungUp, 20_000);
+    const done = await until('the conversation', async () => {
+      const c = await getCall(id);
+      return c.messages?.some((m: { content: string }) => m.content === ANSWER) && c.latency.llm_ttft.samples > 0 ? c : null;
+    }, 60_000);
+    expect(done.ended_at).toBe(stopped.body.ended_at);
+    expect(done.duration_seconds).toBe(stopped.body.duration_seconds);
+    expect(done.messages[0]).toMatchObject({ role: 'agent', content: FIRST_MESSAGE });
+    expect(done.messages.some((m: { role: string }) => m.role === 'user')).toBe(true);
+    // The simulated carrier's outbound rate (SIMULATED_CARRIER_OUTBOUND_RATE_CENTS, 2) times the billed minutes.
+    expect(done.cost_cents).toBe(2 * Math.ceil(done.duration_seconds / 60));
+    const usage = await api('GET', '/v1/usage');
+    expect(usage.body.minutes_used_this_month).toBeGreaterThan(0);
+    expect(usage.body.cost_cents_this_month).toBeGreaterThanOrEqual(done.cost_cents);
+  });
+
+  it('a scheduled call dials at its time; one stopped before its time never dials', { timeout: 90_000 }, async () => {
+    const before = busy.invites.length;
+    const at = new Date(Date.now() + 6000).toISOString();
+    const kept = await api('POST', '/v1/calls', { agent_id: agentId, to_number: TO_BUSY, scheduled_at: at });
+    const dropped = await api('POST', '/v1/calls', { agent_id: agentId, to_number: TO_BUSY, scheduled_at: at });
+    expect([kept.status, dropped.status]).toEqual([201, 201]);
+    expect(kept.body).toMatchObject({ status: 'queued', scheduled_at: at });
+    const stop = await api('POST', `/v1/calls/${dropped.body.id}/stop`);
+    expect(stop.body).toMatchObject({ status: 'completed', end_reason: 'canceled', duration_seconds: 0 });
+    expect((await getCall(kept.body.id)).status).toBe('queued');
+    const call = await finalCall(kept.body.id, 40_000);
+    expect(call).toMatchObject({ status: 'failed', end_reason: 'busy' });
+    const dialledAt = await sql<{ dialed_at: Date }[]>`select dialed_at from calls where id = ${kept.body.id}`;
+    expect(dialledAt[0]!.dialed_at.getTime()).toBeGreaterThanOrEqual(Date.parse(at));
+    // The stopped call's job ran at the same time and did nothing.
+    await until('the stopped call’s dial job', async () => {
+      const [job] = await sql`select state from pgboss.job where name = 'calls.dial' and singleton_key = ${dropped.body.id}`;
+      return job?.state === 'completed';
+    }, 30_000);
+    expect(busy.invites.length).toBe(before + 1);
+    expect((await getCall(dropped.body.id)).status).toBe('completed');
+  });
+});
+
+/** How long the agent's voice (festival) takes to say `text`, without its leading and trailing silence. */
+async function spokenSeconds(text: string): Promise<number> {
+  const pcm = await synthesize(text);
+  const loud = (i: number) => Math.abs(pcm.samples[i]!) > 300;
+  let first = 0;
+  let last = pcm.samples.length - 1;
+  while (first < last && !loud(first)) first++;
+  while (last > first && !loud(last)) last--;
+  return (last - first) / pcm.sampleRate;
+}
+
+/** The next utterance the callee hears after sample `from`: from the first loud sample to 1.2 s of quiet. */
+async function heard(callee: SipCallee, from: number): Promise<{ seconds: number; end: number }> {
+  let span = 0;
+  const end = await callee.waitFor(
+    'the agent to speak and pause',
+    () => {
+      const r = callee.received;
+      let first = -1;
+      let last = -1;
+      for (let i = from; i < r.length; i++) {
+        if (Math.abs(r[i]!) > 1500) {
+          if (first < 0) first = i;
+          last = i;
+        }
+      }
+      span = last - first;
+      // At least half a second of sound (not a click), then 1.2 s of quiet.
+      return first >= 0 && last - first > 4000 && r.length - last > 8000 * 1.2 ? r.length : null;
+    },
+    90_000,
+  );
+  return { seconds: span / 8000, end };
+}
+

@@ -1,0 +1,294 @@
+// The callee of outbound calls: SIPp (Debian's sip-tester) as a SIP user agent server that answers, refuses
+// with 486 or rings forever, per instance. Each INVITE it receives is appended to a file (its Call-ID and the
+// offered RTP address), so tests can count dials. When it answers, the call's media (the `m=audio` of its
+// SDP) is a UDP socket of this process: it records the G.711 µ-law the bridge sends and plays speech back.
+import { spawn, type ChildProcess } from 'node:child_process';
+import dgram from 'node:dgram';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
+import type { Pcm } from './speech.ts';
+
+export type CalleeMode = 'answer' | 'busy' | 'no-answer';
+
+const HEADERS = (toTag: string) => `[last_Via:]
+[last_From:]
+[last_To:];tag=${toTag}
+[last_Call-ID:]`;
+
+function scenario(mode: CalleeMode, dir: string, rtpPort: number): string {
+  const tag = '[pid]SIPpTag01[call_number]';
+  const invite = `
+  <recv request="INVITE" crlf="true">
+    <action>
+      <ereg regexp="m=audio ([0-9]+)" search_in="body" check_it="true" assign_to="m,rport"/>
+      <ereg regexp="c=IN IP4 ([0-9.]+)" search_in="body" check_it="true" assign_to="c,rhost"/>
+      <ereg regexp="CSeq: *([0-9]+)" search_in="msg" check_it="true" assign_to="s,cseq"/>
+      <exec command="echo '[call_id] [$rhost] [$rport]' >> ${dir}/invites"/>
+      <exec command="echo '[$m] [$c] [$s] [$cseq]' > /dev/null"/>
+    </action>
+  </recv>`;
+  const ringing = `
+  <send>
+    <![CDATA[
+SIP/2.0 180 Ringing
+${HEADERS(tag)}
+[last_CSeq:]
+Contact: <sip:callee@[local_ip]:[local_port]>
+Content-Length: 0
+    ]]>
+  </send>`;
+  let body: string;
+  if (mode === 'busy') {
+    body = `${invite}
+  <send>
+    <![CDATA[
+SIP/2.0 486 Busy Here
+${HEADERS(tag)}
+[last_CSeq:]
+Content-Length: 0
+    ]]>
+  </send>
+  <recv request="ACK"/>`;
+  } else if (mode === 'no-answer') {
+    body = `${invite}${ringing}
+  <recv request="CANCEL"/>
+  <send>
+    <![CDATA[
+SIP/2.0 200 OK
+${HEADERS(tag)}
+[last_CSeq:]
+Content-Length: 0
+    ]]>
+  </send>
+  <send>
+    <![CDATA[
+SIP/2.0 487 Request Terminated
+${HEADERS(tag)}
+CSeq: [$cseq] INVITE
+Content-Length: 0
+    ]]>
+  </send>
+  <recv request="ACK"/>`;
+  } else {
+    body = `${invite}${ringing}
+  <send retrans="500">
+    <![CDATA[
+SIP/2.0 200 OK
+${HEADERS(tag)}
+[last_CSeq:]
+Contact: <sip:callee@[local_ip]:[local_port]>
+Content-Type: application/sdp
+Content-Length: [len]
+
+v=0
+o=callee 1 1 IN IP4 127.0.0.1
+s=-
+c=IN IP4 127.0.0.1
+t=0 0
+m=audio ${rtpPort} RTP/AVP 0 101
+a=rtpmap:0 PCMU/8000
+a=rtpmap:101 telephone-event/8000
+a=ptime:20
+a=sendrecv
+    ]]>
+  </send>
+  <recv request="ACK">
+    <action><exec command="echo answered >> ${dir}/answered"/></action>
+  </recv>
+  <recv request="BYE">
+    <action><exec command="echo bye >> ${dir}/ended"/></action>
+  </recv>
+  <send>
+    <![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:]
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+    ]]>
+  </send>`;
+  }
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<!DOCTYPE scenario SYSTEM "sipp.dtd">
+<scenario name="vap callee ${mode}">${body}
+</scenario>
+`;
+}
+
+// G.711 µ-law.
+function ulawDecode(u: number): number {
+  u = ~u & 0xff;
+  const sign = u & 0x80;
+  const exponent = (u >> 4) & 0x07;
+  const mantissa = u & 0x0f;
+  let sample = ((mantissa << 3) + 0x84) << exponent;
+  sample -= 0x84;
+  return sign ? -sample : sample;
+}
+function ulawEncode(sample: number): number {
+  let sign = 0;
+  if (sample < 0) {
+    sample = -sample;
+    sign = 0x80;
+  }
+  sample = Math.min(sample, 32635) + 0x84;
+  let exponent = 7;
+  for (let mask = 0x4000; (sample & mask) === 0 && exponent > 0; exponent--, mask >>= 1);
+  const mantissa = (sample >> (exponent + 3)) & 0x0f;
+  return ~(sign | (exponent << 4) | mantissa) & 0xff;
+}
+
+export class SipCallee {
+  readonly received: number[] = [];
+  private seq = 1;
+  private ts = 0;
+  private readonly ssrc = Math.floor(Math.random() * 0xffffffff);
+  private silence: NodeJS.Timeout | null = null;
+  private sending = false;
+  private readonly exited: Promise<number | null>;
+
+  readonly mode: CalleeMode;
+  readonly port: number;
+  readonly dir: string;
+  private readonly sipp: ChildProcess;
+  private readonly rtp: dgram.Socket;
+
+  private constructor(mode: CalleeMode, port: number, dir: string, sipp: ChildProcess, rtp: dgram.Socket) {
+    this.mode = mode;
+    this.port = port;
+    this.dir = dir;
+    this.sipp = sipp;
+    this.rtp = rtp;
+    this.exited = new Promise((r) => sipp.once('exit', (code) => r(code)));
+    rtp.on('message', (msg) => {
+      if (msg.length < 12 || (msg[1]! & 0x7f) !== 0) return;
+      const cc = msg[0]! & 0x0f;
+      for (let i = 12 + cc * 4; i < msg.length; i++) this.received.push(ulawDecode(msg[i]!));
+    });
+  }
+
+  /** Starts SIPp listening on a free port of 127.0.0.1. */
+  static async start(mode: CalleeMode): Promise<SipCallee> {
+    const dir = mkdtempSync(path.join(tmpdir(), 'vap-callee-'));
+    const rtp = dgram.createSocket('udp4');
+    await new Promise<void>((r) => rtp.bind(0, '127.0.0.1', () => r()));
+    writeFileSync(path.join(dir, 'uas.xml'), scenario(mode, dir, rtp.address().port));
+    const port = await freeTcpUdpPort();
+    const sipp = spawn('sipp', ['-sf', path.join(dir, 'uas.xml'), '-i', '127.0.0.1', '-p', String(port), '-nostdin', '-trace_msg', '-message_file', path.join(dir, 'messages.log')], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      cwd: dir,
+    });
+    const callee = new SipCallee(mode, port, dir, sipp, rtp);
+    // SIPp is listening once its message log exists.
+    await callee.waitFor('SIPp to start', () => existsSync(path.join(dir, 'messages.log')) || sipp.exitCode !== null, 10_000);
+    if (sipp.exitCode !== null) throw new Error(`sipp exited with ${sipp.exitCode}`);
+    return callee;
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  private file(name: string): string {
+    const p = path.join(this.dir, name);
+    return existsSync(p) ? readFileSync(p, 'utf8').trim() : '';
+  }
+
+  /** INVITEs received so far (retransmissions of one INVITE count once). */
+  get invites(): { callId: string; host: string; port: number }[] {
+    const seen = new Map<string, { callId: string; host: string; port: number }>();
+    for (const line of this.file('invites').split('\n').filter(Boolean)) {
+      const [callId, host, port] = line.split(' ');
+      if (!seen.has(callId!)) seen.set(callId!, { callId: callId!, host: host!, port: Number(port) });
+    }
+    return [...seen.values()];
+  }
+  get answered(): boolean {
+    return this.file('answered') !== '';
+  }
+  /** A BYE from the platform was received. */
+  get hungUp(): boolean {
+    return this.file('ended') !== '';
+  }
+  get messages(): string {
+    return this.file('messages.log');
+  }
+
+  async waitFor<T>(what: string, fn: () => T | null | undefined | false, timeoutMs = 60_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = fn();
+      if (v) return v;
+      if (Date.now() > deadline) throw new Error(`SIP callee: timed out waiting for ${what}\n${this.messages.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  private remote(): { host: string; port: number } | null {
+    const last = this.invites.at(-1);
+    return last ? { host: last.host, port: last.port } : null;
+  }
+
+  /** Once answered: keeps the media path alive with silence (the bridge hangs up on a silent leg). */
+  startMedia(): void {
+    this.silence = setInterval(() => {
+      if (!this.sending) this.sendFrame(new Uint8Array(160).fill(0xff));
+    }, 20);
+  }
+
+  private sendFrame(payload: Uint8Array): void {
+    const to = this.remote();
+    if (!to) return;
+    const h = Buffer.alloc(12);
+    h[0] = 0x80;
+    h[1] = 0;
+    h.writeUInt16BE(this.seq++ & 0xffff, 2);
+    h.writeUInt32BE(this.ts >>> 0, 4);
+    h.writeUInt32BE(this.ssrc >>> 0, 8);
+    this.rtp.send(Buffer.concat([h, payload]), to.port, to.host);
+    this.ts += 160;
+  }
+
+  /** Plays speech in real time (resampled to 8 kHz, µ-law). */
+  async speak(pcm: Pcm): Promise<void> {
+    const n = Math.floor((pcm.samples.length * 8000) / pcm.sampleRate);
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; i++) out[i] = ulawEncode(pcm.samples[Math.floor((i * pcm.sampleRate) / 8000)]!);
+    this.sending = true;
+    try {
+      const start = performance.now();
+      for (let off = 0, k = 0; off < n; off += 160, k++) {
+        const frame = new Uint8Array(160).fill(0xff);
+        frame.set(out.subarray(off, Math.min(n, off + 160)));
+        this.sendFrame(frame);
+        const due = start + (k + 1) * 20 - performance.now();
+        if (due > 0) await new Promise((r) => setTimeout(r, due));
+      }
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  /** Audio heard so far, 8 kHz. */
+  audio(fromSample = 0): Pcm {
+    return { samples: Int16Array.from(this.received.slice(fromSample)), sampleRate: 8000 };
+  }
+
+  async close(): Promise<void> {
+    if (this.silence) clearInterval(this.silence);
+    if (this.sipp.exitCode === null) {
+      this.sipp.kill('SIGKILL');
+      await this.exited;
+    }
+    try {
+      this.rtp.close();
+    } catch {
+      // closed
+    }
+    if (process.env.VAP_STACK_KEEP_LOGS !== '1') rmSync(this.dir, { recursive: true, force: true });
+  }
+}
