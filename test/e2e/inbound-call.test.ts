@@ -109,6 +109,7 @@ beforeAll(async () => {
     const said = lastUserText(req);
     if (/pressed 4/.test(said)) return { text: 'You pressed four.' };
     if (/pressed 9/.test(said)) return { toolCalls: [{ name: 'transfer_call', arguments: {} }] };
+    if (/pressed 5/.test(said)) return { toolCalls: [{ name: 'end_call', arguments: {} }] };
     return { text: 'Sorry, we are closed on Sundays.' };
   });
   const db = await createTestDatabase();
@@ -302,6 +303,35 @@ describe.skipIf(!sipBridgeVersion())('inbound phone calls over the SIP bridge', 
       expect(referTo).toContain('+15550100777');
     } finally {
       await phone.hangUp().catch(() => {});
+      await phone.close();
+    }
+  });
+
+  it('end_call hangs up the SIP leg from the agent side', { timeout: 240_000 }, async () => {
+    const tool = await api('POST', '/v1/tools', { type: 'end_call' });
+    expect(tool.status).toBe(201);
+    const model = await api('POST', '/v1/models', { name: 'with end_call', model: 'fake-model', base_url: llm.url, system_prompt: 'Receptionist.', tool_ids: [tool.body.id] });
+    const agent = await api('POST', '/v1/agents', {
+      name: 'Hanging up',
+      llm_id: model.body.id,
+      transcriber: { provider: 'local' },
+      tts: { provider: 'local', model: 'espeak-ng' },
+      first_message: 'Hi.',
+      silence_timeout_seconds: 120,
+    });
+    const number = await buy(agent.body.id);
+    const phone = await dial(number.phone_number);
+    try {
+      await phone.startMedia();
+      const [call] = await callsTo(number.phone_number);
+      await until('the agent session to start', async () => (await sql<{ status: string }[]>`select status from calls where id = ${call!.id}`)[0]!.status === 'in_progress');
+      await phone.pressKey('5');
+      await phone.pressKey('#');
+      // The agent's side sends the BYE: the caller did not hang up.
+      expect(await phone.waitFor('the agent to hang up', () => phone.ended, 90_000)).toBe('remote');
+      const done = await until('the call to complete', async () => (await callsTo(number.phone_number)).find((c) => c.status === 'completed'));
+      expect(done.end_reason).toBe('agent_hangup');
+    } finally {
       await phone.close();
     }
   });
