@@ -1,6 +1,13 @@
 // A server under test for bench/http.ts, run in its own process so the load generator has the other core.
-//   mode=platform: the real control plane (auth from cache, validation, routing, audit list query)
-//   mode=bare:     bare Koa + @koa/router running the same single SQL query, no auth or validation
+//   mode=platform: the real control plane in its production configuration: auth from cache, validation,
+//                  routing, the audit list query, a JSON request log line per request at LOG_LEVEL info
+//                  (stdout goes to a file, as under a process supervisor), metrics, and the shared rate
+//                  limiter running (its per-second rate raised so that the load is never refused: the
+//                  limiter's cost is measured, not its 429s)
+//   mode=bare:     bare Koa + @koa/router running the same single SQL query, no auth, validation or logging
+// The port is announced on fd 3, since stdout carries the request log.
+import { writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { loadConfig } from '../control-plane/src/config.ts';
@@ -11,11 +18,9 @@ import { createLogger } from '../shared/logger.ts';
 const [mode, databaseUrl, orgId] = process.argv.slice(2) as [string, string, string];
 
 if (mode === 'platform') {
-  // BENCH_RATE_LIMIT=1: the shared rate limiter on, with a bucket no client here can empty (its cost, not 429s).
-  const config = loadConfig({}, { DATABASE_URL: databaseUrl, PORT: 0, METRICS_PORT: 0, LOG_LEVEL: 'silent',
-    ...(process.env.BENCH_RATE_LIMIT === '1' ? { RATE_LIMIT_PER_SECOND: 1e9, RATE_LIMIT_BURST: 1e9 } : { RATE_LIMIT_PER_SECOND: 0 }), JOBS_ENABLED: false, NODE_ENV: 'test', DATA_DIR: '.data/bench' });
-  const platform = await startPlatform(config, { log: createLogger('bench', 'silent') });
-  process.stdout.write(`ready ${new URL(platform.url).port}\n`);
+  const config = loadConfig({}, { DATABASE_URL: databaseUrl, PORT: 0, METRICS_PORT: 0, LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: 1_000_000, RATE_LIMIT_BURST: 1_000_000, JOBS_ENABLED: false, NODE_ENV: 'production', MASTER_KEY: randomBytes(32).toString('base64'), PUBLIC_BASE_URL: 'http://127.0.0.1', DATA_DIR: '.data/bench' });
+  const platform = await startPlatform(config, { log: createLogger('control-plane', 'info') });
+  writeSync(3, `ready ${new URL(platform.url).port}\n`);
 } else {
   const sql = createSql(databaseUrl, { max: 10 });
   const app = new Koa();
@@ -31,5 +36,5 @@ if (mode === 'platform') {
     ctx.body = { items: rows, total: rows.length ? Number(rows[0]!.total_count) : 0, limit, offset: 0 };
   });
   app.use(router.routes());
-  const server = app.listen(0, '127.0.0.1', () => process.stdout.write(`ready ${(server.address() as { port: number }).port}\n`));
+  const server = app.listen(0, '127.0.0.1', () => writeSync(3, `ready ${(server.address() as { port: number }).port}\n`));
 }

@@ -1,9 +1,9 @@
 // Benchmark: authenticated GET /v1/audit-events on the platform vs. a bare Koa handler running the same SQL,
 // in one run, against the same embedded PostgreSQL. Each server runs in its own process; autocannon runs here.
-//   npm run bench:http   [BENCH_DURATION=10] [BENCH_CONNECTIONS=50] [BENCH_RATE_LIMIT=1: the shared rate limiter on]
-import { execSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, chmodSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir, cpus, loadavg } from 'node:os';
+//   npm run bench:http   [BENCH_DURATION=10] [BENCH_CONNECTIONS=50]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, chmodSync, rmSync, openSync, closeSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { startEmbeddedPostgres } from '../control-plane/src/db/embedded.ts';
@@ -11,14 +11,17 @@ import { createSql } from '../control-plane/src/db/connect.ts';
 import { migrate } from '../control-plane/src/db/migrate.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
 import { freePort } from '../test/support/global-setup.ts';
+import { writeResults } from './support/results.ts';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
-function startServer(mode: string, url: string, orgId: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'http-server.ts'), mode, url, orgId], { stdio: ['ignore', 'pipe', 'inherit'] });
+function startServer(mode: string, url: string, orgId: string, logFile: string): Promise<{ child: ChildProcess; port: number }> {
+  const log = openSync(logFile, 'a');
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'http-server.ts'), mode, url, orgId], { stdio: ['ignore', log, 'inherit', 'pipe'] });
+  closeSync(log);
   return new Promise((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => {
+    (child.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
       const m = /ready (\d+)/.exec(d.toString());
       if (m) resolve({ child, port: Number(m[1]) });
     });
@@ -51,33 +54,28 @@ try {
   await sql.end();
 
   const results: Record<string, Awaited<ReturnType<typeof load>>> = {};
+  const logBytes: Record<string, number> = {};
   for (const mode of ['bare', 'platform']) {
-    const { child, port } = await startServer(mode, url, org.org_id);
+    const logFile = path.join(dir, `${mode}.log`);
+    const { child, port } = await startServer(mode, url, org.org_id, logFile);
     try {
       results[mode] = await load(port, mode === 'platform' ? { authorization: `Bearer ${org.api_key}` } : {});
     } finally {
       child.kill('SIGKILL');
     }
+    logBytes[mode] = statSync(logFile).size;
   }
   const ratio = results.platform!.rps / results.bare!.rps;
   const table = [
     `| Setup (${connections} connections, ${duration} s) | req/s | p50 ms | p99 ms |`,
     '|---|---|---|---|',
     `| Bare Koa + @koa/router, same SQL | ${results.bare!.rps} | ${results.bare!.p50} | ${results.bare!.p99} |`,
-    `| Platform: auth (cached) + validation + audit list | ${results.platform!.rps} | ${results.platform!.p50} | ${results.platform!.p99} |`,
+    `| Platform, production config: auth (cached) + rate limiter + validation + request log (info) + metrics + audit list | ${results.platform!.rps} | ${results.platform!.p50} | ${results.platform!.p99} |`,
     '',
     `Platform / bare throughput: **${(ratio * 100).toFixed(1)} %** (target >= 70 %).`,
   ].join('\n');
   process.stdout.write(table + '\n');
-  mkdirSync('bench/results', { recursive: true });
-  const rateLimited = process.env.BENCH_RATE_LIMIT === '1';
-  const meta = {
-    commit: execSync('git rev-parse HEAD').toString().trim(),
-    machine: { cores: cpus().length, load_average: loadavg().map((l) => Math.round(l * 100) / 100) },
-    command: `${rateLimited ? 'BENCH_RATE_LIMIT=1 ' : ''}npm run bench:http`,
-    rate_limiter: rateLimited ? 'on (shared, PostgreSQL sync every 100 ms)' : 'off',
-  };
-  writeFileSync(`bench/results/${rateLimited ? 'http-rate-limit' : 'http'}.json`, JSON.stringify({ at: new Date().toISOString(), ...meta, duration, connections, results, ratio }, null, 2) + '\n');
+  writeResults('http', { duration_s: duration, connections, results, ratio, request_log_bytes: logBytes, table });
 } finally {
   await pg.stop();
   rmSync(dir, { recursive: true, force: true });

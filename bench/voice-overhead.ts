@@ -2,10 +2,14 @@
 // endpointing 200 ms, LLM TTFT 200 ms, TTS first byte 100 ms, STT final 50 ms after the end of speech (inside
 // the endpointing wait). Voice-to-voice is the end of the user's speech to the agent's first audio frame out;
 // minus 500 ms of providers and endpointing, what is left is overhead.
-//   node --expose-gc bench/voice-overhead.ts overhead [turns]     ours vs bare agents-js, same run, alternating
-//   node --expose-gc bench/voice-overhead.ts density              sessions until p95 overhead doubles
+//   node --expose-gc bench/voice-overhead.ts overhead [turns]     ours vs bare agents-js, same run, interleaved
+//   node --expose-gc bench/voice-overhead.ts density ours|bare    sessions until p95 overhead doubles
 //   node --expose-gc bench/voice-overhead.ts memory [minutes] [speed]   a long call, faster than real time
+// `npm run bench:voice` runs all of them and writes bench/results/voice.json. "Bare" always runs in a process
+// of its own where CallSession was never constructed, so agents-js there is unpatched (no race fix).
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VADEventType, initializeLogger, voice } from '@livekit/agents';
 import { percentile } from '../shared/latency.ts';
@@ -14,6 +18,7 @@ import { createLogger } from '../shared/logger.ts';
 import { WorkerMetrics } from '../media-worker/src/metrics.ts';
 import { CallSession } from '../media-worker/src/session/call-session.ts';
 import { baseConfigForBench } from './support/bench-config.ts';
+import { runInfo, writeResults } from './support/results.ts';
 import { FixedSTT, FixedTTS, ScriptedVAD } from './support/fixed-providers.ts';
 import { startFakeInternalApi } from '../test/support/fake-internal-api.ts';
 import { CaptureAudioOutput, LineAudioInput } from '../test/support/voice-io.ts';
@@ -101,26 +106,44 @@ async function turn(r: Rig, speechMs = 600): Promise<number | null> {
 
 const stats = (xs: number[]) => ({ n: xs.length, p50: +percentile(xs, 50).toFixed(1), p95: +percentile(xs, 95).toFixed(1), max: +Math.max(...xs).toFixed(1) });
 
-async function overhead(turns: number) {
-  const bare = await rig('bare');
-  const ours = await rig('ours');
-  const res: Record<Kind, number[]> = { bare: [], ours: [] };
-  for (let i = 0; i < 3; i++) { await turn(bare); await turn(ours); } // warm-up
+/** One process, one kind: a warm-up, then `turns` turns; prints the samples as a JSON line. */
+async function overheadChild(kind: Kind, turns: number) {
+  const r = await rig(kind);
+  for (let i = 0; i < 3; i++) await turn(r); // warm-up
+  const samples: number[] = [];
   for (let i = 0; i < turns; i++) {
-    for (const r of i % 2 ? [ours, bare] : [bare, ours]) {
-      const o = await turn(r);
-      if (o !== null) res[r.kind].push(o);
+    const o = await turn(r);
+    if (o !== null) samples.push(o);
+  }
+  await r.close();
+  console.log(JSON.stringify({ samples, race_fix_installed: kind === 'ours' }));
+}
+
+/**
+ * Ours against bare agents-js: `turns` turns each, in blocks of 25 that alternate between a bare process and
+ * an ours process, so both see the same machine over the run and bare stays unpatched.
+ */
+function overhead(turns: number) {
+  const res: Record<Kind, number[]> = { bare: [], ours: [] };
+  const block = 25;
+  for (let done = 0; done < turns; done += block) {
+    for (const kind of (done / block) % 2 ? (['ours', 'bare'] as Kind[]) : (['bare', 'ours'] as Kind[])) {
+      const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), 'overhead-child', kind, String(Math.min(block, turns - done))], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+      const line = child.stdout.split('\n').find((l) => l.startsWith('{"samples"'));
+      if (child.status !== 0 || !line) throw new Error(`overhead-child ${kind} failed (${String(child.status)})`);
+      res[kind].push(...(JSON.parse(line) as { samples: number[] }).samples);
     }
   }
-  await bare.close();
-  await ours.close();
   const b = stats(res.bare);
   const o = stats(res.ours);
-  console.log(JSON.stringify({ bench: 'overhead', providers_ms: PROVIDERS_MS, bare: b, ours: o, delta_p50: +(o.p50 - b.p50).toFixed(1), delta_p95: +(o.p95 - b.p95).toFixed(1) }));
+  const out = { bench: 'overhead', providers_ms: PROVIDERS_MS, bare: b, ours: o, delta_p50: +(o.p50 - b.p50).toFixed(1), delta_p95: +(o.p95 - b.p95).toFixed(1) };
+  console.log(JSON.stringify(out));
+  record('overhead', { ...out, samples: res });
 }
 
 async function density(kind: Kind, levels: number[], seconds: number) {
   let baseline = 0;
+  const levelsOut: object[] = [];
   for (const n of levels) {
     (globalThis as { gc?: () => void }).gc?.();
     const rss0 = process.memoryUsage().rss;
@@ -133,11 +156,13 @@ async function density(kind: Kind, levels: number[], seconds: number) {
     let misses = 0;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
+    // At least `seconds`, and until 100 turns are in (a p95 needs them), at most 3 minutes per level.
     const end = Date.now() + seconds * 1000;
+    const cap = Date.now() + 180_000;
     await Promise.all(
       rigs.map(async (r, i) => {
         await sleep((i * 1300) / n); // staggered, as real calls are
-        while (Date.now() < end) {
+        while ((Date.now() < end || samples.length + misses < 100) && Date.now() < cap) {
           const o = await turn(r);
           if (o === null) misses++;
           else samples.push(o);
@@ -150,12 +175,16 @@ async function density(kind: Kind, levels: number[], seconds: number) {
     for (const r of rigs) await r.close();
     const s = stats(samples);
     if (n === levels[0]) baseline = s.p95;
-    console.log(JSON.stringify({ bench: 'density', kind, sessions: n, overhead: s, misses, mb_per_session: +((rss1 - rss0) / n / 1048576).toFixed(1), cpu_cores: +cpuShare.toFixed(2) }));
+    const level = { bench: 'density', kind, sessions: n, overhead: s, misses, mb_per_session: +((rss1 - rss0) / n / 1048576).toFixed(1), cpu_cores: +cpuShare.toFixed(2) };
+    console.log(JSON.stringify(level));
+    levelsOut.push(level);
     if (s.p95 > 2 * Math.max(baseline, 5) || misses > 0) {
       console.log(JSON.stringify({ bench: 'density', kind, knee_sessions: n, baseline_p95: baseline }));
-      break;
+      record(`density_${kind}`, { levels: levelsOut, knee_sessions: n, baseline_p95: baseline });
+      return;
     }
   }
+  record(`density_${kind}`, { levels: levelsOut, knee_sessions: null, baseline_p95: baseline });
 }
 
 async function memory(kind: Kind, minutes: number, speed: number) {
@@ -184,19 +213,40 @@ async function memory(kind: Kind, minutes: number, speed: number) {
   }
   await r.close();
   const last = points.at(-1)!;
-  console.log(JSON.stringify({ bench: 'memory', kind, race_fix: kind === 'ours', sim_minutes: minutes, speed, turns, growth_heap_mb: last.heap_mb, growth_rss_mb: last.rss_mb, points }));
+  console.log(JSON.stringify({ bench: 'memory', kind, race_fix: kind === 'ours', node_flags: process.execArgv, sim_minutes: minutes, speed, turns, growth_heap_mb: last.heap_mb, growth_rss_mb: last.rss_mb, points }));
+}
+
+/** Adds one section to bench/results/voice.json (each mode runs in its own process under `npm run bench:voice`). */
+function record(section: string, data: object) {
+  const file = path.resolve(import.meta.dirname, 'results/voice.json');
+  let doc: Record<string, unknown> = {};
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch {
+    // first section
+  }
+  const sections = { ...((doc.sections as Record<string, unknown> | undefined) ?? {}), [section]: { ...runInfo(), ...data } };
+  writeResults('voice', { sections });
 }
 
 const [mode = 'overhead', a1, a2] = process.argv.slice(2);
-if (mode === 'overhead') await overhead(Number(a1 ?? 40));
+if (mode === 'overhead') overhead(Number(a1 ?? 100));
+else if (mode === 'overhead-child') await overheadChild(a1 as Kind, Number(a2 ?? 25));
 else if (mode === 'density') await density((a1 as Kind) ?? 'ours', [1, 5, 10, 20, 30, 40], Number(a2 ?? 12));
 else if (mode === 'memory-child') await memory(a1 as Kind, Number(a2 ?? 30), Number(process.argv[5] ?? 30));
 else if (mode === 'memory') {
-  // Each in its own process: the race fix is process-wide once installed.
-  for (const kind of ['bare', 'ours'] as Kind[]) {
-    const res = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), 'memory-child', kind, a1 ?? '30', a2 ?? '30'], { stdio: 'inherit' });
-    if (res.status !== 0) process.exitCode = 1;
+  // Each in its own process: the race fix is process-wide once installed. The third run is ours with the
+  // young-generation cap job processes run with (JOB_MAX_SEMI_SPACE_MB, default 4; media-worker/src/main.ts).
+  const runs: [Kind, string[]][] = [['bare', []], ['ours', []], ['ours', ['--max-semi-space-size=4']]];
+  const out: object[] = [];
+  for (const [kind, flags] of runs) {
+    const res = spawnSync(process.execPath, ['--expose-gc', ...flags, fileURLToPath(import.meta.url), 'memory-child', kind, a1 ?? '30', a2 ?? '30'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    process.stdout.write(res.stdout);
+    const line = res.stdout.split('\n').find((l) => l.startsWith('{"bench":"memory"'));
+    if (res.status !== 0 || !line) process.exitCode = 1;
+    else out.push(JSON.parse(line) as object);
   }
+  record('memory', { runs: out });
 }
 await (api as { close(): Promise<void> } | null)?.close();
 process.exit(process.exitCode ?? 0);

@@ -1,7 +1,8 @@
 // A delivery process for bench/webhooks.ts, in its own process so the emitter and the receiver have the other core.
 //   mode=platform: the real control plane's dispatcher (no HTTP listener)
-//   mode=floor:    the floor: a minimal job table claimed with SKIP LOCKED by 20 workers woken by LISTEN/NOTIFY,
-//                  each doing the same signed POST (keep-alive) and one insert per attempt
+//   mode=floor:    the floor: a minimal job table claimed with SKIP LOCKED by 20 workers woken by LISTEN/NOTIFY
+//                  (as many as the notification says jobs arrived), keeping each call's jobs in order, each
+//                  doing the same signed POST (keep-alive) and one insert per attempt
 import { Agent, request } from 'undici';
 import { loadConfig } from '../control-plane/src/config.ts';
 import { startPlatform } from '../control-plane/src/platform.ts';
@@ -33,13 +34,18 @@ if (mode === 'platform') {
   const sql = createSql(databaseUrl, { max: WORKERS + 1 });
   const agent = new Agent({ keepAliveTimeout: 4000 });
   const waiting: (() => void)[] = [];
-  await sql.listen('floor_jobs', () => {
-    for (const w of waiting.splice(0)) w();
+  // Wake as many idle workers as jobs arrived (the payload), not every worker on every notification.
+  await sql.listen('floor_jobs', (payload) => {
+    for (const w of waiting.splice(0, Math.max(1, Number(payload) || 1))) w();
   });
   const worker = async () => {
     for (;;) {
+      // The oldest job whose call has no earlier job left (claimed or not): a call's events go out in order.
       const [job] = await sql<{ id: string; url: string; event_id: string; body: string }[]>`
-        delete from floor_jobs where id = (select id from floor_jobs order by id for update skip locked limit 1)
+        update floor_jobs set claimed = true where id = (
+          select j.id from floor_jobs j
+          where not j.claimed and not exists (select 1 from floor_jobs k where k.call_id = j.call_id and k.id < j.id)
+          order by j.id for update skip locked limit 1)
         returning id, url, event_id, body`;
       if (!job) {
         await new Promise<void>((r) => {
@@ -65,6 +71,9 @@ if (mode === 'platform') {
         status = 0;
       }
       await sql`insert into floor_attempts (job_id, status, duration_ms) values (${job.id}, ${status}, ${Date.now() - started})`;
+      await sql`delete from floor_jobs where id = ${job.id}`;
+      // The call's next job became claimable: let an idle worker take it.
+      waiting.shift()?.();
     }
   };
   for (let i = 0; i < WORKERS; i++) void worker();

@@ -9,15 +9,18 @@
 // Providers: pocketsphinx STT and espeak-ng TTS (local), the OpenAI-compatible stand-in with a fixed time to
 // first token for the LLM. Voice-to-voice runs from the end of the last speech frame the client sent (the
 // clip's own trailing silence excluded) to the first agent frame above the same speech threshold.
-// Usage: node bench/webrtc.ts [calls] [turns per call]   (npm run bench:webrtc)
+// Usage: node bench/webrtc.ts [calls] [turns per call]   (npm run bench:webrtc; defaults 30 calls x 5 turns:
+// at least 30 calls for a p50 and 120 turns after the first for a p95; a p95 of fewer than 100 samples, or a
+// p50 of fewer than 30, is printed as "n/a")
 // First: rtc-client quiets rtc-node's logger, which reads NODE_ENV when it loads.
 import { RtcClient, disposeRtc, nowMs, rms } from '../test/support/rtc-client.ts';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { inference, initializeLogger } from '@livekit/agents';
 import type { AudioFrame } from '@livekit/rtc-node';
 import { percentile } from '../shared/latency.ts';
+import { writeResults } from './support/results.ts';
 import { InternalApiClient } from '../shared/internal-api.ts';
 import { createLogger } from '../shared/logger.ts';
 import type { CallConfig, CallLatency } from '../schemas/internal.ts';
@@ -34,8 +37,8 @@ import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { resample, synthesize, type Pcm } from '../test/support/speech.ts';
 import { CaptureAudioOutput, LINE_RATE, LineAudioInput } from '../test/support/voice-io.ts';
 
-const CALLS = Number(process.argv[2] ?? 4);
-const TURNS = Number(process.argv[3] ?? 4);
+const CALLS = Number(process.argv[2] ?? 30);
+const TURNS = Number(process.argv[3] ?? 5);
 const LLM_TTFT_MS = 200;
 const RESPONSIVENESS = 1;
 const ENDPOINTING_MS = endpointingFor(RESPONSIVENESS).minDelay;
@@ -52,7 +55,6 @@ const QUESTIONS = [
   'How much does a cleaning cost?',
 ];
 const WORKER_LOG_LEVEL = process.env.BENCH_WORKER_LOG_LEVEL;
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 initializeLogger({ pretty: false, level: 'error' });
@@ -338,7 +340,14 @@ function workerTurnTimings(logDir: string): TurnTiming[][] {
 
 // ---- the run ----
 
-const stats = (xs: number[]) => ({ n: xs.length, p50: +percentile(xs, 50).toFixed(1), p95: +percentile(xs, 95).toFixed(1), min: +Math.min(...xs).toFixed(1), max: +Math.max(...xs).toFixed(1) });
+// A p50 of fewer than 30 samples or a p95 of fewer than 100 is NaN (printed "n/a"), never a mean called a percentile.
+const stats = (xs: number[]) => ({
+  n: xs.length,
+  p50: xs.length >= 30 ? +percentile(xs, 50).toFixed(1) : NaN,
+  p95: xs.length >= 100 ? +percentile(xs, 95).toFixed(1) : NaN,
+  min: +Math.min(...xs).toFixed(1),
+  max: +Math.max(...xs).toFixed(1),
+});
 const median = (xs: number[]) => +percentile(xs, 50).toFixed(1);
 
 async function main() {
@@ -478,10 +487,9 @@ async function main() {
       first_message: room.map((c) => +c.first_message_ms.toFixed(1)),
     },
   };
-  mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
-  writeFileSync(path.join(ROOT, 'bench/results/webrtc.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeResults('webrtc', result);
 
-  const f = (x: number) => `${x.toFixed(0)} ms`;
+  const f = (x: number) => (Number.isNaN(x) ? 'n/a' : `${x.toFixed(0)} ms`);
   console.log(`
 Voice-to-voice, turns 2-${TURNS} of each call (${r.n} room turns over ${CALLS} calls, ${n.n} no-room turns; same providers, same run)
 

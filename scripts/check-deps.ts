@@ -39,12 +39,7 @@ export const NOT_IMPORTED: Record<string, string> = {
  */
 export const PENDING: Record<string, string> = {
   'libphonenumber-js': 'phone numbers (E.164)',
-  '@opentelemetry/api': 'tracing',
-  '@opentelemetry/exporter-trace-otlp-proto': 'tracing',
-  '@opentelemetry/resources': 'tracing',
   '@opentelemetry/sdk-trace-base': 'tracing',
-  '@opentelemetry/sdk-trace-node': 'tracing',
-  '@opentelemetry/semantic-conventions': 'tracing',
   'livekit-client': 'browser SDK',
   esbuild: 'browser SDK bundle',
   'playwright-core': 'browser SDK tests (headless browser)',

@@ -60,7 +60,7 @@ export function traceCarrier(ctx: Context = context.active()): Record<string, st
 export function contextFrom(carrier: Record<string, unknown> | undefined | null): Context {
   if (!carrier) return context.active();
   const strings: Record<string, string> = {};
-  for (const k of ['traceparent', 'tracestate']) if (typeof carrier[k] === 'string') strings[k] = carrier[k] as string;
+  for (const k of ['traceparent', 'tracestate']) if (typeof carrier[k] === 'string') strings[k] = carrier[k];
   return propagation.extract(context.active(), strings);
 }
 

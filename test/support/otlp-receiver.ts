@@ -32,12 +32,18 @@ function* fields(buf: Buffer): Generator<[number, number, Buffer | bigint]> {
     const field = key >> 3;
     const wire = key & 7;
     if (wire === 0) yield [field, wire, varint()];
-    else if (wire === 1) (yield [field, wire, buf.subarray(i, i + 8)], (i += 8));
+    else if (wire === 1) {
+      yield [field, wire, buf.subarray(i, i + 8)];
+      i += 8;
+    }
     else if (wire === 2) {
       const len = Number(varint());
       yield [field, wire, buf.subarray(i, i + len)];
       i += len;
-    } else if (wire === 5) (yield [field, wire, buf.subarray(i, i + 4)], (i += 4));
+    } else if (wire === 5) {
+      yield [field, wire, buf.subarray(i, i + 4)];
+      i += 4;
+    }
     else throw new Error(`unsupported wire type ${wire}`);
   }
 }

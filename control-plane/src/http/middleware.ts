@@ -17,7 +17,7 @@ export function requestContext(log: Logger, metrics: Metrics) {
     ctx.state.log = log.child({ request_id: requestId });
     const start = performance.now();
     // A server span per request (a non-recording one when tracing is off), child of the caller's traceparent.
-    const parent = contextFrom(ctx.headers as Record<string, unknown>);
+    const parent = contextFrom(ctx.headers);
     const span = tracer().startSpan(`${ctx.method} ${ctx.path.startsWith('/internal/') ? '/internal' : ctx.path}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'vap.request_id': requestId } }, parent);
     try {
       await context.with(trace.setSpan(parent, span), next);
@@ -28,7 +28,7 @@ export function requestContext(log: Logger, metrics: Metrics) {
       const route = (ctx._matchedRoute as string | undefined) ?? 'unmatched';
       span.updateName(`${ctx.method} ${route}`);
       span.setAttributes({ 'http.route': route, 'http.response.status_code': ctx.status });
-      if (ctx.state.auth?.orgId) span.setAttribute('vap.org_id', ctx.state.auth.orgId);
+      if (ctx.state.auth?.orgId) span.setAttribute('vap.org_id', String(ctx.state.auth.orgId));
       if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
       metrics.httpDuration.observe({ route, method: ctx.method, status: String(ctx.status) }, seconds);

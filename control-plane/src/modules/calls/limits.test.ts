@@ -35,9 +35,7 @@ async function create(orgId: string, agentId: string, opts: { scheduledAt?: Date
 describe('admitCall', () => {
   it('admits exactly max_concurrent_calls out of 50 concurrent creations', async () => {
     const { orgId, agentId } = await orgWithAgent({ concurrent: 5 });
-    const latest = secondsToUtcMidnight();
     const results = await Promise.all(Array.from({ length: 50 }, () => create(orgId, agentId)));
-    const earliest = secondsToUtcMidnight();
     expect(results.filter((r) => r.ok)).toHaveLength(5);
     const refused = results.filter((r) => !r.ok);
     expect(refused).toHaveLength(45);

@@ -39,7 +39,7 @@ export function phoneNumberQueues(services: Services): QueueDef<never>[] {
         await repairWiring(services);
       },
     },
-  ] as unknown as QueueDef<never>[];
+  ];
 }
 
 /** At start-up: the catch-all rule now (so unknown numbers are refused from the first call), then a repair. */

@@ -37,7 +37,7 @@ export async function insertPurchasing(
   const [row] = await db<PhoneNumberRow[]>`
     insert into phone_numbers (id, org_id, phone_number, friendly_name, provider, agent_id, inbound_routing, country, wiring_state)
     values (${r.id}, ${r.org_id}, ${r.phone_number}, ${r.friendly_name}, ${r.provider}, ${r.agent_id},
-            ${r.inbound_routing ? db.json(r.inbound_routing as never) : null}, ${r.country}, 'purchasing')
+            ${r.inbound_routing ? db.json(r.inbound_routing) : null}, ${r.country}, 'purchasing')
     on conflict (phone_number) where deleted_at is null do nothing
     returning *`;
   return row ?? null;
@@ -73,7 +73,7 @@ export async function listNumbers(db: Db, orgId: string, q: { limit: number; off
 
 export async function updateNumber(db: Db, id: string, f: Partial<Pick<PhoneNumberRow, 'friendly_name' | 'agent_id' | 'status' | 'inbound_routing'>>) {
   const set: Record<string, unknown> = { ...f };
-  if ('inbound_routing' in f) set.inbound_routing = f.inbound_routing ? db.json(f.inbound_routing as never) : null;
+  if ('inbound_routing' in f) set.inbound_routing = f.inbound_routing ? db.json(f.inbound_routing) : null;
   const [row] = await db<PhoneNumberRow[]>`update phone_numbers set ${db(set)}, updated_at = now() where id = ${id} returning *`;
   return row!;
 }
