@@ -42,6 +42,8 @@ export default tseslint.config(
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
       // Strings spread into characters here are ASCII (keypad letters, test tokens), where code points are characters.
       '@typescript-eslint/no-misused-spread': 'off',
+      // `let timer` declared before the closures that clear it and assigned after them cannot be const.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       // A generic return type states what the caller expects of untyped JSON (`data<T>(res)`).
       '@typescript-eslint/no-unnecessary-type-parameters': 'off',
       // Unused arguments and rest siblings are kept on purpose when they start with `_`.

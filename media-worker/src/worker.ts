@@ -38,7 +38,10 @@ function waitForAnswer(room: Room, timeoutMs: number): Promise<RemoteParticipant
     };
     const check = () => {
       for (const p of room.remoteParticipants.values()) {
-        if (p.kind === ParticipantKind.SIP && (p.attributes?.['sip.callStatus'] ?? 'active') === 'active') return finish(p);
+        if (p.kind === ParticipantKind.SIP && (p.attributes?.['sip.callStatus'] ?? 'active') === 'active') {
+          finish(p);
+          return;
+        }
       }
     };
     const gone = () => finish(null);

@@ -204,5 +204,5 @@ export function dialQueues(services: Services): QueueDef<never>[] {
         for (const job of jobs) await dialCall(services, job.data.call_id);
       },
     },
-  ] as unknown as QueueDef<never>[];
+  ];
 }

@@ -41,7 +41,7 @@ export function requestHash(route: string, body: unknown): string {
       ? v.map(canonical)
       : v && typeof v === 'object'
         ? Object.fromEntries(
-            Object.keys(v as object)
+            Object.keys(v)
               .sort()
               .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
           )

@@ -259,7 +259,7 @@ export async function startSimulatedEdge(o: SimulatedEdgeOptions): Promise<Simul
     if (!m) return;
     const from = { host: rinfo.address, port: rinfo.port };
     if (m.startLine.startsWith('SIP/2.0 ')) onResponse(m);
-    else void onRequest(m, from).catch((err) => o.log?.warn({ err }, 'simulated carrier: request failed'));
+    else void onRequest(m, from).catch((err: unknown) => o.log?.warn({ err }, 'simulated carrier: request failed'));
   });
 
   return {
