@@ -301,9 +301,12 @@ export class SipPhone {
   }
   /** The SIP Call-ID SIPp used. */
   get sipCallId(): string | null {
+    if (this.#sipCallId) return this.#sipCallId;
     const m = /^Call-ID:\s*(.+)$/im.exec(this.messages);
-    return m ? m[1]!.trim() : null;
+    this.#sipCallId = m ? m[1]!.trim() : null;
+    return this.#sipCallId;
   }
+  #sipCallId: string | null = null;
 
   async waitFor<T>(what: string, fn: () => T | null | undefined | false, timeoutMs = 60_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
@@ -410,6 +413,7 @@ export class SipPhone {
   /** Hangs up a call still up (so it does not linger on the worker), then stops SIPp. */
   async close(): Promise<void> {
     if (this.closed) return;
+    void this.sipCallId; // kept for after the trace folder is removed
     if (this.answered && !this.ended && this.sipp.exitCode === null) await this.hangUp().catch(() => {});
     this.closed = true;
     if (this.silence) clearInterval(this.silence);
