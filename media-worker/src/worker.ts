@@ -24,6 +24,8 @@ const DTMF_PAUSE_MS = 1500;
 
 /** Longest wait for an outbound callee to answer; the control plane's ring timeout (at most 120 s) ends it first. */
 const OUTBOUND_ANSWER_WAIT_MS = 150_000;
+/** Phone legs are G.711 at 8 kHz: the agent publishes at that rate (see CallSessionOptions.outputSampleRate). */
+const PHONE_SAMPLE_RATE = 8000;
 
 /** The SIP participant of an outbound call once answered (`sip.callStatus` active); null if the room closes first. */
 function waitForAnswer(room: Room, timeoutMs: number): Promise<RemoteParticipant | null> {
@@ -164,6 +166,7 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
     metrics,
     logger,
     inputSampleRate: inputSampleRateFor(config.agent.transcriber.provider),
+    ...(config.call.type === 'web' ? {} : { outputSampleRate: PHONE_SAMPLE_RATE }),
     actions: {
       hangUp: async () => {
         await hangUpRoom({

@@ -8,7 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
 import { createTestDatabase } from '../support/db.ts';
 import { startFakeOpenAI, lastUserText, type FakeOpenAI } from '../support/fake-openai.ts';
-import { synthesize, writeWav } from '../support/speech.ts';
+import { synthesize, writeWav, spokenSeconds } from '../support/speech.ts';
 import { SipCallee } from '../support/sip-callee.ts';
 import { Receiver } from '../support/webhook-receiver.ts';
 import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
@@ -251,17 +251,6 @@ describe.skipIf(!sipBridgeVersion())('outbound phone calls over the SIP bridge',
     expect((await getCall(dropped.body.id)).status).toBe('completed');
   });
 });
-
-/** How long the agent's voice (festival) takes to say `text`, without its leading and trailing silence. */
-async function spokenSeconds(text: string): Promise<number> {
-  const pcm = await synthesize(text);
-  const loud = (i: number) => Math.abs(pcm.samples[i]!) > 300;
-  let first = 0;
-  let last = pcm.samples.length - 1;
-  while (first < last && !loud(first)) first++;
-  while (last > first && !loud(last)) last--;
-  return (last - first) / pcm.sampleRate;
-}
 
 /** The next utterance the callee hears after sample `from`: from the first loud sample to 1.2 s of quiet. */
 async function heard(callee: SipCallee, from: number): Promise<{ seconds: number; end: number }> {

@@ -180,3 +180,14 @@ export function wordErrorRate(reference: string, hypothesis: string): number {
   }
   return prev[h.length]! / r.length;
 }
+
+/** How long the agent's voice (festival) takes to say `text`, without its leading and trailing silence. */
+export async function spokenSeconds(text: string): Promise<number> {
+  const pcm = await synthesize(text);
+  const loud = (i: number) => Math.abs(pcm.samples[i]!) > 300;
+  let first = 0;
+  let last = pcm.samples.length - 1;
+  while (first < last && !loud(first)) first++;
+  while (last > first && !loud(last)) last--;
+  return (last - first) / pcm.sampleRate;
+}

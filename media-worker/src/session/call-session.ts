@@ -45,6 +45,9 @@ export interface CallSessionOptions {
   voicemailBeepWaitMs?: number;
   /** Sample rate of the caller's audio taken from the room (the STT's own; agents-js defaults to 24 kHz). */
   inputSampleRate?: number;
+  /** Rate of the agent's published audio. Phone legs use 8000: the SIP bridge decimates the room's audio to
+   * 8 kHz for G.711 without a low-pass filter, so anything above 4 kHz would fold back as noise. */
+  outputSampleRate?: number;
 }
 
 const normalise = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').replace(/\s+/g, ' ').trim();
@@ -161,7 +164,8 @@ export class CallSession {
     if (io.audioInput) this.session.input.audio = io.audioInput;
     if (io.audioOutput) this.session.output.audio = io.audioOutput;
     const inputOptions = this.#opts.inputSampleRate ? { audioSampleRate: this.#opts.inputSampleRate } : undefined;
-    await this.session.start({ agent: this.agent, room: io.room, inputOptions });
+    const outputOptions = this.#opts.outputSampleRate ? { audioSampleRate: this.#opts.outputSampleRate } : undefined;
+    await this.session.start({ agent: this.agent, room: io.room, inputOptions, outputOptions });
     this.startedAt = Date.now();
     this.#opts.reporter?.started({ started_at: new Date(this.startedAt).toISOString(), ...(io.roomName ? { room_name: io.roomName } : {}) });
 
