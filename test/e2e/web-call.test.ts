@@ -154,15 +154,22 @@ describe('a web call through LiveKit', () => {
       await client.leave();
     }
 
-    // 3. Stop: api_stop, then the record fills in.
+    // 3. Stop: the call is completed at once (api_stop, ended at the stop), then the worker's report fills in
+    // the conversation without moving the end (it used to arrive ~15 s later and bill those seconds).
+    const stopAt = Date.now();
     const stopped = await api('POST', `/v1/calls/${callId}/stop`);
     expect(stopped.status).toBe(200);
-    expect(stopped.body.end_reason).toBe('api_stop');
-    const call = await until('the call to complete', async () => {
+    expect(stopped.body).toMatchObject({ status: 'completed', end_reason: 'api_stop' });
+    const completedAt = await until('completed', async () => ((await api('GET', `/v1/calls/${callId}`)).body.status === 'completed' ? Date.now() : null));
+    expect(completedAt - stopAt).toBeLessThanOrEqual(2000);
+    expect(Math.abs(Date.parse(stopped.body.ended_at) - stopAt)).toBeLessThan(2000);
+    const call = await until('the conversation', async () => {
       const c = (await api('GET', `/v1/calls/${callId}`)).body;
-      return c.status === 'completed' && c.messages ? c : null;
+      return c.status === 'completed' && c.messages?.some((m: { content: string }) => m.content === ANSWER) && c.latency.llm_ttft.samples > 0 ? c : null;
     });
     expect(call.end_reason).toBe('api_stop');
+    expect(call.ended_at).toBe(stopped.body.ended_at);
+    expect(call.duration_seconds).toBe(stopped.body.duration_seconds);
     expect(call.messages[0]).toMatchObject({ role: 'agent', content: FIRST_MESSAGE });
     expect(call.messages.some((m: { role: string }) => m.role === 'user')).toBe(true);
     expect(call.messages.some((m: { role: string; content: string }) => m.role === 'agent' && m.content === ANSWER)).toBe(true);
