@@ -413,7 +413,6 @@ export class SipPhone {
   /** Hangs up a call still up (so it does not linger on the worker), then stops SIPp. */
   async close(): Promise<void> {
     if (this.closed) return;
-    void this.sipCallId; // kept for after the trace folder is removed
     if (this.answered && !this.ended && this.sipp.exitCode === null) await this.hangUp().catch(() => {});
     this.closed = true;
     if (this.silence) clearInterval(this.silence);
