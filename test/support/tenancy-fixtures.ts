@@ -39,6 +39,17 @@ export const fixtures: Record<string, Fixture> = {
   kb_id: (c) => created(c, '/v1/knowledge-bases', { name: 'tenancy' }, 'kb_id'),
   source_id: async (c) => (await addTextSource(c, await c.get('kb_id'))).source.source_id as string,
   job_id: async (c) => (await addTextSource(c, await c.get('kb_id'))).job.job_id as string,
+  // Buying a number wires LiveKit SIP trunks, which this platform has no server for: the fixture is the row a
+  // completed purchase leaves (wired, active), so every phone-number route is reached with a real id.
+  phone_number_id: async (c) => {
+    const agentId = await c.get('agent_id');
+    const number = `+1415555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`;
+    const [row] = await c.tp.sql<{ id: string }[]>`
+      insert into phone_numbers (org_id, phone_number, provider, agent_id, status, wiring_state, country)
+      values (${c.orgId}, ${number}, 'simulated', ${agentId}, 'active', 'wired', 'US')
+      returning id`;
+    return row!.id;
+  },
   publishable_key_id: (c) =>
     created(c, '/v1/publishable-keys', { name: 'tenancy', allowed_origins: ['https://tenancy.example.com'], scopes: ['voices:read'] }),
 };
