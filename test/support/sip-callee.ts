@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
 import type { Pcm } from './speech.ts';
+import { ulawDecode, ulawEncode } from './g711.ts';
 
 export type CalleeMode = 'answer' | 'busy' | 'no-answer';
 
@@ -117,29 +118,6 @@ Content-Length: 0
 <scenario name="vap callee ${mode}">${body}
 </scenario>
 `;
-}
-
-// G.711 µ-law.
-function ulawDecode(u: number): number {
-  u = ~u & 0xff;
-  const sign = u & 0x80;
-  const exponent = (u >> 4) & 0x07;
-  const mantissa = u & 0x0f;
-  let sample = ((mantissa << 3) + 0x84) << exponent;
-  sample -= 0x84;
-  return sign ? -sample : sample;
-}
-function ulawEncode(sample: number): number {
-  let sign = 0;
-  if (sample < 0) {
-    sample = -sample;
-    sign = 0x80;
-  }
-  sample = Math.min(sample, 32635) + 0x84;
-  let exponent = 7;
-  for (let mask = 0x4000; (sample & mask) === 0 && exponent > 0; exponent--, mask >>= 1);
-  const mantissa = (sample >> (exponent + 3)) & 0x0f;
-  return ~(sign | (exponent << 4) | mantissa) & 0xff;
 }
 
 export class SipCallee {
