@@ -136,7 +136,10 @@ export function sipBridgeVersion(toolsDir?: string): string | null {
 async function choosePorts(opts: StackOptions): Promise<StackPorts> {
   const given = opts.ports ?? {};
   if (!opts.freePorts) return { ...DEFAULT_PORTS, ...given };
-  const [rtpStart, rtpEnd] = given.sipRtpStart && given.sipRtpEnd ? [given.sipRtpStart, given.sipRtpEnd] : await freeUdpRange(20);
+  // The SIP bridge binds even RTP ports only, and keeps a finished call's port draining until no packet has
+  // come for 30 s: 20 ports (10 calls per half-minute) ran out in the inbound e2e file, and the INVITE got a
+  // 500. 100, like the fixed default range, holds 50.
+  const [rtpStart, rtpEnd] = given.sipRtpStart && given.sipRtpEnd ? [given.sipRtpStart, given.sipRtpEnd] : await freeUdpRange(100);
   return {
     livekit: given.livekit ?? (await freeTcpPort()),
     rtcTcp: given.rtcTcp ?? (await freeTcpPort()),

