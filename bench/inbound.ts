@@ -2,28 +2,35 @@
 // SIP bridge, control plane, one media worker, local STT/TTS, an LLM stand-in):
 //   - INVITE sent (SIPp) -> first audio of the first message at the caller (decoded RTP above a threshold);
 //   - POST /v1/calls/web sent -> first audio of the first message at a WebRTC client (the baseline);
-//   - concurrency: k inbound calls at once (k = 1, 2, 4, ...); the INVITE -> first audio p50 at each level, and the
-//     first level at which it is more than double the single-call p50.
-// Warm worker: one call of each kind runs first and is not counted. Usage:
-//   npm run bench:inbound [-- CALLS [MAX_CONCURRENCY]]     (defaults 20 and 6)
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+//   - concurrency: k inbound calls at once (k = 1, 2, 4, 6, ...), repeated until the level has at least
+//     LEVEL_SAMPLES calls; the INVITE -> first audio p50 at each level, against the sequential p50: the last
+//     level whose p50 stays within double it (and whose calls were all answered) is what one worker holds.
+// Warm worker: one call of each kind runs first and is not counted. A p95 is given only over >= 100 samples
+// (else null, "not claimed"). Load averages are recorded per phase: other work may share the machine.
+// Usage: npm run bench:inbound [-- CALLS [MAX_CONCURRENCY]]     (defaults 100 and 10)
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { percentile } from '../shared/latency.ts';
 import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { SipPhone } from '../test/support/sip-phone.ts';
 import { RtcClient, disposeRtc, nowMs } from '../test/support/rtc-client.ts';
+import { writeResults } from './support/results.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CALLS = Number(process.argv[2] ?? 20);
-const MAX_CONCURRENCY = Number(process.argv[3] ?? 6);
+const CALLS = Number(process.argv[2] ?? 100);
+const MAX_CONCURRENCY = Number(process.argv[3] ?? 10);
+const LEVEL_SAMPLES = 10;
 const FIRST_MESSAGE = 'Hello, thank you for calling.';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const stats = (v: number[]) => ({ n: v.length, p50: +percentile(v, 50).toFixed(1), p95: +percentile(v, 95).toFixed(1), max: +Math.max(...v).toFixed(1) });
+const round = (x: number) => +x.toFixed(1);
+/** p95 only over >= 100 samples: fewer do not support it. */
+const stats = (v: number[]) =>
+  v.length === 0
+    ? { n: 0, p50: null, p95: null, max: null }
+    : { n: v.length, p50: round(percentile(v, 50)), p95: v.length >= 100 ? round(percentile(v, 95)) : null, max: round(Math.max(...v)) };
+const load = () => os.loadavg().map((l) => +l.toFixed(2));
 
 async function api(stack: RunningStack, key: string, method: string, p: string, body?: unknown) {
   const res = await fetch(stack.controlPlaneUrl + p, {
@@ -110,41 +117,55 @@ async function main() {
     await inboundCall(stack, to, '+15550100100');
     await webCall(stack, key, agent.body.id);
 
+    const seriesLoad = { start: load(), end: [] as number[] };
+    const seriesStarted = Date.now();
     const inbound: number[] = [];
     const web: number[] = [];
     for (let i = 0; i < CALLS; i++) {
-      inbound.push(await inboundCall(stack, to, `+1555010${String(1000 + i).slice(1)}`));
+      inbound.push(await inboundCall(stack, to, `+1555010${String(1000 + (i % 1000)).slice(1)}`));
       web.push(await webCall(stack, key, agent.body.id));
       process.stderr.write(`call ${i + 1}/${CALLS}: inbound ${inbound.at(-1)!.toFixed(0)} ms, web ${web.at(-1)!.toFixed(0)} ms\n`);
     }
+    seriesLoad.end = load();
+    const seriesSeconds = Math.round((Date.now() - seriesStarted) / 1000);
 
-    const levels: { concurrency: number; first_audio_ms: ReturnType<typeof stats> }[] = [];
+    // Concurrency: a failed call (refused, or no audio within a minute) counts against its level.
     const single = percentile(inbound, 50);
-    let knee: number | null = null;
+    const levels: { concurrency: number; rounds: number; first_audio_ms: ReturnType<typeof stats>; failed: number; doubled: boolean; load_average_at_end: number[] }[] = [];
+    let held = 0;
     for (let k = 1; k <= MAX_CONCURRENCY; k = k < 2 ? 2 : k + 2) {
-      const v = await Promise.all(Array.from({ length: k }, (_, j) => inboundCall(stack!, to, `+1555020${String(1000 + k * 10 + j).slice(1)}`)));
-      levels.push({ concurrency: k, first_audio_ms: stats(v) });
-      process.stderr.write(`concurrency ${k}: p50 ${percentile(v, 50).toFixed(0)} ms\n`);
-      if (knee === null && percentile(v, 50) > 2 * single) knee = k;
+      const v: number[] = [];
+      let failed = 0;
+      const rounds = Math.ceil(LEVEL_SAMPLES / k);
+      for (let r = 0; r < rounds; r++) {
+        const results = await Promise.allSettled(Array.from({ length: k }, (_, j) => inboundCall(stack!, to, `+1555020${String(1000 + ((k * 100 + r * 10 + j) % 1000)).slice(1)}`)));
+        for (const x of results) {
+          if (x.status === 'fulfilled') v.push(x.value);
+          else {
+            failed++;
+            process.stderr.write(`concurrency ${k}: a call failed: ${String(x.reason).split('\n')[0]}\n`);
+          }
+        }
+      }
+      const doubled = failed > 0 || v.length === 0 || percentile(v, 50) > 2 * single;
+      levels.push({ concurrency: k, rounds, first_audio_ms: stats(v), failed, doubled, load_average_at_end: load() });
+      process.stderr.write(`concurrency ${k}: p50 ${v.length ? percentile(v, 50).toFixed(0) : '-'} ms over ${v.length}, ${failed} failed\n`);
+      if (doubled) break;
+      held = k;
     }
 
-    const result = {
-      commit: execSync('git rev-parse HEAD', { cwd: ROOT }).toString().trim(),
-      date: new Date().toISOString(),
-      machine: { cores: os.cpus().length, model: os.cpus()[0]?.model, load_average: os.loadavg().map((l) => +l.toFixed(2)) },
-      command: `npm run bench:inbound -- ${CALLS} ${MAX_CONCURRENCY}`,
-      setup: { tts: 'local espeak-ng', stt: 'local pocketsphinx', llm: 'stand-in, 20 ms TTFT', caller: 'SIPp + decoded G.711 RTP', web_client: 'rtc-node' },
+    const file = writeResults('inbound', {
+      setup: { tts: 'local espeak-ng', stt: 'local pocketsphinx', llm: 'stand-in, 20 ms TTFT', caller: 'SIPp + decoded G.711 RTP', web_client: 'rtc-node', workers: 1 },
+      calls: CALLS,
+      max_concurrency: MAX_CONCURRENCY,
+      series: { pairs: CALLS, seconds: seriesSeconds, load_average_at_start: seriesLoad.start, load_average_at_end: seriesLoad.end },
       invite_to_first_audio_ms: stats(inbound),
       post_calls_web_to_first_audio_ms: stats(web),
-      concurrency: levels,
-      latency_doubles_at_concurrency: knee,
-      samples: { inbound: inbound.map((x) => +x.toFixed(1)), web: web.map((x) => +x.toFixed(1)) },
+      concurrency: { baseline_p50_ms: round(single), level_samples: LEVEL_SAMPLES, levels, held_without_doubling: held, stopped_at: levels.at(-1)?.concurrency ?? null },
+      samples: { inbound: inbound.map(round), web: web.map(round) },
       wall_seconds: Math.round((Date.now() - started) / 1000),
-    };
-    mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
-    const out = process.env.BENCH_OUT ?? path.join(ROOT, 'bench/results/inbound.json');
-    writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-    console.log(JSON.stringify({ invite: result.invite_to_first_audio_ms, web: result.post_calls_web_to_first_audio_ms, concurrency: levels, knee }, null, 2));
+    });
+    console.log(readFileSync(file, 'utf8'));
   } finally {
     await disposeRtc();
     await stack?.stop();

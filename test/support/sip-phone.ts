@@ -14,6 +14,8 @@ import { ulawDecode, ulawEncode } from './g711.ts';
 
 const FINALS = [403, 404, 480, 486, 487, 488, 500, 503, 603];
 
+// A REFER's actions sit on its <recv>: SIPp 3.6.1 crashes (SIGSEGV) on an <ereg> in a <nop> after it, and the
+// REFER then goes unanswered (the bridge's transfer fails after 32 s).
 function scenario(dir: string, from: string, rtpPort: number): string {
   const recvFinal = FINALS.map(
     (code) => `
@@ -76,16 +78,15 @@ Content-Length: 0
   </send>
   <label id="wait"/>
   <recv request="BYE" optional="true" next="remote_bye"/>
-  <recv request="REFER" optional="true" next="refer"/>
-  <recv request="INFO" next="local_hangup"/>
-
-  <label id="refer"/>
-  <nop>
+  <recv request="REFER" optional="true" next="refer">
     <action>
       <ereg regexp="Refer-To: *&lt;?([^&gt;[:space:]]+)" search_in="msg" check_it="true" assign_to="r,referto"/>
       <exec command="echo '[$referto]' > ${dir}/refer; echo '[$r]' > ${dir}/refer-line"/>
     </action>
-  </nop>
+  </recv>
+  <recv request="INFO" next="local_hangup"/>
+
+  <label id="refer"/>
   <send>
     <![CDATA[
 SIP/2.0 202 Accepted
@@ -264,10 +265,9 @@ export class SipPhone {
   get answered(): boolean {
     return this.file('answered') !== null;
   }
-  /** The Refer-To of a REFER the peer received (from SIPp's trace of received messages). */
+  /** The Refer-To of a REFER the peer received and accepted (202), as the scenario wrote it. */
   get referTo(): string | null {
-    const m = /^REFER sip:[\s\S]*?^Refer-To:\s*<?([^>\r\n]+)/im.exec(this.messages);
-    return m ? m[1]!.trim() : this.file('refer');
+    return this.file('refer');
   }
   /** `remote` (the agent hung up) or `local`. */
   get ended(): string | null {

@@ -116,6 +116,8 @@ export async function synthesize(text: string, engine: SpeechEngine = 'festival'
 export interface TranscribeOptions {
   /** A JSGF grammar of the expected sentences, for exact recognition of a closed set. */
   jsgf?: string;
+  /** For 8 kHz audio: fill the empty 4-8 kHz band (see fillUpperBand). On by default; off shows why. */
+  fillUpperBand?: boolean;
 }
 
 /**
@@ -123,8 +125,10 @@ export interface TranscribeOptions {
  * lower case, one utterance per line joined by spaces.
  */
 export async function transcribe(audio: Pcm | string, opts: TranscribeOptions = {}): Promise<string> {
+  const input = typeof audio === 'string' ? readWav(audio) : audio;
   // Digital silence before the speech (a recording that waited for the agent) throws the decoder off.
-  const pcm = trimLeadingSilence(resample(typeof audio === 'string' ? readWav(audio) : audio, 16000));
+  let pcm = trimLeadingSilence(resample(input, 16000));
+  if (input.sampleRate === 8000 && opts.fillUpperBand !== false) pcm = fillUpperBand(pcm);
   const dir = mkdtempSync(path.join(tmpdir(), 'vap-stt-'));
   try {
     const wav = path.join(dir, 'in.wav');
@@ -150,6 +154,35 @@ export async function transcribe(audio: Pcm | string, opts: TranscribeOptions = 
   }
 }
 
+/**
+ * The en-US acoustic model is wideband (16 kHz, mel filters up to 6.8 kHz). Telephone audio (8 kHz G.711)
+ * upsampled to 16 kHz has nothing above 4 kHz, so the upper filters' log energies sit far below anything
+ * the model was trained on and recognition collapses ("hm" for a clear sentence), even for festival's voice
+ * resampled cleanly to 8 kHz. A low, fixed noise floor in the empty band (`level` RMS, int16 scale; a seeded
+ * generator, so results repeat) brings those filters back into range without touching the speech band:
+ * white noise at 8 kHz, upsampled (band-limited to 0-4 kHz), then mirrored to 4-8 kHz by flipping the sign
+ * of every other sample.
+ */
+export function fillUpperBand(pcm: Pcm, level = 20): Pcm {
+  if (pcm.sampleRate !== 16000) throw new Error('fillUpperBand takes 16 kHz audio (8 kHz audio upsampled)');
+  let seed = 1;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return (seed / 0x7fffffff) * 2 - 1;
+  };
+  const half = Math.ceil(pcm.samples.length / 2) + 64;
+  const white = new Int16Array(half);
+  // Uniform noise of RMS `level`.
+  for (let i = 0; i < half; i++) white[i] = Math.round(random() * level * Math.sqrt(3));
+  const low = resample({ samples: white, sampleRate: 8000 }, 16000).samples;
+  const out = new Int16Array(pcm.samples.length);
+  for (let i = 0; i < out.length; i++) {
+    const v = pcm.samples[i]! + (i % 2 ? -1 : 1) * (low[i] ?? 0);
+    out[i] = Math.max(-32768, Math.min(32767, v));
+  }
+  return { samples: out, sampleRate: 16000 };
+}
+
 /** Drops leading audio quieter than `rms` (int16 scale, 20 ms windows), keeping `keepMs` before the speech. */
 export function trimLeadingSilence(pcm: Pcm, rms = 100, keepMs = 300): Pcm {
   const win = Math.round(pcm.sampleRate / 50);
@@ -162,6 +195,13 @@ export function trimLeadingSilence(pcm: Pcm, rms = 100, keepMs = 300): Pcm {
     }
   }
   return pcm;
+}
+
+/** The words of `reference` (lower case, in order, each counted once) that appear in `hypothesis`. */
+export function wordsFound(reference: string, hypothesis: string): string[] {
+  const words = (t: string) => t.toLowerCase().replace(/[^a-z0-9' ]+/g, ' ').split(/\s+/).filter(Boolean);
+  const heard = new Set(words(hypothesis));
+  return [...new Set(words(reference))].filter((w) => heard.has(w));
 }
 
 /** Word error rate of `hypothesis` against `reference` (Levenshtein over words), for tolerant assertions. */

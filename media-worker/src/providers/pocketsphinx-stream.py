@@ -88,8 +88,9 @@ def make_decoder(opts):
 
 
 def clean_word(word):
-    # Alternative pronunciations come back as "word(2)"; fillers as "<sil>", "[noise]".
-    if word.startswith('<') or word.startswith('[') or word.startswith('++'):
+    # Alternative pronunciations come back as "word(2)"; fillers as "<sil>", "[noise]"; a grammar's null
+    # transitions as "(NULL)".
+    if word.startswith('<') or word.startswith('[') or word.startswith('++') or word.startswith('('):
         return None
     paren = word.find('(')
     return word[:paren] if paren > 0 else word
@@ -100,8 +101,12 @@ def is_digital_silence(payload):
     return max(samples) <= DIGITAL_SILENCE and min(samples) >= -DIGITAL_SILENCE
 
 
+def hyp_text(hyp):
+    return ' '.join(w for w in (clean_word(x) for x in hyp.hypstr.split()) if w) if hyp else ''
+
+
 def has_words(hyp):
-    return bool(hyp) and any(clean_word(w) for w in hyp.hypstr.split())
+    return bool(hyp_text(hyp))
 
 
 def main():
@@ -130,7 +135,7 @@ def main():
                 continue
             conf = decoder.get_logmath().exp(seg.prob)
             words.append([word, offset + seg.start_frame / FRAME_RATE, offset + (seg.end_frame + 1) / FRAME_RATE, conf])
-        text = ' '.join(w[0] for w in words) if words else (hyp.hypstr if hyp else '')
+        text = ' '.join(w[0] for w in words) if words else hyp_text(hyp)
         if in_speech or text:
             start = words[0][1] if words else offset
             end = words[-1][2] if words else samples / SAMPLE_RATE
@@ -168,7 +173,7 @@ def main():
         if in_speech and since_partial >= partial_every:
             since_partial = 0
             hyp = decoder.hyp()
-            text = hyp.hypstr if hyp else ''
+            text = hyp_text(hyp)
             if text and text != last_partial:
                 last_partial = text
                 emit({'type': 'partial', 'text': text})

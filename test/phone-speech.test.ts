@@ -1,0 +1,38 @@
+// The offline recogniser the phone e2e tests use, on telephone audio: festival's voice taken to 8 kHz and
+// through a G.711 µ-law round trip, as a caller hears it. The en-US model is wideband, so transcribe() fills
+// the empty upper band of 8 kHz audio (speech.ts, fillUpperBand). These cases show that it needs to, that the
+// fill makes no words out of silence, and that the closed set of greetings tells each greeting from the others.
+import { describe, expect, it } from 'vitest';
+import { resample, synthesize, transcribe, wordsFound, type Pcm } from './support/speech.ts';
+import { ulawDecode, ulawEncode } from './support/g711.ts';
+import { FIRST_MESSAGE, GREETINGS, GREETINGS_GRAMMAR, spelled } from './support/greetings.ts';
+
+function telephone(pcm: Pcm): Pcm {
+  const narrow = resample(pcm, 8000);
+  return { samples: narrow.samples.map((s) => ulawDecode(ulawEncode(s))), sampleRate: 8000 };
+}
+
+describe('offline recognition of telephone audio', { timeout: 120_000 }, () => {
+  it('reads a sentence from 8 kHz G.711 audio once the empty upper band is filled, and not without', async () => {
+    const phone = telephone(await synthesize(FIRST_MESSAGE));
+    const filled = await transcribe(phone);
+    expect(wordsFound(FIRST_MESSAGE, filled).length, filled).toBeGreaterThanOrEqual(4);
+    const bare = await transcribe(phone, { fillUpperBand: false });
+    expect(wordsFound(FIRST_MESSAGE, bare).length, bare).toBeLessThan(3);
+    expect(await transcribe(phone, { jsgf: GREETINGS_GRAMMAR, fillUpperBand: false })).not.toBe(spelled(FIRST_MESSAGE));
+  });
+
+  it('finds no words in telephone silence, and few of the first message in another greeting', async () => {
+    const silence: Pcm = { samples: new Int16Array(8000 * 3).map((_, i) => ulawDecode(i % 2 ? 0xff : 0x7f)), sampleRate: 8000 };
+    expect(await transcribe(silence)).toBe('');
+    expect(await transcribe(silence, { jsgf: GREETINGS_GRAMMAR })).toBe('');
+    const other = await transcribe(telephone(await synthesize(GREETINGS[1]!)));
+    expect(wordsFound(FIRST_MESSAGE, other).length, other).toBeLessThan(2);
+  });
+
+  it('tells each greeting of the closed set from the others over a telephone line', async () => {
+    for (const greeting of GREETINGS) {
+      expect(await transcribe(telephone(await synthesize(greeting)), { jsgf: GREETINGS_GRAMMAR })).toBe(spelled(greeting));
+    }
+  });
+});
