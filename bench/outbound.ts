@@ -84,6 +84,8 @@ try {
     LIVEKIT_API_SECRET: stack.apiSecret,
     WORKER_TOKEN: stack.workerToken,
     OUTBOUND_RING_TIMEOUT_SECONDS: 10,
+    // No media worker here: the dial job must not wait for an agent to join (see docs/benchmarks.md).
+    OUTBOUND_AGENT_WAIT_SECONDS: 0,
   } as never);
   platform = await startPlatform(config, { log: createLogger('bench', 'silent') });
   const sql = platform.services.sql;

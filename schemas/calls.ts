@@ -115,7 +115,7 @@ export const CallList = ListEnvelope(Call, 'Call');
 /** The agent settings a web call may override: the agent's own field schemas, so both accept the same values. */
 const OVERRIDABLE = [
   'first_message', 'tts', 'transcriber', 'language', 'max_duration_seconds', 'silence_timeout_seconds', 'end_call_phrases', 'speed',
-  'responsiveness', 'interruption_sensitivity', 'background_sound', 'enable_recording',
+  'responsiveness', 'turn_taking', 'interruption_sensitivity', 'background_sound', 'enable_recording',
 ] as const;
 const pick = <T extends object, K extends keyof T>(o: T, keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
 
@@ -159,7 +159,10 @@ export const CreateCall = Strict(
     metadata: Type.Optional(Metadata()),
     overrides: Type.Optional(CallOverrides),
     scheduled_at: Type.Optional(
-      DateTime({ description: 'Dial at this time instead of now. In the future and at most OUTBOUND_SCHEDULE_HORIZON_DAYS (30 by default) ahead' }),
+      DateTime({
+        description:
+          'Dial at this time instead of now. In the future and at most OUTBOUND_SCHEDULE_HORIZON_DAYS (30 by default) ahead. The call takes a daily slot (max_calls_per_day) at creation and counts against max_concurrent_calls only from when it dials. If the organisation is at max_concurrent_calls when the call comes due, it stays queued and is retried with backoff (first after about 5 s, then at most every 60 s) until a call ends; if no slot frees within OUTBOUND_CONCURRENCY_WAIT_SECONDS (600 by default) past scheduled_at, it fails with end_reason concurrency_limit (call.failed reason concurrency_limit)',
+      }),
     ),
   },
   {

@@ -47,6 +47,18 @@ function carrierConfigErrors(c: Static<typeof Env>): string[] {
 const OutboundEnv = {
   OUTBOUND_RING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 120, default: 30, description: 'An outbound call not answered within this time fails with reason no_answer' }),
   OUTBOUND_SCHEDULE_HORIZON_DAYS: Type.Integer({ minimum: 1, maximum: 365, default: 30, description: 'How far ahead scheduled_at may be' }),
+  OUTBOUND_CONCURRENCY_WAIT_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 86400,
+    default: 600,
+    description: 'A scheduled call that comes due while the org is at max_concurrent_calls waits for a free slot this long past its time, then fails with concurrency_limit',
+  }),
+  OUTBOUND_AGENT_WAIT_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 120,
+    default: 10,
+    description: 'Before placing an outbound call, wait up to this long for the agent to join its room (so the callee is heard from the answer); 0 dials at once',
+  }),
   OUTBOUND_DIAL_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'Outbound calls one control-plane process dials (rings) at once' }),
   STOP_REPORT_GRACE_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 20, description: "After a stop, how long the worker's conversation report is awaited before transcript.final and the analysis go ahead without it" }),
   SIMULATED_CARRIER_ROUTES: Type.String({ default: '', description: 'Simulated carrier, outbound: comma-separated "<E.164 prefix or *>=host:port" SIP targets (e.g. "+1555*=127.0.0.1:5090"); other destinations fail like a real carrier' }),
@@ -86,6 +98,7 @@ const Env = Type.Object({
   AGENT_NAME: Type.String({ default: 'vap-agent', description: 'agentName the media workers register under' }),
   CALL_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 30, maximum: 86400, default: 600 }),
   RECORDINGS_DIR: Type.Optional(Type.String()),
+  WEB_DIST_DIR: Type.Optional(Type.String({ description: 'Folder of the built browser files the playground serves (npm run build:web); defaults to web/dist in the repository' })),
   RECORDING_URL_TTL_SECONDS: Type.Integer({ minimum: 60, default: 14400 }),
   S3_ENDPOINT: Type.Optional(Type.String()),
   S3_BUCKET: Type.Optional(Type.String()),

@@ -11,6 +11,7 @@ import { startFakeOpenAI, lastUserText, type FakeOpenAI } from '../support/fake-
 import { synthesize, writeWav, spokenSeconds } from '../support/speech.ts';
 import { SipCallee } from '../support/sip-callee.ts';
 import { Receiver } from '../support/webhook-receiver.ts';
+import { apiClient, until } from '../support/e2e.ts';
 import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
 import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
 import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
@@ -40,26 +41,7 @@ let noAnswer: SipCallee;
 let answer: SipCallee;
 let hooks: Receiver;
 
-async function api<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(stack.controlPlaneUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: (text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as T };
-}
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
+const api = apiClient(() => stack.controlPlaneUrl, () => key);
 const getCall = async (id: string) => (await api('GET', `/v1/calls/${id}`)).body;
 const finalCall = (id: string, timeoutMs = 60_000) =>
   until(`call ${id} to end`, async () => {

@@ -18,7 +18,7 @@ const HEADERS = (toTag: string) => `[last_Via:]
 [last_To:];tag=${toTag}
 [last_Call-ID:]`;
 
-function scenario(mode: CalleeMode, dir: string, rtpPort: number): string {
+function scenario(mode: CalleeMode, dir: string, rtpPort: number, ringMs = 0): string {
   const tag = '[pid]SIPpTag01[call_number]';
   const invite = `
   <recv request="INVITE" crlf="true">
@@ -73,7 +73,9 @@ Content-Length: 0
   </send>
   <recv request="ACK"/>`;
   } else {
-    body = `${invite}${ringing}
+    // An answering callee may ring a while first (ringMs) before its 200 OK.
+    body = `${invite}${ringing}${ringMs > 0 ? `
+  <pause milliseconds="${ringMs}"/>` : ''}
   <send retrans="500">
     <![CDATA[
 SIP/2.0 200 OK
@@ -149,12 +151,12 @@ export class SipCallee {
     });
   }
 
-  /** Starts SIPp listening on a free port of 127.0.0.1. */
-  static async start(mode: CalleeMode): Promise<SipCallee> {
+  /** Starts SIPp listening on a free port of 127.0.0.1. `ringMs`: an answering callee rings this long first. */
+  static async start(mode: CalleeMode, opts: { ringMs?: number } = {}): Promise<SipCallee> {
     const dir = mkdtempSync(path.join(tmpdir(), 'vap-callee-'));
     const rtp = dgram.createSocket('udp4');
     await new Promise<void>((r) => rtp.bind(0, '127.0.0.1', () => r()));
-    writeFileSync(path.join(dir, 'uas.xml'), scenario(mode, dir, rtp.address().port));
+    writeFileSync(path.join(dir, 'uas.xml'), scenario(mode, dir, rtp.address().port, opts.ringMs ?? 0));
     const port = await freeTcpUdpPort();
     const sipp = spawn('sipp', ['-sf', path.join(dir, 'uas.xml'), '-i', '127.0.0.1', '-p', String(port), '-nostdin', '-trace_msg', '-message_file', path.join(dir, 'messages.log')], {
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,10 +1,13 @@
 // Answering-machine detection for outbound calls, local and deterministic (no extra model, no network).
 // Three signals, any of which classifies the callee as a machine:
 //   - transcript cues of a voicemail greeting ("leave a message", "after the tone", "not available"...);
-//   - a long uninterrupted greeting: a person answers with a few words ("Hello?"), a greeting runs on
-//     (at least `longGreetingWords` words in the first utterance);
+//   - a long greeting: a person answers with a few words ("Hello?"), a greeting runs on (at least
+//     `longGreetingWords` words in the callee's utterances before the agent speaks);
 //   - a beep: a steady pure tone (Goertzel filter bank between 400 and 2000 Hz) for at least 250 ms.
-// A human verdict is given after the first short utterance without cues.
+// A human verdict is given on a short first utterance without cues (at most `shortGreetingWords` words), and
+// the call session holds it until the callee stays quiet after it (more speech reopens it: `reopen`). In
+// between, no verdict: the local STT makes few, wrong words of a machine's 8 kHz greeting ("hi there have
+// reached semi an"), which must not pass for a person's "Hello?"; the beep or the callee's silence decides.
 import type { AudioFrame } from '@livekit/rtc-node';
 
 export type AmdVerdict = 'machine' | 'human';
@@ -32,14 +35,16 @@ export function transcriptLooksLikeVoicemail(text: string): boolean {
 
 export interface ClassifierOptions {
   longGreetingWords: number;
+  shortGreetingWords: number;
 }
 
 export class VoicemailClassifier {
   #opts: ClassifierOptions;
   verdict: AmdVerdict | null = null;
   reason = '';
+  #words = 0;
   constructor(opts: Partial<ClassifierOptions> = {}) {
-    this.#opts = { longGreetingWords: 14, ...opts };
+    this.#opts = { longGreetingWords: 14, shortGreetingWords: 4, ...opts };
   }
 
   /** Feed a final transcript of the callee. Returns the verdict once there is one. */
@@ -47,13 +52,29 @@ export class VoicemailClassifier {
     if (this.verdict) return this.verdict;
     if (transcriptLooksLikeVoicemail(text)) return this.#decide('machine', 'transcript_cue');
     const words = text.trim().split(/\s+/).filter(Boolean).length;
-    if (words >= this.#opts.longGreetingWords) return this.#decide('machine', 'long_greeting');
-    if (words > 0) return this.#decide('human', 'short_greeting');
+    const first = this.#words === 0;
+    this.#words += words;
+    if (this.#words >= this.#opts.longGreetingWords) return this.#decide('machine', 'long_greeting');
+    if (first && words > 0 && words <= this.#opts.shortGreetingWords) return this.#decide('human', 'short_greeting');
     return null;
+  }
+
+  /** A 'human' verdict the callee's further speech took back: their words keep counting towards a long greeting,
+   * and only a cue, the word count, a beep or their silence decides now. */
+  reopen(): void {
+    if (this.verdict !== 'human') return;
+    this.verdict = null;
+    this.reason = '';
   }
 
   onBeep(): AmdVerdict {
     return this.verdict ?? this.#decide('machine', 'beep');
+  }
+
+  /** A later signal (a beep, a greeting cue after a short first utterance) overrules the first verdict. */
+  markMachine(reason: string): AmdVerdict {
+    if (this.verdict === 'machine') return 'machine';
+    return this.#decide('machine', reason);
   }
 
   #decide(v: AmdVerdict, reason: string): AmdVerdict {

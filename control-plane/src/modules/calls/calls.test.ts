@@ -135,6 +135,25 @@ describe('the call lifecycle through the internal API', () => {
     expect((await internal('get', `/calls/${german.body.id}/config`)).body.agent.transcriber.language).toBe('de');
   });
 
+  it("turn_taking reaches the worker's config: the agent's, an override merged over the defaults, or responsiveness's delays", async () => {
+    const agent = await createAgent(org);
+    await tp.request('patch', `/v1/agents/${agent}`, { key: org.key, body: { turn_taking: { endpointing: 'dynamic', min_delay_ms: 120, max_delay_ms: 1700 } } });
+    const plain = await startWebCall(org, { agent_id: agent });
+    expect((await internal('get', `/calls/${plain.body.id}/config`)).body.agent.turn_taking).toEqual({
+      detection: 'transcript', endpointing: 'dynamic', min_delay_ms: 120, max_delay_ms: 1700, preemptive_generation: true, ignore_backchannels: true,
+    });
+    const over = await startWebCall(org, { agent_id: agent, overrides: { turn_taking: { detection: 'model', ignore_backchannels: false } } });
+    expect(over.status).toBe(201);
+    expect((await internal('get', `/calls/${over.body.id}/config`)).body.agent.turn_taking).toEqual({
+      detection: 'model', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false,
+    });
+    const coarse = await startWebCall(org, { agent_id: agent, overrides: { responsiveness: 1 } });
+    expect((await internal('get', `/calls/${coarse.body.id}/config`)).body.agent.turn_taking).toMatchObject({ endpointing: 'dynamic', min_delay_ms: 100, max_delay_ms: 1000 });
+    const bad = await startWebCall(org, { agent_id: agent, overrides: { turn_taking: { min_delay_ms: 900, max_delay_ms: 300 } } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0]).toMatchObject({ type: 'value_error', loc: ['body', 'overrides', 'turn_taking', 'max_delay_ms'] });
+  });
+
   it('config, started, partial, ended, analysis: fields and events in order', async () => {
     const created = await startWebCall(org, { variables: { customer_name: 'Ada' }, overrides: { first_message: 'Hi {{customer_name}}, Ava here.' } });
     const id = created.body.id as string;

@@ -4,9 +4,11 @@
 // (-> failed, `call.failed` with a carrier-style reason). A scheduled call's job is due at `scheduled_at`.
 //
 // Neither lost nor doubled when a process dies mid-dial: the job is retried (pg-boss heartbeat), and every
-// step checks the call under its row lock first. `dialed_at` is committed just before the call is placed, so a
-// resumed job redials only a call that was never placed; one that was placed is followed through its SIP
-// participant (a fixed identity in the call's room), never placed again.
+// step checks the call under its row lock first. `dialed_at` is committed just before the call is placed, and
+// the leg is recorded (`carrier_call_sid`) as soon as its SIP participant shows in the room, which the SIP
+// bridge joins just before it sends the INVITE. A resumed job follows a leg that is in the room; places the call
+// again only when no leg was ever seen and none is in the room (the INVITE never left); and fails a call whose
+// recorded leg is gone (`dial_interrupted`) rather than ringing the callee twice (docs/decisions.md).
 import client from 'prom-client';
 import { SipCallError } from 'livekit-server-sdk';
 import type { Job, QueueDef } from '../../jobs/boss.ts';
@@ -63,20 +65,56 @@ function dialMetrics(services: Services): DialMetrics {
   return m;
 }
 
-type Claim = { kind: 'skip'; why: string } | { kind: 'dial'; call: CallRow; trunkId: string } | { kind: 'follow'; call: CallRow } | { kind: 'failed' };
+type Claim =
+  | { kind: 'skip'; why: string }
+  | { kind: 'dial'; call: CallRow; trunkId: string }
+  | { kind: 'follow'; call: CallRow; trunkId: string | null }
+  | { kind: 'failed' }
+  | { kind: 'wait'; message: string };
 
-/** Decides, under the row lock, what this run of the job does. */
-async function claim(services: Services, callId: string): Promise<Claim> {
+/**
+ * Thrown by the dial job of a scheduled call that came due while its org is at `max_concurrent_calls`: pg-boss
+ * retries the job with backoff (`scheduledDialOptions`) and the call stays `queued` until a slot frees, at most
+ * `OUTBOUND_CONCURRENCY_WAIT_SECONDS` past its time. The same job retried, not a new one: a process that dies
+ * while the call waits leaves exactly one job for it.
+ */
+export class WaitingForSlot extends Error {}
+
+/** First retry of a waiting scheduled call after about this long, doubling (with jitter) up to RETRY_MAX. */
+const WAIT_RETRY_DELAY_SECONDS = 5;
+const WAIT_RETRY_MAX_SECONDS = 60;
+
+/**
+ * pg-boss options of a scheduled call's dial job: enough retries to wait `waitSeconds` for a free slot (the
+ * backoff reaches 2/3 of RETRY_MAX at worst once capped, so waitSeconds / 40 retries cover the window, plus the
+ * doubling ones before it). The time limit, not the count, decides when the call gives up (see claim).
+ */
+export function scheduledDialOptions(waitSeconds: number): { retryLimit: number; retryDelay: number; retryBackoff: true; retryDelayMax: number } {
+  const capped = Math.ceil(waitSeconds / ((WAIT_RETRY_MAX_SECONDS * 2) / 3));
+  return { retryLimit: capped + 6, retryDelay: WAIT_RETRY_DELAY_SECONDS, retryBackoff: true, retryDelayMax: WAIT_RETRY_MAX_SECONDS };
+}
+
+/** Decides, under the row lock, what this run of the job does. `lastAttempt`: pg-boss will not retry this run. */
+async function claim(services: Services, callId: string, lastAttempt = false): Promise<Claim> {
   return services.sql.begin(async (tx) => {
     const call = await getCallById(tx, callId, { lock: true });
     if (!call || call.type !== 'outbound') return { kind: 'skip', why: 'not an outbound call' } as const;
     if (isFinal(call.status)) return { kind: 'skip', why: `already ${call.status}` } as const; // stopped before its time, or done
     if (call.status === 'in_progress') return { kind: 'skip', why: 'answered' } as const;
-    if (call.dialed_at) return { kind: 'follow', call } as const; // placed by a run that died: never place it again
+    if (call.dialed_at) {
+      // Being placed by a run that died: follow its leg (or place it, if it never left; see follow()).
+      const number = await callerNumber(tx, call.org_id, { number: call.from_number ?? '' });
+      return { kind: 'follow', call, trunkId: number?.outbound_trunk_id ?? null } as const;
+    }
     if (call.status === 'queued' && call.scheduled_at) {
       // Due now: a scheduled call counts for concurrency from here (its daily slot was taken at creation).
       const admission = await admitCall(tx, call.org_id, { daily: false, excludeCallId: call.id });
       if (!admission.ok) {
+        // Wait for a slot (the job is retried with backoff), up to the limit past the call's time.
+        const waitedMs = Date.now() - call.scheduled_at.getTime();
+        if (!lastAttempt && waitedMs < services.config.OUTBOUND_CONCURRENCY_WAIT_SECONDS * 1000) {
+          return { kind: 'wait', message: admission.message } as const;
+        }
         await failCall(tx, call, 'concurrency_limit', 'concurrency_limit');
         return { kind: 'failed' } as const;
       }
@@ -113,8 +151,63 @@ async function answered(services: Services, call: CallRow, sipCallId: string | n
   if (!stillLive) await services.livekit.rooms.deleteRoom(call.room_name!).catch(() => {});
 }
 
-/** Places the call and follows it to its answer or its failure. */
-async function place(services: Services, call: CallRow, trunkId: string): Promise<void> {
+/**
+ * Test-only pause points of the dial (`VAP_TEST_DIAL_PAUSE=before-invite|after-invite`), honoured only when
+ * NODE_ENV=test: the run logs `dial paused for a test` with the point and the call id, then blocks for good, so
+ * a test can SIGKILL the process there (test/e2e/outbound-dial-crash.test.ts). `before-invite`: `dialed_at` is
+ * committed, CreateSIPParticipant not sent. `after-invite`: the leg is in the room and recorded, not answered.
+ */
+async function testPause(services: Services, point: 'before-invite' | 'after-invite', callId: string): Promise<void> {
+  if (services.config.NODE_ENV !== 'test' || process.env.VAP_TEST_DIAL_PAUSE !== point) return;
+  services.log.warn({ call_id: callId, point }, 'dial paused for a test');
+  await new Promise<never>(() => {});
+}
+
+/**
+ * Records the leg as soon as its SIP participant is in the room (the bridge joins just before its INVITE), while
+ * CreateSIPParticipant waits for the answer: from then on a resumed job knows the callee was rung. Resolves
+ * with whether the leg was seen; stops looking once `done` settles.
+ */
+async function recordLeg(services: Services, call: CallRow, done: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  done.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  while (!settled) {
+    const p = await services.livekit.rooms.getParticipant(call.room_name!, sipIdentity(call.id)).catch(() => null);
+    if (p) {
+      const sid = p.attributes?.['sip.callID'];
+      if (sid) await setCarrierCallSid(services.sql, call.id, sid);
+      else services.log.warn({ call_id: call.id }, 'the SIP participant has no sip.callID: the leg is not recorded');
+      return true;
+    }
+    await Promise.race([done.catch(() => {}), new Promise((r) => setTimeout(r, 200))]);
+  }
+  return false;
+}
+
+/**
+ * Waits (at most OUTBOUND_AGENT_WAIT_SECONDS) for the dispatched agent to be in the room. A callee, and above
+ * all an answering machine, speaks from the answer: an agent that joins after it misses the "Hello?" or the
+ * greeting and its beep. A worker slow to start (cold, or short of CPU) then costs a few seconds before the
+ * INVITE instead of the opening of the call. No agent by then: the call is placed anyway, and the agent greets
+ * when it arrives (a failed call would be worse than a late greeting).
+ */
+async function waitForAgent(services: Services, call: CallRow): Promise<void> {
+  const waitMs = services.config.OUTBOUND_AGENT_WAIT_SECONDS * 1000;
+  if (waitMs <= 0) return;
+  const deadline = Date.now() + waitMs;
+  while (Date.now() < deadline) {
+    const participants = await services.livekit.rooms.listParticipants(call.room_name!).catch(() => []);
+    if (participants.some((p) => p.kind === 4 /* ParticipantInfo_Kind.AGENT */)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  services.log.warn({ call_id: call.id, waited_seconds: waitMs / 1000 }, 'no agent in the room yet: placing the outbound call anyway');
+}
+
+/** Places the call and follows it to its answer or its failure. `again`: a resumed job placing a call whose INVITE never left. */
+async function place(services: Services, call: CallRow, trunkId: string, opts: { again?: boolean } = {}): Promise<void> {
   const { livekit, config, log } = services;
   const m = dialMetrics(services);
   const room = call.room_name!;
@@ -128,11 +221,13 @@ async function place(services: Services, call: CallRow, trunkId: string): Promis
     log.error({ err, call_id: call.id }, 'room or dispatch failed for an outbound call');
     throw err; // retried by pg-boss: nothing was placed yet
   }
+  await waitForAgent(services, call);
   // Committed before the INVITE: from here a retried job follows this leg instead of placing another.
-  if (!(await markDialed(services.sql, call.id))) return; // stopped meanwhile
+  if (!opts.again && !(await markDialed(services.sql, call.id))) return; // stopped meanwhile
+  await testPause(services, 'before-invite', call.id);
   const t0 = performance.now();
   try {
-    const info = await livekit.sip.createSipParticipant(trunkId, call.to_number!, room, {
+    const placing = livekit.sip.createSipParticipant(trunkId, call.to_number!, room, {
       participantIdentity: sipIdentity(call.id),
       participantName: call.to_number!,
       fromNumber: call.from_number!,
@@ -141,6 +236,8 @@ async function place(services: Services, call: CallRow, trunkId: string): Promis
       playDialtone: false,
       participantAttributes: { 'vap.call_id': call.id },
     });
+    if (await recordLeg(services, call, placing)) await testPause(services, 'after-invite', call.id);
+    const info = await placing;
     m.answer.observe((performance.now() - t0) / 1000);
     m.dials.inc({ result: 'answered' });
     await answered(services, call, info.sipCallId || null);
@@ -159,17 +256,38 @@ function isTimeout(err: unknown): boolean {
   return e?.code === 'deadline_exceeded' || e?.name === 'TimeoutError' || /deadline|timed? ?out/i.test(e?.message ?? '');
 }
 
+/** The call's SIP participant if the bridge holds a leg of it, else null; 'unknown' when LiveKit cannot tell. */
+async function legInRoom(services: Services, call: CallRow) {
+  try {
+    if (!(await services.livekit.roomExists(call.room_name!))) return null;
+    const participants = await services.livekit.rooms.listParticipants(call.room_name!);
+    return participants.find((p) => p.identity === sipIdentity(call.id)) ?? null;
+  } catch {
+    return 'unknown' as const;
+  }
+}
+
 /**
- * A job resumed after a crash, for a call placed by the run that died: follow its SIP participant until it is
- * answered or gone. A leg that is gone left no trace of its end (the run that placed it saw it): the call
- * fails with `carrier_error` and end reason `dial_interrupted` rather than ringing the callee again.
+ * A job resumed after a crash, for a call the run that died was placing (`dialed_at` set):
+ *  - its leg is in the room: follow it until it is answered or gone;
+ *  - no leg was ever seen (`carrier_call_sid` null) and none is in the room: the run died before its INVITE
+ *    left (the bridge joins the room before sending it), so the call is placed now, once;
+ *  - a leg was seen and is gone: the callee was rung and the leg ended with the run that watched it, which
+ *    left no trace of how; the call fails with `carrier_error`, end reason `dial_interrupted`, rather than
+ *    ringing the callee a second time.
  */
-async function follow(services: Services, call: CallRow): Promise<void> {
+async function follow(services: Services, call: CallRow, trunkId: string | null): Promise<void> {
   const deadline = (call.dialed_at?.getTime() ?? Date.now()) + (services.config.OUTBOUND_RING_TIMEOUT_SECONDS + 15) * 1000;
   for (;;) {
     const fresh = await getCallById(services.sql, call.id);
     if (!fresh || isFinal(fresh.status) || fresh.status === 'in_progress') return;
-    const p = await services.livekit.rooms.getParticipant(call.room_name!, sipIdentity(call.id)).catch(() => null);
+    const p = await legInRoom(services, fresh);
+    if (p === 'unknown') throw new Error('LiveKit cannot tell whether the call was placed'); // retried by pg-boss
+    if (!p && !fresh.carrier_call_sid) {
+      if (!trunkId) return fail(services, fresh, 'carrier_error', 'from_number_unavailable');
+      services.log.info({ call_id: call.id }, 'resumed dial: the INVITE never left, placing the call');
+      return place(services, fresh, trunkId, { again: true });
+    }
     const status = p?.attributes?.['sip.callStatus'];
     if (p && status === 'active') return answered(services, call, p.attributes['sip.callID'] ?? null);
     if (!p || status === 'hangup') return fail(services, call, 'carrier_error', 'dial_interrupted');
@@ -178,12 +296,16 @@ async function follow(services: Services, call: CallRow): Promise<void> {
   }
 }
 
-export async function dialCall(services: Services, callId: string): Promise<string> {
-  const c = await claim(services, callId);
+export async function dialCall(services: Services, callId: string, opts: { lastAttempt?: boolean } = {}): Promise<string> {
+  const c = await claim(services, callId, opts.lastAttempt);
   if (c.kind === 'skip') return c.why;
   if (c.kind === 'failed') return 'failed';
+  if (c.kind === 'wait') {
+    services.log.info({ call_id: callId }, 'scheduled call due at the concurrency limit: waiting for a slot');
+    throw new WaitingForSlot(c.message);
+  }
   if (c.kind === 'follow') {
-    await follow(services, c.call);
+    await follow(services, c.call, c.trunkId);
     return 'followed';
   }
   await place(services, c.call, c.trunkId);
@@ -196,12 +318,16 @@ export function dialQueues(services: Services): QueueDef<never>[] {
     {
       name: DIAL_QUEUE,
       // A job runs while the call rings. The heartbeat lets another process take over a job whose process died
-      // within ~20 s; the retries cover LiveKit being unreachable before anything was placed.
+      // (within about 70 s: pg-boss's supervisor looks every 60 s); the retries cover LiveKit being unreachable.
       options: { retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: ring + 120, heartbeatSeconds: 10 },
       // Scheduled calls are delayed jobs: NOTIFY fires when they are created, not when they are due, so poll.
-      work: { batchSize: 1, localConcurrency: services.config.OUTBOUND_DIAL_CONCURRENCY, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 },
+      work: { batchSize: 1, includeMetadata: true, localConcurrency: services.config.OUTBOUND_DIAL_CONCURRENCY, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 },
       handler: async (jobs: Job<{ call_id: string }>[]) => {
-        for (const job of jobs) await dialCall(services, job.data.call_id);
+        for (const job of jobs) {
+          // includeMetadata gives the job's own retry limit (a scheduled call's is larger than the queue's).
+          const limit = (job as Job<{ call_id: string }> & { retryLimit?: number }).retryLimit;
+          await dialCall(services, job.data.call_id, { lastAttempt: limit !== undefined && job.retryCount >= limit });
+        }
       },
     },
   ];

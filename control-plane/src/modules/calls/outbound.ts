@@ -16,7 +16,7 @@ import { writeAudit } from '../audit-events/queries.ts';
 import { admissionError, admitCall } from './limits.ts';
 import { callerNumber, claimIdempotencyKey, getIdempotencyRecord, insertOutboundCall, purgeIdempotencyKeys as purgeKeys, saveIdempotentAnswer } from './queries.ts';
 import { callView, resolveOverrides, roomNameFor } from './service.ts';
-import { DIAL_QUEUE } from './dial.ts';
+import { DIAL_QUEUE, scheduledDialOptions } from './dial.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
 import { callRateCents } from '../phone-numbers/rates.ts';
 
@@ -177,7 +177,9 @@ export async function createOutboundCall(
         webhook_url: input.webhook_url ?? null,
         rate_cents_per_minute: rate,
       });
-      await sendInTx(services.boss, tx, DIAL_QUEUE, { call_id: id }, { ...(scheduledAt ? { startAfter: scheduledAt } : {}), singletonKey: id });
+      // A scheduled call's job also waits for a free slot if the org is at max_concurrent_calls when it is due.
+      const timing = scheduledAt ? { startAfter: scheduledAt, ...scheduledDialOptions(services.config.OUTBOUND_CONCURRENCY_WAIT_SECONDS) } : {};
+      await sendInTx(services.boss, tx, DIAL_QUEUE, { call_id: id }, { ...timing, singletonKey: id });
       await writeAudit(tx, {
         orgId: auth.orgId,
         actorType: auth.actorType,

@@ -5,7 +5,7 @@ import type { Auth } from '../../auth/service.ts';
 import type { Db } from '../../db/types.ts';
 import { conflict, forbidden, HttpError, notFound, ValidationFailure } from '../../http/errors.ts';
 import { referenceError } from '../../http/references.ts';
-import { resolveTranscriber, resolveTts } from '../agents/service.ts';
+import { resolveTranscriber, resolveTts, resolveTurnTaking } from '../agents/service.ts';
 import { getAgent, type AgentRow } from '../agents/queries.ts';
 import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { writeAudit } from '../audit-events/queries.ts';
@@ -204,7 +204,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
  * Checks the voice and transcriber of the overrides against the catalogue, as for an agent, and fills their
  * defaults; the other override fields were validated by the schema.
  */
-export function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'language'>): Record<string, unknown> {
+export function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'language' | 'responsiveness' | 'turn_taking'>): Record<string, unknown> {
   if (!o) return {};
   const problems: ValidationErrorItem[] = [];
   const out: Record<string, unknown> = { ...o };
@@ -219,6 +219,11 @@ export function resolveOverrides(o: CallOverrides | undefined, agent: Pick<Agent
     // As on the agent: a transcriber without a language speaks the call's language (overridden or the agent's).
     out.transcriber = resolveTranscriber(o.transcriber, o.language ?? agent.language, found);
     problems.push(...found.map(at));
+  }
+  if (o.turn_taking || o.responsiveness !== undefined) {
+    // As on an agent's update: a turn_taking merges over the defaults; responsiveness alone re-derives the delays.
+    const responsiveness = { value: o.responsiveness ?? agent.responsiveness, given: o.responsiveness !== undefined };
+    out.turn_taking = resolveTurnTaking(o.turn_taking, responsiveness, agent.turn_taking, problems, ['body', 'overrides', 'turn_taking']);
   }
   if (problems.length) throw new ValidationFailure(problems);
   return out;
