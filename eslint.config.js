@@ -5,7 +5,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', 'coverage/', 'bench/results/', '**/*.d.ts'] },
+  { ignores: ['node_modules/', 'web/dist/', '.data/', 'coverage/', 'bench/results/', '**/*.d.ts'] },
   js.configs.recommended,
   {
     files: ['**/*.ts'],

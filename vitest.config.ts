@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['control-plane/**/*.test.ts', 'media-worker/**/*.test.ts', 'shared/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['control-plane/**/*.test.ts', 'media-worker/**/*.test.ts', 'shared/**/*.test.ts', 'test/**/*.test.ts', 'web/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,

@@ -13,7 +13,7 @@
 // at least 30 calls for a p50 and 120 turns after the first for a p95; a p95 of fewer than 100 samples, or a
 // p50 of fewer than 30, is printed as "n/a")
 // First: rtc-client quiets rtc-node's logger, which reads NODE_ENV when it loads.
-import { RtcClient, disposeRtc, nowMs, rms } from '../test/support/rtc-client.ts';
+import { disposeRtc, rms } from '../test/support/rtc-client.ts';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -26,12 +26,14 @@ import { createLogger } from '../shared/logger.ts';
 import type { CallConfig, CallLatency } from '../schemas/internal.ts';
 import { nullSink } from '../media-worker/src/metrics.ts';
 import { createLLM, createSTT, createTTS } from '../media-worker/src/providers/index.ts';
-import { endpointingFor } from '../media-worker/src/session/mappings.ts';
+import { TURN_TAKING_DEFAULTS, delaysFor } from '../shared/turn-taking.ts';
+import { vadSilenceFor } from '../media-worker/src/session/mappings.ts';
 import { CallSession } from '../media-worker/src/session/call-session.ts';
 import { installRaceFix } from '../media-worker/src/session/race-fix.ts';
 import type { TurnTiming } from '../media-worker/src/session/turn-trace.ts';
 import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
 import { baseConfigForBench } from './support/bench-config.ts';
+import { api, devKey, roomCall, type Clip, type RoomCall, type Turn } from './support/room-call.ts';
 import { startFakeInternalApi } from '../test/support/fake-internal-api.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { resample, synthesize, type Pcm } from '../test/support/speech.ts';
@@ -41,9 +43,10 @@ const CALLS = Number(process.argv[2] ?? 30);
 const TURNS = Number(process.argv[3] ?? 5);
 const LLM_TTFT_MS = 200;
 const RESPONSIVENESS = 1;
-const ENDPOINTING_MS = endpointingFor(RESPONSIVENESS).minDelay;
-/** Silero's minimum silence before it reports the end of speech (the worker's prewarm setting). */
-const VAD_MIN_SILENCE_MS = 250;
+// The agent takes the default turn taking, with the delays of this responsiveness.
+const ENDPOINTING_MS = delaysFor(RESPONSIVENESS, TURN_TAKING_DEFAULTS.detection).min_delay_ms;
+/** Silero's minimum silence before it reports the end of speech (mappings.ts, vadSilenceFor). */
+const VAD_MIN_SILENCE_MS = vadSilenceFor({ detection: TURN_TAKING_DEFAULTS.detection, min_delay_ms: ENDPOINTING_MS });
 /** A 10 ms window counts as speech above this RMS (int16), on both sides (rtc-client's Recorder default). */
 const SPEECH_RMS = 300;
 const FIRST_MESSAGE = 'Hello, thank you for calling. How can I help you today?';
@@ -75,15 +78,6 @@ function firstSpeechOffsetMs(samples: Int16Array, sampleRate: number): number | 
   const step = Math.max(1, Math.round(sampleRate / 100));
   for (let at = 0; at < samples.length; at += step) if (rms(samples.subarray(at, at + step)) > SPEECH_RMS) return (at / sampleRate) * 1000;
   return null;
-}
-
-interface Clip {
-  text: string;
-  pcm48: Pcm;
-  pcm16: Pcm;
-  speechEnd48: number;
-  speechEnd16: number;
-  trailingMs: number;
 }
 
 /** The capture output, also noting when the first frame above the speech threshold would play. */
@@ -123,10 +117,6 @@ async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Pr
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(5);
   }
-}
-
-interface Turn {
-  v2v_ms: number;
 }
 
 // ---- no room: the worker's CallSession on a phone-line input ----
@@ -206,119 +196,7 @@ async function noRoomSession(clips: Clip[], llmUrl: string, api: Awaited<ReturnT
   return { turns, latency: report.latency, timing: call.turnTrace.turns };
 }
 
-// ---- room: a web call through the API, the worker and LiveKit ----
-
-async function api<T = any>(stack: RunningStack, key: string, method: string, route: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(stack.controlPlaneUrl + route, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
-}
-
-async function devKey(stack: RunningStack): Promise<string> {
-  const log = path.join(stack.logDir, 'control-plane.log');
-  const end = Date.now() + 20_000;
-  for (;;) {
-    const m = /API key: (\S+)/.exec(readFileSync(log, 'utf8'));
-    if (m) return m[1]!;
-    if (Date.now() > end) throw new Error(`no development key in ${log}`);
-    await sleep(100);
-  }
-}
-
-/**
- * A microphone that never stops, as a browser's: 100 ms chunks of silence between the clips it is given, so
- * the worker's VAD and STT see a continuous stream (also during the first message).
- */
-class Mic {
-  #queue: { pcm: Pcm; done: (endedAt: number) => void }[] = [];
-  #running = true;
-  readonly #loop: Promise<void>;
-  readonly #silence: Pcm = { samples: new Int16Array(4800), sampleRate: 48000 };
-
-  constructor(client: RtcClient) {
-    this.#loop = (async () => {
-      while (this.#running) {
-        const next = this.#queue.shift();
-        const spoken = await client.speak(next?.pcm ?? this.#silence);
-        next?.done(spoken.endedAt);
-      }
-    })();
-  }
-
-  /** Resolves with the time the clip's last sample left the source. */
-  say(pcm: Pcm): Promise<number> {
-    return new Promise((done) => this.#queue.push({ pcm, done }));
-  }
-
-  async stop(): Promise<void> {
-    this.#running = false;
-    await this.#loop;
-  }
-}
-
-interface RoomCall {
-  call_id: string;
-  /** POST /v1/calls/web sent -> 201 received. */
-  create_ms: number;
-  /** 201 -> connected to the room. */
-  join_ms: number;
-  /** POST sent -> first decoded frame of the agent (WebRTC sends silence too). */
-  first_frame_ms: number | null;
-  /** POST sent -> first frame of the first message above the speech threshold. */
-  first_message_ms: number;
-  turns: Turn[];
-  latency: CallLatency | null;
-}
-
-async function roomCall(stack: RunningStack, key: string, agentId: string, clips: Clip[], turns: number, offset: number): Promise<RoomCall> {
-  const t0 = nowMs();
-  const created = await api(stack, key, 'POST', '/v1/calls/web', { agent_id: agentId });
-  const t1 = nowMs();
-  if (created.status !== 201) throw new Error(`POST /v1/calls/web answered ${created.status}: ${JSON.stringify(created.body)}`);
-  const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
-  const t2 = nowMs();
-  const result: RoomCall = { call_id: created.body.id, create_ms: t1 - t0, join_ms: t2 - t1, first_frame_ms: null, first_message_ms: 0, turns: [], latency: null };
-  let mic: Mic | null = null;
-  try {
-    const agent = client.record({});
-    await client.publishMicrophone();
-    mic = new Mic(client);
-    await agent.utterance({ silenceMs: 800, timeoutMs: 60_000 });
-    result.first_message_ms = agent.firstSpeechAt! - t0;
-    result.first_frame_ms = agent.firstFrameAt !== undefined ? agent.firstFrameAt - t0 : null;
-    for (let i = 0; i < turns; i++) {
-      const clip = clips[(offset + i) % clips.length]!;
-      await sleep(300);
-      agent.reset();
-      const endedAt = await mic.say(clip.pcm48);
-      // The source plays in real time: the last speech sample left it (what followed it) before endedAt.
-      const totalMs = (Math.ceil(clip.pcm48.samples.length / 480) * 480) / 48;
-      const speechEnd = endedAt - (totalMs - clip.speechEnd48);
-      await agent.until(() => agent.firstSpeechAt !== undefined, 20_000, `a reply (room, turn ${i})`);
-      result.turns.push({ v2v_ms: agent.firstSpeechAt! - speechEnd });
-      await agent.utterance({ silenceMs: 700, timeoutMs: 20_000 });
-    }
-  } finally {
-    await mic?.stop();
-    await client.leave();
-    await api(stack, key, 'POST', `/v1/calls/${result.call_id}/stop`);
-  }
-  // The worker's latency summary arrives with its ended report.
-  const end = Date.now() + 15_000;
-  while (Date.now() < end) {
-    const c = await api(stack, key, 'GET', `/v1/calls/${result.call_id}`);
-    if (c.body?.status === 'completed' && c.body.latency?.llm_ttft?.samples) {
-      result.latency = c.body.latency;
-      break;
-    }
-    await sleep(250);
-  }
-  return result;
-}
+// ---- room: a web call through the API, the worker and LiveKit (bench/support/room-call.ts) ----
 
 /** The worker's 'user turn timing' debug records, per job process (one call each). */
 function workerTurnTimings(logDir: string): TurnTiming[][] {

@@ -32,6 +32,8 @@ APT_PACKAGES=(
   "libopusfile-dev|building the SIP bridge (Opus files)"
   "libsoxr-dev|building the SIP bridge (resampling)"
   "prometheus|promtool, to check and unit-test the alert rules of deploy/prometheus"
+  "chromium|the browser of the web SDK, widget and playground tests (driven by playwright-core, nothing downloaded)"
+  "chromium-driver|the WebDriver of that same Chromium build, for drivers that speak WebDriver"
 )
 # Redis for LiveKit: any redis-server on the PATH will do.
 command -v redis-server >/dev/null || APT_PACKAGES+=("redis-server|LiveKit server's message bus in the local stack")

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const TREES = ['control-plane/src', 'shared', 'schemas', 'media-worker/src'];
+const TREES = ['control-plane/src', 'shared', 'schemas', 'media-worker/src', 'web/src'];
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
@@ -101,6 +101,15 @@ describe('boundaries', () => {
         .map((d) => `${f} -> ${d}`),
     );
     expect(crossing).toEqual([]);
+  });
+
+  it('browser code (web/) imports neither the control plane nor the worker, nor shared/ (Node code)', () => {
+    const crossing = [...graph].flatMap(([f, deps]) =>
+      f.startsWith('web/') ? deps.filter((d) => /^(control-plane|media-worker|shared)\//.test(d)).map((d) => `${f} -> ${d}`) : [],
+    );
+    expect(crossing).toEqual([]);
+    // And the worker never reaches into the browser code.
+    expect([...graph].flatMap(([f, deps]) => (f.startsWith('media-worker/') ? deps.filter((d) => d.startsWith('web/')) : []))).toEqual([]);
   });
 
   it('shared/ does not import schemas/ (the internal API client, the contract’s own client, excepted)', () => {

@@ -12,6 +12,7 @@ import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
 import { synthesize } from '../support/speech.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.ts';
 import { createTestDatabase } from '../support/db.ts';
+import { apiClient, untilEvery } from '../support/e2e.ts';
 import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
 import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
 
@@ -25,25 +26,8 @@ let dropDb: () => Promise<void>;
 let key: string;
 let agentId: string;
 
-async function api<T = any>(method: string, path: string, body?: unknown) {
-  const res = await fetch(stack.controlPlaneUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as T };
-}
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const until = untilEvery(250, 90_000);
 
 beforeAll(async () => {
   otlp = await startOtlpReceiver();

@@ -10,6 +10,7 @@ import { isReply, type AuditInput, type RouteDef } from './route.ts';
 import type { Db } from '../db/types.ts';
 import { originAllowed } from '../auth/origins.ts';
 import { readBody } from './body.ts';
+import { allowOrigin, preflight } from './cors.ts';
 import type { ValidateFunction } from 'ajv';
 
 const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
@@ -24,8 +25,11 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
     const useTx = def.transaction ?? MUTATING.has(def.method);
     const mode = def.auth ?? 'secret';
 
+    // Routes open to publishable keys are called by customers' pages, across origins (see cors.ts).
+    if (def.publishableScope) router.options(def.path, (ctx: Context) => preflight(ctx, def.method));
     router[def.method](def.operationId, def.path, async (ctx: Context) => {
       ctx.state.operationId = def.operationId;
+      if (def.publishableScope) allowOrigin(ctx);
       const auth = await authenticate(ctx, def, mode, services);
       if (auth) {
         ctx.state.auth = auth;

@@ -21,5 +21,7 @@ import { knowledgeBaseRoutes } from './knowledge-bases/routes.ts';
 import { activityRoutes } from './activity/routes.ts';
 import { workerRoutes } from './workers/routes.ts';
 import { callRecordingRoutes } from './calls/recording-routes.ts';
+import { playgroundRoutes } from './playground/routes.ts';
+import { webSdkRoutes } from './web-sdk/routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes, ...playgroundRoutes, ...webSdkRoutes];

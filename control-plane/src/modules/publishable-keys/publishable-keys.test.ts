@@ -338,6 +338,34 @@ describe('using a publishable key', () => {
     }
   });
 
+  it('CORS: pages on any origin get the preflight and can read the answer, refusals included', async () => {
+    const origin = 'https://shop.example.com';
+    for (const [method, path] of [['post', '/v1/calls/web'], ['get', '/v1/voices']] as const) {
+      const pre = await fetch(tp.platform.url + path, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': method.toUpperCase(), 'access-control-request-headers': 'authorization, content-type' },
+      });
+      expect(pre.status, path).toBe(204);
+      expect(pre.headers.get('access-control-allow-origin')).toBe(origin);
+      expect(pre.headers.get('access-control-allow-methods')).toBe(method.toUpperCase());
+      expect(pre.headers.get('access-control-allow-headers')).toContain('authorization');
+    }
+    const ok = await tp.request('get', '/v1/voices?limit=1', { key: pk, headers: { origin } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(ok.headers.get('vary')).toContain('Origin');
+    // A refusal carries the headers too, so the page can read why (here: an origin the key does not allow).
+    const refused = await tp.request('get', '/v1/voices?limit=1', { key: pk, headers: { origin: 'https://evil.com' } });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('access-control-allow-origin')).toBe('https://evil.com');
+    // Routes for secret keys only stay closed to pages: no preflight answer, no CORS header.
+    const closed = await fetch(tp.platform.url + '/v1/api-keys', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+    expect(closed.headers.get('access-control-allow-origin')).toBeNull();
+    const secret = await tp.request('get', '/v1/agents', { key, headers: { origin } });
+    expect(secret.status).toBe(200);
+    expect(secret.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
   it('403 on routes for secret keys only', async () => {
     for (const path of ['/v1/integrations', '/v1/publishable-keys', '/v1/audit-events']) {
       const res = await tp.request('get', path, { key: pk, headers: { origin: 'https://shop.example.com' } });

@@ -1,0 +1,166 @@
+// The playground in real Chromium against the real stack (LiveKit, a worker on the offline profile, the control
+// plane serving the page): sign in with an API key, pick the agent, talk (Chromium's fake microphone plays a
+// spoken question), watch the transcript and the per-turn latency table fill, stop, and read the call record.
+// Along the way: the key never reaches storage or another origin, and axe finds no serious violation.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConsoleMessage, Page, Request, WebSocket } from 'playwright-core';
+import { useStack, type TestStack } from '../support/stack.ts';
+import { createTestDatabase } from '../support/db.ts';
+import { answerFromWords, startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
+import { launchBrowser, speechWav, type TestBrowser } from '../support/browser.ts';
+import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
+import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { buildPlayground } from '../../web/build-playground.ts';
+
+const FIRST_MESSAGE = 'Hello, thank you for calling Acme Dental.';
+const ANSWER = 'We open at nine in the morning.';
+const AXE = path.resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js');
+
+let stack: TestStack;
+let llm: FakeOpenAI;
+let sql: Sql;
+let dropDb: () => Promise<void>;
+let dist: string;
+let key: string;
+let agentId: string;
+let browser: TestBrowser;
+let mic: { file: string; remove(): void } | undefined;
+
+beforeAll(async () => {
+  // The page as built from this checkout, so the test never runs against a stale web/dist.
+  dist = mkdtempSync(path.join(os.tmpdir(), 'vap-playground-e2e-'));
+  await buildPlayground(dist);
+  llm = await startFakeOpenAI({ ttftMs: 20 });
+  llm.setResponder((req) => {
+    if (String(req.messages[0]?.content ?? '').startsWith('You analyse phone and web calls')) {
+      return { text: JSON.stringify({ summary: 'The caller asked when the practice opens.', outcome: 'question_answered' }) };
+    }
+    return answerFromWords([{ words: ['open', 'opening', 'time', 'morning', 'tomorrow'], text: ANSWER }], 'Please hold while I transfer your call.')(req);
+  });
+  const db = await createTestDatabase();
+  dropDb = db.drop;
+  stack = await useStack({
+    controlPlane: true,
+    worker: true,
+    env: { DATABASE_URL: db.url, WEB_DIST_DIR: dist, SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', REAP_DELAY_SECONDS: '1' },
+  });
+  sql = createSql(db.url, { max: 2 });
+  ({ api_key: key } = await createOrgWithKey(sql, 'playground'));
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const model = await fetch(`${stack.controlPlaneUrl}/v1/models`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'You are the receptionist of Acme Dental.' }),
+  });
+  expect(model.status).toBe(201);
+  const agent = await fetch(`${stack.controlPlaneUrl}/v1/agents`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      name: 'Receptionist',
+      llm_id: ((await model.json()) as { id: string }).id,
+      transcriber: { provider: 'local' },
+      tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' },
+      first_message: FIRST_MESSAGE,
+      enable_recording: true,
+      silence_timeout_seconds: 120,
+    }),
+  });
+  expect(agent.status).toBe(201);
+  agentId = ((await agent.json()) as { id: string }).id;
+  // The question after the greeting (4 s of silence first), then a long silence before Chromium loops the file.
+  mic = await speechWav('What time do you open tomorrow morning?');
+  browser = await launchBrowser({ audioFile: mic.file });
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  mic?.remove();
+  await sql?.end();
+  await llm?.close();
+  await dropDb?.();
+  if (dist) rmSync(dist, { recursive: true, force: true });
+});
+
+/** Violations axe rates serious or critical on the page as it is now (axe runs in the page, injected by DevTools). */
+async function axeViolations(page: Page): Promise<{ id: string; impact: string; nodes: string[] }[]> {
+  await page.evaluate(`${readFileSync(AXE, 'utf8')}\n;0`);
+  // A string, not a function: this file is type-checked without the DOM library.
+  return page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
+    r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => JSON.stringify(n.target)) })))`);
+}
+
+describe('the playground', () => {
+  it('signs in, talks to the agent, shows transcript and per-turn latency, then the completed call record', async () => {
+    const origin = new URL(stack.controlPlaneUrl!).origin;
+    const page = await browser.newPage();
+    // A phone's width: the page must work there.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const requests: { url: string; authorization: string | undefined }[] = [];
+    const sockets: string[] = [];
+    const cspViolations: string[] = [];
+    page.on('request', (r: Request) => requests.push({ url: r.url(), authorization: r.headers().authorization }));
+    page.on('websocket', (ws: WebSocket) => sockets.push(ws.url()));
+    page.on('console', (m: ConsoleMessage) => {
+      if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+    });
+    try {
+      await page.goto(`${stack.controlPlaneUrl}/playground`);
+      expect(await axeViolations(page)).toEqual([]);
+
+      // Sign in with the API key; the agent list comes from GET /v1/agents.
+      await page.getByLabel('Secret API key or dashboard token').fill(key);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.locator('#setup:not([hidden])').waitFor();
+      expect(await page.locator('#credential').inputValue()).toBe('');
+      await page.getByLabel('Agent', { exact: true }).selectOption(agentId);
+      await page.getByRole('button', { name: 'Start call' }).click();
+
+      // The first message, then the spoken question's turn: a row of the latency table with numbers in it.
+      await page.locator('#transcript li.agent', { hasText: 'Acme Dental' }).first().waitFor({ timeout: 120_000 });
+      await page.locator('#transcript li.user').first().waitFor({ timeout: 120_000 });
+      await page.locator('#transcript li.agent', { hasText: 'nine in the morning' }).first().waitFor({ timeout: 120_000 });
+      const row = page.locator('#metrics-body tr').first();
+      await row.waitFor({ timeout: 120_000 });
+      // A locator, not waitForFunction: the page's policy forbids the eval that the latter needs.
+      await page.locator('#metrics-body td', { hasText: /^\d+$/ }).first().waitFor({ timeout: 60_000 });
+      const cells = await row.locator('td').allTextContents();
+      expect(cells.some((c: string) => /^\d+$/.test(c))).toBe(true);
+      expect(await page.locator('#chart circle').count()).toBeGreaterThan(0);
+      expect(['listening', 'thinking', 'speaking']).toContain(await page.locator('#state').textContent());
+      expect(await axeViolations(page)).toEqual([]);
+
+      // Stop, then the record: completed, with the conversation.
+      const callId = (await page.locator('#call-id').textContent())!.match(/[0-9a-f-]{36}/)![0];
+      await page.getByRole('button', { name: 'Stop call' }).click();
+      await page.locator('#record:not([hidden])').waitFor();
+      await page.locator('#record-status', { hasText: 'completed' }).waitFor({ timeout: 60_000 });
+      await page.locator('#record-transcript li.agent', { hasText: 'Acme Dental' }).first().waitFor({ timeout: 60_000 });
+      expect(await page.locator('#state').textContent()).toBe('ended');
+      const record = (await (await fetch(`${origin}/v1/calls/${callId}`, { headers: { authorization: `Bearer ${key}` } })).json()) as { status: string; metadata: Record<string, unknown> };
+      expect(record.status).toBe('completed');
+      expect(record.metadata).toMatchObject({ source: 'playground' });
+      expect(await axeViolations(page)).toEqual([]);
+
+      // The key stayed in memory: nothing in storage or cookies, and it went only to this origin.
+      const stored = await page.evaluate('({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie })');
+      expect(stored).toEqual({ local: 0, session: 0, cookie: '' });
+      expect(await browser.context.cookies()).toEqual([]);
+      const withAuth = requests.filter((r) => r.authorization);
+      expect(withAuth.length).toBeGreaterThan(0);
+      for (const r of withAuth) expect(new URL(r.url).origin, r.url).toBe(origin);
+      for (const r of requests) expect(r.url.includes(key), r.url).toBe(false);
+      for (const url of [...requests.map((r) => r.url), ...sockets]) {
+        const u = new URL(url);
+        expect(u.protocol === 'data:' || u.origin === origin || u.hostname === '127.0.0.1', url).toBe(true);
+      }
+      expect(cspViolations).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 400_000);
+});
