@@ -1,5 +1,6 @@
 import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, Metadata, type Static } from './common.ts';
 import { STT_DEFAULT_MODEL, STT_PROVIDERS, TTS_DEFAULTS, TTS_PROVIDERS } from '../shared/voices.ts';
+import { DELAY_LIMITS, delaysFor, ENDPOINTING_MODES, TURN_DETECTIONS, TURN_TAKING_DEFAULTS } from '../shared/turn-taking.ts';
 
 // The one definition of an agent's configuration. The public API (create, update, read), the web call
 // overrides and the media worker's session config (schemas/internal.ts) are all built from the field schemas
@@ -26,6 +27,8 @@ export const AGENT_DEFAULTS = {
   voicemail_detection: false,
   voicemail_message: null,
   responsiveness: 0.5,
+  // The delays are responsiveness's (shared/turn-taking.ts), so the two defaults agree.
+  turn_taking: { ...TURN_TAKING_DEFAULTS, ...delaysFor(0.5, TURN_TAKING_DEFAULTS.detection) },
   speed: 1.0,
   background_sound: null,
   emotions: false,
@@ -33,6 +36,7 @@ export const AGENT_DEFAULTS = {
   metadata: {},
 } as const satisfies Record<string, unknown>;
 const D = AGENT_DEFAULTS;
+const TT = D.turn_taking;
 
 const LANGUAGE = '^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$';
 const Language = (description: string) => Type.String({ pattern: LANGUAGE, maxLength: 35, description });
@@ -65,6 +69,51 @@ export const Tts = Type.Object(
   { title: 'Tts', additionalProperties: false, examples: [{ provider: 'openai', model: 'gpt-4o-mini-tts', voice_id: 'alloy' }] },
 );
 
+const turnTakingFields = {
+  detection: StringEnum(TURN_DETECTIONS, {
+    description: `How the end of the caller's turn is detected: \`vad\` on silence alone (Silero VAD), \`transcript\` from the caller's words (the STT's punctuation, a last word that leaves the sentence open such as "for" or "the", a number being read out; English, other languages commit at min_delay_ms), \`model\` with the local end-of-turn model (an audio model, offline). \`transcript\` and \`model\` wait max_delay_ms when the caller seems to go on. With \`vad\`, min_delay_ms is the silence before every turn commits. Default '${TT.detection}'`,
+  }),
+  endpointing: StringEnum(ENDPOINTING_MODES, {
+    description: `\`fixed\` waits min_delay_ms after a likely end of turn (max_delay_ms after an unlikely one); \`dynamic\` adapts both within those bounds to the caller's own pauses during the call. Default '${TT.endpointing}'`,
+  }),
+  min_delay_ms: Type.Integer({
+    ...DELAY_LIMITS.min_delay_ms,
+    description: `Silence (ms) after which a likely end of turn commits. Default from \`responsiveness\` (${TT.min_delay_ms} at its default); a value given here wins over responsiveness`,
+  }),
+  max_delay_ms: Type.Integer({
+    ...DELAY_LIMITS.max_delay_ms,
+    description: `Longest silence (ms) the agent waits when the turn detector expects the caller to go on; at least min_delay_ms (else 422). Default from \`responsiveness\` (${TT.max_delay_ms} at its default)`,
+  }),
+  preemptive_generation: Type.Boolean({
+    description: `Start the reply (LLM, and speech where possible) on the caller's transcript before the turn commits, and drop it if the caller goes on. Not used on outbound calls' first turn or with per-turn knowledge retrieval. Default ${TT.preemptive_generation}`,
+  }),
+  ignore_backchannels: Type.Boolean({
+    description: `While the agent speaks, a short utterance made only of acknowledgements ("mm-hm", "yeah", "okay", "right", "I see"...) does not interrupt it; any other words still do. Default ${TT.ignore_backchannels}`,
+  }),
+};
+
+export const TurnTakingInput = Strict(
+  {
+    detection: Type.Optional(turnTakingFields.detection),
+    endpointing: Type.Optional(turnTakingFields.endpointing),
+    min_delay_ms: Type.Optional(turnTakingFields.min_delay_ms),
+    max_delay_ms: Type.Optional(turnTakingFields.max_delay_ms),
+    preemptive_generation: Type.Optional(turnTakingFields.preemptive_generation),
+    ignore_backchannels: Type.Optional(turnTakingFields.ignore_backchannels),
+  },
+  {
+    title: 'TurnTakingInput',
+    description:
+      'How the agent decides that the caller has finished and how it takes the turn. Any subset: the fields given are merged over the defaults ' +
+      '(on update too: the stored object is replaced by the defaults plus the fields given). min_delay_ms and max_delay_ms not given come from `responsiveness`.',
+  },
+);
+export const TurnTaking = Type.Object(turnTakingFields, {
+  title: 'TurnTaking',
+  additionalProperties: false,
+  examples: [TT],
+});
+
 const VariableValue = Type.Unsafe<string | number | boolean>({ type: ['string', 'number', 'boolean'] });
 
 /** Settings shared by create and update; every one optional with its documented default. */
@@ -89,7 +138,16 @@ export const agentSettings = {
   ),
   voicemail_detection: Type.Optional(Type.Boolean({ description: 'Detect answering machines on outbound calls; default false' })),
   voicemail_message: Type.Optional(Nullable(Type.String({ maxLength: 2000, description: 'Left on a detected voicemail (then the call ends); null hangs up. Default null' }))),
-  responsiveness: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: `How quickly the agent replies after the caller stops: 0 waits longest, 1 replies soonest; default ${D.responsiveness}` })),
+  responsiveness: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description:
+        `How quickly the agent replies after the caller stops: 0 waits longest, 1 replies soonest; default ${D.responsiveness}. A coarse knob over ` +
+        'turn_taking.min_delay_ms and max_delay_ms: setting it without those delays sets them (with a turn detector, the default: 0: 600/3000 ms, 0.5: 200/1500, 1: 100/1000; with detection `vad`: 1000/4000, 500/3000, 200/1000)',
+    }),
+  ),
+  turn_taking: Type.Optional(TurnTakingInput),
   speed: Type.Optional(Type.Number({ minimum: 0.5, maximum: 2, description: `Speaking rate multiplier, 0.5-2; default ${D.speed.toFixed(1)}` })),
   background_sound: Type.Optional(Nullable(StringEnum(BackgroundSounds, { description: 'Ambient sound mixed under the agent; default null (none)' }))),
   emotions: Type.Optional(Type.Boolean({ description: 'Let the agent vary its tone with the conversation where the voice supports it; default false' })),
@@ -115,6 +173,7 @@ const agentExample = {
   voicemail_detection: false,
   voicemail_message: null,
   responsiveness: 0.5,
+  turn_taking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true },
   speed: 1,
   background_sound: null,
   emotions: false,
@@ -143,6 +202,7 @@ export const agentBehaviour = {
   voicemail_detection: Type.Boolean(),
   voicemail_message: Nullable(Type.String()),
   responsiveness: Type.Number(),
+  turn_taking: TurnTaking,
   speed: Type.Number(),
   background_sound: Nullable(StringEnum(BackgroundSounds)),
   emotions: Type.Boolean(),

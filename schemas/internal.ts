@@ -3,7 +3,7 @@
 // Responses are what the control plane sends (no `additionalProperties: false`, so the control plane can add
 // fields without breaking running workers); worker reports are strict.
 import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, type Static } from './common.ts';
-import { agentBehaviour, Transcriber as AgentTranscriber, Tts as AgentTts } from './agents.ts';
+import { agentBehaviour, Transcriber as AgentTranscriber, Tts as AgentTts, TurnTaking as AgentTurnTaking } from './agents.ts';
 import { LlmProviders } from './models.ts';
 import type { CallLatency as SharedCallLatency } from '../shared/latency.ts';
 import type { ProviderKeys as SharedProviderKeys } from '../shared/providers.ts';
@@ -20,6 +20,8 @@ export const Transcriber = Type.Object(AgentTranscriber.properties, { title: 'In
 export type Transcriber = Static<typeof Transcriber>;
 export const Tts = Type.Object(AgentTts.properties, { title: 'InternalTts' });
 export type Tts = Static<typeof Tts>;
+export const TurnTaking = Type.Object(AgentTurnTaking.properties, { title: 'InternalTurnTaking' });
+export type TurnTaking = Static<typeof TurnTaking>;
 
 export const LlmSettings = Type.Object(
   {
@@ -68,7 +70,7 @@ export type InternalCall = Static<typeof InternalCall>;
 
 /** Every behaviour field of the spec's Agent (schemas/agents.ts), with its id and name. */
 export const InternalAgent = Type.Object(
-  { id: Type.String(), name: Type.String(), ...agentBehaviour, transcriber: Transcriber, tts: Tts },
+  { id: Type.String(), name: Type.String(), ...agentBehaviour, transcriber: Transcriber, tts: Tts, turn_taking: TurnTaking },
   { title: 'InternalAgent' },
 );
 export type InternalAgent = Static<typeof InternalAgent>;

@@ -11,6 +11,7 @@ import { InternalAgent } from '../../schemas/internal.ts';
 import { CreateLlmModel } from '../../schemas/models.ts';
 import { STT_DEFAULT_MODEL, TTS_DEFAULTS, type SttProvider, type TtsProvider } from '../../shared/voices.ts';
 import { createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
+import { turnHandlingFor } from './session/mappings.ts';
 import { ambientFrames, ambientPath, isAmbientSound, readWav, type AmbientSound } from './session/background.ts';
 
 /** Every `enum` (and union of literals) in a JSON schema, by dotted property path. */
@@ -48,6 +49,17 @@ const WORKER_CHECKS: Record<string, (value: string) => Promise<void> | void> = {
   'tts.provider': (value) => {
     const provider = value as TtsProvider;
     expect(createTTS({ provider, ...TTS_DEFAULTS[provider] }, KEYS, {}, {})).toBeInstanceOf(tts.TTS);
+  },
+  'turn_taking.detection': (value) => {
+    const detector = { kind: 'end-of-turn model' } as never;
+    const turn_taking = { ...AGENT_DEFAULTS.turn_taking, detection: value as 'vad' | 'model' };
+    const h = turnHandlingFor({ turn_taking, interruption_sensitivity: 0.5 }, { turnDetector: detector, preemptiveAllowed: true });
+    expect(h.turnDetection).toBe(value === 'vad' ? 'vad' : detector);
+  },
+  'turn_taking.endpointing': (value) => {
+    const turn_taking = { ...AGENT_DEFAULTS.turn_taking, endpointing: value as 'fixed' | 'dynamic' };
+    const h = turnHandlingFor({ turn_taking, interruption_sensitivity: 0.5 }, { turnDetector: 'vad', preemptiveAllowed: true });
+    expect(h.endpointing).toMatchObject({ mode: value, minDelay: turn_taking.min_delay_ms, maxDelay: turn_taking.max_delay_ms });
   },
   background_sound: async (value) => {
     expect(isAmbientSound(value)).toBe(true);

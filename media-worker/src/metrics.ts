@@ -27,6 +27,8 @@ export interface MetricsSink {
   knowledgeRetrieval?(labels: KnowledgeLabels, seconds: number): void;
   /** A room action of a call failed (hang-up: the room could not be deleted). */
   actionFailed?(action: CallAction, callType: string): void;
+  /** Preemptive generations discarded (the caller went on), and their completion tokens. */
+  preemptiveWaste?(labels: LatencyLabels, tokens: number, generations: number): void;
 }
 
 export const CALL_ACTIONS = ['hang_up', 'transfer', 'send_dtmf'] as const;
@@ -44,6 +46,8 @@ export class WorkerMetrics implements MetricsSink {
   readonly load: Gauge;
   readonly knowledge: Histogram<'call_type' | 'result' | 'prefetched'>;
   readonly actionFailures: Counter<'action' | 'call_type'>;
+  readonly preemptiveDiscarded: Counter<'provider' | 'model' | 'call_type'>;
+  readonly preemptiveWastedTokens: Counter<'provider' | 'model' | 'call_type'>;
 
   constructor(opts: { activeCalls?: () => number; load?: () => number; defaultMetrics?: boolean } = {}) {
     const labelNames = ['provider', 'model', 'call_type'] as const;
@@ -72,6 +76,18 @@ export class WorkerMetrics implements MetricsSink {
       name: 'voice_call_action_failures_total',
       help: 'Room actions of calls that failed (hang_up: the room could not be deleted)',
       labelNames: ['action', 'call_type'],
+      registers: [this.registry],
+    });
+    this.preemptiveDiscarded = new Counter({
+      name: 'voice_preemptive_discarded_total',
+      help: 'Preemptive LLM generations discarded because the caller went on or the transcript changed',
+      labelNames,
+      registers: [this.registry],
+    });
+    this.preemptiveWastedTokens = new Counter({
+      name: 'voice_preemptive_wasted_tokens_total',
+      help: 'LLM completion tokens of discarded preemptive generations',
+      labelNames,
       registers: [this.registry],
     });
     const activeCalls = opts.activeCalls;
@@ -113,6 +129,12 @@ export class WorkerMetrics implements MetricsSink {
     this.actionFailures.inc({ action, call_type: callType });
   }
 
+  preemptiveWaste(labels: LatencyLabels, tokens: number, generations: number): void {
+    const l = { provider: labels.provider, model: labels.model, call_type: labels.call_type };
+    if (Number.isFinite(generations) && generations > 0) this.preemptiveDiscarded.inc(l, generations);
+    if (Number.isFinite(tokens) && tokens > 0) this.preemptiveWastedTokens.inc(l, tokens);
+  }
+
   /** Apply an observation pushed by a job process. */
   apply(msg: unknown): boolean {
     const m = msg as { op?: string; kind?: LatencyKind; labels?: LatencyLabels; seconds?: number; reason?: string; call_type?: string };
@@ -124,6 +146,12 @@ export class WorkerMetrics implements MetricsSink {
     }
     if (m?.op === 'latency' && m.kind && m.kind in this.histograms && m.labels && typeof m.seconds === 'number') {
       this.observeLatency(m.kind, { provider: String(m.labels.provider), model: String(m.labels.model), call_type: String(m.labels.call_type) }, m.seconds);
+      return true;
+    }
+    if (m?.op === 'preemptive_waste' && m.labels) {
+      const w = msg as { tokens?: unknown; generations?: unknown };
+      if (typeof w.tokens !== 'number' || typeof w.generations !== 'number') return false;
+      this.preemptiveWaste({ provider: String(m.labels.provider), model: String(m.labels.model), call_type: String(m.labels.call_type) }, w.tokens, w.generations);
       return true;
     }
     if (m?.op === 'action_failed') {
@@ -207,6 +235,9 @@ export class PushMetricsSink implements MetricsSink {
   actionFailed(action: CallAction, callType: string): void {
     this.#push({ op: 'action_failed', action, call_type: callType });
     void this.flush();
+  }
+  preemptiveWaste(labels: LatencyLabels, tokens: number, generations: number): void {
+    this.#push({ op: 'preemptive_waste', labels, tokens, generations });
   }
   #push(m: unknown) {
     this.#batch.push(m);

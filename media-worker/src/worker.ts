@@ -12,6 +12,9 @@ import { PushMetricsSink, nullSink } from './metrics.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
 import { CallSession } from './session/call-session.ts';
+import { vadSilenceFor } from './session/mappings.ts';
+import { TranscriptTurnDetector } from './session/transcript-turn-detector.ts';
+import { publishTurnMetrics } from './session/room-metrics.ts';
 import { hangUpRoom } from './session/hang-up.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
@@ -150,12 +153,15 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   // Festival loads its voice (~0.4 s) in a spare process while the room and the session start.
   if (tts instanceof LocalTTS) tts.prewarm();
   const vad = (ctx.proc.userData.vad as inference.VAD | undefined) ?? new inference.VAD();
+  // A job process serves one call at a time, so the prewarmed VAD takes this agent's silence (mappings.ts).
+  vad.updateOptions({ minSilenceDuration: vadSilenceFor(config.agent.turn_taking) });
   const livekit = { url: cfg.livekitUrl.replace(/^ws/, 'http'), key: cfg.livekitApiKey, secret: cfg.livekitApiSecret };
 
   const reporter = api.reporter(callId);
   const call = new CallSession({
     config,
-    models: { stt, llm, tts, vad, turnDetection: new inference.TurnDetector({ version: 'v1-mini' }) },
+    // The end-of-turn model only where the agent asks for it (turn_taking.detection).
+    models: { stt, llm, tts, vad, turnDetection: turnDetectorFor(config.agent.turn_taking.detection) },
     labels: {
       stt: { provider: config.agent.transcriber.provider, model: stt.model },
       llm: { provider: config.llm.provider, model: config.llm.model },
@@ -192,6 +198,9 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
       },
     },
   });
+
+  // Each turn's latency, for the clients in the room (the web SDK's `metrics` event).
+  call.turnMetrics.onTurn((t) => void publishTurnMetrics(room, t, logger));
 
   // Both sides of the call, mixed into one WAV and uploaded to the signed URL of the session config.
   const recorder =
@@ -238,6 +247,13 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   await reporter.flush();
   await recorder?.finish();
   return 'call ended';
+}
+
+/** The turn detector of turn_taking.detection: the local end-of-turn model, the transcript rules, or Silero alone. */
+function turnDetectorFor(detection: 'vad' | 'model' | 'transcript'): NonNullable<voice.AgentSessionOptions['turnDetection']> {
+  if (detection === 'model') return new inference.TurnDetector({ version: 'v1-mini' });
+  if (detection === 'transcript') return new TranscriptTurnDetector();
+  return 'vad';
 }
 
 export default defineAgent({

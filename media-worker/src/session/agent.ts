@@ -1,7 +1,7 @@
 // The agent of a call: instructions and tools, knowledge retrieval before each LLM turn, and a hook that
 // lets the call decide a turn must not get a reply (the callee's first words on an outbound call, or a
 // voicemail greeting).
-import { llm, voice } from '@livekit/agents';
+import { llm, stt, voice } from '@livekit/agents';
 import type { AudioFrame } from '@livekit/rtc-node';
 import type { KnowledgeConfig, KnowledgeSearchResult } from '../../../schemas/internal.ts';
 import type { MetricsSink } from '../metrics.ts';
@@ -27,7 +27,15 @@ export interface VapAgentOptions {
    * node, which every audio input feeds (the room's in production, a line in tests): one path for both.
    */
   onInputAudio?: ((frame: AudioFrame) => void) | undefined;
+  /**
+   * Decides, for each transcript (interim or final) on its way out of the STT, whether agents-js should not
+   * see it: backchannels over the agent's speech (`turn_taking.ignore_backchannels`). A transcript it never
+   * sees neither interrupts the agent nor becomes a user turn.
+   */
+  dropTranscript?: ((text: string, isFinal: boolean) => boolean) | undefined;
 }
+
+const TRANSCRIPTS = new Set([stt.SpeechEventType.INTERIM_TRANSCRIPT, stt.SpeechEventType.PREFLIGHT_TRANSCRIPT, stt.SpeechEventType.FINAL_TRANSCRIPT]);
 
 /** The cache key of a query: its words, lowercased (punctuation and spacing differ between interim and final). */
 export const queryKey = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
@@ -60,17 +68,31 @@ export class VapAgent extends voice.Agent {
 
   override async sttNode(audio: ReadableStream<AudioFrame> | AsyncIterable<AudioFrame>, modelSettings: voice.ModelSettings) {
     const onFrame = this.#opts.onInputAudio;
-    if (!onFrame) return voice.Agent.default.sttNode(this, audio, modelSettings);
-    const stream = audio instanceof ReadableStream ? audio : ReadableStream.from(audio);
-    const tapped = stream.pipeThrough(
-      new TransformStream<AudioFrame, AudioFrame>({
-        transform(frame, controller) {
-          onFrame(frame);
-          controller.enqueue(frame);
+    let input = audio;
+    if (onFrame) {
+      const stream = audio instanceof ReadableStream ? audio : ReadableStream.from(audio);
+      input = stream.pipeThrough(
+        new TransformStream<AudioFrame, AudioFrame>({
+          transform(frame, controller) {
+            onFrame(frame);
+            controller.enqueue(frame);
+          },
+        }),
+      );
+    }
+    const events = await voice.Agent.default.sttNode(this, input, modelSettings);
+    const drop = this.#opts.dropTranscript;
+    if (!events || !drop) return events;
+    return events.pipeThrough(
+      new TransformStream<stt.SpeechEvent | string, stt.SpeechEvent | string>({
+        transform(ev, controller) {
+          const alternative = typeof ev === 'string' ? undefined : ev.alternatives?.[0];
+          if (typeof ev === 'string' || !TRANSCRIPTS.has(ev.type) || !alternative?.text.trim() || !drop(alternative.text, ev.type === stt.SpeechEventType.FINAL_TRANSCRIPT)) {
+            controller.enqueue(ev);
+          }
         },
       }),
     );
-    return voice.Agent.default.sttNode(this, tapped, modelSettings);
   }
 
   get #retrieves(): boolean {

@@ -3,6 +3,7 @@
 // plugin, and the local TTS speaks. Reports go to a local server speaking the internal API.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { voice } from '@livekit/agents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { contentText, lastUserText, pendingToolResult, startFakeOpenAI, type FakeOpenAI } from '../../../test/support/fake-openai.ts';
@@ -112,6 +113,70 @@ describe('call session (voice loop)', () => {
     expect(first.interrupted).toBe(true);
   }, 60_000);
 
+  it('with ignore_backchannels, "yeah", "okay" and "right" over the agent do not stop it; "stop, I have a question" does', async () => {
+    llm.setResponder(() => ({ text: 'Sure.' }));
+    const config = baseConfig({
+      call: { id: 'call_backchannel' },
+      agent: {
+        // Sensitive: without the setting, any word (or 380 ms of sound) would stop the agent.
+        interruption_sensitivity: 0.8,
+        turn_taking: { ...baseConfig().agent.turn_taking, ignore_backchannels: true },
+        first_message:
+          'Welcome to the reservation line. We are open every day from noon until late in the evening, we can seat groups of up to twelve people at a time, and we ' +
+          'have a quiet room at the back for birthdays and for business dinners, which you can book by phone or on our website. On Sundays we serve ' +
+          'a long lunch with live music, and on Mondays the kitchen closes a little earlier, at half past nine. ' +
+          // Long enough to still be playing when the barge-in comes on a loaded machine.
+          'Our menu changes with the seasons: in spring we cook with asparagus and wild garlic, in summer with tomatoes from our own ' +
+          'garden, in autumn with mushrooms and game, and in winter with slow braises and root vegetables from the farms around the city.',
+      },
+    });
+    // One phrase per utterance (pocketsphinx splits at pauses, so the barge-in has no commas).
+    const grammar = '#JSGF V1.0;\ngrammar b;\npublic <b> = ( yeah | okay | right )+ | stop i have a question about the menu;\n';
+    const h = await startCall(config, { llmUrl: llm.url, sttGrammar: grammar });
+    const heard: string[] = [];
+    h.call.session.on(voice.AgentSessionEventTypes.UserInputTranscribed, (ev) => heard.push(`${ev.isFinal ? 'final' : 'interim'} "${ev.transcript}"`));
+    const state = () =>
+      `(played ${Math.round(h.out.playedMs)} ms, playing ${h.out.playing}, interruptions ${h.out.interruptions}, ignored ${h.call.backchannelsIgnored}, passed: ${heard.join(', ')})`;
+    await waitUntil(() => h.out.playing && h.out.playedMs >= 1000, 20_000, 'a second of the greeting');
+    for (const word of ['Yeah.', 'Okay.', 'Right.']) {
+      const before = h.call.backchannelFinalsIgnored;
+      await h.line.say(await synthesize(word));
+      // Generous: a loaded machine can hold the recogniser back for many seconds (the greeting is long enough).
+      await waitUntil(() => h.call.backchannelFinalsIgnored > before, 45_000, `"${word}" transcribed ${state()}`);
+    }
+    // Three backchannels transcribed and kept from the session: the greeting still plays, uninterrupted.
+    expect(h.out.interruptions).toBe(0);
+    expect(h.out.playing).toBe(true);
+    await h.line.say(await synthesize('Stop I have a question about the menu'));
+    await waitUntil(() => h.out.interruptions >= 1, 45_000, 'interruption').catch((err: Error) => {
+      throw new Error(`${err.message} ${state()}`);
+    });
+    await waitUntil(() => h.call.messages().some((m) => m.role === 'agent' && m.interrupted), 20_000, 'interrupted message');
+    const report = await finish(h);
+    expect(report.messages.find((m) => m.role === 'agent')!.interrupted).toBe(true);
+    expect(report.messages.find((m) => m.role === 'user')?.content).toMatch(/question/);
+    // The backchannels never became user turns.
+    expect(report.messages.filter((m) => m.role === 'user').map((m) => m.content)).not.toContainEqual(expect.stringMatching(/^(yeah|okay|right)$/i));
+  }, 240_000);
+
+  it('without ignore_backchannels, "yeah" over the agent stops it (the same line and sensitivity)', async () => {
+    llm.setResponder(() => ({ text: 'Sure.' }));
+    const config = baseConfig({
+      call: { id: 'call_backchannel_off' },
+      agent: {
+        interruption_sensitivity: 0.8,
+        turn_taking: { ...baseConfig().agent.turn_taking, ignore_backchannels: false },
+        first_message: 'Welcome to the reservation line. We are open every day from noon until late in the evening, and we can seat groups of up to twelve people at a time.',
+      },
+    });
+    const h = await startCall(config, { llmUrl: llm.url, sttGrammar: '#JSGF V1.0;\ngrammar b;\npublic <b> = yeah | okay | right;\n' });
+    await waitUntil(() => h.out.playing && h.out.playedMs >= 1000, 20_000, 'a second of the greeting');
+    await h.line.say(await synthesize('Yeah.'));
+    await waitUntil(() => h.out.interruptions >= 1, 20_000, 'interruption');
+    expect(h.call.backchannelsIgnored).toBe(0);
+    await finish(h);
+  }, 60_000);
+
   it('hangs up after saying an end-call phrase (agent_hangup)', async () => {
     llm.setResponder(() => ({ text: 'Thank you for calling. Goodbye!' }));
     const config = baseConfig({ call: { id: 'call_bye' }, agent: { end_call_phrases: ['goodbye'] } });
@@ -157,6 +222,25 @@ describe('call session (voice loop)', () => {
     expect(h.call.voicemail?.verdict).toBe('machine');
     expect(report.messages.filter((m) => m.role === 'agent').map((m) => m.content)).toEqual(['Hi Sam, please call us back.']);
     expect(llm.requests.length).toBe(requestsBefore); // no LLM reply to a machine
+  }, 60_000);
+
+  it('takes a short first word followed by more speech for no person: the machine gets only the voicemail', async () => {
+    const config = baseConfig({
+      call: { id: 'call_vm_hello', type: 'outbound', direction: 'outbound' },
+      agent: { voicemail_detection: true, voicemail_message: 'Please call us back.', first_message: 'Hello, is this Sam?' },
+    });
+    const h = await startCall(config, { llmUrl: llm.url, extra: { outboundGreetingWaitMs: 15_000 } });
+    // A machine's greeting that opens with a word and a pause: the first turn commits on "Hello" alone.
+    void h.line.say(await synthesize('Hello.'));
+    void h.line.say(silence(600));
+    void h.line.say(await synthesize('You have reached Sam. I am not available. Please leave a message after the tone.'));
+    void h.line.say(silence(300));
+    void h.line.say(tone(1000, 600));
+    const report = await h.call.ended;
+    await h.line.close();
+    expect(report.end_reason).toBe('voicemail');
+    expect(h.call.voicemail?.verdict).toBe('machine');
+    expect(report.messages.filter((m) => m.role === 'agent').map((m) => m.content)).toEqual(['Please call us back.']);
   }, 60_000);
 
   it('greets a person on an outbound call after their first words', async () => {

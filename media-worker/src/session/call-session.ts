@@ -9,12 +9,14 @@ import { interpolate, mergeVariables } from '../../../shared/template.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import type { MetricsSink } from '../metrics.ts';
 import { VapAgent } from './agent.ts';
-import { endpointingFor, interruptionFor } from './mappings.ts';
+import { isBackchannel } from './backchannel.ts';
+import { turnHandlingFor } from './mappings.ts';
 import { installRaceFix } from './race-fix.ts';
 import { buildTools, type CallActions } from './tools.ts';
 import { TurnMetrics, type ProviderLabels } from './turn-metrics.ts';
 import { TurnTrace } from './turn-trace.ts';
-import { BeepDetector, VoicemailClassifier } from './voicemail.ts';
+import { PreemptiveWaste } from './preemptive-waste.ts';
+import { BeepDetector, VoicemailClassifier, transcriptLooksLikeVoicemail } from './voicemail.ts';
 
 export interface CallModels {
   stt: agentsStt.STT;
@@ -37,16 +39,22 @@ export interface CallSessionOptions {
   actions?: Partial<Pick<CallActions, 'transfer' | 'sendDtmf'>> & { hangUp?: () => Promise<void> };
   /** Throttle of transcript partials. */
   transcriptIntervalMs?: number;
-  /** Outbound calls: speak the first message anyway after this long without the callee's words. */
+  /** Outbound calls: speak the first message anyway after this long of the callee's silence (from the answer, or
+   * from the end of the callee's last speech); never while the callee speaks. */
   outboundGreetingWaitMs?: number;
+  /** Outbound with voicemail detection: the callee's silence after a short first utterance that makes it a
+   * person's "Hello?" (a machine's greeting pauses between sentences, then goes on). */
+  outboundHumanSilenceMs?: number;
   /** Overrides the preemptive-generation choice (benchmarks compare like with like). */
   preemptiveGeneration?: boolean;
   /** After a voicemail greeting, the longest wait for the beep before leaving the message. */
   voicemailBeepWaitMs?: number;
+  /** How long the end of a call waits for the agent session to close before it reports and hangs up anyway. */
+  sessionCloseWaitMs?: number;
   /** Sample rate of the caller's audio taken from the room (the STT's own; agents-js defaults to 24 kHz). */
   inputSampleRate?: number;
-  /** Rate of the agent's published audio. Phone legs use 8000: the SIP bridge decimates the room's audio to
-   * 8 kHz for G.711 without a low-pass filter, so anything above 4 kHz would fold back as noise. */
+  /** Rate of the agent's published audio. Phone legs use 8000: the caller's G.711 line carries nothing above
+   * 4 kHz, so nothing above it is sent (docs/decisions.md, "Phone legs publish 8 kHz audio"). */
   outputSampleRate?: number;
 }
 
@@ -73,6 +81,11 @@ export class CallSession {
   startedAt = 0;
   voicemail: VoicemailClassifier | null = null;
   beep: BeepDetector | null = null;
+  /** Preemptive generations discarded in this call, and their completion tokens. */
+  readonly preemptive: PreemptiveWaste;
+  /** Backchannel transcripts kept from agents-js (`ignore_backchannels`), interim and final, and finals alone. */
+  backchannelsIgnored = 0;
+  backchannelFinalsIgnored = 0;
 
   #opts: CallSessionOptions;
   #log: Logger;
@@ -82,10 +95,20 @@ export class CallSession {
   #lastTranscriptAt = 0;
   #hangupRequested = false;
   #firstMessageSaid = false;
+  /** Outbound: the first message is said (or decided against); the callee's words go to the LLM from here. */
   #greetingDone = false;
+  /** Outbound: the callee has answered the agent as a person would; no more answering-machine checks. */
+  #openingOver = false;
+  #greetingTimer: NodeJS.Timeout | null = null;
+  /** Outbound: a short first utterance waits for the callee's silence before it counts as a person. */
+  #humanTimer: NodeJS.Timeout | null = null;
+  /** When the callee last stopped speaking (user state left 'speaking'). */
+  #userQuietSince = 0;
   #voicemailLeaving = false;
   #beepWaiter: (() => void) | null = null;
   #error: string | undefined;
+  /** The caller's current utterance began while the agent was speaking (or the agent began over it). */
+  #overAgent = false;
 
   constructor(opts: CallSessionOptions) {
     installRaceFix();
@@ -95,6 +118,8 @@ export class CallSession {
     const { agent, call } = opts.config;
     this.variables = mergeVariables(agent.dynamic_variables, call.variables);
     this.turnMetrics = new TurnMetrics(opts.metrics, opts.labels, call.type);
+    const llmLabels = { provider: opts.labels.llm.provider, model: opts.labels.llm.model, call_type: call.type };
+    this.preemptive = new PreemptiveWaste((tokens, generations) => opts.metrics.preemptiveWaste?.(llmLabels, tokens, generations));
     this.ended = new Promise((r) => (this.#resolveEnded = r));
 
     const outbound = call.type === 'outbound';
@@ -128,10 +153,15 @@ export class CallSession {
       callType: call.type,
       // Beep detection reads the caller's audio where the STT does, whatever the audio input is.
       onInputAudio: this.beep ? this.onInputFrame : undefined,
+      dropTranscript: agent.turn_taking.ignore_backchannels ? (text, isFinal) => this.#isIgnoredBackchannel(text, isFinal) : undefined,
     });
 
     const retrieves = opts.config.knowledge.mode === 'retrieve' && opts.config.knowledge.knowledge_base_ids.length > 0;
-    const preemptive = opts.preemptiveGeneration ?? (!retrieves && !outbound);
+    // Preemptive generation starts the LLM on the transcript, before onUserTurnCompleted: it would miss the
+    // retrieved knowledge, and would spend a request on a voicemail greeting or the callee's "Hello?". Kept
+    // for the other calls, where it saves up to the endpointing delay.
+    const turnHandling = turnHandlingFor(agent, { turnDetector: opts.models.turnDetection, preemptiveAllowed: !retrieves && !outbound });
+    if (opts.preemptiveGeneration !== undefined) turnHandling.preemptiveGeneration = { enabled: opts.preemptiveGeneration };
     this.session = new voice.AgentSession({
       stt: opts.models.stt,
       llm: opts.models.llm,
@@ -140,18 +170,9 @@ export class CallSession {
       userAwayTimeout: agent.silence_timeout_seconds,
       // A SIP line has no echo to cancel, and a web client cancels its own.
       aecWarmupDuration: null,
-      turnHandling: {
-        turnDetection: opts.models.turnDetection,
-        endpointing: { mode: 'fixed', ...endpointingFor(agent.responsiveness) },
-        // 'vad' keeps interruption decisions local (adaptive mode would call a cloud model).
-        interruption: { enabled: true, mode: 'vad', ...interruptionFor(agent.interruption_sensitivity) },
-        // Preemptive generation starts the LLM on the final transcript, before onUserTurnCompleted: it would
-        // miss the retrieved knowledge, and would spend a request on a voicemail greeting or the callee's
-        // "Hello?". Kept for the other calls, where it saves up to the endpointing delay.
-        preemptiveGeneration: { enabled: preemptive },
-      },
+      turnHandling,
     });
-    this.turnTrace = new TurnTrace(this.session, opts.logger);
+    this.turnTrace = new TurnTrace(this.session, opts.logger, this.preemptive);
     this.#wire();
   }
 
@@ -175,25 +196,46 @@ export class CallSession {
     if (call.type !== 'outbound') {
       this.#sayFirstMessage();
     } else {
-      // Outbound: the callee speaks first ("Hello?"); if they don't, we greet anyway.
-      this.#timers.push(
-        setTimeout(() => {
-          if (!this.#greetingDone && !this.#voicemailLeaving) {
-            this.#greetingDone = true;
-            this.#sayFirstMessage();
-          }
-        }, this.#opts.outboundGreetingWaitMs ?? 4000),
-      );
+      // Outbound: the callee speaks first ("Hello?", or a machine's greeting); if they don't, we greet anyway.
+      this.#armGreetingTimer();
     }
   }
 
-  /** Feed an input frame to the beep detector (voicemail detection on outbound calls). */
+  /**
+   * Outbound: greet after the callee has been silent for the greeting wait. Suspended while the callee speaks
+   * (re-armed when they stop): a machine's greeting runs longer than the wait, and greeting over it would both
+   * talk into the recording and turn off the answering-machine checks. The callee's transcript usually decides
+   * first (#beforeReply); the timer covers a callee who says nothing, or words the STT did not catch.
+   */
+  #armGreetingTimer(): void {
+    this.#clearGreetingTimer();
+    if (this.#greetingDone || this.#voicemailLeaving || this.endReason) return;
+    this.#greetingTimer = setTimeout(() => {
+      this.#greetingTimer = null;
+      if (this.#greetingDone || this.#voicemailLeaving || this.endReason) return;
+      if (this.session.userState === 'speaking') return; // re-armed when the callee stops
+      this.#log.info({ call_id: this.config.call.id }, 'outbound greeting: the callee is silent');
+      this.#greetingDone = true;
+      this.#sayFirstMessage();
+    }, this.#opts.outboundGreetingWaitMs ?? 4000);
+  }
+
+  #clearGreetingTimer(): void {
+    if (this.#greetingTimer) clearTimeout(this.#greetingTimer);
+    this.#greetingTimer = null;
+  }
+
+  /**
+   * Feed an input frame to the beep detector (voicemail detection on outbound calls). A beep means a machine
+   * until the callee has answered the agent: also after a greeting said on silence, or after a short first
+   * utterance the STT made of a machine's greeting (8 kHz phone audio is hard on it).
+   */
   onInputFrame = (frame: AudioFrame): void => {
-    if (!this.beep || this.voicemail?.verdict === 'human' || this.beep.detected) return;
+    if (!this.beep || this.#openingOver || this.beep.detected) return;
     if (this.beep.push(frame)) {
       this.#log.info({ call_id: this.config.call.id }, 'voicemail beep detected');
       if (this.#beepWaiter) this.#beepWaiter();
-      else if (!this.#greetingDone) void this.#leaveVoicemail(false);
+      else void this.#leaveVoicemail(false, 'beep');
     }
   };
 
@@ -204,32 +246,112 @@ export class CallSession {
     if (text) this.session.say(text, { allowInterruptions: true });
   }
 
-  /** Decides whether a completed user turn gets an LLM reply. */
-  async #beforeReply(text: string): Promise<boolean> {
-    if (this.endReason || this.#voicemailLeaving) return false;
-    if (this.config.call.type !== 'outbound' || this.#greetingDone) return true;
-    // The callee's first words.
-    if (this.voicemail) {
-      const verdict = this.voicemail.onTranscript(text);
-      if (verdict === 'machine') {
-        void this.#leaveVoicemail(true);
-        return false;
-      }
-    }
-    this.#greetingDone = true;
-    if (this.render(this.config.agent.first_message)) {
-      this.#sayFirstMessage();
-      return false;
+  /** A backchannel ("mm-hm", "yeah") the caller made over the agent: agents-js never sees it. */
+  #isIgnoredBackchannel(text: string, isFinal: boolean): boolean {
+    // Over the agent: its speech was playing when the utterance began, or is now (the VAD's start of speech
+    // can come after the STT's first interim on a loaded machine).
+    const overAgent = this.#overAgent || this.session.agentState === 'speaking';
+    if (!overAgent || !isBackchannel(text)) return false;
+    this.backchannelsIgnored++;
+    if (isFinal) {
+      this.backchannelFinalsIgnored++;
+      this.#log.debug({ call_id: this.config.call.id, text }, 'backchannel ignored');
     }
     return true;
   }
 
-  async #leaveVoicemail(waitForBeep: boolean): Promise<void> {
+  /** Decides whether a completed user turn gets an LLM reply. */
+  async #beforeReply(text: string): Promise<boolean> {
+    if (this.endReason || this.#voicemailLeaving) return false;
+    if (this.config.call.type !== 'outbound' || this.#openingOver) return true;
+    const words = text.trim().split(/\s+/).filter(Boolean).length;
+    if (!this.#greetingDone) {
+      // The callee's first words.
+      const verdict = this.voicemail ? this.voicemail.onTranscript(text) : words > 0 ? 'human' : null;
+      this.#log.info({ call_id: this.config.call.id, words, verdict, reason: this.voicemail?.reason }, 'outbound opening: the callee spoke');
+      if (verdict === 'machine') {
+        void this.#leaveVoicemail(true, this.voicemail?.reason ?? 'transcript');
+        return false;
+      }
+      if (verdict === null) {
+        // No verdict yet: more of the callee's words, a beep, or their silence (the greeting timer) decides.
+        if (!this.#greetingTimer && this.session.userState !== 'speaking') this.#armGreetingTimer();
+        return false;
+      }
+      if (this.voicemail) {
+        // A short first utterance is a person's "Hello?" only if silence follows it: the turn commits on a short
+        // pause, and a machine's greeting pauses between its sentences too.
+        this.#confirmHuman(text);
+        return false;
+      }
+      this.#clearGreetingTimer();
+      this.#greetingDone = true;
+      if (this.render(this.config.agent.first_message)) {
+        this.#sayFirstMessage();
+        return false;
+      }
+      this.#openingOver = true;
+      return true;
+    }
+    // The first message is out: a machine's greeting cue still counts until the callee answers it.
+    if (this.voicemail && transcriptLooksLikeVoicemail(text)) {
+      this.#log.info({ call_id: this.config.call.id, words }, 'outbound opening: a voicemail cue after the greeting');
+      void this.#leaveVoicemail(true, 'transcript_cue');
+      return false;
+    }
+    if (words > 0) this.#openingOver = true;
+    return true;
+  }
+
+  /** Greets a person once the callee stays quiet after their short first utterance; more speech reopens the verdict. */
+  #confirmHuman(text: string): void {
+    const wait = this.#opts.outboundHumanSilenceMs ?? 800;
+    if (this.session.userState === 'speaking') {
+      this.#reopenVerdict();
+      return;
+    }
+    this.#clearHumanTimer();
+    this.#humanTimer = setTimeout(() => {
+      this.#humanTimer = null;
+      if (this.#greetingDone || this.#voicemailLeaving || this.endReason) return;
+      if (this.session.userState === 'speaking') {
+        this.#reopenVerdict();
+        return;
+      }
+      this.#log.info({ call_id: this.config.call.id }, 'outbound opening: a person answered');
+      this.#clearGreetingTimer();
+      this.#greetingDone = true;
+      if (this.render(this.config.agent.first_message)) {
+        this.#sayFirstMessage();
+        return;
+      }
+      // No first message: the agent answers the callee's words.
+      this.#openingOver = true;
+      this.session.generateReply({ userInput: text });
+    }, Math.max(0, wait - (Date.now() - this.#userQuietSince)));
+  }
+
+  #reopenVerdict(): void {
+    this.#clearHumanTimer();
+    if (this.voicemail?.verdict === 'human') {
+      this.voicemail.reopen();
+      this.#log.info({ call_id: this.config.call.id }, 'outbound opening: the callee went on speaking; no verdict yet');
+    }
+  }
+
+  #clearHumanTimer(): void {
+    if (this.#humanTimer) clearTimeout(this.#humanTimer);
+    this.#humanTimer = null;
+  }
+
+  async #leaveVoicemail(waitForBeep: boolean, reason: string): Promise<void> {
     if (this.#voicemailLeaving || this.endReason) return;
     this.#voicemailLeaving = true;
     this.#greetingDone = true;
-    this.voicemail?.onBeep();
-    this.#log.info({ call_id: this.config.call.id, reason: this.voicemail?.reason }, 'voicemail detected');
+    this.#clearGreetingTimer();
+    this.#clearHumanTimer();
+    this.voicemail?.markMachine(reason);
+    this.#log.info({ call_id: this.config.call.id, reason: this.voicemail?.reason, wait_for_beep: waitForBeep && !this.beep?.detected }, 'voicemail detected');
     if (waitForBeep && !this.beep?.detected) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, this.#opts.voicemailBeepWaitMs ?? 2500);
@@ -243,12 +365,14 @@ export class CallSession {
     const message = this.render(this.config.agent.voicemail_message);
     if (message && !this.endReason) {
       try {
-        this.session.interrupt();
+        // A first message said on the callee's silence stops here: the machine records the voicemail alone.
+        void Promise.resolve(this.session.interrupt()).catch(() => {});
       } catch {
         // nothing to interrupt
       }
       const handle = this.session.say(message, { allowInterruptions: false });
       await handle.waitForPlayout();
+      this.#log.info({ call_id: this.config.call.id, interrupted: handle.interrupted }, 'voicemail message played');
     }
     await this.end('voicemail');
   }
@@ -268,7 +392,11 @@ export class CallSession {
 
   #wire(): void {
     const s = this.session;
-    s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => this.turnMetrics.onMetrics(ev.metrics));
+    s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => {
+      if (ev.metrics.type === 'llm_metrics') this.preemptive.onLlmMetrics(ev.metrics);
+      this.turnMetrics.onMetrics(ev.metrics);
+    });
+    s.on(voice.AgentSessionEventTypes.SpeechCreated, (ev) => this.preemptive.onSpeechCreated(ev.speechHandle));
     // Knowledge retrieval starts on the transcript of the turn in progress, off the reply's latency path.
     s.on(voice.AgentSessionEventTypes.UserInputTranscribed, (ev) => this.agent.onTranscript(ev.transcript, ev.isFinal));
     s.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
@@ -283,9 +411,19 @@ export class CallSession {
       this.#scheduleTranscript();
     });
     s.on(voice.AgentSessionEventTypes.UserStateChanged, (ev) => {
+      if (ev.newState === 'speaking') this.#overAgent = s.agentState === 'speaking';
       if (ev.newState === 'away' && !this.#voicemailLeaving) void this.end('silence_timeout');
+      // Outbound, before the greeting: the callee's speech holds the greeting timer; its end re-arms it.
+      if (ev.oldState === 'speaking') this.#userQuietSince = Date.now();
+      if (this.config.call.type === 'outbound' && !this.#greetingDone && this.startedAt) {
+        if (ev.newState === 'speaking') {
+          this.#clearGreetingTimer();
+          if (this.#humanTimer) this.#reopenVerdict();
+        } else if (ev.newState === 'listening') this.#armGreetingTimer();
+      }
     });
     s.on(voice.AgentSessionEventTypes.AgentStateChanged, (ev) => {
+      if (ev.newState === 'speaking' && s.userState === 'speaking') this.#overAgent = true;
       if (this.#hangupRequested && ev.newState === 'listening') void this.end('agent_hangup');
     });
     s.on(voice.AgentSessionEventTypes.Error, (ev) => {
@@ -351,13 +489,27 @@ export class CallSession {
     this.endReason = reason;
     if (error) this.#error = error;
     for (const t of this.#timers) clearTimeout(t);
+    this.#clearGreetingTimer();
+    this.#clearHumanTimer();
     if (this.#transcriptTimer) clearTimeout(this.#transcriptTimer);
     this.#log.info({ call_id: this.config.call.id, end_reason: reason }, 'call ending');
-    try {
-      await this.session.close();
-    } catch (err) {
-      this.#log.warn({ err: (err as Error).message }, 'session close failed');
-    }
+    // The session's close drains speech, STT and audio I/O; a stuck part must not keep the line open (the
+    // hang-up below is what the callee hears), so the wait for it is bounded.
+    const closeWait = this.#opts.sessionCloseWaitMs ?? 5000;
+    let waitTimer: NodeJS.Timeout | undefined;
+    const closed = await Promise.race([
+      this.session.close().then(
+        () => true,
+        (err: unknown) => {
+          this.#log.warn({ call_id: this.config.call.id, err: (err as Error).message }, 'session close failed');
+          return true;
+        },
+      ),
+      new Promise<false>((r) => (waitTimer = setTimeout(() => r(false), closeWait))),
+    ]);
+    clearTimeout(waitTimer);
+    if (!closed) this.#log.warn({ call_id: this.config.call.id, waited_ms: closeWait }, 'session close is slow: reporting and hanging up without waiting for it');
+    this.preemptive.settle();
     const endedAt = Date.now();
     const report: EndedReport = {
       end_reason: reason,

@@ -3,6 +3,7 @@ import { inference, initializeLogger } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import type { CallConfig } from '../../../schemas/internal.ts';
 import { AGENT_DEFAULTS } from '../../../schemas/agents.ts';
+import { delaysFor } from '../../../shared/turn-taking.ts';
 import { InternalApiClient } from '../../../shared/internal-api.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { nullSink, type MetricsSink } from '../metrics.ts';
@@ -28,6 +29,8 @@ export function baseConfig(overrides: { call?: Partial<CallConfig['call']>; agen
       max_duration_seconds: 600,
       silence_timeout_seconds: 60,
       responsiveness: 1,
+      // Pinned, so these tests keep their line when the API's defaults move (the backchannel tests set their own).
+      turn_taking: { detection: 'model', endpointing: 'fixed', ...delaysFor(1), preemptive_generation: true, ignore_backchannels: false },
       ...agent,
     },
     prompt: 'You are a helpful assistant.',

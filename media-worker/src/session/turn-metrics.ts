@@ -15,6 +15,18 @@ export interface ProviderLabels {
   tts: { provider: string; model: string };
 }
 
+/**
+ * One agent reply's figures, published to the room on `vap.metrics` (room-metrics.ts). Null: not measured in
+ * this turn (the first message has no user turn, so no EOU delay, LLM TTFT or end-to-end latency).
+ */
+export interface TurnReport {
+  turn: number;
+  eou_delay_ms: number | null;
+  llm_ttft_ms: number | null;
+  tts_ttfb_ms: number | null;
+  e2e_latency_ms: number | null;
+}
+
 export class TurnMetrics {
   readonly samples: LatencySamples = { llm_ttft: [], tts_ttfb: [], eou_delay: [], e2e: [] };
   readonly usage: CallUsage = { stt_seconds: 0, llm_prompt_tokens: 0, llm_completion_tokens: 0, tts_characters: 0 };
@@ -22,6 +34,11 @@ export class TurnMetrics {
   #seenTtsSpeech = new Set<string>();
   #seenLlm = new Set<string>();
   #seenE2e = new Set<string>();
+  #seenReplies = new Set<string>();
+  /** Samples of the turn in progress: the user's end of turn, then the reply's first LLM token and audio. */
+  #turn: { eou: number | null; llm: number | null; tts: number | null } = { eou: null, llm: null, tts: null };
+  #turns = 0;
+  #turnListeners: ((t: TurnReport) => void)[] = [];
   #sink: MetricsSink;
   #labels: ProviderLabels;
   #callType: string;
@@ -37,6 +54,9 @@ export class TurnMetrics {
   #observe(kind: LatencyKind, component: keyof ProviderLabels | 'eou', ms: number) {
     if (!Number.isFinite(ms) || ms < 0) return;
     this.samples[kind].push(ms);
+    if (kind === 'eou_delay') this.#turn.eou = ms;
+    else if (kind === 'llm_ttft') this.#turn.llm ??= ms;
+    else if (kind === 'tts_ttfb') this.#turn.tts ??= ms;
     const l = component === 'eou' ? { provider: 'livekit', model: 'turn-detector' } : this.#labels[component];
     const labels: LatencyLabels = { provider: l.provider, model: l.model, call_type: this.#callType };
     this.#sink.observeLatency(kind, labels, ms / 1000);
@@ -75,12 +95,30 @@ export class TurnMetrics {
     }
   }
 
-  /** Voice-to-voice latency of an agent reply, from its ChatMessage.metrics (seconds). */
+  /** Voice-to-voice latency of an agent reply, from its ChatMessage.metrics (seconds); the reply ends a turn. */
   onAgentMessage(msg: llm.ChatMessage): void {
     const e2e = msg.metrics?.e2eLatency;
-    if (typeof e2e !== 'number' || this.#seenE2e.has(msg.id)) return;
-    this.#seenE2e.add(msg.id);
-    this.#observe('e2e', 'llm', e2e * 1000);
+    if (typeof e2e === 'number' && !this.#seenE2e.has(msg.id)) {
+      this.#seenE2e.add(msg.id);
+      this.#observe('e2e', 'llm', e2e * 1000);
+    }
+    if (this.#seenReplies.has(msg.id)) return;
+    this.#seenReplies.add(msg.id);
+    const round = (v: number | null) => (v === null ? null : Math.round(v));
+    const report: TurnReport = {
+      turn: ++this.#turns,
+      eou_delay_ms: round(this.#turn.eou),
+      llm_ttft_ms: round(this.#turn.llm),
+      tts_ttfb_ms: round(this.#turn.tts),
+      e2e_latency_ms: typeof e2e === 'number' && Number.isFinite(e2e) && e2e >= 0 ? Math.round(e2e * 1000) : null,
+    };
+    this.#turn = { eou: null, llm: null, tts: null };
+    for (const fn of this.#turnListeners) fn(report);
+  }
+
+  /** Calls `fn` with each completed turn (each agent reply added to the conversation). */
+  onTurn(fn: (t: TurnReport) => void): void {
+    this.#turnListeners.push(fn);
   }
 
   summary() {

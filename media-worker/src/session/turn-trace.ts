@@ -4,6 +4,7 @@
 // debug level; the latency summary does not depend on it.
 import { voice, type metrics as agentsMetrics } from '@livekit/agents';
 import type { Logger } from '../../../shared/logger.ts';
+import type { PreemptiveWaste } from './preemptive-waste.ts';
 
 export interface TurnTiming {
   turn: number;
@@ -19,6 +20,13 @@ export interface TurnTiming {
   eou_delay_ms: number;
   transcription_delay_ms: number;
   on_user_turn_completed_ms: number;
+  /**
+   * Preemptive generations found discarded since the previous turn, and their completion tokens. A cancelled
+   * stream's tokens can be known only after the turn commits; the call's totals (CallSession.preemptive) are
+   * complete.
+   */
+  preemptive_discarded: number;
+  wasted_tokens: number;
 }
 
 export class TurnTrace {
@@ -27,9 +35,12 @@ export class TurnTrace {
   #finalAt: number | null = null;
   #eot: voice.EotPredictionEvent | null = null;
   #log: Logger;
+  #waste: PreemptiveWaste | null;
+  #wasteSeen = { discarded: 0, tokens: 0 };
 
-  constructor(session: voice.AgentSession, log: Logger) {
+  constructor(session: voice.AgentSession, log: Logger, waste: PreemptiveWaste | null = null) {
     this.#log = log;
+    this.#waste = waste;
     session.on(voice.AgentSessionEventTypes.UserStateChanged, (ev) => {
       if (ev.newState === 'speaking') {
         this.#vadEndAt = null;
@@ -51,6 +62,10 @@ export class TurnTrace {
   }
 
   #onEou(m: agentsMetrics.EOUMetrics): void {
+    this.#waste?.settle();
+    const discarded = (this.#waste?.discarded ?? 0) - this.#wasteSeen.discarded;
+    const wasted = (this.#waste?.wastedTokens ?? 0) - this.#wasteSeen.tokens;
+    this.#wasteSeen = { discarded: this.#waste?.discarded ?? 0, tokens: this.#waste?.wastedTokens ?? 0 };
     const anchor = m.lastSpeakingTimeMs;
     const rel = (t: number | null) => (t !== null && anchor > 0 ? Math.round(t - anchor) : null);
     const timing: TurnTiming = {
@@ -64,6 +79,8 @@ export class TurnTrace {
       eou_delay_ms: Math.round(m.endOfUtteranceDelayMs),
       transcription_delay_ms: Math.round(m.transcriptionDelayMs),
       on_user_turn_completed_ms: Math.round(m.onUserTurnCompletedDelayMs),
+      preemptive_discarded: discarded,
+      wasted_tokens: wasted,
     };
     this.turns.push(timing);
     this.#log.debug(timing, 'user turn timing');

@@ -6,11 +6,15 @@ import { WorkerMetrics, nullSink } from '../metrics.ts';
 import { callIdFromMetadata } from '../worker-metadata.ts';
 import { readWav, ambientPath, AMBIENT_SOUNDS } from './background.ts';
 import { matchesEndPhrase } from './call-session.ts';
-import { endpointingFor, interruptionFor } from './mappings.ts';
+import { endpointingFor, interruptionFor, interruptionOptions, vadSilenceFor } from './mappings.ts';
+import { delaysFor } from '../../../shared/turn-taking.ts';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { PATCHED_AGENTS_VERSION, RaceFixVersionError, assertRaceFixTarget, installedAgentsVersion, leakFreeRace } from './race-fix.ts';
-import { TurnMetrics } from './turn-metrics.ts';
+import { TurnMetrics, type TurnReport } from './turn-metrics.ts';
+import { METRICS_TOPIC, turnMetricsMessage } from './room-metrics.ts';
+import { METRICS_TOPIC as SDK_METRICS_TOPIC, parseMetrics } from '../../../web/src/sdk/protocol.ts';
+import { llm as agentsLlm } from '@livekit/agents';
 import { hangUpRoom } from './hang-up.ts';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { BeepDetector, VoicemailClassifier, transcriptLooksLikeVoicemail } from './voicemail.ts';
@@ -19,14 +23,38 @@ const labels = { stt: { provider: 'local', model: 's' }, llm: { provider: 'opena
 
 describe('mappings', () => {
   it('maps responsiveness to endpointing delays', () => {
-    expect(endpointingFor(0)).toEqual({ minDelay: 1000, maxDelay: 4000 });
-    expect(endpointingFor(0.5)).toEqual({ minDelay: 600, maxDelay: 2500 });
-    expect(endpointingFor(1)).toEqual({ minDelay: 200, maxDelay: 1000 });
+    expect(delaysFor(0)).toEqual({ min_delay_ms: 1000, max_delay_ms: 4000 });
+    expect(delaysFor(0.5)).toEqual({ min_delay_ms: 500, max_delay_ms: 3000 });
+    expect(delaysFor(0.75)).toEqual({ min_delay_ms: 350, max_delay_ms: 2000 });
+    expect(delaysFor(1)).toEqual({ min_delay_ms: 200, max_delay_ms: 1000 });
+    // With a turn detector the floor is shorter (an open sentence waits the ceiling instead).
+    expect(delaysFor(0, 'transcript')).toEqual({ min_delay_ms: 600, max_delay_ms: 3000 });
+    expect(delaysFor(0.5, 'transcript')).toEqual({ min_delay_ms: 200, max_delay_ms: 1500 });
+    expect(delaysFor(0.5, 'model')).toEqual({ min_delay_ms: 200, max_delay_ms: 1500 });
+    expect(delaysFor(1, 'transcript')).toEqual({ min_delay_ms: 100, max_delay_ms: 1000 });
+  });
+  it('maps turn_taking endpointing onto agents-js endpointing options', () => {
+    expect(endpointingFor({ endpointing: 'fixed', min_delay_ms: 300, max_delay_ms: 1500 })).toEqual({ mode: 'fixed', minDelay: 300, maxDelay: 1500 });
+    expect(endpointingFor({ endpointing: 'dynamic', min_delay_ms: 150, max_delay_ms: 2000 })).toEqual({ mode: 'dynamic', minDelay: 150, maxDelay: 2000 });
+    // A ceiling below the floor (only possible from an older config) is raised to the floor.
+    expect(endpointingFor({ endpointing: 'fixed', min_delay_ms: 800, max_delay_ms: 500 })).toEqual({ mode: 'fixed', minDelay: 800, maxDelay: 800 });
+  });
+  it("sets the VAD's silence from min_delay_ms, 100-250 ms, and 250 ms for the end-of-turn model", () => {
+    expect(vadSilenceFor({ detection: 'transcript', min_delay_ms: 150 })).toBe(150);
+    expect(vadSilenceFor({ detection: 'vad', min_delay_ms: 500 })).toBe(250);
+    expect(vadSilenceFor({ detection: 'vad', min_delay_ms: 0 })).toBe(100);
+    expect(vadSilenceFor({ detection: 'model', min_delay_ms: 100 })).toBe(250);
   });
   it('maps interruption sensitivity to minimum duration and words', () => {
     expect(interruptionFor(0)).toEqual({ minDuration: 1500, minWords: 3 });
     expect(interruptionFor(0.5)).toEqual({ minDuration: 800, minWords: 1 });
     expect(interruptionFor(1)).toEqual({ minDuration: 100, minWords: 0 });
+  });
+  it('with ignore_backchannels, needs a word to interrupt and at most 250 ms of speech', () => {
+    expect(interruptionOptions(0.5, false)).toMatchObject({ minDuration: 800, minWords: 1 });
+    expect(interruptionOptions(0.5, true)).toMatchObject({ minDuration: 250, minWords: 1 });
+    expect(interruptionOptions(1, true)).toMatchObject({ minDuration: 100, minWords: 1 });
+    expect(interruptionOptions(0, true)).toMatchObject({ minDuration: 250, minWords: 3 });
   });
 });
 
@@ -45,6 +73,28 @@ describe('voicemail detection', () => {
     expect(new VoicemailClassifier().onTranscript('hello?')).toBe('human');
     expect(new VoicemailClassifier().onTranscript('the person you are calling is not available')).toBe('machine');
     expect(new VoicemailClassifier().onTranscript('one two three four five six seven eight nine ten eleven twelve thirteen fourteen')).toBe('machine');
+    // A garbled machine greeting is no person's "Hello?": no verdict, and its words add up across utterances.
+    const garbled = new VoicemailClassifier();
+    expect(garbled.onTranscript('hi there have reached semi an')).toBeNull();
+    expect(garbled.onTranscript('were not a bull right now')).toBeNull();
+    expect(garbled.onTranscript('leave in a message')).toBe('machine');
+    expect(garbled.reason).toBe('long_greeting');
+    // Only the first utterance can be a person's short answer.
+    const later = new VoicemailClassifier();
+    expect(later.onTranscript('hi there have reached semi an')).toBeNull();
+    expect(later.onTranscript('hello')).toBeNull();
+    // A beep after a short first utterance overrules it.
+    const overruled = new VoicemailClassifier();
+    expect(overruled.onTranscript('hello')).toBe('human');
+    expect(overruled.markMachine('beep')).toBe('machine');
+    // A short first utterance taken back by more speech: its words still count towards a long greeting.
+    const reopened = new VoicemailClassifier();
+    expect(reopened.onTranscript('hello there')).toBe('human');
+    reopened.reopen();
+    expect(reopened.verdict).toBeNull();
+    expect(reopened.onTranscript('hi')).toBeNull();
+    expect(reopened.onTranscript('one two three four five six seven eight nine ten eleven')).toBe('machine');
+    expect(reopened.reason).toBe('long_greeting');
   });
   it('detects a beep and ignores noise', () => {
     const frame = (gen: (i: number) => number) => {
@@ -90,6 +140,39 @@ describe('turn metrics', () => {
     expect(text).toContain('voice_eou_delay_seconds_count');
     expect(text).toContain('voice_calls_total{end_reason="voicemail",call_type="outbound"} 1');
   });
+  it('reports each agent reply as a turn, with the figures measured since the previous one', () => {
+    const tm = new TurnMetrics(nullSink, labels, 'web');
+    const turns: TurnReport[] = [];
+    tm.onTurn((t) => turns.push(t));
+    const tts = (speechId: string, ttfbMs: number) =>
+      tm.onMetrics({ type: 'tts_metrics', label: 'x', timestamp: 0, durationMs: 10, audioDurationMs: 1000, cancelled: false, speechId, requestId: speechId, ttfbMs, charactersCount: 5, streamed: true });
+    const reply = (e2eLatency?: number) =>
+      tm.onAgentMessage(agentsLlm.ChatMessage.create({ role: 'assistant', content: 'ok', ...(e2eLatency !== undefined ? { metrics: { e2eLatency } } : {}) }));
+    // The first message: only its audio was measured.
+    tts('greeting', 150.4);
+    reply();
+    // A turn: end of the user's speech, then the reply's first token and first audio.
+    tm.onMetrics({ type: 'eou_metrics', timestamp: 0, endOfUtteranceDelayMs: 420, transcriptionDelayMs: 0, onUserTurnCompletedDelayMs: 0, lastSpeakingTimeMs: 0 } as never);
+    tm.onMetrics({ type: 'llm_metrics', label: 'l', requestId: 'r1', timestamp: 0, durationMs: 0, ttftMs: 210, cancelled: false, completionTokens: 5, promptTokens: 50, promptCachedTokens: 0, totalTokens: 55, tokensPerSecond: 1 });
+    tts('reply-1', 95);
+    tts('reply-1', 99); // the same reply reported twice counts once
+    const msg = agentsLlm.ChatMessage.create({ role: 'assistant', content: 'ok', metrics: { e2eLatency: 0.9876 } });
+    tm.onAgentMessage(msg);
+    tm.onAgentMessage(msg); // the same message twice is one turn
+    expect(turns).toEqual([
+      { turn: 1, eou_delay_ms: null, llm_ttft_ms: null, tts_ttfb_ms: 150, e2e_latency_ms: null },
+      { turn: 2, eou_delay_ms: 420, llm_ttft_ms: 210, tts_ttfb_ms: 95, e2e_latency_ms: 988 },
+    ]);
+    expect(tm.samples.e2e).toEqual([987.6]);
+  });
+
+  it('publishes a turn as the message the web SDK reads, on the topic it listens to', () => {
+    const t: TurnReport = { turn: 3, eou_delay_ms: 300, llm_ttft_ms: null, tts_ttfb_ms: 80, e2e_latency_ms: 1200 };
+    expect(METRICS_TOPIC).toBe(SDK_METRICS_TOPIC);
+    expect(JSON.parse(new TextDecoder().decode(turnMetricsMessage(t)))).toEqual({ type: 'turn_metrics', ...t });
+    expect(parseMetrics(turnMetricsMessage(t))).toEqual(t);
+  });
+
   it('accepts observations pushed by job processes', () => {
     const m = new WorkerMetrics();
     expect(m.apply({ op: 'latency', kind: 'e2e', labels: { provider: 'a', model: 'b', call_type: 'web' }, seconds: 0.9 })).toBe(true);
@@ -110,6 +193,16 @@ describe('turn metrics', () => {
     expect(m.apply({ op: 'action_failed', action: 'hang_up', call_type: 'inbound' })).toBe(true);
     expect(m.apply({ op: 'action_failed', action: 'explode', call_type: 'inbound' })).toBe(false);
     expect(await m.registry.metrics()).toContain('voice_call_action_failures_total{action="hang_up",call_type="inbound"} 1');
+  });
+  it('counts discarded preemptive generations and their tokens pushed by job processes', async () => {
+    const m = new WorkerMetrics();
+    const labels = { provider: 'openai', model: 'gpt', call_type: 'web' };
+    expect(m.apply({ op: 'preemptive_waste', labels, tokens: 14, generations: 1 })).toBe(true);
+    expect(m.apply({ op: 'preemptive_waste', labels, tokens: 3, generations: 0 })).toBe(true);
+    expect(m.apply({ op: 'preemptive_waste', labels, tokens: 'many', generations: 1 })).toBe(false);
+    const text = await m.registry.metrics();
+    expect(text).toContain('voice_preemptive_discarded_total{provider="openai",model="gpt",call_type="web"} 1');
+    expect(text).toContain('voice_preemptive_wasted_tokens_total{provider="openai",model="gpt",call_type="web"} 17');
   });
 });
 

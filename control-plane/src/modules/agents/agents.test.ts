@@ -49,6 +49,7 @@ describe('POST /v1/agents', () => {
       voicemail_detection: false,
       voicemail_message: null,
       responsiveness: 0.5,
+      turn_taking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true },
       speed: 1,
       background_sound: null,
       emotions: false,
@@ -228,6 +229,59 @@ describe('POST /v1/agents', () => {
     expect(res.body.detail).toHaveLength(8);
   });
 
+  it('completes a partial turn_taking over the defaults, with delays from responsiveness unless given', async () => {
+    const partial = await create({ name: 'tt', llm_id: llmId, turn_taking: { detection: 'model', ignore_backchannels: false } });
+    expect(partial.status).toBe(201);
+    expect(partial.body.turn_taking).toEqual({ detection: 'model', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false });
+    // Silence alone has its own, longer delays: it has no detector to tell a pause from an end.
+    const silence = await create({ name: 'tt', llm_id: llmId, turn_taking: { detection: 'vad' } });
+    expect(silence.body.turn_taking).toMatchObject({ detection: 'vad', min_delay_ms: 500, max_delay_ms: 3000 });
+    // responsiveness is the coarse knob: it sets the delays that are not given.
+    const eager = await create({ name: 'tt', llm_id: llmId, responsiveness: 1, turn_taking: { endpointing: 'dynamic' } });
+    expect(eager.body.turn_taking).toMatchObject({ endpointing: 'dynamic', min_delay_ms: 100, max_delay_ms: 1000 });
+    const patient = await create({ name: 'tt', llm_id: llmId, responsiveness: 0.25 });
+    expect(patient.body.turn_taking).toMatchObject({ min_delay_ms: 400, max_delay_ms: 2250 });
+    const explicit = await create({ name: 'tt', llm_id: llmId, responsiveness: 0, turn_taking: { min_delay_ms: 150, max_delay_ms: 1200, preemptive_generation: false } });
+    expect(explicit.body).toMatchObject({ responsiveness: 0, turn_taking: { min_delay_ms: 150, max_delay_ms: 1200, preemptive_generation: false } });
+    // One delay given: the other, derived, moves to keep min <= max.
+    const highMin = await create({ name: 'tt', llm_id: llmId, responsiveness: 1, turn_taking: { min_delay_ms: 1800 } });
+    expect(highMin.body.turn_taking).toMatchObject({ min_delay_ms: 1800, max_delay_ms: 1800 });
+    const lowMax = await create({ name: 'tt', llm_id: llmId, turn_taking: { max_delay_ms: 300 } });
+    expect(lowMax.body.turn_taking).toMatchObject({ min_delay_ms: 200, max_delay_ms: 300 });
+    const lowerMax = await create({ name: 'tt', llm_id: llmId, turn_taking: { max_delay_ms: 150 } });
+    expect(lowerMax.body.turn_taking).toMatchObject({ min_delay_ms: 150, max_delay_ms: 150 });
+    const got = await tp.request('get', `/v1/agents/${explicit.body.id}`, { key });
+    expect(got.body.turn_taking).toEqual(explicit.body.turn_taking);
+  });
+
+  it('422: turn_taking ranges, enums, unknown fields, and max_delay_ms below min_delay_ms', async () => {
+    const res = await create({
+      name: 'a',
+      llm_id: llmId,
+      turn_taking: { detection: 'semantic', endpointing: 'adaptive', min_delay_ms: 2500, max_delay_ms: 50, preemptive_generation: 'yes', extra: 1 },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toEqual(
+      expect.arrayContaining([
+        { type: 'enum', loc: ['body', 'turn_taking', 'detection'], msg: "Input should be 'vad', 'model' or 'transcript'", input: 'semantic', ctx: { expected: "'vad', 'model' or 'transcript'" } },
+        { type: 'enum', loc: ['body', 'turn_taking', 'endpointing'], msg: "Input should be 'fixed' or 'dynamic'", input: 'adaptive', ctx: { expected: "'fixed' or 'dynamic'" } },
+        { type: 'less_than_equal', loc: ['body', 'turn_taking', 'min_delay_ms'], msg: 'Input should be less than or equal to 2000', input: 2500, ctx: { le: 2000 } },
+        { type: 'greater_than_equal', loc: ['body', 'turn_taking', 'max_delay_ms'], msg: 'Input should be greater than or equal to 100', input: 50, ctx: { ge: 100 } },
+        expect.objectContaining({ type: 'bool_type', loc: ['body', 'turn_taking', 'preemptive_generation'] }),
+        expect.objectContaining({ type: 'extra_forbidden', loc: ['body', 'turn_taking', 'extra'] }),
+      ]),
+    );
+    const inverted = await create({ name: 'a', llm_id: llmId, turn_taking: { min_delay_ms: 800, max_delay_ms: 400 } });
+    expect(inverted.status).toBe(422);
+    expect(inverted.body.detail).toEqual([
+      { type: 'value_error', loc: ['body', 'turn_taking', 'max_delay_ms'], msg: 'max_delay_ms must be at least min_delay_ms (800)', input: 400 },
+    ]);
+    const a = await create({ name: 'a', llm_id: llmId });
+    const onPatch = await patch(a.body.id, { turn_taking: { min_delay_ms: 1000, max_delay_ms: 999 } });
+    expect(onPatch.status).toBe(422);
+    expect(onPatch.body.detail[0]).toMatchObject({ type: 'value_error', loc: ['body', 'turn_taking', 'max_delay_ms'] });
+  });
+
   it('422: dynamic variable names and values', async () => {
     expect((await create({ name: 'a', llm_id: llmId, dynamic_variables: { 'first-name': 'Ada' } })).body).toEqual({
       detail: [
@@ -327,6 +381,24 @@ describe('PATCH /v1/agents/{agent_id}', () => {
       { action: 'agent.update', details: { fields: ['name', 'tts', 'first_message', 'speed', 'metadata'] } },
       { action: 'agent.update', details: { fields: ['language'] } },
     ]);
+  });
+
+  it('PATCH turn_taking merges over the defaults; responsiveness alone re-derives the delays and keeps the rest', async () => {
+    const a = await create({ name: 'tt', llm_id: llmId, turn_taking: { detection: 'vad', endpointing: 'dynamic', min_delay_ms: 100, max_delay_ms: 900, ignore_backchannels: true } });
+    const other = await patch(a.body.id, { speed: 1.5 });
+    expect(other.body.turn_taking).toEqual(a.body.turn_taking);
+    const coarse = await patch(a.body.id, { responsiveness: 0 });
+    expect(coarse.body).toMatchObject({
+      responsiveness: 0,
+      turn_taking: { detection: 'vad', endpointing: 'dynamic', min_delay_ms: 1000, max_delay_ms: 4000, ignore_backchannels: true },
+    });
+    const partial = await patch(a.body.id, { turn_taking: { preemptive_generation: false } });
+    // A turn_taking object replaces the stored one: the defaults (the transcript detector) plus the fields given,
+    // with the delays of the agent's responsiveness (0) for that detector.
+    expect(partial.body.turn_taking).toEqual({ detection: 'transcript', endpointing: 'fixed', min_delay_ms: 600, max_delay_ms: 3000, preemptive_generation: false, ignore_backchannels: true });
+    const both = await patch(a.body.id, { responsiveness: 1, turn_taking: { min_delay_ms: 250 } });
+    expect(both.body.turn_taking).toMatchObject({ min_delay_ms: 250, max_delay_ms: 1000 });
+    expect((await tp.request('get', `/v1/agents/${a.body.id}`, { key })).body.turn_taking).toEqual(both.body.turn_taking);
   });
 
   it('moves to another model and webhook of the organisation; clears the webhook with null', async () => {

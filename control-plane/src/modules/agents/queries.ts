@@ -17,6 +17,7 @@ function values(db: Db, a: AgentWrite) {
     ...a,
     transcriber: db.json(a.transcriber),
     tts: db.json(a.tts),
+    turn_taking: db.json(a.turn_taking),
     dynamic_variables: db.json(a.dynamic_variables),
     metadata: db.json(a.metadata as never),
     end_call_phrases: db.array(a.end_call_phrases),

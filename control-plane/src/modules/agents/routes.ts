@@ -16,7 +16,7 @@ import {
   type AgentRow,
   type AgentWrite,
 } from './queries.ts';
-import { AGENT_DEFAULTS, resolveTranscriber, resolveTts, throwIfAny, variableProblems } from './service.ts';
+import { AGENT_DEFAULTS, resolveTranscriber, resolveTts, resolveTurnTaking, throwIfAny, variableProblems } from './service.ts';
 
 const withPrompt = (row: AgentRow, systemPrompt: string | null) => ({ ...row, effective_system_prompt: effectiveSystemPrompt(row.job_description, systemPrompt) });
 
@@ -45,6 +45,8 @@ export const agentRoutes = [
       const language = body.language ?? AGENT_DEFAULTS.language;
       const transcriber = resolveTranscriber(body.transcriber, language, problems);
       const tts = resolveTts(body.tts, problems);
+      const responsiveness = body.responsiveness ?? AGENT_DEFAULTS.responsiveness;
+      const turn_taking = resolveTurnTaking(body.turn_taking, { value: responsiveness, given: body.responsiveness !== undefined }, undefined, problems);
       variableProblems(body.dynamic_variables, problems);
       throwIfAny(problems);
       await checkReferences(db, auth.orgId, refs(body.llm_id, body.webhook_id));
@@ -54,6 +56,7 @@ export const agentRoutes = [
         transcriber,
         tts,
         language,
+        turn_taking,
       };
       const row = await insertAgent(db, auth.orgId, a);
       await audit({ action: 'agent.create', resourceType: 'agent', resourceId: row.id, details: { name: row.name, llm_id: row.llm_id } });
@@ -100,7 +103,8 @@ export const agentRoutes = [
     summary: 'Update an agent',
     description:
       'Partial update: absent fields keep their value; `transcriber`, `tts`, lists and objects are replaced whole (with ' +
-      'the provider defaults filled in). Changing `language` does not change a stored transcriber\'s language. Calls ' +
+      'the provider defaults filled in; `turn_taking` is merged over its defaults). Setting `responsiveness` without ' +
+      '`turn_taking` re-derives turn_taking.min_delay_ms and max_delay_ms. Changing `language` does not change a stored transcriber\'s language. Calls ' +
       'in progress keep the settings they started with.',
     params: AgentParams,
     body: UpdateAgent,
@@ -112,11 +116,13 @@ export const agentRoutes = [
       const language = body.language ?? cur.language;
       const transcriber = body.transcriber ? resolveTranscriber(body.transcriber, language, problems) : cur.transcriber;
       const tts = body.tts ? resolveTts(body.tts, problems) : cur.tts;
+      const responsiveness = { value: body.responsiveness ?? cur.responsiveness, given: body.responsiveness !== undefined };
+      const turn_taking = resolveTurnTaking(body.turn_taking, responsiveness, cur.turn_taking, problems);
       variableProblems(body.dynamic_variables, problems);
       throwIfAny(problems);
       await checkReferences(db, auth.orgId, refs(body.llm_id, body.webhook_id));
       const { id: _id, created_at: _c, updated_at: _u, ...stored } = cur;
-      const a: AgentWrite = { ...stored, ...body, transcriber, tts, language };
+      const a: AgentWrite = { ...stored, ...body, transcriber, tts, language, turn_taking };
       const row = await updateAgent(db, auth.orgId, cur.id, a);
       await audit({ action: 'agent.update', resourceType: 'agent', resourceId: cur.id, details: { fields: Object.keys(body) } });
       return withPrompt(row, await modelPrompt(db, row.llm_id));

@@ -12,6 +12,7 @@ import {
   type TtsConfig,
   type TtsProvider,
 } from '../../../../shared/voices.ts';
+import { delaysFor, resolveTurnTaking as completeTurnTaking, type TurnTaking, type TurnTakingInput } from '../../../../shared/turn-taking.ts';
 
 // The defaults live with the schema (one definition for the API, its docs and the worker).
 export { AGENT_DEFAULTS };
@@ -57,6 +58,27 @@ export function resolveTts(input: TtsInput | undefined, problems: ValidationErro
   };
   for (const p of ttsProblems(t)) problems.push({ loc: ['body', 'tts', ...p.loc], msg: p.msg, type: p.type, input: p.input, ...(p.ctx ? { ctx: p.ctx } : {}) });
   return t;
+}
+
+/**
+ * The stored `turn_taking` after a create or update (docs/decisions.md, "Turn-taking"): a given object is merged
+ * over the defaults, with delays it lacks taken from responsiveness; no object but a given `responsiveness`
+ * re-derives the delays of the current one; neither keeps the current one (the defaults on create).
+ */
+export function resolveTurnTaking(
+  input: TurnTakingInput | undefined,
+  responsiveness: { value: number; given: boolean },
+  current: TurnTaking | undefined,
+  problems: ValidationErrorItem[],
+  at: (string | number)[] = ['body', 'turn_taking'],
+): TurnTaking {
+  if (!input) {
+    if (!current) return completeTurnTaking(undefined, responsiveness.value).value;
+    return responsiveness.given ? { ...current, ...delaysFor(responsiveness.value, current.detection) } : current;
+  }
+  const { value, problems: found } = completeTurnTaking(input, responsiveness.value);
+  for (const p of found) problems.push({ ...p, loc: [...at, ...p.loc] });
+  return value;
 }
 
 export function variableProblems(vars: Record<string, unknown> | undefined, problems: ValidationErrorItem[]): void {

@@ -1,0 +1,133 @@
+// Builds the turn-taking corpus's audio from its labels (corpus-labels.ts) with espeak-ng: each segment
+// synthesized on its own, its leading and trailing silence trimmed, resampled to 48 kHz (the rate the rtc
+// client publishes at), then joined with the item's pauses. The result is cached under the temp folder,
+// keyed by a hash of the labels, so a second run (or the tests) reads WAV files instead of synthesizing.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { readWav, resample, writeWav, type Pcm } from '../../test/support/speech.ts';
+import { corpusLabels, type LabelItem } from './corpus-labels.ts';
+
+const run = promisify(execFile);
+
+export const CORPUS_RATE = 48000;
+/** A 10 ms window is speech above this RMS (int16 scale); also the rtc client's speech threshold. */
+export const SPEECH_RMS = 300;
+
+export interface SegmentSpan {
+  text: string;
+  /** Sample offsets at CORPUS_RATE: first and one past the last sample of speech. */
+  start: number;
+  end: number;
+}
+
+export interface CorpusItem extends LabelItem {
+  sample_rate: number;
+  /** Samples in the clip. */
+  length: number;
+  segments_at: SegmentSpan[];
+  /** One past the last sample of speech (the end of the last segment). */
+  speech_end: number;
+  /** The inserted pauses as [start, end) sample offsets. */
+  pauses_at: [number, number][];
+  wav: string;
+}
+
+function windowRms(s: Int16Array, from: number, to: number): number {
+  let sum = 0;
+  for (let i = from; i < to; i++) sum += s[i]! * s[i]!;
+  return to > from ? Math.sqrt(sum / (to - from)) : 0;
+}
+
+/** The [first, end) samples of speech: from the first to the last 10 ms window above SPEECH_RMS. */
+export function speechBounds(pcm: Pcm): [number, number] {
+  const step = Math.round(pcm.sampleRate / 100);
+  let first = -1;
+  let last = -1;
+  for (let at = 0; at < pcm.samples.length; at += step) {
+    const end = Math.min(at + step, pcm.samples.length);
+    if (windowRms(pcm.samples, at, end) > SPEECH_RMS) {
+      if (first < 0) first = at;
+      last = end;
+    }
+  }
+  return first < 0 ? [0, 0] : [first, last];
+}
+
+async function synthSegment(text: string, voice: string, rate: number, dir: string, name: string): Promise<Pcm> {
+  const out = path.join(dir, `${name}.seg.wav`);
+  await run('espeak-ng', ['-v', voice, '-s', String(rate), '-w', out, text]);
+  const pcm = resample(readWav(out), CORPUS_RATE);
+  const [a, b] = speechBounds(pcm);
+  return { samples: pcm.samples.slice(a, b), sampleRate: CORPUS_RATE };
+}
+
+async function buildItem(label: LabelItem, dir: string): Promise<CorpusItem> {
+  const parts: Int16Array[] = [];
+  const segments_at: SegmentSpan[] = [];
+  const pauses_at: [number, number][] = [];
+  let at = 0;
+  for (let i = 0; i < label.segments.length; i++) {
+    const seg = await synthSegment(label.segments[i]!, label.voice, label.rate, dir, `${label.id}-${i}`);
+    segments_at.push({ text: label.segments[i]!, start: at, end: at + seg.samples.length });
+    parts.push(seg.samples);
+    at += seg.samples.length;
+    if (i < label.pauses_ms.length) {
+      const n = Math.round((label.pauses_ms[i]! / 1000) * CORPUS_RATE);
+      pauses_at.push([at, at + n]);
+      parts.push(new Int16Array(n));
+      at += n;
+    }
+  }
+  const samples = new Int16Array(at);
+  let o = 0;
+  for (const p of parts) {
+    samples.set(p, o);
+    o += p.length;
+  }
+  const wav = path.join(dir, `${label.id}.wav`);
+  writeWav(wav, { samples, sampleRate: CORPUS_RATE });
+  return { ...label, sample_rate: CORPUS_RATE, length: at, segments_at, speech_end: segments_at.at(-1)!.end, pauses_at, wav };
+}
+
+/** Where the corpus is cached: one folder per version of the labels. */
+export function corpusDir(): string {
+  const labels = corpusLabels();
+  const hash = createHash('sha256').update(JSON.stringify({ labels, rate: CORPUS_RATE, rms: SPEECH_RMS })).digest('hex').slice(0, 12);
+  return path.join(process.env.VAP_CORPUS_CACHE ?? tmpdir(), `vap-turn-corpus-${hash}`);
+}
+
+/** The corpus, synthesized on first use and cached (manifest.json beside the WAV files). */
+export async function loadCorpus(opts: { onProgress?: (m: string) => void } = {}): Promise<CorpusItem[]> {
+  const dir = corpusDir();
+  const manifest = path.join(dir, 'manifest.json');
+  if (existsSync(manifest)) return JSON.parse(readFileSync(manifest, 'utf8')) as CorpusItem[];
+  mkdirSync(dir, { recursive: true });
+  const labels = corpusLabels();
+  opts.onProgress?.(`synthesizing the turn-taking corpus (${labels.length} utterances) into ${dir}`);
+  const items: CorpusItem[] = new Array(labels.length);
+  // Two at a time: espeak-ng is quick, and the machine has two cores.
+  let next = 0;
+  const worker = async () => {
+    while (next < labels.length) {
+      const i = next++;
+      items[i] = await buildItem(labels[i]!, dir);
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  // Written last and renamed, so a run stopped half way leaves no manifest to trust.
+  writeFileSync(`${manifest}.tmp`, JSON.stringify(items, null, 1));
+  renameSync(`${manifest}.tmp`, manifest);
+  return items;
+}
+
+/** The item's audio at CORPUS_RATE. */
+export function itemPcm(item: CorpusItem): Pcm {
+  return readWav(item.wav);
+}
+
+/** Milliseconds of an offset in the item's samples. */
+export const ms = (item: CorpusItem, samples: number) => (samples / item.sample_rate) * 1000;

@@ -1,0 +1,496 @@
+// The turn-taking rig: real WebRTC calls (LiveKit server, control plane, media worker, from the stack
+// supervisor) with an rtc-node caller that speaks corpus utterances and listens to the agent. The third
+// parties are local stand-ins on their wire protocols: Deepgram's streaming STT (labels as transcripts),
+// the OpenAI chat completions (fixed time to first token) and speech (fixed time to first byte).
+// Shared by the benchmark (run.ts) and the behavioural tests (test/e2e/turn-taking.test.ts).
+// First: rtc-client quiets rtc-node's logger, which reads NODE_ENV when it loads.
+import { RtcClient, nowMs, rms } from '../../test/support/rtc-client.ts';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { AudioStream, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { startStack, type RunningStack } from '../../scripts/stack/supervisor.ts';
+import { startFakeDeepgram, type DeepgramConnection, type FakeDeepgram, type Script } from '../../test/support/fake-deepgram.ts';
+import { lastUserText, startFakeOpenAI, type ChatRequest, type FakeOpenAI } from '../../test/support/fake-openai.ts';
+import { resample, synthesize, type Pcm } from '../../test/support/speech.ts';
+import { Mic } from '../support/mic.ts';
+import { CORPUS_RATE, SPEECH_RMS, itemPcm, ms, speechBounds, type CorpusItem } from './corpus.ts';
+
+export const LLM_TTFT_MS = 200;
+export const TTS_TTFB_MS = 100;
+/** Between streamed tokens: a fast hosted model (about 60 tokens/s). */
+export const LLM_TOKEN_MS = 15;
+export const STT_FINAL_DELAY_MS = 200;
+/** A gap in the agent's audio this long means it stopped (espeak's pauses between words are shorter). */
+export const STOP_GAP_MS = 400;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export const FIRST_MESSAGE = 'Hello, how can I help?';
+/** Asked to make the agent talk for a while (barge-in and backchannel trials). */
+export const LONG_QUESTION = 'Tell me about your opening hours please.';
+const SHORT_REPLY = 'Sure, one moment.';
+const LONG_REPLY =
+  'Our opening hours are nine in the morning to five in the evening on weekdays. On Saturdays we open from ten until four in the afternoon. We are closed on Sundays and on public holidays.';
+/** Each reply starts with a tag naming its request, so the calls' transcripts show which replies were used. */
+const TAG = /\bR(\d+),\s*/;
+
+export type TurnTakingConfig = {
+  detection: 'vad' | 'model' | 'transcript';
+  endpointing: 'fixed' | 'dynamic';
+  min_delay_ms: number;
+  max_delay_ms: number;
+  preemptive_generation: boolean;
+  ignore_backchannels: boolean;
+};
+
+export interface Rig {
+  stack: RunningStack;
+  key: string;
+  deepgram: FakeDeepgram;
+  llm: FakeOpenAI;
+  modelId: string;
+  /** Speech of the long question, at CORPUS_RATE. */
+  longQuestion: { pcm: Pcm; script: Script; speechEndMs: number };
+  /** The long reply's spoken length (ms), as the TTS stand-in plays it. */
+  longReplyMs: number;
+  close(opts?: { keepLogs?: boolean }): Promise<void>;
+}
+
+// ---- the agent's voice: espeak-ng clips of the reply sentences, synthesized once ----
+
+const speechCache = new Map<string, Int16Array>();
+
+async function speak24k(text: string): Promise<Int16Array> {
+  const key = text.replace(TAG, '').trim();
+  let pcm = speechCache.get(key);
+  if (!pcm) {
+    // Trimmed to the speech (20 ms kept each side): espeak-ng's own leading and trailing silence would read
+    // as a late start and as a stop between sentences.
+    const raw = resample(await synthesize(key || 'okay', 'espeak-ng'), 24000);
+    const [a, b] = speechBounds(raw);
+    pcm = raw.samples.slice(Math.max(0, a - 480), Math.min(raw.samples.length, b + 480));
+    speechCache.set(key, pcm);
+  }
+  return pcm;
+}
+
+/** Sentences of a reply as agents-js's tokenizer will hand them to a non-streaming TTS. */
+function sentences(text: string): string[] {
+  return text.match(/[^.!?]+[.!?]+/g)?.map((s) => s.trim()) ?? [text];
+}
+
+export function wantsLongReply(userText: string): boolean {
+  return /\b(opening|hours|tell)\b/i.test(userText);
+}
+
+export async function api<T = any>(rig: { stack: RunningStack; key: string }, method: string, route: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(rig.stack.controlPlaneUrl + route, {
+    method,
+    headers: { authorization: `Bearer ${rig.key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+}
+
+async function devKey(stack: RunningStack): Promise<string> {
+  const log = path.join(stack.logDir, 'control-plane.log');
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const m = /API key: (\S+)/.exec(readFileSync(log, 'utf8'));
+    if (m) return m[1]!;
+    if (Date.now() > end) throw new Error(`no development key in ${log}`);
+    await sleep(100);
+  }
+}
+
+export async function startRig(opts: { onProgress?: (m: string) => void; workerLogLevel?: string; replyTags?: boolean } = {}): Promise<Rig> {
+  const progress = opts.onProgress ?? (() => {});
+  const deepgram = await startFakeDeepgram({ finalDelayMs: STT_FINAL_DELAY_MS });
+  const llm = await startFakeOpenAI({ ttftMs: LLM_TTFT_MS, ttsTtfbMs: TTS_TTFB_MS, chunkDelayMs: LLM_TOKEN_MS, speaker: speak24k });
+  llm.setResponder((req: ChatRequest, index: number) => {
+    // The post-call analysis asks for JSON, not streamed.
+    if (!req.stream) return { text: JSON.stringify({ summary: 'Benchmark call.', outcome: 'benchmark' }), ttftMs: 0 };
+    const said = lastUserText(req);
+    const reply = wantsLongReply(said) ? LONG_REPLY : SHORT_REPLY;
+    return { text: opts.replyTags === false ? reply : `R${index}, ${reply}` };
+  });
+  for (const s of [...sentences(SHORT_REPLY), ...sentences(LONG_REPLY)]) await speak24k(s);
+  const longReplyMs = sentences(LONG_REPLY).reduce((n, s) => n + (speechCache.get(s)!.length / 24000) * 1000, 0);
+  const q = resample(await synthesize(LONG_QUESTION, 'espeak-ng'), CORPUS_RATE);
+  const [a, b] = speechBounds(q);
+  const qpcm = { samples: q.samples.slice(a, b), sampleRate: CORPUS_RATE };
+  const longQuestion = { pcm: qpcm, script: { segments: [{ text: LONG_QUESTION, startMs: 0, endMs: ((b - a) / CORPUS_RATE) * 1000 }] }, speechEndMs: ((b - a) / CORPUS_RATE) * 1000 };
+
+  let stack: RunningStack | null = null;
+  try {
+    stack = await startStack({
+      freePorts: true,
+      redis: 'own',
+      sip: false,
+      controlPlane: true,
+      worker: true,
+      logLevel: 'warn',
+      env: {
+        NODE_ENV: 'development',
+        SSRF_ALLOWLIST: '127.0.0.1,localhost',
+        DEEPGRAM_BASE_URL: deepgram.url,
+        DEEPGRAM_API_KEY: 'stand-in',
+        OPENAI_BASE_URL: llm.url,
+        OPENAI_API_KEY: 'stand-in',
+        // The worker's per-turn timing records (turn-trace.ts) are at debug level.
+        LOG_LEVEL: opts.workerLogLevel ?? 'debug',
+      },
+      onProgress: progress,
+    });
+    const key = await devKey(stack);
+    const model = await api({ stack, key }, 'POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'Answer in one short sentence.' });
+    if (model.status !== 201) throw new Error(`POST /v1/models answered ${model.status}: ${JSON.stringify(model.body)}`);
+    const running = stack;
+    return {
+      stack,
+      key,
+      deepgram,
+      llm,
+      modelId: model.body.id,
+      longQuestion,
+      longReplyMs,
+      async close({ keepLogs = false } = {}) {
+        await running.stop();
+        if (keepLogs) process.stderr.write(`logs kept in ${running.logDir}\n`);
+        await deepgram.close();
+        await llm.close();
+      },
+    };
+  } catch (err) {
+    await stack?.stop();
+    await deepgram.close();
+    await llm.close();
+    throw err;
+  }
+}
+
+/** Creates an agent with these turn-taking settings (none: the agent's defaults), STT provider, and other agent fields. */
+export async function createAgent(rig: Rig, name: string, stt: 'deepgram' | 'local', turnTaking: TurnTakingConfig | null, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await api(rig, 'POST', '/v1/agents', {
+    name,
+    llm_id: rig.modelId,
+    transcriber: stt === 'deepgram' ? { provider: 'deepgram' } : { provider: 'local' },
+    tts: { provider: 'openai', model: 'tts-1', voice_id: 'alloy' },
+    first_message: FIRST_MESSAGE,
+    silence_timeout_seconds: 300,
+    max_duration_seconds: 1200,
+    ...(turnTaking ? { turn_taking: turnTaking } : {}),
+    ...extra,
+  });
+  if (res.status !== 201) throw new Error(`POST /v1/agents answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
+}
+
+// ---- the caller ----
+
+/** The agent's audio at the client: when each 10 ms frame above the speech threshold arrived. */
+export class AgentEar {
+  readonly speech: number[] = [];
+  #stream: AudioStream | null = null;
+  #done: Promise<void> | null = null;
+  #stopped = false;
+
+  attach(client: RtcClient): void {
+    const offer = (track: RemoteTrack) => {
+      if (this.#stream || track.kind !== TrackKind.KIND_AUDIO) return;
+      this.#stream = new AudioStream(track, { sampleRate: 16000, numChannels: 1 });
+      this.#done = this.#read(this.#stream);
+    };
+    client.room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => offer(track));
+    for (const p of client.room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) offer(pub.track);
+  }
+
+  async #read(stream: AudioStream): Promise<void> {
+    for await (const frame of stream) {
+      if (this.#stopped) break;
+      const at = nowMs();
+      const data = frame.data.subarray(0, frame.samplesPerChannel);
+      const step = 160;
+      // 10 ms windows: the frame arrived as its last sample did.
+      const windows = Math.max(1, Math.floor(data.length / step));
+      for (let w = 0; w < windows; w++) {
+        if (rms(data.subarray(w * step, (w + 1) * step)) > SPEECH_RMS) this.speech.push(at - (windows - 1 - w) * 10);
+      }
+    }
+  }
+
+  /** First speech at or after `t`. */
+  firstAfter(t: number): number | undefined {
+    return this.speech.find((s) => s >= t);
+  }
+
+  lastSpeech(): number {
+    return this.speech.at(-1) ?? 0;
+  }
+
+  /** The end of the first stretch of speech after `t` followed by a gap of `gapMs` (undefined: still talking). */
+  stopAfter(t: number, gapMs = STOP_GAP_MS, now = nowMs()): number | undefined {
+    let i = this.speech.findIndex((s) => s >= t);
+    if (i < 0) return undefined;
+    for (; i < this.speech.length; i++) {
+      const next = this.speech[i + 1];
+      if (next === undefined) return now - this.speech[i]! >= gapMs ? this.speech[i]! + 10 : undefined;
+      if (next - this.speech[i]! >= gapMs) return this.speech[i]! + 10;
+    }
+    return undefined;
+  }
+
+  async until(cond: () => boolean, timeoutMs: number): Promise<boolean> {
+    const end = Date.now() + timeoutMs;
+    while (!cond()) {
+      if (Date.now() > end) return false;
+      await sleep(20);
+    }
+    return true;
+  }
+
+  /** Waits until the agent has been quiet for `quietMs` (or the timeout). */
+  async quiet(quietMs: number, timeoutMs = 30_000): Promise<boolean> {
+    return this.until(() => nowMs() - this.lastSpeech() >= quietMs, timeoutMs);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#stream?.cancel().catch(() => {});
+    await this.#done?.catch(() => {});
+  }
+}
+
+/** The script of a corpus item for the Deepgram stand-in. */
+export function scriptOf(item: CorpusItem): Script {
+  return { segments: item.segments_at.map((s) => ({ text: s.text, startMs: ms(item, s.start), endMs: ms(item, s.end) })) };
+}
+
+export interface TurnResult {
+  kind: 'turn';
+  item: string;
+  category: CorpusItem['category'];
+  /** Wall-clock ms of the end of the user's speech at the client. */
+  speech_end_at: number;
+  /** End of speech -> first agent speech at the client; null when there was no reply or it cut in. */
+  v2v_ms: number | null;
+  /** The agent started speaking before the user finished (during a pause or over the rest). */
+  cut_in: boolean;
+  /** The agent started speaking inside one of the utterance's pauses. */
+  cut_in_pause: boolean;
+  replied: boolean;
+}
+
+export interface BargeInResult {
+  kind: 'barge_in';
+  item: string;
+  /** The long reply was playing when the caller spoke. */
+  valid: boolean;
+  /** Start of the caller's speech -> the agent's audio stopped at the client; null: it did not stop. */
+  stop_ms: number | null;
+}
+
+export interface BackchannelResult {
+  kind: 'backchannel';
+  item: string;
+  valid: boolean;
+  /** The agent's audio stopped (before the end of its reply) within 2 s of the backchannel. */
+  stopped: boolean;
+}
+
+export type TaskResult = TurnResult | BargeInResult | BackchannelResult;
+export type Task = { kind: 'turn' | 'barge_in' | 'backchannel'; item: CorpusItem };
+
+export interface CallHandle {
+  callId: string;
+  conn: DeepgramConnection | null;
+  client: RtcClient;
+  ear: AgentEar;
+  mic: Mic;
+}
+
+/**
+ * Starts a web call and waits for its first message to play out. With the Deepgram stand-in, call starts
+ * must not overlap (the caller holds `startLock`): the next stand-in connection is this call's.
+ */
+export async function startCall(rig: Rig, agentId: string, stt: 'deepgram' | 'local'): Promise<CallHandle> {
+  const created = await api(rig, 'POST', '/v1/calls/web', { agent_id: agentId });
+  if (created.status !== 201) throw new Error(`POST /v1/calls/web answered ${created.status}: ${JSON.stringify(created.body)}`);
+  const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+  const ear = new AgentEar();
+  ear.attach(client);
+  await client.publishMicrophone();
+  const mic = new Mic(client);
+  const conn = stt === 'deepgram' ? await rig.deepgram.nextConnection(60_000) : null;
+  // The first message, then quiet.
+  await ear.until(() => ear.speech.length > 0, 60_000);
+  await ear.quiet(700);
+  return { callId: created.body.id as string, conn, client, ear, mic };
+}
+
+export async function endCall(rig: Rig, call: CallHandle): Promise<void> {
+  await call.mic.stop();
+  await call.ear.stop();
+  await call.client.leave();
+  await api(rig, 'POST', `/v1/calls/${call.callId}/stop`);
+}
+
+/** Speaks an utterance and measures the agent's answer to it. */
+export async function runTurn(call: CallHandle, item: CorpusItem): Promise<TurnResult> {
+  call.conn?.expect(scriptOf(item));
+  const mark = nowMs();
+  const { start } = await call.mic.say(itemPcm(item));
+  const speechEnd = start + ms(item, item.speech_end);
+  // Up to 6 s for the reply (the longest endpointing delay plus the stand-ins' latency, with room to spare).
+  await call.ear.until(() => call.ear.firstAfter(mark) !== undefined, 6000);
+  const first = call.ear.firstAfter(mark);
+  const cutIn = first !== undefined && first < speechEnd;
+  const inPause = first !== undefined && item.pauses_at.some(([a, b]) => first >= start + ms(item, a) && first < start + ms(item, b));
+  const result: TurnResult = {
+    kind: 'turn',
+    item: item.id,
+    category: item.category,
+    speech_end_at: speechEnd,
+    v2v_ms: first !== undefined && !cutIn ? first - speechEnd : null,
+    cut_in: cutIn,
+    cut_in_pause: inPause,
+    replied: first !== undefined,
+  };
+  // An agent that cut in answers again after the end: let it all play out.
+  await call.ear.quiet(cutIn ? 1500 : 600, 20_000);
+  return result;
+}
+
+/**
+ * Lets what the caller's utterance set off play out before the next trial: an answer to a barge-in starts up to
+ * the longest endpointing delay plus the stand-ins' latency after the caller stops, so waiting only for a quiet
+ * moment could end between the stop and that answer, which the next trial would then take for its own reply.
+ */
+async function settle(call: CallHandle, utteranceEnd: number): Promise<void> {
+  await sleep(Math.max(0, utteranceEnd + SETTLE_AFTER_UTTERANCE_MS - nowMs()));
+  await call.ear.quiet(1500, 30_000);
+}
+const SETTLE_AFTER_UTTERANCE_MS = 2500;
+
+/** Gets the agent talking (the long reply) and returns when its speech started, or null. */
+async function startLongReply(rig: Rig, call: CallHandle): Promise<number | null> {
+  call.conn?.expect(rig.longQuestion.script);
+  const mark = nowMs();
+  await call.mic.say(rig.longQuestion.pcm);
+  await call.ear.until(() => call.ear.firstAfter(mark) !== undefined, 6000);
+  return call.ear.firstAfter(mark) ?? null;
+}
+
+/** The caller speaks a complete utterance over the agent's long reply: how soon does the agent stop? */
+export async function runBargeIn(rig: Rig, call: CallHandle, item: CorpusItem): Promise<BargeInResult> {
+  const began = await startLongReply(rig, call);
+  if (began === null) return { kind: 'barge_in', item: item.id, valid: false, stop_ms: null };
+  await sleep(Math.max(0, began + 1200 - nowMs()));
+  call.conn?.expect(scriptOf(item));
+  const { start, end } = await call.mic.say(itemPcm(item));
+  // Valid only if the reply was still playing when the caller started (a reply too short ends on its own).
+  const valid = call.ear.speech.some((s) => s >= start && s < start + 150);
+  await call.ear.until(() => call.ear.stopAfter(start) !== undefined, Math.max(0, end + 3000 - nowMs()));
+  const stop = call.ear.stopAfter(start);
+  const natural = began + rig.longReplyMs;
+  // A stop within 300 ms of the reply's own end is the reply ending, not the barge-in.
+  const stopped = stop !== undefined && stop < natural - 300;
+  await settle(call, end);
+  return { kind: 'barge_in', item: item.id, valid, stop_ms: valid && stopped ? stop - start : null };
+}
+
+/** The caller says "mm-hm" (or the like) over the agent's long reply: does the agent stop? */
+export async function runBackchannel(rig: Rig, call: CallHandle, item: CorpusItem): Promise<BackchannelResult> {
+  const began = await startLongReply(rig, call);
+  if (began === null) return { kind: 'backchannel', item: item.id, valid: false, stopped: false };
+  await sleep(Math.max(0, began + 1500 - nowMs()));
+  call.conn?.expect(scriptOf(item));
+  const { start, end } = await call.mic.say(itemPcm(item));
+  const valid = call.ear.speech.some((s) => s >= start && s < start + 150);
+  const natural = began + rig.longReplyMs;
+  await sleep(Math.max(0, Math.min(natural, start + 2500) - nowMs()));
+  const stop = call.ear.stopAfter(start);
+  const stopped = stop !== undefined && stop < Math.min(natural - 300, start + 2000);
+  await settle(call, end);
+  return { kind: 'backchannel', item: item.id, valid, stopped };
+}
+
+export async function runTask(rig: Rig, call: CallHandle, task: Task): Promise<TaskResult> {
+  if (task.kind === 'barge_in') return runBargeIn(rig, call, task.item);
+  if (task.kind === 'backchannel') return runBackchannel(rig, call, task.item);
+  return runTurn(call, task.item);
+}
+
+// ---- what the worker and the control plane recorded ----
+
+export interface WorkerTurn {
+  call_id: string;
+  at: number;
+  eou_delay_ms: number;
+  vad_end_ms: number | null;
+  stt_final_ms: number | null;
+  eot_probability: number | null;
+}
+
+/** The worker's per-turn timing records (turn-trace.ts, debug level), with the call and the time logged. */
+export function workerTurns(stack: RunningStack): WorkerTurn[] {
+  const out: WorkerTurn[] = [];
+  for (const line of readFileSync(path.join(stack.logDir, 'worker.log'), 'utf8').split('\n')) {
+    if (!line.includes('"user turn timing"')) continue;
+    try {
+      const rec = JSON.parse(line.slice(line.indexOf('{'))) as Record<string, unknown>;
+      out.push({
+        call_id: String(rec.call_id),
+        at: Date.parse(String(rec.time)),
+        eou_delay_ms: Number(rec.eou_delay_ms),
+        vad_end_ms: (rec.vad_end_ms as number | null) ?? null,
+        stt_final_ms: (rec.stt_final_ms as number | null) ?? null,
+        eot_probability: (rec.eot_probability as number | null) ?? null,
+      });
+    } catch {
+      // not a JSON line
+    }
+  }
+  return out;
+}
+
+/** The worker's EOU record of a turn: the first one of the call logged after the end of its speech. */
+export function eouOf(turns: WorkerTurn[], callId: string, speechEndAt: number): WorkerTurn | undefined {
+  // Logged at the commit, which follows the end of speech by the EOU delay; 5 s bounds the search.
+  return turns.find((t) => t.call_id === callId && t.at >= speechEndAt - 100 && t.at <= speechEndAt + 5000);
+}
+
+/** The ended call's record (messages, latency), waiting for the worker's report. */
+export async function endedCall(rig: Rig, callId: string, timeoutMs = 20_000): Promise<any> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const c = await api(rig, 'GET', `/v1/calls/${callId}`);
+    if (c.body?.status === 'completed' && Array.isArray(c.body.messages)) return c.body;
+    if (Date.now() > end) return c.body;
+    await sleep(250);
+  }
+}
+
+/**
+ * Tokens the LLM stand-in streamed for replies that no call used: a reply is used when its tag is in an
+ * agent message of a call's transcript (an interrupted reply keeps what was spoken, tag first).
+ */
+export function wastedTokens(llm: FakeOpenAI, fromIndex: number, agentMessages: string[]): { wasted: number; streamed: number; requests: number; unused: number } {
+  const used = new Set<number>();
+  for (const m of agentMessages) for (const hit of m.matchAll(/\bR(\d+)\b/g)) used.add(Number(hit[1]));
+  let wasted = 0;
+  let streamed = 0;
+  let requests = 0;
+  let unused = 0;
+  for (const c of llm.completions) {
+    if (c.index < fromIndex || !c.stream) continue;
+    requests++;
+    streamed += c.streamed;
+    if (!used.has(c.index)) {
+      wasted += c.streamed;
+      unused++;
+    }
+  }
+  return { wasted, streamed, requests, unused };
+}

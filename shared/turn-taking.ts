@@ -1,0 +1,97 @@
+// An agent's turn taking (`turn_taking`): its defaults, how `responsiveness` sets the endpointing delays, and
+// how a partial object is completed. Used by the control plane (agents, call overrides); the worker receives the
+// complete object (docs/decisions.md, "Turn-taking").
+
+export const TURN_DETECTIONS = ['vad', 'model', 'transcript'] as const;
+export const ENDPOINTING_MODES = ['fixed', 'dynamic'] as const;
+
+export interface TurnTaking {
+  detection: (typeof TURN_DETECTIONS)[number];
+  endpointing: (typeof ENDPOINTING_MODES)[number];
+  min_delay_ms: number;
+  max_delay_ms: number;
+  preemptive_generation: boolean;
+  ignore_backchannels: boolean;
+}
+export type TurnTakingInput = Partial<TurnTaking>;
+
+export const DELAY_LIMITS = { min_delay_ms: { minimum: 0, maximum: 2000 }, max_delay_ms: { minimum: 100, maximum: 6000 } } as const;
+
+/**
+ * The defaults of the fields that `responsiveness` does not set: the configuration the turn-taking benchmark
+ * found best (docs/benchmarks.md, "Turn-taking"; docs/decisions.md, "Turn-taking").
+ */
+export const TURN_TAKING_DEFAULTS = {
+  detection: 'transcript',
+  endpointing: 'fixed',
+  preemptive_generation: true,
+  ignore_backchannels: true,
+} as const satisfies Omit<TurnTaking, 'min_delay_ms' | 'max_delay_ms'>;
+
+type Delays = Record<0 | 0.5 | 1, Pick<TurnTaking, 'min_delay_ms' | 'max_delay_ms'>>;
+
+/** Silence alone (`vad`): the delays at the default responsiveness (0.5), and at its two ends. */
+const SILENCE_DELAYS_AT: Delays = {
+  0: { min_delay_ms: 1000, max_delay_ms: 4000 },
+  0.5: { min_delay_ms: 500, max_delay_ms: 3000 },
+  1: { min_delay_ms: 200, max_delay_ms: 1000 },
+};
+
+/**
+ * With a turn detector (`transcript`, `model`): a turn that sounds finished commits soon, one that does not
+ * waits the ceiling, so the floor can be short (200 ms, the best of the turn-taking benchmark).
+ */
+const DETECTOR_DELAYS_AT: Delays = {
+  0: { min_delay_ms: 600, max_delay_ms: 3000 },
+  0.5: { min_delay_ms: 200, max_delay_ms: 1500 },
+  1: { min_delay_ms: 100, max_delay_ms: 1000 },
+};
+
+/**
+ * responsiveness (0 = patient, 1 = eager) -> endpointing delays in milliseconds, linear on each half.
+ *   silence alone (`vad`):           0 -> 1000 / 4000;  0.5 -> 500 / 3000 (agents-js's own);  1 -> 200 / 1000.
+ *   with a turn detector (default):  0 -> 600 / 3000;   0.5 -> 200 / 1500;                    1 -> 100 / 1000.
+ * min is the silence after which a likely end of turn commits; max is the ceiling when the turn detector
+ * expects the caller to go on.
+ */
+export function delaysFor(responsiveness: number, detection: TurnTaking['detection'] = 'vad'): Pick<TurnTaking, 'min_delay_ms' | 'max_delay_ms'> {
+  const DELAYS_AT = detection === 'vad' ? SILENCE_DELAYS_AT : DETECTOR_DELAYS_AT;
+  const r = Number.isFinite(responsiveness) ? Math.min(1, Math.max(0, responsiveness)) : 0.5;
+  const [a, b, t] = r <= 0.5 ? [DELAYS_AT[0], DELAYS_AT[0.5], r / 0.5] : [DELAYS_AT[0.5], DELAYS_AT[1], (r - 0.5) / 0.5];
+  const lerp = (x: number, y: number) => Math.round(x + (y - x) * t);
+  return { min_delay_ms: lerp(a.min_delay_ms, b.min_delay_ms), max_delay_ms: lerp(a.max_delay_ms, b.max_delay_ms) };
+}
+
+export interface TurnTakingProblem {
+  loc: string[];
+  msg: string;
+  type: string;
+  input: unknown;
+}
+
+/**
+ * Completes a partial `turn_taking` over the defaults. Delays not given come from `responsiveness`; a delay
+ * that is given wins, and the defaulted one moves so that min <= max. Both given with max < min is a problem
+ * reported at `max_delay_ms`.
+ */
+export function resolveTurnTaking(input: TurnTakingInput | undefined, responsiveness: number): { value: TurnTaking; problems: TurnTakingProblem[] } {
+  const given = input ?? {};
+  const derived = delaysFor(responsiveness, given.detection ?? TURN_TAKING_DEFAULTS.detection);
+  let min = given.min_delay_ms ?? derived.min_delay_ms;
+  let max = given.max_delay_ms ?? derived.max_delay_ms;
+  const problems: TurnTakingProblem[] = [];
+  if (given.min_delay_ms !== undefined && given.max_delay_ms === undefined) max = Math.max(max, min, DELAY_LIMITS.max_delay_ms.minimum);
+  if (given.max_delay_ms !== undefined && given.min_delay_ms === undefined) min = Math.min(min, max);
+  if (max < min) {
+    problems.push({ loc: ['max_delay_ms'], msg: `max_delay_ms must be at least min_delay_ms (${min})`, type: 'value_error', input: max });
+  }
+  const value: TurnTaking = {
+    detection: given.detection ?? TURN_TAKING_DEFAULTS.detection,
+    endpointing: given.endpointing ?? TURN_TAKING_DEFAULTS.endpointing,
+    min_delay_ms: min,
+    max_delay_ms: max,
+    preemptive_generation: given.preemptive_generation ?? TURN_TAKING_DEFAULTS.preemptive_generation,
+    ignore_backchannels: given.ignore_backchannels ?? TURN_TAKING_DEFAULTS.ignore_backchannels,
+  };
+  return { value, problems };
+}

@@ -1,0 +1,372 @@
+// A local stand-in for Deepgram's streaming speech-to-text (WebSocket /v1/listen), speaking the protocol as
+// @livekit/agents-plugin-deepgram 1.9 uses it: query parameters (encoding=linear16, sample_rate, channels,
+// interim_results, vad_events...), `Authorization: Token <key>`, binary linear16 audio, the KeepAlive,
+// Finalize and CloseStream messages in, and SpeechStarted, Results (is_final / speech_final) and Metadata
+// out. It hears speech by energy in the audio it receives and times its messages like the real service: an
+// interim while speech runs, and a final `finalDelayMs` after the last speech (150-300 ms in practice).
+//
+// The words come from labels, not recognition: each connection has a queue of scripts (one per utterance
+// the caller will speak), each a list of segments with their offsets in the utterance. A script's words are
+// released as the audio reaches them (the speech time since the utterance's first speech), so a pause
+// mid-sentence yields a final with the words before it, as Deepgram's endpointing does. The test or bench
+// that drives the caller pushes the scripts: in process (`connection.expect(...)`) or over HTTP
+// (`POST /_scripts/<connection id>`). Connections are taken in arrival order (`nextConnection()`), so a rig
+// that starts calls one at a time knows which connection is which call's.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { acceptWebSocket, type WsConnection } from './ws-server.ts';
+
+export interface ScriptSegment {
+  text: string;
+  /** Offsets in the utterance (ms); only differences matter (the first segment's start is the anchor). */
+  startMs: number;
+  endMs: number;
+}
+
+export interface Script {
+  segments: ScriptSegment[];
+}
+
+export interface FakeDeepgramOptions {
+  /** From the end of speech to the final transcript (default 200 ms). */
+  finalDelayMs?: number;
+  /** Interim results while speech runs, at most this often (default 250 ms). */
+  interimIntervalMs?: number;
+  /** A 10 ms window is speech above this RMS, int16 scale (default 300). */
+  speechRms?: number;
+  /** Keys accepted in `Authorization: Token <key>`; default: any non-empty key. */
+  apiKeys?: string[];
+}
+
+export interface SentMessage {
+  at: number;
+  type: string;
+  is_final?: boolean;
+  speech_final?: boolean;
+  transcript?: string;
+}
+
+interface Word {
+  text: string;
+  /** ms from the utterance's first speech. */
+  start: number;
+  end: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The script's words with times from the first segment's start, spread over each segment by length. */
+function scriptWords(script: Script): Word[] {
+  const anchor = script.segments[0]?.startMs ?? 0;
+  const out: Word[] = [];
+  for (const seg of script.segments) {
+    const words = seg.text.split(/\s+/).filter(Boolean);
+    const total = words.reduce((n, w) => n + w.length + 1, 0);
+    let at = seg.startMs - anchor;
+    const span = seg.endMs - seg.startMs;
+    for (const w of words) {
+      const d = (span * (w.length + 1)) / total;
+      out.push({ text: w, start: at, end: at + d });
+      at += d;
+    }
+  }
+  return out;
+}
+
+const bare = (w: string) => w.toLowerCase().replace(/[^\p{L}\p{N}'-]+/gu, '');
+
+/** One client connection: its parameters, its scripts and what it sent back. */
+export class DeepgramConnection {
+  readonly id = randomUUID();
+  readonly params: URLSearchParams;
+  readonly sent: SentMessage[] = [];
+  /** Messages the client sent (KeepAlive, Finalize, CloseStream). */
+  readonly control: string[] = [];
+  /** Audio received, in ms of audio. */
+  audioMs = 0;
+  closed = false;
+
+  readonly #ws: WsConnection;
+  readonly #opts: Required<Omit<FakeDeepgramOptions, 'apiKeys'>>;
+  readonly #requestId = randomUUID();
+  readonly #rate: number;
+  readonly #channels: number;
+  #scripts: Script[] = [];
+  /** The script being spoken: its words and how many have been finalized. */
+  #current: { words: Word[]; finalized: number } | null = null;
+  #speaking = false;
+  /** Wall-clock ms of the last speech heard (the final is timed from it). */
+  #lastSpeech = 0;
+  /**
+   * The utterance's first speech and its last speech in audio time (ms of audio received): which words have been
+   * heard is read on this clock, as a real recogniser hears the audio itself; wall-clock arrival times bunch up
+   * when the sender is delayed, and a final would then miss a last word that was in the audio.
+   */
+  #utteranceStartAudio = 0;
+  #lastSpeechAudio = 0;
+  /** Audio time (s) of the current segment of speech's start, for Deepgram's start/duration fields. */
+  #segmentAudioStart = 0;
+  #finalTimer: NodeJS.Timeout | null = null;
+  #lastInterim = 0;
+  #interimText = '';
+  #pending: Buffer = Buffer.alloc(0);
+
+  constructor(ws: WsConnection, params: URLSearchParams, opts: Required<Omit<FakeDeepgramOptions, 'apiKeys'>>) {
+    this.#ws = ws;
+    this.params = params;
+    this.#opts = opts;
+    this.#rate = Number(params.get('sample_rate') ?? 16000);
+    this.#channels = Number(params.get('channels') ?? 1);
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) this.#onAudio(data);
+      else this.#onControl(data.toString('utf8'));
+    });
+    ws.on('close', () => {
+      this.closed = true;
+      if (this.#finalTimer) clearTimeout(this.#finalTimer);
+    });
+  }
+
+  /** Queues the label of the next utterance the caller will speak. */
+  expect(script: Script): void {
+    this.#scripts.push(script);
+  }
+
+  /** Scripts queued and not started yet. */
+  get queued(): number {
+    return this.#scripts.length;
+  }
+
+  /** Final transcripts sent, in order. */
+  finals(): string[] {
+    return this.sent.filter((m) => m.type === 'Results' && m.is_final && m.transcript).map((m) => m.transcript!);
+  }
+
+  #send(msg: Record<string, unknown>): void {
+    if (this.closed) return;
+    this.#ws.send(JSON.stringify(msg));
+    this.sent.push({ at: Date.now(), type: String(msg.type), ...(msg.type === 'Results' ? { is_final: msg.is_final as boolean, speech_final: msg.speech_final as boolean, transcript: (msg.channel as { alternatives: { transcript: string }[] }).alternatives[0]!.transcript } : {}) });
+  }
+
+  #onControl(text: string): void {
+    let msg: { type?: string };
+    try {
+      msg = JSON.parse(text) as { type?: string };
+    } catch {
+      this.#ws.close(1008, 'invalid JSON');
+      return;
+    }
+    this.control.push(msg.type ?? '?');
+    if (msg.type === 'Finalize') {
+      if (this.#speaking) this.#final(true);
+    } else if (msg.type === 'CloseStream') {
+      if (this.#speaking) this.#final(true);
+      this.#send({ type: 'Metadata', transaction_key: 'deprecated', request_id: this.#requestId, sha256: '', created: new Date().toISOString(), duration: this.audioMs / 1000, channels: this.#channels });
+      this.#ws.close(1000);
+    }
+    // KeepAlive: nothing to do.
+  }
+
+  #onAudio(buf: Buffer): void {
+    const bytesPerFrame = 2 * this.#channels;
+    const data = this.#pending.length ? Buffer.concat([this.#pending, buf]) : buf;
+    const usable = data.length - (data.length % bytesPerFrame);
+    this.#pending = data.subarray(usable);
+    const frames = usable / bytesPerFrame;
+    const chunkStartAudio = this.audioMs;
+    this.audioMs += (frames / this.#rate) * 1000;
+    // The chunk arrived as its last sample was captured (the client streams in real time): sample i was
+    // spoken (frames - i) / rate before now.
+    const now = Date.now();
+    const win = Math.max(1, Math.round(this.#rate / 100));
+    let firstVoiced = -1;
+    let lastVoiced = -1;
+    for (let at = 0; at < frames; at += win) {
+      const end = Math.min(frames, at + win);
+      let sum = 0;
+      for (let i = at; i < end; i++) {
+        const s = data.readInt16LE(i * bytesPerFrame);
+        sum += s * s;
+      }
+      if (Math.sqrt(sum / (end - at)) > this.#opts.speechRms) {
+        if (firstVoiced < 0) firstVoiced = at;
+        lastVoiced = end;
+      }
+    }
+    if (firstVoiced < 0) return;
+    const ago = (i: number) => ((frames - i) / this.#rate) * 1000;
+    if (!this.#speaking) {
+      this.#speaking = true;
+      if (!this.#current) {
+        const next = this.#scripts.shift();
+        this.#current = next ? { words: scriptWords(next), finalized: 0 } : { words: [], finalized: 0 };
+        this.#utteranceStartAudio = chunkStartAudio + (firstVoiced / this.#rate) * 1000;
+      }
+      this.#segmentAudioStart = (chunkStartAudio + (firstVoiced / this.#rate) * 1000) / 1000;
+      this.#send({ type: 'SpeechStarted', channel: [0, 1], timestamp: this.#segmentAudioStart });
+    }
+    this.#lastSpeech = now - ago(lastVoiced);
+    this.#lastSpeechAudio = chunkStartAudio + (lastVoiced / this.#rate) * 1000;
+    if (this.#finalTimer) clearTimeout(this.#finalTimer);
+    this.#finalTimer = setTimeout(() => this.#final(false), Math.max(0, this.#lastSpeech + this.#opts.finalDelayMs - Date.now()));
+    if (now - this.#lastInterim >= this.#opts.interimIntervalMs) this.#interim();
+  }
+
+  /** Words of the current script heard so far (their end reached), not yet finalized. */
+  #heard(all: boolean): Word[] {
+    const cur = this.#current;
+    if (!cur) return [];
+    const elapsed = this.#lastSpeechAudio - this.#utteranceStartAudio;
+    // Within 120 ms of a word's end counts as heard: a chunk's edges and espeak's trailing fade.
+    const upto = all ? cur.words.length : cur.words.findIndex((w) => w.end > elapsed + 120);
+    return cur.words.slice(cur.finalized, upto < 0 ? cur.words.length : upto);
+  }
+
+  #results(words: Word[], isFinal: boolean, speechFinal: boolean, fromFinalize: boolean): Record<string, unknown> {
+    const base = this.#segmentAudioStart;
+    const transcript = words.map((w) => w.text).join(' ');
+    const duration = Math.max(0, this.audioMs / 1000 - base);
+    return {
+      type: 'Results',
+      channel_index: [0, 1],
+      duration,
+      start: base,
+      is_final: isFinal,
+      speech_final: speechFinal,
+      from_finalize: fromFinalize,
+      channel: {
+        alternatives: [
+          {
+            transcript,
+            confidence: words.length ? 0.99 : 0,
+            words: words.map((w) => ({ word: bare(w.text), start: base + w.start / 1000, end: base + w.end / 1000, confidence: 0.99, punctuated_word: w.text })),
+          },
+        ],
+      },
+      metadata: { request_id: this.#requestId, model_info: { name: 'general-nova-3', version: 'stand-in', arch: 'nova-3' }, model_uuid: 'stand-in' },
+    };
+  }
+
+  #interim(): void {
+    const words = this.#heard(false);
+    const text = words.map((w) => w.text).join(' ');
+    this.#lastInterim = Date.now();
+    if (!text || text === this.#interimText) return;
+    this.#interimText = text;
+    this.#send(this.#results(words, false, false, false));
+  }
+
+  /** The end of a stretch of speech: the words heard so far as a final, and the endpoint. */
+  #final(fromFinalize: boolean): void {
+    if (this.#finalTimer) clearTimeout(this.#finalTimer);
+    this.#finalTimer = null;
+    if (!this.#speaking) return;
+    this.#speaking = false;
+    this.#interimText = '';
+    const cur = this.#current;
+    const elapsed = this.#lastSpeechAudio - this.#utteranceStartAudio;
+    // The last segment heard to its end (a word's tolerance) closes the utterance: all its words go out.
+    const last = cur?.words.at(-1);
+    const done = !cur || !last || elapsed + 250 >= last.end;
+    const words = this.#heard(done);
+    if (cur) cur.finalized += words.length;
+    this.#send(this.#results(words, true, true, fromFinalize));
+    if (done) this.#current = null;
+  }
+}
+
+export interface FakeDeepgram {
+  /** Base URL for the plugin's `baseUrl` (ws://127.0.0.1:<port>); the HTTP side endpoint shares it. */
+  url: string;
+  httpUrl: string;
+  connections: DeepgramConnection[];
+  /** The oldest connection not yet taken, waiting for one if none is there. */
+  nextConnection(timeoutMs?: number): Promise<DeepgramConnection>;
+  setFinalDelay(ms: number): void;
+  close(): Promise<void>;
+}
+
+export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Promise<FakeDeepgram> {
+  const opts = { finalDelayMs: options.finalDelayMs ?? 200, interimIntervalMs: options.interimIntervalMs ?? 250, speechRms: options.speechRms ?? 300 };
+  const connections: DeepgramConnection[] = [];
+  const untaken: DeepgramConnection[] = [];
+  const waiters: ((c: DeepgramConnection) => void)[] = [];
+
+  const server = http.createServer((req, res) => {
+    // Side endpoint for a driver in another process: POST /_scripts/<id> {segments:[...]}; GET /_connections.
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (req.method === 'GET' && url.pathname === '/_connections') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(connections.map((c) => ({ id: c.id, closed: c.closed, queued: c.queued }))));
+      return;
+    }
+    const m = /^\/_scripts\/([\w-]+)$/.exec(url.pathname);
+    if (req.method === 'POST' && m) {
+      const conn = connections.find((c) => c.id === m[1]);
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d));
+      req.on('end', () => {
+        if (!conn) return void res.writeHead(404).end();
+        try {
+          conn.expect(JSON.parse(body) as Script);
+          res.writeHead(204).end();
+        } catch {
+          res.writeHead(400).end();
+        }
+      });
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ err_code: 'NOT_FOUND', err_msg: 'not found' }));
+  });
+
+  const sockets = new Set<WsConnection>();
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const key = /^Token (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const reject = (status: number, text: string) => {
+      socket.end(`HTTP/1.1 ${status} ${text}\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n${JSON.stringify({ err_code: text, err_msg: text })}`);
+    };
+    if (url.pathname !== '/v1/listen') return reject(404, 'Not Found');
+    if (!key || (options.apiKeys && !options.apiKeys.includes(key))) return reject(401, 'Unauthorized');
+    if (url.searchParams.get('encoding') !== 'linear16' || !Number(url.searchParams.get('sample_rate'))) return reject(400, 'Bad Request');
+    const ws = acceptWebSocket(req, socket, head);
+    sockets.add(ws);
+    ws.on('close', () => sockets.delete(ws));
+    const conn = new DeepgramConnection(ws, url.searchParams, opts);
+    connections.push(conn);
+    const w = waiters.shift();
+    if (w) w(conn);
+    else untaken.push(conn);
+  });
+
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    httpUrl: `http://127.0.0.1:${port}`,
+    connections,
+    async nextConnection(timeoutMs = 30_000) {
+      const c = untaken.shift();
+      if (c) return c;
+      let waiter!: (c: DeepgramConnection) => void;
+      const got = new Promise<DeepgramConnection>((r) => (waiter = r));
+      waiters.push(waiter);
+      const timeout = sleep(timeoutMs).then(() => null);
+      const res = await Promise.race([got, timeout]);
+      if (!res) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        throw new Error(`no Deepgram connection within ${timeoutMs} ms`);
+      }
+      return res;
+    },
+    setFinalDelay(ms: number) {
+      opts.finalDelayMs = ms;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        for (const c of sockets) c.terminate();
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
