@@ -11,6 +11,7 @@ import {
   tts,
 } from '@livekit/agents';
 import { type PcmEngine, PcmChunkedStream, SentenceSynthesizeStream } from './pcm-streams.ts';
+import { FirstClauseTokenizer } from './first-clause.ts';
 
 export const CARTESIA_API_VERSION = '2025-04-16';
 
@@ -40,7 +41,8 @@ const defaultOptions: CartesiaTTSOptions = {
   voice: '794f9389-aac1-45b6-b726-9d9369183238',
   language: 'en',
   sampleRate: 24000,
-  sentenceTokenizer: new tokenize.basic.SentenceTokenizer({ minSentenceLength: 20 }),
+  // Cartesia's bytes API takes whole texts, like OpenAI's: the reply goes first clause first.
+  sentenceTokenizer: new FirstClauseTokenizer(),
 };
 
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));

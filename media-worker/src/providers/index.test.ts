@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../../../test/support/fake-anthropic.ts';
 import { startFakeCartesia, type FakeCartesia } from '../../../test/support/fake-cartesia.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../../test/support/fake-openai.ts';
+import { FirstClauseTTS } from './first-clause.ts';
 import { AnthropicLLM, CartesiaTTS, LocalSTT, LocalTTS, ProviderConfigError, createLLM, createSTT, createTTS, inputSampleRateFor, resolveKey } from './index.ts';
 
 let anthropic: FakeAnthropic;
@@ -67,7 +68,12 @@ describe('createTTS', () => {
   });
 
   it('builds the cloud providers', () => {
-    expect(createTTS({ provider: 'openai', voice_id: 'nova', model: null }, { openai: 'k' }, { speed: 1.1 }, noEnv)).toBeInstanceOf(openai.TTS);
+    // OpenAI's speech endpoint takes whole texts: wrapped to go first clause first, reporting its own model.
+    const speech = createTTS({ provider: 'openai', voice_id: 'nova', model: null }, { openai: 'k' }, { speed: 1.1 }, noEnv);
+    expect(speech).toBeInstanceOf(FirstClauseTTS);
+    expect((speech as FirstClauseTTS).engine).toBeInstanceOf(openai.TTS);
+    expect(speech.model).toBe((speech as FirstClauseTTS).engine.model);
+    expect(speech.capabilities.streaming).toBe(true);
     expect(createTTS({ provider: 'deepgram', voice_id: 'aura-2-thalia-en', model: null }, { deepgram: 'k' }, {}, noEnv).model).toBe('aura-2-thalia-en');
     expect(createTTS({ provider: 'elevenlabs', voice_id: 'v1', model: null }, { elevenlabs: 'k' }, { speed: 2, emotions: true }, noEnv)).toBeInstanceOf(
       elevenlabs.TTS,

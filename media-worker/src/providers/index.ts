@@ -13,6 +13,7 @@ import { PLATFORM_KEY_ENV, ProviderConfigError, resolveKey } from '../../../shar
 import { AnthropicLLM } from './anthropic-llm.ts';
 import { CartesiaTTS } from './cartesia-tts.ts';
 import { LlamaLLM } from './llama-llm.ts';
+import { FirstClauseTTS } from './first-clause.ts';
 import { LocalSTT } from './local-stt.ts';
 import { LocalTTS, type LocalTTSModel } from './local-tts.ts';
 
@@ -89,7 +90,8 @@ export function createTTS(config: TtsConfig, keys: ProviderKeys, voice: VoiceOpt
   switch (config.provider) {
     case 'openai': {
       const model = config.model ?? TTS_DEFAULTS.openai.model;
-      return new openai.TTS({
+      // OpenAI's speech endpoint takes whole texts: the reply goes to it first clause first (first-clause.ts).
+      return new FirstClauseTTS(new openai.TTS({
         apiKey: resolveKey('openai', keys, env),
         model,
         voice: (config.voice_id ?? TTS_DEFAULTS.openai.voice_id) as openai.TTSOptions['voice'],
@@ -97,7 +99,7 @@ export function createTTS(config: TtsConfig, keys: ProviderKeys, voice: VoiceOpt
         // Only the gpt-4o TTS models follow instructions; tts-1 ignores them.
         ...optional(voice.emotions && model.startsWith('gpt-4o') && { instructions: EXPRESSIVE_INSTRUCTIONS }),
         ...optional(env.OPENAI_BASE_URL && { baseURL: env.OPENAI_BASE_URL }),
-      });
+      }));
     }
     case 'deepgram':
       return new deepgram.TTS({
