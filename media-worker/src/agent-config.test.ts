@@ -123,3 +123,13 @@ describe('the session config the worker validates', () => {
     }
   });
 });
+
+describe('preemptive generation', () => {
+  it('starts the LLM and the TTS before the turn commits, where the call allows it', () => {
+    for (const preemptive_generation of [true, false]) {
+      const turn_taking = { ...AGENT_DEFAULTS.turn_taking, preemptive_generation };
+      expect(turnHandlingFor({ turn_taking, interruption_sensitivity: 0.5 }, { turnDetector: 'vad', preemptiveAllowed: true }).preemptiveGeneration).toMatchObject({ enabled: preemptive_generation, preemptiveTts: true });
+      expect(turnHandlingFor({ turn_taking, interruption_sensitivity: 0.5 }, { turnDetector: 'vad', preemptiveAllowed: false }).preemptiveGeneration?.enabled).toBe(false);
+    }
+  });
+});

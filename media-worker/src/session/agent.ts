@@ -33,9 +33,40 @@ export interface VapAgentOptions {
    * sees neither interrupts the agent nor becomes a user turn.
    */
   dropTranscript?: ((text: string, isFinal: boolean) => boolean) | undefined;
+  /**
+   * Says whether an interim transcript sounds like the end of the turn. Such an interim goes to agents-js as a
+   * preflight transcript (what Deepgram Flux sends as EagerEndOfTurn): preemptive generation starts on it, one
+   * STT final lag before the final. The turn itself still commits only on the final, and agents-js keeps the
+   * early reply only if the final says the same.
+   */
+  preflight?: ((text: string) => boolean) | undefined;
 }
 
 const TRANSCRIPTS = new Set([stt.SpeechEventType.INTERIM_TRANSCRIPT, stt.SpeechEventType.PREFLIGHT_TRANSCRIPT, stt.SpeechEventType.FINAL_TRANSCRIPT]);
+
+/**
+ * The STT's events on their way to agents-js: transcripts `drop` rejects are taken out, and interims that
+ * `preflight` finds finished become preflight transcripts (see VapAgentOptions).
+ */
+export function transcriptFilter(opts: Pick<VapAgentOptions, 'preflight'> & { drop?: VapAgentOptions['dropTranscript'] }): TransformStream<stt.SpeechEvent | string, stt.SpeechEvent | string> {
+  const { drop, preflight } = opts;
+  return new TransformStream<stt.SpeechEvent | string, stt.SpeechEvent | string>({
+    transform(ev, controller) {
+      const alternative = typeof ev === 'string' ? undefined : ev.alternatives?.[0];
+      if (typeof ev === 'string' || !TRANSCRIPTS.has(ev.type) || !alternative?.text.trim()) {
+        controller.enqueue(ev);
+        return;
+      }
+      if (drop?.(alternative.text, ev.type === stt.SpeechEventType.FINAL_TRANSCRIPT)) return;
+      // agents-js handles a preflight as an interim too (shown, and it interrupts the same way), plus the early reply.
+      if (ev.type === stt.SpeechEventType.INTERIM_TRANSCRIPT && preflight?.(alternative.text)) {
+        controller.enqueue({ ...ev, type: stt.SpeechEventType.PREFLIGHT_TRANSCRIPT });
+        return;
+      }
+      controller.enqueue(ev);
+    },
+  });
+}
 
 /** The cache key of a query: its words, lowercased (punctuation and spacing differ between interim and final). */
 export const queryKey = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
@@ -81,18 +112,9 @@ export class VapAgent extends voice.Agent {
       );
     }
     const events = await voice.Agent.default.sttNode(this, input, modelSettings);
-    const drop = this.#opts.dropTranscript;
-    if (!events || !drop) return events;
-    return events.pipeThrough(
-      new TransformStream<stt.SpeechEvent | string, stt.SpeechEvent | string>({
-        transform(ev, controller) {
-          const alternative = typeof ev === 'string' ? undefined : ev.alternatives?.[0];
-          if (typeof ev === 'string' || !TRANSCRIPTS.has(ev.type) || !alternative?.text.trim() || !drop(alternative.text, ev.type === stt.SpeechEventType.FINAL_TRANSCRIPT)) {
-            controller.enqueue(ev);
-          }
-        },
-      }),
-    );
+    const { dropTranscript: drop, preflight } = this.#opts;
+    if (!events || (!drop && !preflight)) return events;
+    return events.pipeThrough(transcriptFilter({ drop, preflight }));
   }
 
   get #retrieves(): boolean {

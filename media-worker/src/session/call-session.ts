@@ -16,6 +16,7 @@ import { buildTools, type CallActions } from './tools.ts';
 import { TurnMetrics, type ProviderLabels } from './turn-metrics.ts';
 import { TurnTrace } from './turn-trace.ts';
 import { PreemptiveWaste } from './preemptive-waste.ts';
+import { interimSoundsFinished } from './transcript-turn-detector.ts';
 import { BeepDetector, VoicemailClassifier, transcriptLooksLikeVoicemail } from './voicemail.ts';
 
 export interface CallModels {
@@ -141,6 +142,12 @@ export class CallSession {
       },
     });
 
+    const retrieves = opts.config.knowledge.mode === 'retrieve' && opts.config.knowledge.knowledge_base_ids.length > 0;
+    // Preemptive generation starts the LLM on the transcript, before onUserTurnCompleted: it would miss the
+    // retrieved knowledge, and would spend a request on a voicemail greeting or the callee's "Hello?". Kept
+    // for the other calls, where it saves up to the endpointing delay.
+    const turnHandling = turnHandlingFor(agent, { turnDetector: opts.models.turnDetection, preemptiveAllowed: !retrieves && !outbound });
+    if (opts.preemptiveGeneration !== undefined) turnHandling.preemptiveGeneration = { ...turnHandling.preemptiveGeneration, enabled: opts.preemptiveGeneration };
     this.agent = new VapAgent({
       instructions: opts.config.prompt,
       tools,
@@ -154,14 +161,10 @@ export class CallSession {
       // Beep detection reads the caller's audio where the STT does, whatever the audio input is.
       onInputAudio: this.beep ? this.onInputFrame : undefined,
       dropTranscript: agent.turn_taking.ignore_backchannels ? (text, isFinal) => this.#isIgnoredBackchannel(text, isFinal) : undefined,
+      // With the transcript rules, a finished-sounding interim starts the preemptive reply before the final.
+      preflight: turnHandling.preemptiveGeneration?.enabled && agent.turn_taking.detection === 'transcript' ? interimSoundsFinished : undefined,
     });
 
-    const retrieves = opts.config.knowledge.mode === 'retrieve' && opts.config.knowledge.knowledge_base_ids.length > 0;
-    // Preemptive generation starts the LLM on the transcript, before onUserTurnCompleted: it would miss the
-    // retrieved knowledge, and would spend a request on a voicemail greeting or the callee's "Hello?". Kept
-    // for the other calls, where it saves up to the endpointing delay.
-    const turnHandling = turnHandlingFor(agent, { turnDetector: opts.models.turnDetection, preemptiveAllowed: !retrieves && !outbound });
-    if (opts.preemptiveGeneration !== undefined) turnHandling.preemptiveGeneration = { enabled: opts.preemptiveGeneration };
     this.session = new voice.AgentSession({
       stt: opts.models.stt,
       llm: opts.models.llm,

@@ -19,7 +19,9 @@ export function turnHandlingFor(
     endpointing: endpointingFor(t),
     // 'vad' keeps interruption decisions local (adaptive mode would call a cloud model).
     interruption: interruptionOptions(agent.interruption_sensitivity, t.ignore_backchannels),
-    preemptiveGeneration: { enabled: t.preemptive_generation && opts.preemptiveAllowed },
+    // The TTS starts with the LLM: an early reply's first audio is ready when the turn commits. A discarded one
+    // costs its synthesised characters as well as its tokens (counted as wasted tokens).
+    preemptiveGeneration: { enabled: t.preemptive_generation && opts.preemptiveAllowed, preemptiveTts: true },
   };
 }
 
@@ -38,14 +40,19 @@ export const MODEL_VAD_SILENCE_MS = 250;
 /** The shortest silence the VAD is given: below ~3 Silero windows (32 ms) a breath between words ends speech. */
 export const MIN_VAD_SILENCE_MS = 100;
 
+/** The VAD's report of the end of speech comes this long after its silence (Silero's windows and inference). */
+export const VAD_END_LAG_MS = 50;
+
 /**
- * The VAD's silence for an agent. agents-js counts the endpointing delay from the last speech, so the VAD's
- * silence is a floor under every turn's end: it follows min_delay_ms down to 100 ms (the end-of-turn model
- * needs 250 ms), and stays at 250 ms above that, where it only tells when speech stopped.
+ * The VAD's silence for an agent. agents-js counts the endpointing delay from the last speech, but runs the
+ * end-of-turn check only once the VAD has reported the end of speech, so the VAD's silence plus its lag is a
+ * floor under every turn's end. It sits one lag under min_delay_ms, so that min_delay_ms is what binds, down to
+ * 100 ms (the end-of-turn model needs 250 ms), and stays at 250 ms above that, where it only tells when speech
+ * stopped.
  */
 export function vadSilenceFor(t: Pick<TurnTaking, 'detection' | 'min_delay_ms'>): number {
   if (t.detection === 'model') return MODEL_VAD_SILENCE_MS;
-  return Math.min(MODEL_VAD_SILENCE_MS, Math.max(MIN_VAD_SILENCE_MS, t.min_delay_ms));
+  return Math.min(MODEL_VAD_SILENCE_MS, Math.max(MIN_VAD_SILENCE_MS, t.min_delay_ms - VAD_END_LAG_MS));
 }
 
 /**

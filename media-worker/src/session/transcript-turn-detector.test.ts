@@ -1,6 +1,8 @@
 import { llm } from '@livekit/agents';
 import { describe, expect, it } from 'vitest';
-import { LIKELY, TranscriptTurnDetector, UNLIKELY, endOfTurnProbability } from './transcript-turn-detector.ts';
+import { stt } from '@livekit/agents';
+import { LIKELY, TranscriptTurnDetector, UNLIKELY, endOfTurnProbability, interimSoundsFinished } from './transcript-turn-detector.ts';
+import { transcriptFilter } from './agent.ts';
 
 describe('endOfTurnProbability', () => {
   it('takes a sentence the STT punctuated as finished, whatever its last word', () => {
@@ -55,5 +57,38 @@ describe('TranscriptTurnDetector', () => {
     expect(await d.supportsLanguage('en-GB')).toBe(true);
     expect(await d.supportsLanguage('de')).toBe(false);
     expect(await d.supportsLanguage('es-ES')).toBe(false);
+  });
+});
+
+describe('interimSoundsFinished', () => {
+  it('takes only a punctuated, finished sentence: an interim is read word by word', () => {
+    for (const t of ['What time do you open tomorrow?', 'My order never arrived.', 'Yes it is!', 'He said "no."']) expect(interimSoundsFinished(t), t).toBe(true);
+    for (const t of ['I want', 'What time do you open', 'I was thinking...', 'I would like a table,', "I'd like to book a table for", '']) {
+      expect(interimSoundsFinished(t), t).toBe(false);
+    }
+  });
+});
+
+describe('transcriptFilter', () => {
+  const ev = (type: stt.SpeechEventType, text: string): stt.SpeechEvent => ({ type, alternatives: [{ text, language: 'en', startTime: 0, endTime: 0, confidence: 0.9 } as unknown as stt.SpeechData] });
+  async function run(events: stt.SpeechEvent[], opts: Parameters<typeof transcriptFilter>[0]) {
+    const out: stt.SpeechEvent[] = [];
+    const reader = ReadableStream.from(events).pipeThrough(transcriptFilter(opts)).getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) out.push(r.value as stt.SpeechEvent);
+    return out.map((e) => [e.type, e.alternatives?.[0]?.text]);
+  }
+
+  it('hands a finished-sounding interim over as a preflight, and leaves the rest as they are', async () => {
+    const { INTERIM_TRANSCRIPT: I, PREFLIGHT_TRANSCRIPT: P, FINAL_TRANSCRIPT: F, END_OF_SPEECH: E } = stt.SpeechEventType;
+    const events = [ev(I, 'What time'), ev(I, 'What time do you open?'), ev(F, 'What time do you open?'), { type: E } as stt.SpeechEvent];
+    expect(await run(events, { preflight: interimSoundsFinished })).toEqual([
+      [I, 'What time'],
+      [P, 'What time do you open?'],
+      [F, 'What time do you open?'],
+      [E, undefined],
+    ]);
+    // Without the option nothing changes; a dropped transcript never becomes a preflight.
+    expect(await run(events, {})).toEqual([[I, 'What time'], [I, 'What time do you open?'], [F, 'What time do you open?'], [E, undefined]]);
+    expect(await run([ev(I, 'Yeah.'), ev(F, 'Yeah.')], { preflight: interimSoundsFinished, drop: (t) => t === 'Yeah.' })).toEqual([]);
   });
 });

@@ -59,6 +59,16 @@ export function endOfTurnProbability(transcript: string): number {
   return LIKELY;
 }
 
+/**
+ * An interim that sounds like the end of the turn: punctuated as a finished sentence by the STT and not ending
+ * on an open word. Stricter than endOfTurnProbability, which takes an unpunctuated "I want" as finished: an
+ * interim is read word by word as the caller speaks, and each early reply it starts costs tokens.
+ */
+export function interimSoundsFinished(text: string): boolean {
+  const t = text.trim();
+  return /[.?!]["')\]]?$/.test(t) && !/\.\.\.$/.test(t) && endOfTurnProbability(t) === LIKELY;
+}
+
 /** The text of the last user message: the turn agents-js is deciding on. */
 function lastUserText(chatCtx: llm.ChatContext): string {
   for (let i = chatCtx.items.length - 1; i >= 0; i--) {
