@@ -13,7 +13,7 @@
 // are in the output; a p50 of fewer than 30 samples or a p95 of fewer than 100 is printed "n/a".
 // Usage: node bench/turn-taking/run.ts [config names...]   Env: BENCH_TURNS (turn trials per configuration),
 // BENCH_TURNS_BEST, BENCH_BARGE_INS_BEST, BENCH_BACKCHANNELS_BEST (the transcript configuration, for p95s),
-// BENCH_BARGE_INS, BENCH_BACKCHANNELS, BENCH_BUDGET_S (the whole run, default 1800), BENCH_CALLS
+// BENCH_BARGE_INS, BENCH_BACKCHANNELS, BENCH_BUDGET_S (the whole run, default 2700), BENCH_CALLS
 // (calls at once), BENCH_OFFLINE=0 to skip the offline-STT run, BENCH_REPLY_TAGS=0 for untagged replies.
 import { disposeRtc } from '../../test/support/rtc-client.ts';
 import { initializeLogger } from '@livekit/agents';
@@ -47,14 +47,14 @@ import {
 
 const env = process.env;
 const TURNS = Number(env.BENCH_TURNS ?? 40);
-const TURNS_BEST = Number(env.BENCH_TURNS_BEST ?? 120);
+const TURNS_BEST = Number(env.BENCH_TURNS_BEST ?? 280);
 const BARGE_INS = Number(env.BENCH_BARGE_INS ?? 5);
 const BACKCHANNELS = Number(env.BENCH_BACKCHANNELS ?? 6);
 const BARGE_INS_BEST = Number(env.BENCH_BARGE_INS_BEST ?? 20);
 const BACKCHANNELS_BEST = Number(env.BENCH_BACKCHANNELS_BEST ?? 20);
 const CALLS = Number(env.BENCH_CALLS ?? 3);
 /** The whole run's budget (s): a configuration that would overrun its share stops taking trials (counts are reported). */
-const BUDGET_S = Number(env.BENCH_BUDGET_S ?? 1800);
+const BUDGET_S = Number(env.BENCH_BUDGET_S ?? 2700);
 const OFFLINE = env.BENCH_OFFLINE !== '0';
 /** BENCH_REPLY_TAGS=0: replies without the request tag (wasted tokens are then not counted). */
 const REPLY_TAGS = env.BENCH_REPLY_TAGS !== '0';
@@ -83,10 +83,15 @@ const DEEPGRAM_CONFIGS: BenchConfig[] = [
   { name: 'silero-200', label: 'Silero only, 200 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'vad', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true } },
   // The transcript rules (below), stopping on sound alone (any 100 ms of speech, no word needed): the fastest
   // barge-in, at the cost of backchannels stopping the agent too.
-  { name: 'transcript-sound-barge-in', label: 'Transcript rules, 200/1500 ms, barge-in on sound (sensitivity 1)', stt: 'deepgram', turns: TURNS, bargeIns: 10, backchannels: 10, agent: { interruption_sensitivity: 1 }, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false } },
-  // The transcript rules (media-worker/src/session/transcript-turn-detector.ts): 200 ms after a finished
-  // sentence, 1500 ms after an open one. The most trials, for p95s.
-  { name: 'transcript', label: 'Transcript rules, fixed 200/1500 ms, preemptive generation', stt: 'deepgram', turns: TURNS_BEST, bargeIns: BARGE_INS_BEST, backchannels: BACKCHANNELS_BEST, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true } },
+  { name: 'transcript-sound-barge-in', label: 'Transcript rules, 150/1500 ms, barge-in on sound (sensitivity 1)', stt: 'deepgram', turns: TURNS, bargeIns: 10, backchannels: 10, agent: { interruption_sensitivity: 1 }, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false } },
+  // The transcript rules with the previous default floor (200 ms), and without preemptive generation: what
+  // the shorter floor and starting the reply early (on a finished-sounding interim, LLM and TTS) buy.
+  { name: 'transcript-200', label: 'Transcript rules, fixed 200/1500 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true } },
+  { name: 'transcript-no-preemptive', label: 'Transcript rules, fixed 150/1500 ms, no preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: false, ignore_backchannels: true } },
+  // The transcript rules (media-worker/src/session/transcript-turn-detector.ts), the default: 150 ms after a
+  // finished sentence, 1500 ms after an open one. The most trials, for p95s: 280 turns hold 112 complete
+  // sentences, so the p95 on complete utterances has its 100 samples.
+  { name: 'transcript', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation', stt: 'deepgram', turns: TURNS_BEST, bargeIns: BARGE_INS_BEST, backchannels: BACKCHANNELS_BEST, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true } },
 ];
 
 /** The agent's defaults (no turn_taking sent): `node bench/turn-taking/run.ts current`. */

@@ -29,8 +29,8 @@ describe('mappings', () => {
     expect(delaysFor(1)).toEqual({ min_delay_ms: 200, max_delay_ms: 1000 });
     // With a turn detector the floor is shorter (an open sentence waits the ceiling instead).
     expect(delaysFor(0, 'transcript')).toEqual({ min_delay_ms: 600, max_delay_ms: 3000 });
-    expect(delaysFor(0.5, 'transcript')).toEqual({ min_delay_ms: 200, max_delay_ms: 1500 });
-    expect(delaysFor(0.5, 'model')).toEqual({ min_delay_ms: 200, max_delay_ms: 1500 });
+    expect(delaysFor(0.5, 'transcript')).toEqual({ min_delay_ms: 150, max_delay_ms: 1500 });
+    expect(delaysFor(0.5, 'model')).toEqual({ min_delay_ms: 150, max_delay_ms: 1500 });
     expect(delaysFor(1, 'transcript')).toEqual({ min_delay_ms: 100, max_delay_ms: 1000 });
   });
   it('maps turn_taking endpointing onto agents-js endpointing options', () => {
@@ -40,7 +40,8 @@ describe('mappings', () => {
     expect(endpointingFor({ endpointing: 'fixed', min_delay_ms: 800, max_delay_ms: 500 })).toEqual({ mode: 'fixed', minDelay: 800, maxDelay: 800 });
   });
   it("sets the VAD's silence from min_delay_ms, 100-250 ms, and 250 ms for the end-of-turn model", () => {
-    expect(vadSilenceFor({ detection: 'transcript', min_delay_ms: 150 })).toBe(150);
+    expect(vadSilenceFor({ detection: 'transcript', min_delay_ms: 150 })).toBe(100);
+    expect(vadSilenceFor({ detection: 'transcript', min_delay_ms: 200 })).toBe(150);
     expect(vadSilenceFor({ detection: 'vad', min_delay_ms: 500 })).toBe(250);
     expect(vadSilenceFor({ detection: 'vad', min_delay_ms: 0 })).toBe(100);
     expect(vadSilenceFor({ detection: 'model', min_delay_ms: 100 })).toBe(250);

@@ -49,7 +49,7 @@ describe('POST /v1/agents', () => {
       voicemail_detection: false,
       voicemail_message: null,
       responsiveness: 0.5,
-      turn_taking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true },
+      turn_taking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true },
       speed: 1,
       background_sound: null,
       emotions: false,
@@ -232,7 +232,7 @@ describe('POST /v1/agents', () => {
   it('completes a partial turn_taking over the defaults, with delays from responsiveness unless given', async () => {
     const partial = await create({ name: 'tt', llm_id: llmId, turn_taking: { detection: 'model', ignore_backchannels: false } });
     expect(partial.status).toBe(201);
-    expect(partial.body.turn_taking).toEqual({ detection: 'model', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false });
+    expect(partial.body.turn_taking).toEqual({ detection: 'model', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false });
     // Silence alone has its own, longer delays: it has no detector to tell a pause from an end.
     const silence = await create({ name: 'tt', llm_id: llmId, turn_taking: { detection: 'vad' } });
     expect(silence.body.turn_taking).toMatchObject({ detection: 'vad', min_delay_ms: 500, max_delay_ms: 3000 });
@@ -240,16 +240,16 @@ describe('POST /v1/agents', () => {
     const eager = await create({ name: 'tt', llm_id: llmId, responsiveness: 1, turn_taking: { endpointing: 'dynamic' } });
     expect(eager.body.turn_taking).toMatchObject({ endpointing: 'dynamic', min_delay_ms: 100, max_delay_ms: 1000 });
     const patient = await create({ name: 'tt', llm_id: llmId, responsiveness: 0.25 });
-    expect(patient.body.turn_taking).toMatchObject({ min_delay_ms: 400, max_delay_ms: 2250 });
+    expect(patient.body.turn_taking).toMatchObject({ min_delay_ms: 375, max_delay_ms: 2250 });
     const explicit = await create({ name: 'tt', llm_id: llmId, responsiveness: 0, turn_taking: { min_delay_ms: 150, max_delay_ms: 1200, preemptive_generation: false } });
     expect(explicit.body).toMatchObject({ responsiveness: 0, turn_taking: { min_delay_ms: 150, max_delay_ms: 1200, preemptive_generation: false } });
     // One delay given: the other, derived, moves to keep min <= max.
     const highMin = await create({ name: 'tt', llm_id: llmId, responsiveness: 1, turn_taking: { min_delay_ms: 1800 } });
     expect(highMin.body.turn_taking).toMatchObject({ min_delay_ms: 1800, max_delay_ms: 1800 });
     const lowMax = await create({ name: 'tt', llm_id: llmId, turn_taking: { max_delay_ms: 300 } });
-    expect(lowMax.body.turn_taking).toMatchObject({ min_delay_ms: 200, max_delay_ms: 300 });
-    const lowerMax = await create({ name: 'tt', llm_id: llmId, turn_taking: { max_delay_ms: 150 } });
-    expect(lowerMax.body.turn_taking).toMatchObject({ min_delay_ms: 150, max_delay_ms: 150 });
+    expect(lowMax.body.turn_taking).toMatchObject({ min_delay_ms: 150, max_delay_ms: 300 });
+    const lowerMax = await create({ name: 'tt', llm_id: llmId, turn_taking: { max_delay_ms: 120 } });
+    expect(lowerMax.body.turn_taking).toMatchObject({ min_delay_ms: 120, max_delay_ms: 120 });
     const got = await tp.request('get', `/v1/agents/${explicit.body.id}`, { key });
     expect(got.body.turn_taking).toEqual(explicit.body.turn_taking);
   });

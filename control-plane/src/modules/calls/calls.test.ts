@@ -145,7 +145,7 @@ describe('the call lifecycle through the internal API', () => {
     const over = await startWebCall(org, { agent_id: agent, overrides: { turn_taking: { detection: 'model', ignore_backchannels: false } } });
     expect(over.status).toBe(201);
     expect((await internal('get', `/calls/${over.body.id}/config`)).body.agent.turn_taking).toEqual({
-      detection: 'model', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false,
+      detection: 'model', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false,
     });
     const coarse = await startWebCall(org, { agent_id: agent, overrides: { responsiveness: 1 } });
     expect((await internal('get', `/calls/${coarse.body.id}/config`)).body.agent.turn_taking).toMatchObject({ endpointing: 'dynamic', min_delay_ms: 100, max_delay_ms: 1000 });
