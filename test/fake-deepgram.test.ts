@@ -183,6 +183,31 @@ describe('Deepgram stand-in with the deepgram plugin', () => {
     for (const e of engines) await e.close();
   });
 
+  it('expectNext: an utterance left open (its last words never heard) does not put the next label out of step', async () => {
+    // The first utterance's label has two stretches of speech, but only the first is spoken.
+    const open = await utterance(['Could you check whether', 900, 'my package has shipped?']);
+    const heard = await utterance(['Could you check whether', 900]);
+    const next = await utterance(['My order never arrived.', 900]);
+    const run = async (queue: 'expect' | 'expectNext') => {
+      const engine = new deepgram.STT({ apiKey: 'test-key', baseUrl: dg.url, language: 'en-US' });
+      const stream = engine.stream();
+      const conn = await dg.nextConnection();
+      const events: stt.SpeechEvent[] = [];
+      const reading = collect(stream, events);
+      conn[queue](open.script);
+      await play(stream, heard.pcm);
+      conn[queue](next.script);
+      await play(stream, next.pcm);
+      stream.endInput();
+      await reading;
+      await engine.close();
+      return finals(events);
+    };
+    // Queued in order, the next utterance's audio gets the rest of the open one's words.
+    expect(await run('expect')).toEqual(['Could you check whether', 'my package has shipped?']);
+    expect(await run('expectNext')).toEqual(['Could you check whether', 'My order never arrived.']);
+  });
+
   it('refuses a connection without the right key, as the service does (401 on the upgrade)', async () => {
     // The upgrade request as a WebSocket client sends it; the answer's status is what the client reports.
     const status = (headers: Record<string, string>) =>

@@ -338,7 +338,7 @@ export async function endCall(rig: Rig, call: CallHandle): Promise<void> {
 
 /** Speaks an utterance and measures the agent's answer to it. */
 export async function runTurn(call: CallHandle, item: CorpusItem): Promise<TurnResult> {
-  call.conn?.expect(scriptOf(item));
+  call.conn?.expectNext(scriptOf(item));
   const mark = nowMs();
   const { start } = await call.mic.say(itemPcm(item));
   const speechEnd = start + ms(item, item.speech_end);
@@ -375,7 +375,7 @@ const SETTLE_AFTER_UTTERANCE_MS = 2500;
 
 /** Gets the agent talking (the long reply) and returns when its speech started, or null. */
 async function startLongReply(rig: Rig, call: CallHandle): Promise<number | null> {
-  call.conn?.expect(rig.longQuestion.script);
+  call.conn?.expectNext(rig.longQuestion.script);
   const mark = nowMs();
   await call.mic.say(rig.longQuestion.pcm);
   await call.ear.until(() => call.ear.firstAfter(mark) !== undefined, 6000);
@@ -387,7 +387,7 @@ export async function runBargeIn(rig: Rig, call: CallHandle, item: CorpusItem): 
   const began = await startLongReply(rig, call);
   if (began === null) return { kind: 'barge_in', item: item.id, valid: false, stop_ms: null };
   await sleep(Math.max(0, began + 1200 - nowMs()));
-  call.conn?.expect(scriptOf(item));
+  call.conn?.expectNext(scriptOf(item));
   const { start, end } = await call.mic.say(itemPcm(item));
   // Valid only if the reply was still playing when the caller started (a reply too short ends on its own).
   const valid = call.ear.speech.some((s) => s >= start && s < start + 150);
@@ -405,7 +405,7 @@ export async function runBackchannel(rig: Rig, call: CallHandle, item: CorpusIte
   const began = await startLongReply(rig, call);
   if (began === null) return { kind: 'backchannel', item: item.id, valid: false, stopped: false };
   await sleep(Math.max(0, began + 1500 - nowMs()));
-  call.conn?.expect(scriptOf(item));
+  call.conn?.expectNext(scriptOf(item));
   const { start, end } = await call.mic.say(itemPcm(item));
   const valid = call.ear.speech.some((s) => s >= start && s < start + 150);
   const natural = began + rig.longReplyMs;

@@ -93,6 +93,8 @@ export class DeepgramConnection {
   readonly #rate: number;
   readonly #channels: number;
   #scripts: Script[] = [];
+  /** expectNext(): the next speech starts a new utterance, even if the last one was left open. */
+  #restart = false;
   /** The script being spoken: its words and how many have been finalized. */
   #current: { words: Word[]; finalized: number } | null = null;
   #speaking = false;
@@ -131,6 +133,17 @@ export class DeepgramConnection {
   /** Queues the label of the next utterance the caller will speak. */
   expect(script: Script): void {
     this.#scripts.push(script);
+  }
+
+  /**
+   * The label of the next utterance, whatever came before: labels not yet heard are dropped, and an utterance
+   * whose words were not all heard (the audio's energy ended early, or it was never heard as speech) is closed
+   * when the next speech starts. A driver that speaks one utterance at a time uses this, so one utterance heard
+   * wrongly cannot put every later label out of step with its audio.
+   */
+  expectNext(script: Script): void {
+    this.#scripts = [script];
+    this.#restart = true;
   }
 
   /** Scripts queued and not started yet. */
@@ -198,6 +211,10 @@ export class DeepgramConnection {
     const ago = (i: number) => ((frames - i) / this.#rate) * 1000;
     if (!this.#speaking) {
       this.#speaking = true;
+      if (this.#restart) {
+        this.#restart = false;
+        this.#current = null;
+      }
       if (!this.#current) {
         const next = this.#scripts.shift();
         this.#current = next ? { words: scriptWords(next), finalized: 0 } : { words: [], finalized: 0 };
