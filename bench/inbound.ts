@@ -10,20 +10,19 @@
 // Usage: npm run bench:inbound [-- CALLS [MAX_CONCURRENCY]]     (defaults 100 and 10)
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { percentile } from '../shared/latency.ts';
 import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { SipPhone } from '../test/support/sip-phone.ts';
 import { RtcClient, disposeRtc, nowMs } from '../test/support/rtc-client.ts';
 import { writeResults } from './support/results.ts';
+import { devKey } from './support/room-call.ts';
 
 const CALLS = Number(process.argv[2] ?? 100);
 const MAX_CONCURRENCY = Number(process.argv[3] ?? 10);
 const LEVEL_SAMPLES = 10;
 const FIRST_MESSAGE = 'Hello, thank you for calling.';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (x: number) => +x.toFixed(1);
 /** p95 only over >= 100 samples: fewer do not support it. */
 const stats = (v: number[]) =>
@@ -39,17 +38,6 @@ async function api(stack: RunningStack, key: string, method: string, p: string, 
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
   return { status: res.status, body: (await res.json().catch(() => null)) as any };
-}
-
-async function devKey(stack: RunningStack): Promise<string> {
-  const log = path.join(stack.logDir, 'control-plane.log');
-  const end = Date.now() + 20_000;
-  for (;;) {
-    const m = /API key: (\S+)/.exec(readFileSync(log, 'utf8'));
-    if (m) return m[1]!;
-    if (Date.now() > end) throw new Error(`no development key in ${log}`);
-    await sleep(100);
-  }
 }
 
 /** INVITE -> first audio of the agent at the caller, in ms; the call is hung up once heard. */

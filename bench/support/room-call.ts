@@ -34,9 +34,10 @@ export async function api<T = any>(stack: RunningStack, key: string, method: str
   return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
 }
 
-export async function devKey(stack: RunningStack): Promise<string> {
+/** The development API key the control plane logs at start, waiting up to `timeoutMs` for it. */
+export async function devKey(stack: RunningStack, timeoutMs = 20_000): Promise<string> {
   const log = path.join(stack.logDir, 'control-plane.log');
-  const end = Date.now() + 20_000;
+  const end = Date.now() + timeoutMs;
   for (;;) {
     const m = /API key: (\S+)/.exec(readFileSync(log, 'utf8'));
     if (m) return m[1]!;

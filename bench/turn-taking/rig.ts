@@ -14,6 +14,7 @@ import { lastUserText, startFakeOpenAI, type ChatRequest, type FakeOpenAI } from
 import { resample, synthesize, type Pcm } from '../../test/support/speech.ts';
 import { Mic } from '../support/mic.ts';
 import { CORPUS_RATE, SPEECH_RMS, itemPcm, ms, speechBounds, type CorpusItem } from './corpus.ts';
+import { devKey } from '../support/room-call.ts';
 
 export const LLM_TTFT_MS = 200;
 export const TTS_TTFB_MS = 100;
@@ -93,17 +94,6 @@ export async function api<T = any>(rig: { stack: RunningStack; key: string }, me
   return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
 }
 
-async function devKey(stack: RunningStack): Promise<string> {
-  const log = path.join(stack.logDir, 'control-plane.log');
-  const end = Date.now() + 30_000;
-  for (;;) {
-    const m = /API key: (\S+)/.exec(readFileSync(log, 'utf8'));
-    if (m) return m[1]!;
-    if (Date.now() > end) throw new Error(`no development key in ${log}`);
-    await sleep(100);
-  }
-}
-
 export async function startRig(opts: { onProgress?: (m: string) => void; workerLogLevel?: string; replyTags?: boolean } = {}): Promise<Rig> {
   const progress = opts.onProgress ?? (() => {});
   const deepgram = await startFakeDeepgram({ finalDelayMs: STT_FINAL_DELAY_MS });
@@ -143,7 +133,7 @@ export async function startRig(opts: { onProgress?: (m: string) => void; workerL
       },
       onProgress: progress,
     });
-    const key = await devKey(stack);
+    const key = await devKey(stack, 30_000);
     const model = await api({ stack, key }, 'POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'Answer in one short sentence.' });
     if (model.status !== 201) throw new Error(`POST /v1/models answered ${model.status}: ${JSON.stringify(model.body)}`);
     const running = stack;
