@@ -144,22 +144,32 @@ export class LineAudioInput extends voice.AudioInput {
   }
 }
 
-/** Plays frames in simulated real time; records them, and when each segment's first frame arrived. */
+/**
+ * Plays frames in simulated real time; records them, and when each segment's first frame arrived. It can pause
+ * like the room's output (agents-js holds a reply on the caller's sound): a paused segment's clock stands still.
+ */
 export class CaptureAudioOutput extends voice.AudioOutput {
   readonly speed: number;
   frames: AudioFrame[] = [];
   /** performance.now() of each segment's first frame. */
   segmentStarts: number[] = [];
   interruptions = 0;
+  /** Pauses, and resumes of a paused segment. */
+  pauses = 0;
+  resumes = 0;
   keepFrames: boolean;
   #segStart = 0;
   #segAudioMs = 0;
   #inSegment = false;
+  #flushed = false;
+  /** Wall time the current segment spent paused, and when the running pause began (null: playing). */
+  #pausedMs = 0;
+  #pausedAt: number | null = null;
   #finishTimer: NodeJS.Timeout | null = null;
   onFirstFrame: ((t: number) => void) | null = null;
 
   constructor(opts: { sampleRate?: number; speed?: number; keepFrames?: boolean } = {}) {
-    super(opts.sampleRate, undefined, { pause: false });
+    super(opts.sampleRate, undefined, { pause: true });
     this.speed = opts.speed ?? 1;
     this.keepFrames = opts.keepFrames ?? true;
   }
@@ -168,8 +178,11 @@ export class CaptureAudioOutput extends voice.AudioOutput {
     await super.captureFrame(frame);
     if (!this.#inSegment) {
       this.#inSegment = true;
+      this.#flushed = false;
       this.#segStart = performance.now();
       this.#segAudioMs = 0;
+      this.#pausedMs = 0;
+      if (this.#pausedAt !== null) this.#pausedAt = this.#segStart;
       this.segmentStarts.push(this.#segStart);
       this.onFirstFrame?.(this.#segStart);
       this.onPlaybackStarted(Date.now());
@@ -181,7 +194,39 @@ export class CaptureAudioOutput extends voice.AudioOutput {
   override flush(): void {
     super.flush();
     if (!this.#inSegment) return;
-    const remaining = this.#segStart + this.#segAudioMs / this.speed - performance.now();
+    this.#flushed = true;
+    this.#scheduleFinish();
+  }
+
+  override pause(): void {
+    super.pause();
+    if (this.#pausedAt !== null) return;
+    this.#pausedAt = performance.now();
+    if (!this.#inSegment) return;
+    this.pauses++;
+    if (this.#finishTimer) clearTimeout(this.#finishTimer);
+    this.#finishTimer = null;
+  }
+
+  override resume(): void {
+    super.resume();
+    if (this.#pausedAt === null) return;
+    if (this.#inSegment) {
+      this.#pausedMs += performance.now() - this.#pausedAt;
+      this.resumes++;
+    }
+    this.#pausedAt = null;
+    if (this.#inSegment && this.#flushed) this.#scheduleFinish();
+  }
+
+  get paused(): boolean {
+    return this.#pausedAt !== null;
+  }
+
+  #scheduleFinish(): void {
+    if (this.#pausedAt !== null) return;
+    if (this.#finishTimer) clearTimeout(this.#finishTimer);
+    const remaining = this.#segStart + this.#pausedMs + this.#segAudioMs / this.speed - performance.now();
     const audioMs = this.#segAudioMs;
     this.#finishTimer = setTimeout(() => {
       this.#finishTimer = null;
@@ -190,23 +235,26 @@ export class CaptureAudioOutput extends voice.AudioOutput {
     }, Math.max(0, remaining));
   }
 
-  /** Whether a segment is playing (from its first frame until its playback finished or was cleared). */
+  /** Whether a segment is playing or paused (from its first frame until its playback finished or was cleared). */
   get playing(): boolean {
     return this.#inSegment;
   }
 
   /** How much of the current segment has played, in audio milliseconds (0 when none is playing). */
   get playedMs(): number {
-    return this.#inSegment ? Math.min(this.#segAudioMs, (performance.now() - this.#segStart) * this.speed) : 0;
+    if (!this.#inSegment) return 0;
+    const now = performance.now();
+    const paused = this.#pausedMs + (this.#pausedAt !== null ? now - this.#pausedAt : 0);
+    return Math.min(this.#segAudioMs, (now - this.#segStart - paused) * this.speed);
   }
 
   clearBuffer(): void {
     if (!this.#inSegment) return;
     if (this.#finishTimer) clearTimeout(this.#finishTimer);
     this.#finishTimer = null;
+    const played = this.playedMs;
     this.#inSegment = false;
     this.interruptions++;
-    const played = Math.min(this.#segAudioMs, (performance.now() - this.#segStart) * this.speed);
     this.onPlaybackFinished({ playbackPosition: played / 1000, interrupted: true });
   }
 }
