@@ -1,6 +1,6 @@
 import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, Metadata, type Static } from './common.ts';
 import { STT_DEFAULT_MODEL, STT_PROVIDERS, TTS_DEFAULTS, TTS_PROVIDERS } from '../shared/voices.ts';
-import { DELAY_LIMITS, delaysFor, ENDPOINTING_MODES, TURN_DETECTIONS, TURN_TAKING_DEFAULTS } from '../shared/turn-taking.ts';
+import { BARGE_IN_MODES, DELAY_LIMITS, delaysFor, ENDPOINTING_MODES, TURN_DETECTIONS, TURN_TAKING_DEFAULTS } from '../shared/turn-taking.ts';
 
 // The one definition of an agent's configuration. The public API (create, update, read), the web call
 // overrides and the media worker's session config (schemas/internal.ts) are all built from the field schemas
@@ -90,6 +90,9 @@ const turnTakingFields = {
   ignore_backchannels: Type.Boolean({
     description: `While the agent speaks, a short utterance made only of acknowledgements ("mm-hm", "yeah", "okay", "right", "I see"...) does not interrupt it; any other words still do. Default ${TT.ignore_backchannels}`,
   }),
+  barge_in: StringEnum(BARGE_IN_MODES, {
+    description: `How the agent yields when the caller speaks over it. \`pause\`: its audio pauses at the caller's first sound (about 100 ms of speech), and the words decide: words stop the reply, while a backchannel (with ignore_backchannels) or a sound without words lets it go on where it paused. \`words\`: it keeps speaking until the caller's words are transcribed (\`interruption_sensitivity\` sets how many), so backchannels cause no pause but a barge-in is heard later. At an \`interruption_sensitivity\` under 0.25 the agent always waits for the words. Default '${TT.barge_in}'`,
+  }),
 };
 
 export const TurnTakingInput = Strict(
@@ -100,6 +103,7 @@ export const TurnTakingInput = Strict(
     max_delay_ms: Type.Optional(turnTakingFields.max_delay_ms),
     preemptive_generation: Type.Optional(turnTakingFields.preemptive_generation),
     ignore_backchannels: Type.Optional(turnTakingFields.ignore_backchannels),
+    barge_in: Type.Optional(turnTakingFields.barge_in),
   },
   {
     title: 'TurnTakingInput',
@@ -173,7 +177,7 @@ const agentExample = {
   voicemail_detection: false,
   voicemail_message: null,
   responsiveness: 0.5,
-  turn_taking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true },
+  turn_taking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'pause' },
   speed: 1,
   background_sound: null,
   emotions: false,

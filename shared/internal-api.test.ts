@@ -17,7 +17,7 @@ const minimalConfig = (id: string) => ({
     first_message: null, end_call_phrases: [], max_duration_seconds: 60, interruption_sensitivity: 0.5, silence_timeout_seconds: 10,
     enable_recording: false, language: 'en-US', dynamic_variables: {}, voicemail_detection: false, voicemail_message: null,
     responsiveness: 0.5, speed: 1, background_sound: null, emotions: false, job_description: null, metadata: {},
-    turn_taking: { detection: 'model', endpointing: 'fixed', min_delay_ms: 600, max_delay_ms: 2500, preemptive_generation: true, ignore_backchannels: false },
+    turn_taking: { detection: 'model', endpointing: 'fixed', min_delay_ms: 600, max_delay_ms: 2500, preemptive_generation: true, ignore_backchannels: false, barge_in: 'words' },
   },
   prompt: 'p', llm: { provider: 'openai', model: 'm', base_url: null, temperature: null, max_tokens: null },
   tools: [], knowledge: { knowledge_base_ids: [], mode: 'stuff' }, provider_keys: {}, recording: { enabled: false },

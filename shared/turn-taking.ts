@@ -4,6 +4,8 @@
 
 export const TURN_DETECTIONS = ['vad', 'model', 'transcript'] as const;
 export const ENDPOINTING_MODES = ['fixed', 'dynamic'] as const;
+/** How the agent yields to a barge-in: `pause` its audio on the caller's first sound, or keep on until `words`. */
+export const BARGE_IN_MODES = ['pause', 'words'] as const;
 
 export interface TurnTaking {
   detection: (typeof TURN_DETECTIONS)[number];
@@ -12,6 +14,7 @@ export interface TurnTaking {
   max_delay_ms: number;
   preemptive_generation: boolean;
   ignore_backchannels: boolean;
+  barge_in: (typeof BARGE_IN_MODES)[number];
 }
 export type TurnTakingInput = Partial<TurnTaking>;
 
@@ -26,6 +29,7 @@ export const TURN_TAKING_DEFAULTS = {
   endpointing: 'fixed',
   preemptive_generation: true,
   ignore_backchannels: true,
+  barge_in: 'pause',
 } as const satisfies Omit<TurnTaking, 'min_delay_ms' | 'max_delay_ms'>;
 
 type Delays = Record<0 | 0.5 | 1, Pick<TurnTaking, 'min_delay_ms' | 'max_delay_ms'>>;
@@ -93,6 +97,7 @@ export function resolveTurnTaking(input: TurnTakingInput | undefined, responsive
     max_delay_ms: max,
     preemptive_generation: given.preemptive_generation ?? TURN_TAKING_DEFAULTS.preemptive_generation,
     ignore_backchannels: given.ignore_backchannels ?? TURN_TAKING_DEFAULTS.ignore_backchannels,
+    barge_in: given.barge_in ?? TURN_TAKING_DEFAULTS.barge_in,
   };
   return { value, problems };
 }

@@ -13,7 +13,7 @@ export function baseConfigForBench(id: string): CallConfig {
       language: 'en-US', dynamic_variables: {}, voicemail_detection: false, voicemail_message: null, responsiveness: 1, speed: 1,
       background_sound: null, emotions: false, job_description: null, metadata: {},
       // Pinned (not the API's defaults) so the benchmark's baseline does not move when the defaults do.
-      turn_taking: { detection: 'model', endpointing: 'fixed', ...delaysFor(1), preemptive_generation: true, ignore_backchannels: false },
+      turn_taking: { detection: 'model', endpointing: 'fixed', ...delaysFor(1), preemptive_generation: true, ignore_backchannels: false, barge_in: 'words' },
     },
     prompt: 'You are a helpful assistant.',
     llm: { provider: 'openai', model: 'fake', base_url: null, temperature: null, max_tokens: null },

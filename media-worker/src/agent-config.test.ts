@@ -61,6 +61,12 @@ const WORKER_CHECKS: Record<string, (value: string) => Promise<void> | void> = {
     const h = turnHandlingFor({ turn_taking, interruption_sensitivity: 0.5 }, { turnDetector: 'vad', preemptiveAllowed: true });
     expect(h.endpointing).toMatchObject({ mode: value, minDelay: turn_taking.min_delay_ms, maxDelay: turn_taking.max_delay_ms });
   },
+  'turn_taking.barge_in': (value) => {
+    const turn_taking = { ...AGENT_DEFAULTS.turn_taking, barge_in: value as 'pause' | 'words' };
+    const h = turnHandlingFor({ turn_taking, interruption_sensitivity: 0.5 }, { turnDetector: 'vad', preemptiveAllowed: true });
+    // 'pause' pauses on the start of speech and needs no word for it; 'words' waits for a word.
+    expect(h.interruption).toMatchObject(value === 'pause' ? { minWords: 0, resumeFalseInterruption: true } : { minWords: 1 });
+  },
   background_sound: async (value) => {
     expect(isAmbientSound(value)).toBe(true);
     const wav = readWav(ambientPath(value as AmbientSound));

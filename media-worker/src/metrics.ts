@@ -29,6 +29,8 @@ export interface MetricsSink {
   actionFailed?(action: CallAction, callType: string): void;
   /** Preemptive generations discarded (the caller went on), and their completion tokens. */
   preemptiveWaste?(labels: LatencyLabels, tokens: number, generations: number): void;
+  /** A pause of the agent's speech on the caller's sound that no word confirmed: resumed, or not (a new reply). */
+  falseInterruption?(callType: string, resumed: boolean): void;
 }
 
 export const CALL_ACTIONS = ['hang_up', 'transfer', 'send_dtmf'] as const;
@@ -48,6 +50,7 @@ export class WorkerMetrics implements MetricsSink {
   readonly actionFailures: Counter<'action' | 'call_type'>;
   readonly preemptiveDiscarded: Counter<'provider' | 'model' | 'call_type'>;
   readonly preemptiveWastedTokens: Counter<'provider' | 'model' | 'call_type'>;
+  readonly falseInterruptions: Counter<'call_type' | 'resumed'>;
 
   constructor(opts: { activeCalls?: () => number; load?: () => number; defaultMetrics?: boolean } = {}) {
     const labelNames = ['provider', 'model', 'call_type'] as const;
@@ -88,6 +91,12 @@ export class WorkerMetrics implements MetricsSink {
       name: 'voice_preemptive_wasted_tokens_total',
       help: 'LLM completion tokens of discarded preemptive generations',
       labelNames,
+      registers: [this.registry],
+    });
+    this.falseInterruptions = new Counter({
+      name: 'voice_false_interruptions_total',
+      help: "Pauses of the agent's speech on the caller's sound that no word confirmed (a backchannel or a noise); resumed=yes when the reply went on",
+      labelNames: ['call_type', 'resumed'],
       registers: [this.registry],
     });
     const activeCalls = opts.activeCalls;
@@ -135,6 +144,10 @@ export class WorkerMetrics implements MetricsSink {
     if (Number.isFinite(tokens) && tokens > 0) this.preemptiveWastedTokens.inc(l, tokens);
   }
 
+  falseInterruption(callType: string, resumed: boolean): void {
+    this.falseInterruptions.inc({ call_type: callType, resumed: resumed ? 'yes' : 'no' });
+  }
+
   /** Apply an observation pushed by a job process. */
   apply(msg: unknown): boolean {
     const m = msg as { op?: string; kind?: LatencyKind; labels?: LatencyLabels; seconds?: number; reason?: string; call_type?: string };
@@ -152,6 +165,12 @@ export class WorkerMetrics implements MetricsSink {
       const w = msg as { tokens?: unknown; generations?: unknown };
       if (typeof w.tokens !== 'number' || typeof w.generations !== 'number') return false;
       this.preemptiveWaste({ provider: String(m.labels.provider), model: String(m.labels.model), call_type: String(m.labels.call_type) }, w.tokens, w.generations);
+      return true;
+    }
+    if (m?.op === 'false_interruption') {
+      const f = msg as { call_type?: unknown; resumed?: unknown };
+      if (typeof f.call_type !== 'string' || typeof f.resumed !== 'boolean') return false;
+      this.falseInterruption(f.call_type, f.resumed);
       return true;
     }
     if (m?.op === 'action_failed') {
@@ -238,6 +257,9 @@ export class PushMetricsSink implements MetricsSink {
   }
   preemptiveWaste(labels: LatencyLabels, tokens: number, generations: number): void {
     this.#push({ op: 'preemptive_waste', labels, tokens, generations });
+  }
+  falseInterruption(callType: string, resumed: boolean): void {
+    this.#push({ op: 'false_interruption', call_type: callType, resumed });
   }
   #push(m: unknown) {
     this.#batch.push(m);

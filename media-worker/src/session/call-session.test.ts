@@ -113,14 +113,14 @@ describe('call session (voice loop)', () => {
     expect(first.interrupted).toBe(true);
   }, 60_000);
 
-  it('with ignore_backchannels, "yeah", "okay" and "right" over the agent do not stop it; "stop, I have a question" does', async () => {
+  it.each(['pause', 'words'] as const)('with ignore_backchannels and barge_in %s, "yeah", "okay" and "right" over the agent do not stop it; "stop, I have a question" does', async (bargeIn) => {
     llm.setResponder(() => ({ text: 'Sure.' }));
     const config = baseConfig({
-      call: { id: 'call_backchannel' },
+      call: { id: `call_backchannel_${bargeIn}` },
       agent: {
         // Sensitive: without the setting, any word (or 380 ms of sound) would stop the agent.
         interruption_sensitivity: 0.8,
-        turn_taking: { ...baseConfig().agent.turn_taking, ignore_backchannels: true },
+        turn_taking: { ...baseConfig().agent.turn_taking, ignore_backchannels: true, barge_in: bargeIn },
         first_message:
           'Welcome to the reservation line. We are open every day from noon until late in the evening, we can seat groups of up to twelve people at a time, and we ' +
           'have a quiet room at the back for birthdays and for business dinners, which you can book by phone or on our website. On Sundays we serve ' +
@@ -144,14 +144,27 @@ describe('call session (voice loop)', () => {
       // Generous: a loaded machine can hold the recogniser back for many seconds (the greeting is long enough).
       await waitUntil(() => h.call.backchannelFinalsIgnored > before, 45_000, `"${word}" transcribed ${state()}`);
     }
-    // Three backchannels transcribed and kept from the session: the greeting still plays, uninterrupted.
+    // Three backchannels transcribed and kept from the session: the greeting still plays, uninterrupted. With
+    // 'pause' their sound paused it and each pause resumed where it stopped; with 'words' it never paused.
+    await waitUntil(() => !h.out.paused, 20_000, `the greeting resumed ${state()}`);
     expect(h.out.interruptions).toBe(0);
     expect(h.out.playing).toBe(true);
+    if (bargeIn === 'pause') {
+      expect(h.out.pauses).toBeGreaterThanOrEqual(1);
+      expect(h.out.resumes).toBe(h.out.pauses);
+      expect(h.call.falseInterruptions).toBeGreaterThanOrEqual(1);
+    } else {
+      expect(h.out.pauses).toBe(0);
+    }
+    const pausesBefore = h.out.pauses;
     await h.line.say(await synthesize('Stop I have a question about the menu'));
     await waitUntil(() => h.out.interruptions >= 1, 45_000, 'interruption').catch((err: Error) => {
       throw new Error(`${err.message} ${state()}`);
     });
     await waitUntil(() => h.call.messages().some((m) => m.role === 'agent' && m.interrupted), 20_000, 'interrupted message');
+    // The barge-in paused the greeting once (with 'pause' on its sound, with 'words' on its first words: agents-js
+    // holds a reply before it drops it), and its words then stopped it.
+    expect(h.out.pauses - pausesBefore).toBe(1);
     const report = await finish(h);
     expect(report.messages.find((m) => m.role === 'agent')!.interrupted).toBe(true);
     expect(report.messages.find((m) => m.role === 'user')?.content).toMatch(/question/);

@@ -87,6 +87,8 @@ export class CallSession {
   /** Backchannel transcripts kept from agents-js (`ignore_backchannels`), interim and final, and finals alone. */
   backchannelsIgnored = 0;
   backchannelFinalsIgnored = 0;
+  /** Pauses on the caller's sound that no word confirmed (agents-js's false interruptions; most resume). */
+  falseInterruptions = 0;
 
   #opts: CallSessionOptions;
   #log: Logger;
@@ -110,6 +112,8 @@ export class CallSession {
   #error: string | undefined;
   /** The caller's current utterance began while the agent was speaking (or the agent began over it). */
   #overAgent = false;
+  /** The reply that last went from speaking to listening without an interruption (a pause; see #replyHeld). */
+  #heldReply: voice.SpeechHandle | undefined;
 
   constructor(opts: CallSessionOptions) {
     installRaceFix();
@@ -250,11 +254,27 @@ export class CallSession {
   }
 
   /** A backchannel ("mm-hm", "yeah") the caller made over the agent: agents-js never sees it. */
+  /**
+   * The agent's reply is paused on the caller's sound (turn_taking.ignore_backchannels): it stopped speaking
+   * without being interrupted, and resumes unless words stop it. An utterance begun then is over the agent.
+   */
+  #replyHeld(): boolean {
+    const held = this.#heldReply;
+    return !!held && !held.interrupted && !held.done() && this.session.agentState !== 'speaking';
+  }
+
   #isIgnoredBackchannel(text: string, isFinal: boolean): boolean {
     // Over the agent: its speech was playing when the utterance began, or is now (the VAD's start of speech
     // can come after the STT's first interim on a loaded machine).
-    const overAgent = this.#overAgent || this.session.agentState === 'speaking';
-    if (!overAgent || !isBackchannel(text)) return false;
+    const held = this.#replyHeld();
+    const overAgent = this.#overAgent || this.session.agentState === 'speaking' || held;
+    if (!overAgent) return false;
+    if (!isBackchannel(text)) {
+      // Words that are not a backchannel confirm the barge-in the pause began: the held reply stops now, not
+      // on the final (which a slow STT could send after agents-js had resumed the reply).
+      if (held) this.#heldReply?.interrupt();
+      return false;
+    }
     this.backchannelsIgnored++;
     if (isFinal) {
       this.backchannelFinalsIgnored++;
@@ -414,7 +434,7 @@ export class CallSession {
       this.#scheduleTranscript();
     });
     s.on(voice.AgentSessionEventTypes.UserStateChanged, (ev) => {
-      if (ev.newState === 'speaking') this.#overAgent = s.agentState === 'speaking';
+      if (ev.newState === 'speaking') this.#overAgent = s.agentState === 'speaking' || this.#replyHeld();
       if (ev.newState === 'away' && !this.#voicemailLeaving) void this.end('silence_timeout');
       // Outbound, before the greeting: the callee's speech holds the greeting timer; its end re-arms it.
       if (ev.oldState === 'speaking') this.#userQuietSince = Date.now();
@@ -427,7 +447,16 @@ export class CallSession {
     });
     s.on(voice.AgentSessionEventTypes.AgentStateChanged, (ev) => {
       if (ev.newState === 'speaking' && s.userState === 'speaking') this.#overAgent = true;
+      // agents-js exposes the current reply only on the activity; a reply that stops playing uninterrupted is paused.
+      if (ev.oldState === 'speaking' && ev.newState === 'listening') {
+        const speech = s._activity?.currentSpeech;
+        this.#heldReply = speech && !speech.interrupted && !speech.done() ? speech : undefined;
+      }
       if (this.#hangupRequested && ev.newState === 'listening') void this.end('agent_hangup');
+    });
+    s.on(voice.AgentSessionEventTypes.AgentFalseInterruption, (ev) => {
+      this.falseInterruptions++;
+      this.#opts.metrics.falseInterruption?.(this.config.call.type, ev.resumed);
     });
     s.on(voice.AgentSessionEventTypes.Error, (ev) => {
       const err = ev.error as { recoverable?: boolean; error?: Error } | undefined;

@@ -30,7 +30,7 @@ export function baseConfig(overrides: { call?: Partial<CallConfig['call']>; agen
       silence_timeout_seconds: 60,
       responsiveness: 1,
       // Pinned, so these tests keep their line when the API's defaults move (the backchannel tests set their own).
-      turn_taking: { detection: 'model', endpointing: 'fixed', ...delaysFor(1), preemptive_generation: true, ignore_backchannels: false },
+      turn_taking: { detection: 'model', endpointing: 'fixed', ...delaysFor(1), preemptive_generation: true, ignore_backchannels: false, barge_in: 'words' },
       ...agent,
     },
     prompt: 'You are a helpful assistant.',

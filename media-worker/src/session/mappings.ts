@@ -18,7 +18,7 @@ export function turnHandlingFor(
     turnDetection: t.detection === 'vad' ? 'vad' : opts.turnDetector,
     endpointing: endpointingFor(t),
     // 'vad' keeps interruption decisions local (adaptive mode would call a cloud model).
-    interruption: interruptionOptions(agent.interruption_sensitivity, t.ignore_backchannels),
+    interruption: interruptionOptions(agent.interruption_sensitivity, t),
     // The TTS starts with the LLM: an early reply's first audio is ready when the turn commits. A discarded one
     // costs its synthesised characters as well as its tokens (counted as wasted tokens).
     preemptiveGeneration: { enabled: t.preemptive_generation && opts.preemptiveAllowed, preemptiveTts: true },
@@ -68,20 +68,44 @@ export function interruptionFor(sensitivity: number): { minDuration: number; min
   };
 }
 
-/** With ignore_backchannels, the least speech before words may interrupt (ms). */
-export const WORD_GATED_MIN_DURATION_MS = 250;
+/** With barge_in 'pause', the speech that pauses the agent: Silero's start of speech (two 32 ms windows). */
+export const PAUSE_AFTER_SPEECH_MS = 50;
+/**
+ * After a pause that no word has confirmed (a backchannel, which the call keeps from agents-js, or a noise), the
+ * reply resumes this long after the VAD's end of speech. The STT's final for a real barge-in comes about one
+ * final lag after the end of speech; the VAD reports it 50-100 ms sooner, so this leaves the final its time.
+ */
+export const RESUME_AFTER_MS = 150;
 
 /**
- * With ignore_backchannels, sound alone never interrupts: at least one transcribed word must be heard, and the
- * call keeps backchannel words from the transcript (CallSession), so only other words count. The words are
- * then what tells a barge-in from a noise, so the speech the agent waits for is capped at 250 ms: a barge-in
- * stops the agent as soon as its first real word is transcribed.
+ * turn_taking.barge_in 'pause': the caller's first sound pauses the agent's audio (agents-js's pause: the reply
+ * is held, not dropped) and the words decide what the pause was. A transcript with a word stops the reply
+ * (agents-js interrupts a paused speech on a final; the call does it on the first interim word that is not a
+ * backchannel). A sound with no words, or with ignore_backchannels a backchannel (which the call keeps from
+ * agents-js), resumes the reply where it paused. A barge-in so costs Silero's start of speech instead of its
+ * first transcribed word; a backchannel costs a short pause instead of nothing (docs/decisions.md,
+ * "Turn-taking").
+ * 'words', or a sensitivity under 0.25 (two or more words required): no pause; the agent speaks on until
+ * `interruption_sensitivity`'s words, and with ignore_backchannels at most 250 ms of speech before them.
  */
-export function interruptionOptions(sensitivity: number, ignoreBackchannels: boolean) {
+export function interruptionOptions(sensitivity: number, t: Pick<TurnTaking, 'ignore_backchannels' | 'barge_in'>) {
   const { minDuration, minWords } = interruptionFor(sensitivity);
-  if (!ignoreBackchannels) return { enabled: true, mode: 'vad' as const, minDuration, minWords };
+  if (t.barge_in === 'pause' && minWords <= 1) {
+    return {
+      enabled: true,
+      mode: 'vad' as const,
+      minDuration: PAUSE_AFTER_SPEECH_MS,
+      minWords: 0,
+      falseInterruptionTimeout: RESUME_AFTER_MS,
+      resumeFalseInterruption: true,
+    };
+  }
+  if (!t.ignore_backchannels) return { enabled: true, mode: 'vad' as const, minDuration, minWords };
   return { enabled: true, mode: 'vad' as const, minDuration: Math.min(minDuration, WORD_GATED_MIN_DURATION_MS), minWords: Math.max(1, minWords) };
 }
+
+/** With barge_in 'words' and ignore_backchannels, the least speech before the words may interrupt (ms). */
+export const WORD_GATED_MIN_DURATION_MS = 250;
 
 function clamp01(x: number): number {
   if (!Number.isFinite(x)) return 0.5;

@@ -51,11 +51,18 @@ describe('mappings', () => {
     expect(interruptionFor(0.5)).toEqual({ minDuration: 800, minWords: 1 });
     expect(interruptionFor(1)).toEqual({ minDuration: 100, minWords: 0 });
   });
-  it('with ignore_backchannels, needs a word to interrupt and at most 250 ms of speech', () => {
-    expect(interruptionOptions(0.5, false)).toMatchObject({ minDuration: 800, minWords: 1 });
-    expect(interruptionOptions(0.5, true)).toMatchObject({ minDuration: 250, minWords: 1 });
-    expect(interruptionOptions(1, true)).toMatchObject({ minDuration: 100, minWords: 1 });
-    expect(interruptionOptions(0, true)).toMatchObject({ minDuration: 250, minWords: 3 });
+  it("with barge_in 'pause', pauses on the start of speech and resumes 150 ms after its end unless words stop it", () => {
+    const pause = { minDuration: 50, minWords: 0, falseInterruptionTimeout: 150, resumeFalseInterruption: true };
+    expect(interruptionOptions(0.5, { ignore_backchannels: true, barge_in: 'pause' })).toMatchObject(pause);
+    expect(interruptionOptions(1, { ignore_backchannels: true, barge_in: 'pause' })).toMatchObject(pause);
+    expect(interruptionOptions(0.25, { ignore_backchannels: false, barge_in: 'pause' })).toMatchObject(pause);
+  });
+  it("with barge_in 'words' (or a sensitivity that needs two words), waits unpaused for the words", () => {
+    expect(interruptionOptions(0.5, { ignore_backchannels: false, barge_in: 'words' })).toEqual({ enabled: true, mode: 'vad', minDuration: 800, minWords: 1 });
+    expect(interruptionOptions(0.5, { ignore_backchannels: true, barge_in: 'words' })).toEqual({ enabled: true, mode: 'vad', minDuration: 250, minWords: 1 });
+    expect(interruptionOptions(1, { ignore_backchannels: true, barge_in: 'words' })).toEqual({ enabled: true, mode: 'vad', minDuration: 100, minWords: 1 });
+    expect(interruptionOptions(0, { ignore_backchannels: true, barge_in: 'pause' })).toEqual({ enabled: true, mode: 'vad', minDuration: 250, minWords: 3 });
+    expect(interruptionOptions(0.1, { ignore_backchannels: false, barge_in: 'pause' })).toEqual({ enabled: true, mode: 'vad', minDuration: 1360, minWords: 2 });
   });
 });
 
@@ -204,6 +211,16 @@ describe('turn metrics', () => {
     const text = await m.registry.metrics();
     expect(text).toContain('voice_preemptive_discarded_total{provider="openai",model="gpt",call_type="web"} 1');
     expect(text).toContain('voice_preemptive_wasted_tokens_total{provider="openai",model="gpt",call_type="web"} 17');
+  });
+  it('counts pauses no word confirmed (false interruptions) pushed by job processes, resumed or not', async () => {
+    const m = new WorkerMetrics();
+    expect(m.apply({ op: 'false_interruption', call_type: 'inbound', resumed: true })).toBe(true);
+    expect(m.apply({ op: 'false_interruption', call_type: 'inbound', resumed: true })).toBe(true);
+    expect(m.apply({ op: 'false_interruption', call_type: 'web', resumed: false })).toBe(true);
+    expect(m.apply({ op: 'false_interruption', call_type: 'web', resumed: 'yes' })).toBe(false);
+    const text = await m.registry.metrics();
+    expect(text).toContain('voice_false_interruptions_total{call_type="inbound",resumed="yes"} 2');
+    expect(text).toContain('voice_false_interruptions_total{call_type="web",resumed="no"} 1');
   });
 });
 

@@ -140,12 +140,12 @@ describe('the call lifecycle through the internal API', () => {
     await tp.request('patch', `/v1/agents/${agent}`, { key: org.key, body: { turn_taking: { endpointing: 'dynamic', min_delay_ms: 120, max_delay_ms: 1700 } } });
     const plain = await startWebCall(org, { agent_id: agent });
     expect((await internal('get', `/calls/${plain.body.id}/config`)).body.agent.turn_taking).toEqual({
-      detection: 'transcript', endpointing: 'dynamic', min_delay_ms: 120, max_delay_ms: 1700, preemptive_generation: true, ignore_backchannels: true,
+      detection: 'transcript', endpointing: 'dynamic', min_delay_ms: 120, max_delay_ms: 1700, preemptive_generation: true, ignore_backchannels: true, barge_in: 'pause',
     });
-    const over = await startWebCall(org, { agent_id: agent, overrides: { turn_taking: { detection: 'model', ignore_backchannels: false } } });
+    const over = await startWebCall(org, { agent_id: agent, overrides: { turn_taking: { detection: 'model', ignore_backchannels: false, barge_in: 'words' } } });
     expect(over.status).toBe(201);
     expect((await internal('get', `/calls/${over.body.id}/config`)).body.agent.turn_taking).toEqual({
-      detection: 'model', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false,
+      detection: 'model', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false, barge_in: 'words',
     });
     const coarse = await startWebCall(org, { agent_id: agent, overrides: { responsiveness: 1 } });
     expect((await internal('get', `/calls/${coarse.body.id}/config`)).body.agent.turn_taking).toMatchObject({ endpointing: 'dynamic', min_delay_ms: 100, max_delay_ms: 1000 });
