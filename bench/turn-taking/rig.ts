@@ -42,6 +42,7 @@ export type TurnTakingConfig = {
   max_delay_ms: number;
   preemptive_generation: boolean;
   ignore_backchannels: boolean;
+  barge_in: 'pause' | 'words';
 };
 
 export interface Rig {
@@ -80,8 +81,13 @@ function sentences(text: string): string[] {
   return text.match(/[^.!?]+[.!?]+/g)?.map((s) => s.trim()) ?? [text];
 }
 
+/**
+ * The long reply answers the long question only ("opening" or "hours": the offline STT hears one of them). No
+ * corpus utterance has either word, so the answer to a barge-in is the short reply, and a reply heard nearly
+ * whole after a barge-in can only be the long one resumed.
+ */
 export function wantsLongReply(userText: string): boolean {
-  return /\b(opening|hours|tell)\b/i.test(userText);
+  return /\b(opening|hours)\b/i.test(userText);
 }
 
 export async function api<T = any>(rig: { stack: RunningStack; key: string }, method: string, route: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -215,6 +221,24 @@ export class AgentEar {
     return this.speech.find((s) => s >= t);
   }
 
+  /** Milliseconds of the agent's audio that reached the client between `from` and `to` (10 ms frames). */
+  speechMs(from: number, to: number): number {
+    return this.speech.filter((s) => s >= from && s < to).length * 10;
+  }
+
+  /** The longest stretch between `from` and `to` with none of the agent's audio. */
+  longestGap(from: number, to: number): number {
+    let last = from;
+    let longest = 0;
+    for (const s of this.speech) {
+      if (s < from) continue;
+      if (s >= to) break;
+      longest = Math.max(longest, s - last);
+      last = s;
+    }
+    return Math.max(longest, Math.min(to, nowMs()) - last);
+  }
+
   lastSpeech(): number {
     return this.speech.at(-1) ?? 0;
   }
@@ -277,7 +301,7 @@ export interface BargeInResult {
   item: string;
   /** The long reply was playing when the caller spoke. */
   valid: boolean;
-  /** Start of the caller's speech -> the agent's audio stopped at the client; null: it did not stop. */
+  /** Start of the caller's speech -> the agent's audio stopped at the client; null: it did not stop, or resumed. */
   stop_ms: number | null;
 }
 
@@ -285,8 +309,16 @@ export interface BackchannelResult {
   kind: 'backchannel';
   item: string;
   valid: boolean;
-  /** The agent's audio stopped (before the end of its reply) within 2 s of the backchannel. */
+  /**
+   * The backchannel stopped the reply: the client heard under half the reply's length in voiced audio before the
+   * agent went quiet. A reply paused and resumed plays to its end (about 3/4 of its length is voiced); one
+   * interrupted 1.5 s in, with a short answer after it, stays near 1/4.
+   */
   stopped: boolean;
+  /** The agent's audio went quiet for 400 ms or more within 2 s of the backchannel (the earlier measure). */
+  gap_over_400: boolean;
+  /** The longest gap in the agent's audio from the backchannel's start to 2.5 s later (a pause, or none). */
+  longest_gap_ms: number;
 }
 
 export type TaskResult = TurnResult | BargeInResult | BackchannelResult;
@@ -384,16 +416,18 @@ export async function runBargeIn(rig: Rig, call: CallHandle, item: CorpusItem): 
   await call.ear.until(() => call.ear.stopAfter(start) !== undefined, Math.max(0, end + 3000 - nowMs()));
   const stop = call.ear.stopAfter(start);
   const natural = began + rig.longReplyMs;
-  // A stop within 300 ms of the reply's own end is the reply ending, not the barge-in.
-  const stopped = stop !== undefined && stop < natural - 300;
   await settle(call, end);
+  // A stop within 300 ms of the reply's own end is the reply ending, not the barge-in; and a reply that went on
+  // after the gap (a pause that resumed) was not stopped: it is heard nearly whole (see BackchannelResult).
+  const resumed = call.ear.speechMs(began, nowMs()) >= 0.5 * rig.longReplyMs;
+  const stopped = stop !== undefined && stop < natural - 300 && !resumed;
   return { kind: 'barge_in', item: item.id, valid, stop_ms: valid && stopped ? stop - start : null };
 }
 
 /** The caller says "mm-hm" (or the like) over the agent's long reply: does the agent stop? */
 export async function runBackchannel(rig: Rig, call: CallHandle, item: CorpusItem): Promise<BackchannelResult> {
   const began = await startLongReply(rig, call);
-  if (began === null) return { kind: 'backchannel', item: item.id, valid: false, stopped: false };
+  if (began === null) return { kind: 'backchannel', item: item.id, valid: false, stopped: false, gap_over_400: false, longest_gap_ms: 0 };
   await sleep(Math.max(0, began + 1500 - nowMs()));
   call.conn?.expectNext(scriptOf(item));
   const { start, end } = await call.mic.say(itemPcm(item));
@@ -401,9 +435,13 @@ export async function runBackchannel(rig: Rig, call: CallHandle, item: CorpusIte
   const natural = began + rig.longReplyMs;
   await sleep(Math.max(0, Math.min(natural, start + 2500) - nowMs()));
   const stop = call.ear.stopAfter(start);
-  const stopped = stop !== undefined && stop < Math.min(natural - 300, start + 2000);
+  const gapOver400 = stop !== undefined && stop < Math.min(natural - 300, start + 2000);
+  const longestGap = call.ear.longestGap(start, start + 2500);
   await settle(call, end);
-  return { kind: 'backchannel', item: item.id, valid, stopped };
+  // The reply has played out or stopped (settle waits for the agent to be quiet): how much of it was heard.
+  const played = call.ear.speechMs(began, nowMs());
+  const stopped = played < 0.5 * rig.longReplyMs;
+  return { kind: 'backchannel', item: item.id, valid, stopped, gap_over_400: gapOver400, longest_gap_ms: longestGap };
 }
 
 export async function runTask(rig: Rig, call: CallHandle, task: Task): Promise<TaskResult> {

@@ -7,13 +7,14 @@
 //   - false cut-ins: the agent starts speaking before the caller finished a paused sentence;
 //   - barge-in stop time: the caller speaks over the agent's long reply; start of that speech to the agent's
 //     audio stopping at the client;
-//   - backchannel false stops: "mm-hm" and the like over the agent's reply stop it;
+//   - backchannel false stops: "mm-hm" and the like over the agent's reply stop it (the reply is not heard to its
+//     end), and the longest gap in the agent's audio after one (a pause that resumed shows here);
 //   - wasted LLM tokens per turn: tokens streamed for replies no call used (preemptive generation).
 // The configurations run one after the other on one stack, several calls at once. Counts per configuration
 // are in the output; a p50 of fewer than 30 samples or a p95 of fewer than 100 is printed "n/a".
 // Usage: node bench/turn-taking/run.ts [config names...]   Env: BENCH_TURNS (turn trials per configuration),
 // BENCH_TURNS_BEST, BENCH_BARGE_INS_BEST, BENCH_BACKCHANNELS_BEST (the transcript configuration, for p95s),
-// BENCH_BARGE_INS, BENCH_BACKCHANNELS, BENCH_BUDGET_S (the whole run, default 2700), BENCH_CALLS
+// BENCH_BARGE_INS, BENCH_BACKCHANNELS, BENCH_BUDGET_S (the whole run, default 3300), BENCH_CALLS
 // (calls at once), BENCH_OFFLINE=0 to skip the offline-STT run, BENCH_REPLY_TAGS=0 for untagged replies.
 import { disposeRtc } from '../../test/support/rtc-client.ts';
 import { initializeLogger } from '@livekit/agents';
@@ -50,11 +51,11 @@ const TURNS = Number(env.BENCH_TURNS ?? 40);
 const TURNS_BEST = Number(env.BENCH_TURNS_BEST ?? 280);
 const BARGE_INS = Number(env.BENCH_BARGE_INS ?? 5);
 const BACKCHANNELS = Number(env.BENCH_BACKCHANNELS ?? 6);
-const BARGE_INS_BEST = Number(env.BENCH_BARGE_INS_BEST ?? 20);
-const BACKCHANNELS_BEST = Number(env.BENCH_BACKCHANNELS_BEST ?? 20);
+const BARGE_INS_BEST = Number(env.BENCH_BARGE_INS_BEST ?? 100);
+const BACKCHANNELS_BEST = Number(env.BENCH_BACKCHANNELS_BEST ?? 30);
 const CALLS = Number(env.BENCH_CALLS ?? 3);
 /** The whole run's budget (s): a configuration that would overrun its share stops taking trials (counts are reported). */
-const BUDGET_S = Number(env.BENCH_BUDGET_S ?? 2700);
+const BUDGET_S = Number(env.BENCH_BUDGET_S ?? 3300);
 const OFFLINE = env.BENCH_OFFLINE !== '0';
 /** BENCH_REPLY_TAGS=0: replies without the request tag (wasted tokens are then not counted). */
 const REPLY_TAGS = env.BENCH_REPLY_TAGS !== '0';
@@ -75,23 +76,26 @@ interface BenchConfig {
 // Silero only at agents-js's default delays (500 ms after the VAD's end of speech); the end-of-turn model
 // with fixed delays; the same with dynamic endpointing; and that plus preemptive generation.
 const DEEPGRAM_CONFIGS: BenchConfig[] = [
-  { name: 'silero', label: 'Silero only (VAD, 500 ms silence)', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'vad', endpointing: 'fixed', min_delay_ms: 500, max_delay_ms: 3000, preemptive_generation: false, ignore_backchannels: false } },
-  { name: 'eot-fixed', label: 'EOT model, fixed 300/1500 ms', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'model', endpointing: 'fixed', min_delay_ms: 300, max_delay_ms: 1500, preemptive_generation: false, ignore_backchannels: true } },
-  { name: 'eot-dynamic', label: 'EOT model, dynamic 300/1500 ms', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'model', endpointing: 'dynamic', min_delay_ms: 300, max_delay_ms: 1500, preemptive_generation: false, ignore_backchannels: true } },
-  { name: 'eot-dynamic-preemptive', label: 'EOT model, dynamic 300/1500 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'model', endpointing: 'dynamic', min_delay_ms: 300, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true } },
+  { name: 'silero', label: 'Silero only (VAD, 500 ms silence)', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'vad', endpointing: 'fixed', min_delay_ms: 500, max_delay_ms: 3000, preemptive_generation: false, ignore_backchannels: false, barge_in: 'words' } },
+  { name: 'eot-fixed', label: 'EOT model, fixed 300/1500 ms', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'model', endpointing: 'fixed', min_delay_ms: 300, max_delay_ms: 1500, preemptive_generation: false, ignore_backchannels: true, barge_in: 'words' } },
+  { name: 'eot-dynamic', label: 'EOT model, dynamic 300/1500 ms', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'model', endpointing: 'dynamic', min_delay_ms: 300, max_delay_ms: 1500, preemptive_generation: false, ignore_backchannels: true, barge_in: 'words' } },
+  { name: 'eot-dynamic-preemptive', label: 'EOT model, dynamic 300/1500 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'model', endpointing: 'dynamic', min_delay_ms: 300, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'words' } },
   // Silero alone with the delay cut to 200 ms: what a short silence costs without a turn detector.
-  { name: 'silero-200', label: 'Silero only, 200 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'vad', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true } },
+  { name: 'silero-200', label: 'Silero only, 200 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'vad', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'words' } },
   // The transcript rules (below), stopping on sound alone (any 100 ms of speech, no word needed): the fastest
   // barge-in, at the cost of backchannels stopping the agent too.
-  { name: 'transcript-sound-barge-in', label: 'Transcript rules, 150/1500 ms, barge-in on sound (sensitivity 1)', stt: 'deepgram', turns: TURNS, bargeIns: 10, backchannels: 10, agent: { interruption_sensitivity: 1 }, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false } },
+  { name: 'transcript-sound-barge-in', label: 'Transcript rules, 150/1500 ms, barge-in on sound (sensitivity 1)', stt: 'deepgram', turns: TURNS, bargeIns: 10, backchannels: 10, agent: { interruption_sensitivity: 1 }, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false, barge_in: 'words' } },
   // The transcript rules with the previous default floor (200 ms), and without preemptive generation: what
   // the shorter floor and starting the reply early (on a finished-sounding interim, LLM and TTS) buy.
-  { name: 'transcript-200', label: 'Transcript rules, fixed 200/1500 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true } },
-  { name: 'transcript-no-preemptive', label: 'Transcript rules, fixed 150/1500 ms, no preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: false, ignore_backchannels: true } },
+  { name: 'transcript-200', label: 'Transcript rules, fixed 200/1500 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'words' } },
+  // The previous default: the same, but the agent speaks on until the caller's first word that is not a
+  // backchannel (barge_in 'words'): no pause on a backchannel, a later stop on a barge-in.
+  { name: 'transcript-words', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, stop on words', stt: 'deepgram', turns: TURNS, bargeIns: 10, backchannels: 10, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'words' } },
+  { name: 'transcript-no-preemptive', label: 'Transcript rules, fixed 150/1500 ms, no preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: false, ignore_backchannels: true, barge_in: 'words' } },
   // The transcript rules (media-worker/src/session/transcript-turn-detector.ts), the default: 150 ms after a
   // finished sentence, 1500 ms after an open one. The most trials, for p95s: 280 turns hold 112 complete
   // sentences, so the p95 on complete utterances has its 100 samples.
-  { name: 'transcript', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation', stt: 'deepgram', turns: TURNS_BEST, bargeIns: BARGE_INS_BEST, backchannels: BACKCHANNELS_BEST, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true } },
+  { name: 'transcript', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, pause on sound', stt: 'deepgram', turns: TURNS_BEST, bargeIns: BARGE_INS_BEST, backchannels: BACKCHANNELS_BEST, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'pause' } },
 ];
 
 /** The agent's defaults (no turn_taking sent): `node bench/turn-taking/run.ts current`. */
@@ -233,7 +237,13 @@ async function summarize(rig: Rig, run: ConfigRun) {
       complete: { n: turns.filter((t) => t.category === 'complete').length, cut_in: turns.filter((t) => t.category === 'complete' && t.cut_in).length },
     },
     barge_in: { trials: barge.length, valid: bargeValid.length, stopped: bargeValid.filter((b) => b.stop_ms !== null).length, stop_ms: stats(bargeValid.flatMap((b) => (b.stop_ms === null ? [] : [b.stop_ms]))), samples: bargeValid.map((b) => b.stop_ms) },
-    backchannel: { trials: back.length, valid: backValid.length, false_stops: backValid.filter((b) => b.stopped).length },
+    backchannel: {
+      trials: back.length,
+      valid: backValid.length,
+      false_stops: backValid.filter((b) => b.stopped).length,
+      gaps_over_400: backValid.filter((b) => b.gap_over_400).length,
+      longest_gap_ms: stats(backValid.map((b) => b.longest_gap_ms)),
+    },
     llm: { ...waste, committed_user_turns: userTurns, wasted_tokens_per_turn: +(waste.wasted / committed).toFixed(2) },
     call_latency_eou_p50_ms: records.map((r) => r?.latency?.eou_delay?.p50_ms ?? null),
     samples: run.results,
@@ -247,10 +257,10 @@ const f = (x: number | null | undefined) => (x === null || x === undefined || Nu
 const pct = (a: number, n: number) => (n ? `${a}/${n} (${Math.round((100 * a) / n)} %)` : 'n/a');
 
 function table(rows: Summary[]): string {
-  const head = '| Configuration | STT | EOU p50 / p95 (ms) | v2v p50 / p95 (ms) | cut-ins, paused sentences | barge-in stop p50 (ms), stopped | backchannel false stops | wasted tokens / turn |';
+  const head = '| Configuration | STT | EOU p50 / p95 (ms) | v2v p50 / p95 (ms) | cut-ins, paused sentences | barge-in stop p50 / p95 (ms), stopped | backchannel false stops; longest gap p50 (ms) | wasted tokens / turn |';
   const lines = rows.map(
     (r) =>
-      `| ${r.label} | ${r.stt === 'deepgram' ? 'Deepgram stand-in' : 'offline (pocketsphinx)'} | ${f(r.eou_delay_ms.all.p50)} / ${f(r.eou_delay_ms.all.p95)} (n=${r.eou_delay_ms.all.n}) | ${f(r.voice_to_voice_ms.p50)} / ${f(r.voice_to_voice_ms.p95)} (n=${r.voice_to_voice_ms.n}) | ${pct(r.cut_ins.pause.cut_in, r.cut_ins.pause.n)} | ${f(r.barge_in.stop_ms.median_any_n)}${r.barge_in.stop_ms.n < 30 ? '*' : ''}, ${r.barge_in.stopped}/${r.barge_in.valid} | ${pct(r.backchannel.false_stops, r.backchannel.valid)} | ${r.llm.wasted_tokens_per_turn} |`,
+      `| ${r.label} | ${r.stt === 'deepgram' ? 'Deepgram stand-in' : 'offline (pocketsphinx)'} | ${f(r.eou_delay_ms.all.p50)} / ${f(r.eou_delay_ms.all.p95)} (n=${r.eou_delay_ms.all.n}) | ${f(r.voice_to_voice_ms.p50)} / ${f(r.voice_to_voice_ms.p95)} (n=${r.voice_to_voice_ms.n}) | ${pct(r.cut_ins.pause.cut_in, r.cut_ins.pause.n)} | ${f(r.barge_in.stop_ms.median_any_n)}${r.barge_in.stop_ms.n < 30 ? '*' : ''} / ${f(r.barge_in.stop_ms.p95)}, ${r.barge_in.stopped}/${r.barge_in.valid} | ${pct(r.backchannel.false_stops, r.backchannel.valid)}; ${f(r.backchannel.longest_gap_ms.median_any_n)} | ${r.llm.wasted_tokens_per_turn} |`,
   );
   return [head, '|---|---|---|---|---|---|---|---|', ...lines].join('\n');
 }
