@@ -15,7 +15,8 @@
 // Usage: node bench/turn-taking/run.ts [config names...]   Env: BENCH_TURNS (turn trials per configuration),
 // BENCH_TURNS_BEST, BENCH_BARGE_INS_BEST, BENCH_BACKCHANNELS_BEST (the transcript configuration, for p95s),
 // BENCH_BARGE_INS, BENCH_BACKCHANNELS, BENCH_BUDGET_S (the whole run, default 3300), BENCH_CALLS
-// (calls at once), BENCH_OFFLINE=0 to skip the offline-STT run, BENCH_REPLY_TAGS=0 for untagged replies.
+// (calls at once), BENCH_OFFLINE=0 to skip the offline-STT run, BENCH_REPLY_TAGS=0 for untagged replies,
+// BENCH_RESULTS (the results file's name in bench/results, default turn-taking) for a partial run.
 import { disposeRtc } from '../../test/support/rtc-client.ts';
 import { initializeLogger } from '@livekit/agents';
 import { percentile } from '../../shared/latency.ts';
@@ -322,7 +323,7 @@ async function main() {
     best: best?.name ?? null,
     configs: summaries,
   };
-  writeResults('turn-taking', result);
+  writeResults(env.BENCH_RESULTS ?? 'turn-taking', result);
   console.log(`\nTurn-taking (${result.wall_seconds} s; * = fewer than 30 samples, a median only)\n\n${table(summaries)}\n\nBest: ${best?.label ?? 'n/a'}. JSON: bench/results/turn-taking.json`);
 }
 

@@ -29,8 +29,24 @@ export function backchannelWords(text: string): string[] {
     .filter(Boolean);
 }
 
+/** Every opening of a phrase: "i" of "i see", "uh" of "uh huh", "that makes" of "that makes sense". */
+const PREFIXES = new Set(PHRASES.flatMap((p) => p.slice(0, -1).map((_, i) => p.slice(0, i + 1).join(' '))));
+
 /** True when `text` has words and every one of them belongs to an acknowledgement ("yeah, okay", "mm-hm, I see"). */
 export function isBackchannel(text: string): boolean {
+  return matchBackchannel(text, false);
+}
+
+/**
+ * True when `text` is a backchannel, or could still become one: its words so far are acknowledgements with
+ * the last ones opening a phrase ("I" on the way to "I see"). An interim transcript is read word by word, so
+ * "I" alone must not yet count as a barge-in.
+ */
+export function mayBeBackchannel(text: string): boolean {
+  return matchBackchannel(text, true);
+}
+
+function matchBackchannel(text: string, openEnd: boolean): boolean {
   const words = backchannelWords(text);
   if (words.length === 0 || words.length > MAX_WORDS) return false;
   let i = 0;
@@ -42,7 +58,7 @@ export function isBackchannel(text: string): boolean {
         break;
       }
     }
-    if (!matched) return false;
+    if (!matched) return openEnd && PREFIXES.has(words.slice(i).join(' '));
     i += matched;
   }
   return true;

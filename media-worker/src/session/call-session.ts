@@ -9,7 +9,7 @@ import { interpolate, mergeVariables } from '../../../shared/template.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import type { MetricsSink } from '../metrics.ts';
 import { VapAgent } from './agent.ts';
-import { isBackchannel } from './backchannel.ts';
+import { isBackchannel, mayBeBackchannel } from './backchannel.ts';
 import { turnHandlingFor } from './mappings.ts';
 import { installRaceFix } from './race-fix.ts';
 import { buildTools, type CallActions } from './tools.ts';
@@ -271,8 +271,9 @@ export class CallSession {
     if (!overAgent) return false;
     if (!isBackchannel(text)) {
       // Words that are not a backchannel confirm the barge-in the pause began: the held reply stops now, not
-      // on the final (which a slow STT could send after agents-js had resumed the reply).
-      if (held) this.#heldReply?.interrupt();
+      // on the final (which a slow STT could send after agents-js had resumed the reply). An interim that may
+      // still become one ("I" of "I see") waits for more words.
+      if (held && (isFinal || !mayBeBackchannel(text))) this.#heldReply?.interrupt();
       return false;
     }
     this.backchannelsIgnored++;
