@@ -324,7 +324,7 @@ async function main() {
     configs: summaries,
   };
   writeResults(env.BENCH_RESULTS ?? 'turn-taking', result);
-  console.log(`\nTurn-taking (${result.wall_seconds} s; * = fewer than 30 samples, a median only)\n\n${table(summaries)}\n\nBest: ${best?.label ?? 'n/a'}. JSON: bench/results/turn-taking.json`);
+  console.log(`\nTurn-taking (${result.wall_seconds} s; * = fewer than 30 samples, a median only)\n\n${table(summaries)}\n\nBest: ${best?.label ?? 'n/a'}. JSON: bench/results/${env.BENCH_RESULTS ?? 'turn-taking'}.json`);
 }
 
 await main();
