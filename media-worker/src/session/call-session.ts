@@ -253,9 +253,8 @@ export class CallSession {
     if (text) this.session.say(text, { allowInterruptions: true });
   }
 
-  /** A backchannel ("mm-hm", "yeah") the caller made over the agent: agents-js never sees it. */
   /**
-   * The agent's reply is paused on the caller's sound (turn_taking.ignore_backchannels): it stopped speaking
+   * The agent's reply is paused on the caller's sound (turn_taking.barge_in 'pause'): it stopped speaking
    * without being interrupted, and resumes unless words stop it. An utterance begun then is over the agent.
    */
   #replyHeld(): boolean {
@@ -263,6 +262,7 @@ export class CallSession {
     return !!held && !held.interrupted && !held.done() && this.session.agentState !== 'speaking';
   }
 
+  /** A backchannel ("mm-hm", "yeah") the caller made over the agent: agents-js never sees it. */
   #isIgnoredBackchannel(text: string, isFinal: boolean): boolean {
     // Over the agent: its speech was playing when the utterance began, or is now (the VAD's start of speech
     // can come after the STT's first interim on a loaded machine).

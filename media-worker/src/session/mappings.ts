@@ -85,8 +85,9 @@ export const RESUME_AFTER_MS = 150;
  * agents-js), resumes the reply where it paused. A barge-in so costs Silero's start of speech instead of its
  * first transcribed word; a backchannel costs a short pause instead of nothing (docs/decisions.md,
  * "Turn-taking").
- * 'words', or a sensitivity under 0.25 (two or more words required): no pause; the agent speaks on until
- * `interruption_sensitivity`'s words, and with ignore_backchannels at most 250 ms of speech before them.
+ * 'words', or a sensitivity under 0.25 (two or more words required): sound alone does not pause; the agent
+ * speaks on until `interruption_sensitivity`'s words (then agents-js holds the reply until the final stops it),
+ * and with ignore_backchannels after at most 250 ms of speech.
  */
 export function interruptionOptions(sensitivity: number, t: Pick<TurnTaking, 'ignore_backchannels' | 'barge_in'>) {
   const { minDuration, minWords } = interruptionFor(sensitivity);
