@@ -309,11 +309,7 @@ export interface BackchannelResult {
   kind: 'backchannel';
   item: string;
   valid: boolean;
-  /**
-   * The backchannel stopped the reply: the client heard under half the reply's length in voiced audio before the
-   * agent went quiet. A reply paused and resumed plays to its end (about 3/4 of its length is voiced); one
-   * interrupted 1.5 s in, with a short answer after it, stays near 1/4.
-   */
+  /** The backchannel stopped the reply: it was not heard to its end (heardWhole). */
   stopped: boolean;
   /** The agent's audio went quiet for 400 ms or more within 2 s of the backchannel (the earlier measure). */
   gap_over_400: boolean;
@@ -404,6 +400,15 @@ async function startLongReply(rig: Rig, call: CallHandle): Promise<number | null
   return call.ear.firstAfter(mark) ?? null;
 }
 
+/**
+ * Once the agent is quiet (after settle): was the long reply begun at `began` heard to its end? A reply paused and
+ * resumed plays to its end (about 3/4 of its length is voiced); one interrupted 1.5 s in, with a short answer
+ * after it, stays near 1/4. Half its length in voiced audio tells them apart.
+ */
+function heardWhole(rig: Rig, call: CallHandle, began: number): boolean {
+  return call.ear.speechMs(began, nowMs()) >= 0.5 * rig.longReplyMs;
+}
+
 /** The caller speaks a complete utterance over the agent's long reply: how soon does the agent stop? */
 export async function runBargeIn(rig: Rig, call: CallHandle, item: CorpusItem): Promise<BargeInResult> {
   const began = await startLongReply(rig, call);
@@ -418,9 +423,8 @@ export async function runBargeIn(rig: Rig, call: CallHandle, item: CorpusItem): 
   const natural = began + rig.longReplyMs;
   await settle(call, end);
   // A stop within 300 ms of the reply's own end is the reply ending, not the barge-in; and a reply that went on
-  // after the gap (a pause that resumed) was not stopped: it is heard nearly whole (see BackchannelResult).
-  const resumed = call.ear.speechMs(began, nowMs()) >= 0.5 * rig.longReplyMs;
-  const stopped = stop !== undefined && stop < natural - 300 && !resumed;
+  // after the gap (a pause that resumed) was not stopped.
+  const stopped = stop !== undefined && stop < natural - 300 && !heardWhole(rig, call, began);
   return { kind: 'barge_in', item: item.id, valid, stop_ms: valid && stopped ? stop - start : null };
 }
 
@@ -438,9 +442,7 @@ export async function runBackchannel(rig: Rig, call: CallHandle, item: CorpusIte
   const gapOver400 = stop !== undefined && stop < Math.min(natural - 300, start + 2000);
   const longestGap = call.ear.longestGap(start, start + 2500);
   await settle(call, end);
-  // The reply has played out or stopped (settle waits for the agent to be quiet): how much of it was heard.
-  const played = call.ear.speechMs(began, nowMs());
-  const stopped = played < 0.5 * rig.longReplyMs;
+  const stopped = !heardWhole(rig, call, began);
   return { kind: 'backchannel', item: item.id, valid, stopped, gap_over_400: gapOver400, longest_gap_ms: longestGap };
 }
 

@@ -60,6 +60,7 @@ const BUDGET_S = Number(env.BENCH_BUDGET_S ?? 3300);
 const OFFLINE = env.BENCH_OFFLINE !== '0';
 /** BENCH_REPLY_TAGS=0: replies without the request tag (wasted tokens are then not counted). */
 const REPLY_TAGS = env.BENCH_REPLY_TAGS !== '0';
+const RESULTS = env.BENCH_RESULTS ?? 'turn-taking';
 
 interface BenchConfig {
   name: string;
@@ -74,6 +75,9 @@ interface BenchConfig {
   backchannels?: number;
 }
 
+/** The transcript rules' rows start from this (the default's turn taking but for barge_in), each changing one thing. */
+const TRANSCRIPT = { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true } as const;
+
 // Silero only at agents-js's default delays (500 ms after the VAD's end of speech); the end-of-turn model
 // with fixed delays; the same with dynamic endpointing; and that plus preemptive generation.
 const DEEPGRAM_CONFIGS: BenchConfig[] = [
@@ -85,18 +89,18 @@ const DEEPGRAM_CONFIGS: BenchConfig[] = [
   { name: 'silero-200', label: 'Silero only, 200 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'vad', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'words' } },
   // The transcript rules (below), stopping on sound alone (any 100 ms of speech, no word needed): the fastest
   // barge-in, at the cost of backchannels stopping the agent too.
-  { name: 'transcript-sound-barge-in', label: 'Transcript rules, 150/1500 ms, barge-in on sound (sensitivity 1)', stt: 'deepgram', turns: TURNS, bargeIns: 10, backchannels: 10, agent: { interruption_sensitivity: 1 }, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false, barge_in: 'words' } },
+  { name: 'transcript-sound-barge-in', label: 'Transcript rules, 150/1500 ms, barge-in on sound (sensitivity 1)', stt: 'deepgram', turns: TURNS, bargeIns: 10, backchannels: 10, agent: { interruption_sensitivity: 1 }, turnTaking: { ...TRANSCRIPT, ignore_backchannels: false, barge_in: 'words' } },
   // The transcript rules with the previous default floor (200 ms), and without preemptive generation: what
   // the shorter floor and starting the reply early (on a finished-sounding interim, LLM and TTS) buy.
-  { name: 'transcript-200', label: 'Transcript rules, fixed 200/1500 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'words' } },
+  { name: 'transcript-200', label: 'Transcript rules, fixed 200/1500 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { ...TRANSCRIPT, min_delay_ms: 200, barge_in: 'words' } },
   // The previous default: the same, but the agent speaks on until the caller's first word that is not a
   // backchannel (barge_in 'words'): no pause on a backchannel, a later stop on a barge-in.
-  { name: 'transcript-words', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, stop on words', stt: 'deepgram', turns: TURNS, bargeIns: 10, backchannels: 10, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'words' } },
-  { name: 'transcript-no-preemptive', label: 'Transcript rules, fixed 150/1500 ms, no preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: false, ignore_backchannels: true, barge_in: 'words' } },
+  { name: 'transcript-words', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, stop on words', stt: 'deepgram', turns: TURNS, bargeIns: 10, backchannels: 10, turnTaking: { ...TRANSCRIPT, barge_in: 'words' } },
+  { name: 'transcript-no-preemptive', label: 'Transcript rules, fixed 150/1500 ms, no preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { ...TRANSCRIPT, preemptive_generation: false, barge_in: 'words' } },
   // The transcript rules (media-worker/src/session/transcript-turn-detector.ts), the default: 150 ms after a
   // finished sentence, 1500 ms after an open one. The most trials, for p95s: 280 turns hold 112 complete
   // sentences, so the p95 on complete utterances has its 100 samples.
-  { name: 'transcript', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, pause on sound', stt: 'deepgram', turns: TURNS_BEST, bargeIns: BARGE_INS_BEST, backchannels: BACKCHANNELS_BEST, turnTaking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'pause' } },
+  { name: 'transcript', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, pause on sound', stt: 'deepgram', turns: TURNS_BEST, bargeIns: BARGE_INS_BEST, backchannels: BACKCHANNELS_BEST, turnTaking: { ...TRANSCRIPT, barge_in: 'pause' } },
 ];
 
 /** The agent's defaults (no turn_taking sent): `node bench/turn-taking/run.ts current`. */
@@ -323,8 +327,8 @@ async function main() {
     best: best?.name ?? null,
     configs: summaries,
   };
-  writeResults(env.BENCH_RESULTS ?? 'turn-taking', result);
-  console.log(`\nTurn-taking (${result.wall_seconds} s; * = fewer than 30 samples, a median only)\n\n${table(summaries)}\n\nBest: ${best?.label ?? 'n/a'}. JSON: bench/results/${env.BENCH_RESULTS ?? 'turn-taking'}.json`);
+  writeResults(RESULTS, result);
+  console.log(`\nTurn-taking (${result.wall_seconds} s; * = fewer than 30 samples, a median only)\n\n${table(summaries)}\n\nBest: ${best?.label ?? 'n/a'}. JSON: bench/results/${RESULTS}.json`);
 }
 
 await main();
