@@ -7,6 +7,7 @@ import type { KnowledgeConfig, KnowledgeSearchResult } from '../../../schemas/in
 import type { MetricsSink } from '../metrics.ts';
 import type { InternalApiClient } from '../../../shared/internal-api.ts';
 import type { Logger } from '../../../shared/logger.ts';
+import { smallFrames } from './output-frames.ts';
 
 export interface VapAgentOptions {
   instructions: string;
@@ -115,6 +116,12 @@ export class VapAgent extends voice.Agent {
     const { dropTranscript: drop, preflight } = this.#opts;
     if (!events || (!drop && !preflight)) return events;
     return events.pipeThrough(transcriptFilter({ drop, preflight }));
+  }
+
+  /** The agent's speech in 20 ms frames, so that a barge-in's pause takes hold within one (output-frames.ts). */
+  override async ttsNode(text: ReadableStream<string> | AsyncIterable<string>, modelSettings: voice.ModelSettings) {
+    const audio = await voice.Agent.default.ttsNode(this, text, modelSettings);
+    return audio ? audio.pipeThrough(smallFrames()) : audio;
   }
 
   get #retrieves(): boolean {

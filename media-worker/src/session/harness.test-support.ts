@@ -1,5 +1,5 @@
 // Builds a CallSession wired to local providers and test servers, for the voice tests and benchmarks.
-import { inference, initializeLogger } from '@livekit/agents';
+import { inference, initializeLogger, type tts } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import type { CallConfig } from '../../../schemas/internal.ts';
 import { AGENT_DEFAULTS } from '../../../schemas/agents.ts';
@@ -55,7 +55,7 @@ export interface Harness {
 
 export async function startCall(
   config: CallConfig,
-  opts: { llmUrl: string; api?: { url: string; token: string }; metrics?: MetricsSink; sttGrammar?: string; extra?: Partial<CallSessionOptions> } ,
+  opts: { llmUrl: string; api?: { url: string; token: string }; metrics?: MetricsSink; sttGrammar?: string; tts?: tts.TTS; extra?: Partial<CallSessionOptions> } ,
 ): Promise<Harness> {
   if (!loggerReady) {
     initializeLogger({ pretty: false, level: 'warn' });
@@ -63,7 +63,7 @@ export async function startCall(
   }
   vad ??= new inference.VAD({ minSilenceDuration: 250 });
   const stt = new LocalSTT({ ...(opts.sttGrammar ? { grammar: opts.sttGrammar } : {}) });
-  const tts = new LocalTTS({ model: 'espeak-ng' });
+  const speech = opts.tts ?? new LocalTTS({ model: 'espeak-ng' });
   const llm = new openai.LLM({ model: 'fake-model', baseURL: opts.llmUrl, apiKey: 'sk-test' });
   const apiClient = opts.api ? new InternalApiClient({ baseUrl: opts.api.url, token: opts.api.token, retry: { baseDelayMs: 20, maxDelayMs: 100 } }) : null;
   const reporter = apiClient?.reporter(config.call.id) ?? null;
@@ -71,7 +71,7 @@ export async function startCall(
   const out = new CaptureAudioOutput();
   const call = new CallSession({
     config,
-    models: { stt, llm, tts, vad, turnDetection: 'vad' },
+    models: { stt, llm, tts: speech, vad, turnDetection: 'vad' },
     labels: { stt: { provider: 'local', model: 'pocketsphinx' }, llm: { provider: 'openai', model: 'fake-model' }, tts: { provider: 'local', model: 'espeak-ng' } },
     reporter,
     api: apiClient,
