@@ -4,8 +4,11 @@
 
 export const TURN_DETECTIONS = ['vad', 'model', 'transcript'] as const;
 export const ENDPOINTING_MODES = ['fixed', 'dynamic'] as const;
-/** How the agent yields to a barge-in: `pause` its audio on the caller's first sound, or keep on until `words`. */
-export const BARGE_IN_MODES = ['pause', 'words'] as const;
+/**
+ * How the agent yields to a barge-in: `pause` its audio on the caller's first sound (its level), or only once the
+ * VAD hears speech (`pause_on_speech`), or keep on until `words`.
+ */
+export const BARGE_IN_MODES = ['pause', 'pause_on_speech', 'words'] as const;
 
 export interface TurnTaking {
   detection: (typeof TURN_DETECTIONS)[number];

@@ -15,6 +15,7 @@ import { resample, synthesize, type Pcm } from '../../test/support/speech.ts';
 import { Mic } from '../support/mic.ts';
 import { CORPUS_RATE, SPEECH_RMS, itemPcm, ms, speechBounds, type CorpusItem } from './corpus.ts';
 import { devKey } from '../support/room-call.ts';
+import type { TurnTaking } from '../../shared/turn-taking.ts';
 
 export const LLM_TTFT_MS = 200;
 export const TTS_TTFB_MS = 100;
@@ -42,7 +43,7 @@ export type TurnTakingConfig = {
   max_delay_ms: number;
   preemptive_generation: boolean;
   ignore_backchannels: boolean;
-  barge_in: 'pause' | 'words';
+  barge_in: TurnTaking['barge_in'];
 };
 
 export interface Rig {

@@ -96,11 +96,14 @@ const DEEPGRAM_CONFIGS: BenchConfig[] = [
   // The previous default: the same, but the agent speaks on until the caller's first word that is not a
   // backchannel (barge_in 'words'): no pause on a backchannel, a later stop on a barge-in.
   { name: 'transcript-words', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, stop on words', stt: 'deepgram', turns: TURNS, bargeIns: 10, backchannels: 10, turnTaking: { ...TRANSCRIPT, barge_in: 'words' } },
+  // The default but for the pause's trigger: the VAD's start of speech (barge_in 'pause_on_speech', the default
+  // until the onset), against the onset of the caller's sound.
+  { name: 'transcript-pause-on-speech', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, pause on the VAD\'s speech', stt: 'deepgram', turns: TURNS, bargeIns: 20, backchannels: 10, turnTaking: { ...TRANSCRIPT, barge_in: 'pause_on_speech' } },
   { name: 'transcript-no-preemptive', label: 'Transcript rules, fixed 150/1500 ms, no preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { ...TRANSCRIPT, preemptive_generation: false, barge_in: 'words' } },
   // The transcript rules (media-worker/src/session/transcript-turn-detector.ts), the default: 150 ms after a
   // finished sentence, 1500 ms after an open one. The most trials, for p95s: 280 turns hold 112 complete
   // sentences, so the p95 on complete utterances has its 100 samples.
-  { name: 'transcript', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, pause on sound', stt: 'deepgram', turns: TURNS_BEST, bargeIns: BARGE_INS_BEST, backchannels: BACKCHANNELS_BEST, turnTaking: { ...TRANSCRIPT, barge_in: 'pause' } },
+  { name: 'transcript', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, pause on the onset of sound', stt: 'deepgram', turns: TURNS_BEST, bargeIns: BARGE_INS_BEST, backchannels: BACKCHANNELS_BEST, turnTaking: { ...TRANSCRIPT, barge_in: 'pause' } },
 ];
 
 /** The agent's defaults (no turn_taking sent): `node bench/turn-taking/run.ts current`. */

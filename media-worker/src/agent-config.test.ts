@@ -11,7 +11,8 @@ import { InternalAgent } from '../../schemas/internal.ts';
 import { CreateLlmModel } from '../../schemas/models.ts';
 import { STT_DEFAULT_MODEL, TTS_DEFAULTS, type SttProvider, type TtsProvider } from '../../shared/voices.ts';
 import { createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
-import { turnHandlingFor } from './session/mappings.ts';
+import { pausesOnOnset, turnHandlingFor } from './session/mappings.ts';
+import type { TurnTaking } from '../../shared/turn-taking.ts';
 import { ambientFrames, ambientPath, isAmbientSound, readWav, type AmbientSound } from './session/background.ts';
 
 /** Every `enum` (and union of literals) in a JSON schema, by dotted property path. */
@@ -62,10 +63,12 @@ const WORKER_CHECKS: Record<string, (value: string) => Promise<void> | void> = {
     expect(h.endpointing).toMatchObject({ mode: value, minDelay: turn_taking.min_delay_ms, maxDelay: turn_taking.max_delay_ms });
   },
   'turn_taking.barge_in': (value) => {
-    const turn_taking = { ...AGENT_DEFAULTS.turn_taking, barge_in: value as 'pause' | 'words' };
+    const turn_taking = { ...AGENT_DEFAULTS.turn_taking, barge_in: value as TurnTaking['barge_in'] };
     const h = turnHandlingFor({ turn_taking, interruption_sensitivity: 0.5 }, { turnDetector: 'vad', preemptiveAllowed: true });
-    // 'pause' pauses on the start of speech and needs no word for it; 'words' waits for a word.
-    expect(h.interruption).toMatchObject(value === 'pause' ? { minWords: 0, resumeFalseInterruption: true } : { minWords: 1 });
+    // 'pause' and 'pause_on_speech' pause on sound and need no word for it ('pause' sooner, on the onset of the
+    // sound: the call's own); 'words' waits for a word.
+    expect(h.interruption).toMatchObject(value === 'words' ? { minWords: 1 } : { minWords: 0, resumeFalseInterruption: true });
+    expect(pausesOnOnset(0.5, turn_taking)).toBe(value === 'pause');
   },
   background_sound: async (value) => {
     expect(isAmbientSound(value)).toBe(true);

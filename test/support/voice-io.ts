@@ -48,6 +48,18 @@ export function tone(freq: number, ms: number, amplitude = 12000): Pcm {
   return out;
 }
 
+/** A burst of seeded white noise (a knock or a bump on the line), peak `amplitude`. */
+export function noiseBurst(ms: number, amplitude = 12000, seed = 1): Pcm {
+  const n = Math.round((LINE_RATE * ms) / 1000);
+  const out = new Int16Array(n);
+  let x = seed;
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    out[i] = Math.round(((x / 2147483648) * 2 - 1) * amplitude);
+  }
+  return out;
+}
+
 export const silence = (ms: number): Pcm => new Int16Array(Math.round((LINE_RATE * ms) / 1000));
 
 /**
@@ -154,9 +166,10 @@ export class CaptureAudioOutput extends voice.AudioOutput {
   /** performance.now() of each segment's first frame. */
   segmentStarts: number[] = [];
   interruptions = 0;
-  /** Pauses, and resumes of a paused segment. */
+  /** Pauses, and resumes of a paused segment; performance.now() of each pause. */
   pauses = 0;
   resumes = 0;
+  pauseTimes: number[] = [];
   keepFrames: boolean;
   #segStart = 0;
   #segAudioMs = 0;
@@ -204,6 +217,7 @@ export class CaptureAudioOutput extends voice.AudioOutput {
     this.#pausedAt = performance.now();
     if (!this.#inSegment) return;
     this.pauses++;
+    this.pauseTimes.push(this.#pausedAt);
     if (this.#finishTimer) clearTimeout(this.#finishTimer);
     this.#finishTimer = null;
   }

@@ -4,11 +4,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { voice } from '@livekit/agents';
+import * as openai from '@livekit/agents-plugin-openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { contentText, lastUserText, pendingToolResult, startFakeOpenAI, type FakeOpenAI } from '../../../test/support/fake-openai.ts';
 import { startFakeInternalApi, type FakeInternalApi } from '../../../test/support/fake-internal-api.ts';
-import { synthesize, tone, silence } from '../../../test/support/voice-io.ts';
+import { noiseBurst, synthesize, tone, silence } from '../../../test/support/voice-io.ts';
 import { baseConfig, startCall, waitUntil, type Harness } from './harness.test-support.ts';
 
 let llm: FakeOpenAI;
@@ -171,6 +172,73 @@ describe('call session (voice loop)', () => {
     // The backchannels never became user turns.
     expect(report.messages.filter((m) => m.role === 'user').map((m) => m.content)).not.toContainEqual(expect.stringMatching(/^(yeah|okay|right)$/i));
   }, 240_000);
+
+  it.each(['pause', 'pause_on_speech'] as const)("with barge_in %s, a knock over the agent and then a barge-in: where the pause comes from", async (bargeIn) => {
+    llm.setResponder(() => ({ text: 'Sure.' }));
+    const config = baseConfig({
+      call: { id: `call_onset_${bargeIn}` },
+      agent: {
+        turn_taking: { ...baseConfig().agent.turn_taking, ignore_backchannels: true, barge_in: bargeIn },
+        first_message:
+          'Welcome to the reservation line. We are open every day from noon until late in the evening, we can seat groups of up to twelve people at a time, and we ' +
+          'have a quiet room at the back for birthdays and for business dinners, which you can book by phone or on our website. On Sundays we serve ' +
+          'a long lunch with live music, and on Mondays the kitchen closes a little earlier, at half past nine.',
+      },
+    });
+    const h = await startCall(config, { llmUrl: llm.url, sttGrammar: '#JSGF V1.0;\ngrammar b;\npublic <b> = stop i have a question about the menu;\n' });
+    const speechStarts: number[] = [];
+    h.call.session.on(voice.AgentSessionEventTypes.UserStateChanged, (ev) => {
+      if (ev.newState === 'speaking') speechStarts.push(performance.now());
+    });
+    await waitUntil(() => h.out.playing && h.out.playedMs >= 1000, 20_000, 'a second of the greeting');
+    // A knock: 40 ms of loud noise, which the VAD does not take for speech.
+    await h.line.say(noiseBurst(40, 12_000));
+    await h.line.say(silence(600));
+    await waitUntil(() => !h.out.paused, 5000, 'the greeting playing after the knock');
+    expect(h.out.interruptions).toBe(0);
+    if (bargeIn === 'pause') {
+      // The knock's onset paused the greeting, and the call resumed it: the VAD heard no speech.
+      expect(h.call.onsetPauses).toBe(1);
+      expect(h.call.onsetResumes).toBe(1);
+      expect(h.out.pauses).toBe(1);
+      expect(h.out.resumes).toBe(1);
+    } else {
+      expect(h.call.onsetPauses).toBe(0);
+      expect(h.out.pauses).toBe(0);
+    }
+    expect(speechStarts).toHaveLength(0);
+
+    const pausesBefore = h.out.pauses;
+    await h.line.say(await synthesize('Stop I have a question about the menu'));
+    await waitUntil(() => h.out.interruptions >= 1, 45_000, 'interruption');
+    // One pause, which the words turned into the stop; with 'pause' it came from the onset, before the VAD's start
+    // of speech, and the call did not resume it.
+    expect(h.out.pauses - pausesBefore).toBe(1);
+    expect(speechStarts.length).toBeGreaterThanOrEqual(1);
+    if (bargeIn === 'pause') {
+      expect(h.call.onsetPauses).toBe(2);
+      expect(h.call.onsetResumes).toBe(1);
+      expect(h.out.pauseTimes.at(-1)!).toBeLessThan(speechStarts[0]!);
+    } else {
+      expect(h.call.onsetPauses).toBe(0);
+      expect(h.out.pauseTimes.at(-1)!).toBeGreaterThanOrEqual(speechStarts[0]!);
+    }
+    const report = await finish(h);
+    expect(report.messages.find((m) => m.role === 'agent')!.interrupted).toBe(true);
+  }, 120_000);
+
+  it("sends the agent's speech to the output in 20 ms frames, whatever frames its TTS makes (the openai plugin's are 100 ms)", async () => {
+    const speech = new openai.TTS({ model: 'tts-1', baseURL: llm.url, apiKey: 'sk-test' });
+    const tts100: number[] = [];
+    const config = baseConfig({ call: { id: 'call_frames' }, agent: { first_message: 'Hello, thank you for calling the reservation line of the restaurant.' } });
+    const h = await startCall(config, { llmUrl: llm.url, tts: speech });
+    await waitUntil(() => h.out.frames.length > 0 && !h.out.playing, 20_000, 'the greeting played');
+    // What the plugin itself makes, for contrast.
+    for await (const ev of speech.synthesize('Hello there.')) tts100.push(ev.frame.samplesPerChannel / (ev.frame.sampleRate / 1000));
+    expect(Math.max(...tts100)).toBe(100);
+    expect(h.out.frames.map((f) => f.samplesPerChannel / (f.sampleRate / 1000)).every((ms) => ms <= 20)).toBe(true);
+    await finish(h);
+  }, 60_000);
 
   it('without ignore_backchannels, "yeah" over the agent stops it (the same line and sensitivity)', async () => {
     llm.setResponder(() => ({ text: 'Sure.' }));

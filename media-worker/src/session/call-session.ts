@@ -10,7 +10,8 @@ import type { Logger } from '../../../shared/logger.ts';
 import type { MetricsSink } from '../metrics.ts';
 import { VapAgent } from './agent.ts';
 import { isBackchannel, mayBeBackchannel } from './backchannel.ts';
-import { turnHandlingFor } from './mappings.ts';
+import { pausesOnOnset, turnHandlingFor } from './mappings.ts';
+import { OnsetDetector } from './onset.ts';
 import { installRaceFix } from './race-fix.ts';
 import { buildTools, type CallActions } from './tools.ts';
 import { TurnMetrics, type ProviderLabels } from './turn-metrics.ts';
@@ -58,6 +59,12 @@ export interface CallSessionOptions {
    * 4 kHz, so nothing above it is sent (docs/decisions.md, "Phone legs publish 8 kHz audio"). */
   outputSampleRate?: number;
 }
+
+/** An onset pause that agents-js has not taken over is checked this long after it began (ms)... */
+const ONSET_CONFIRM_MS = 200;
+/** ...and again at this interval while the VAD hears speech, up to a bound (then it resumes). */
+const ONSET_CHECK_MS = 50;
+const ONSET_HOLD_MAX_MS = 1000;
 
 const normalise = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').replace(/\s+/g, ' ').trim();
 
@@ -114,6 +121,13 @@ export class CallSession {
   #overAgent = false;
   /** The reply that last went from speaking to listening without an interruption (a pause; see #replyHeld). */
   #heldReply: voice.SpeechHandle | undefined;
+  /** barge_in 'pause': the caller's onset pauses the agent before the VAD's start of speech (onset.ts). */
+  #onset: OnsetDetector | undefined;
+  /** The running onset pause: when it began, and the check that hands it to agents-js or resumes it. */
+  #onsetHold: { at: number; timer: NodeJS.Timeout } | null = null;
+  /** Onset pauses, and those the VAD did not take over (a noise: the reply resumed). */
+  onsetPauses = 0;
+  onsetResumes = 0;
 
   constructor(opts: CallSessionOptions) {
     installRaceFix();
@@ -132,6 +146,7 @@ export class CallSession {
       this.voicemail = new VoicemailClassifier();
       this.beep = new BeepDetector();
     }
+    if (pausesOnOnset(agent.interruption_sensitivity, agent.turn_taking)) this.#onset = new OnsetDetector();
 
     const tools = buildTools(opts.config, {
       hangUp: () => this.requestHangup(),
@@ -162,8 +177,8 @@ export class CallSession {
       beforeReply: (text) => this.#beforeReply(text),
       metrics: opts.metrics,
       callType: call.type,
-      // Beep detection reads the caller's audio where the STT does, whatever the audio input is.
-      onInputAudio: this.beep ? this.onInputFrame : undefined,
+      // Beep and onset detection read the caller's audio where the STT does, whatever the audio input is.
+      onInputAudio: this.beep || this.#onset ? this.onInputFrame : undefined,
       dropTranscript: agent.turn_taking.ignore_backchannels ? (text, isFinal) => this.#isIgnoredBackchannel(text, isFinal) : undefined,
       // With the transcript rules, a finished-sounding interim starts the preemptive reply before the final.
       preflight: turnHandling.preemptiveGeneration?.enabled && agent.turn_taking.detection === 'transcript' ? interimSoundsFinished : undefined,
@@ -238,6 +253,7 @@ export class CallSession {
    * utterance the STT made of a machine's greeting (8 kHz phone audio is hard on it).
    */
   onInputFrame = (frame: AudioFrame): void => {
+    if (this.#onset?.push(frame)) this.#pauseOnOnset();
     if (!this.beep || this.#openingOver || this.beep.detected) return;
     if (this.beep.push(frame)) {
       this.#log.info({ call_id: this.config.call.id }, 'voicemail beep detected');
@@ -245,6 +261,41 @@ export class CallSession {
       else void this.#leaveVoicemail(false, 'beep');
     }
   };
+
+  /**
+   * The caller's onset over the agent's reply pauses it at once, as agents-js would on the VAD's start of speech
+   * about 100 ms later (the same pause: the reply is held, not dropped). The VAD then decides: its start of
+   * speech (the caller speaking) and agents-js's own pause (the agent listening) take the pause over, and its
+   * words stop or resume the reply as before. A sound the VAD never calls speech (a knock, a cough) is resumed
+   * here, and counts as a false interruption.
+   */
+  #pauseOnOnset(): void {
+    if (this.#onsetHold || this.session.agentState !== 'speaking') return;
+    const speech = this.session._activity?.currentSpeech;
+    const out = this.session.output.audio;
+    if (!out || !speech || speech.interrupted || speech.done() || !speech.allowInterruptions) return;
+    out.pause();
+    this.onsetPauses++;
+    const check = () => {
+      const hold = this.#onsetHold;
+      if (!hold) return;
+      // agents-js paused the reply itself (the agent listens), or it ended: the pause is no longer ours.
+      if (this.session.agentState !== 'speaking' || speech.interrupted || speech.done()) {
+        this.#onsetHold = null;
+        return;
+      }
+      // The VAD hears speech and agents-js is about to pause: wait for it, within a bound.
+      if (this.session.userState === 'speaking' && Date.now() - hold.at < ONSET_HOLD_MAX_MS) {
+        hold.timer = setTimeout(check, ONSET_CHECK_MS);
+        return;
+      }
+      this.#onsetHold = null;
+      this.onsetResumes++;
+      this.#opts.metrics.falseInterruption?.(this.config.call.type, true);
+      out.resume();
+    };
+    this.#onsetHold = { at: Date.now(), timer: setTimeout(check, ONSET_CONFIRM_MS) };
+  }
 
   #sayFirstMessage(): void {
     if (this.#firstMessageSaid || this.endReason) return;
@@ -522,6 +573,8 @@ export class CallSession {
     this.endReason = reason;
     if (error) this.#error = error;
     for (const t of this.#timers) clearTimeout(t);
+    if (this.#onsetHold) clearTimeout(this.#onsetHold.timer);
+    this.#onsetHold = null;
     this.#clearGreetingTimer();
     this.#clearHumanTimer();
     if (this.#transcriptTimer) clearTimeout(this.#transcriptTimer);

@@ -68,7 +68,8 @@ export function interruptionFor(sensitivity: number): { minDuration: number; min
   };
 }
 
-/** With barge_in 'pause', the speech that pauses the agent: Silero's start of speech (two 32 ms windows). */
+/** With barge_in 'pause' or 'pause_on_speech', the speech that pauses the agent in agents-js: Silero's start of
+ * speech (two 32 ms windows). With 'pause' the call pauses it sooner, on the onset of the sound (onset.ts). */
 export const PAUSE_AFTER_SPEECH_MS = 50;
 /**
  * After a pause that no word has confirmed (a backchannel, which the call keeps from agents-js, or a noise), the
@@ -78,20 +79,20 @@ export const PAUSE_AFTER_SPEECH_MS = 50;
 export const RESUME_AFTER_MS = 150;
 
 /**
- * turn_taking.barge_in 'pause': the caller's first sound pauses the agent's audio (agents-js's pause: the reply
+ * turn_taking.barge_in 'pause' and 'pause_on_speech': the caller's sound pauses the agent's audio (agents-js's pause: the reply
  * is held, not dropped) and the words decide what the pause was. A transcript with a word stops the reply
  * (agents-js interrupts a paused speech on a final; the call does it on the first interim word that is not a
  * backchannel). A sound with no words, or with ignore_backchannels a backchannel (which the call keeps from
  * agents-js), resumes the reply where it paused. A barge-in so costs Silero's start of speech instead of its
  * first transcribed word; a backchannel costs a short pause instead of nothing (docs/decisions.md,
- * "Turn-taking").
+ * "Turn-taking"). With 'pause' the call pauses sooner still, on the onset of the sound (call-session.ts).
  * 'words', or a sensitivity under 0.25 (two or more words required): sound alone does not pause; the agent
  * speaks on until `interruption_sensitivity`'s words (then agents-js holds the reply until the final stops it),
  * and with ignore_backchannels after at most 250 ms of speech.
  */
 export function interruptionOptions(sensitivity: number, t: Pick<TurnTaking, 'ignore_backchannels' | 'barge_in'>) {
   const { minDuration, minWords } = interruptionFor(sensitivity);
-  if (t.barge_in === 'pause' && minWords <= 1) {
+  if (pausesOnSound(sensitivity, t)) {
     return {
       enabled: true,
       mode: 'vad' as const,
@@ -103,6 +104,16 @@ export function interruptionOptions(sensitivity: number, t: Pick<TurnTaking, 'ig
   }
   if (!t.ignore_backchannels) return { enabled: true, mode: 'vad' as const, minDuration, minWords };
   return { enabled: true, mode: 'vad' as const, minDuration: Math.min(minDuration, WORD_GATED_MIN_DURATION_MS), minWords: Math.max(1, minWords) };
+}
+
+/** The caller's sound pauses the agent (barge_in 'pause' or 'pause_on_speech' at a sensitivity that one word interrupts). */
+export function pausesOnSound(sensitivity: number, t: Pick<TurnTaking, 'barge_in'>): boolean {
+  return t.barge_in !== 'words' && interruptionFor(sensitivity).minWords <= 1;
+}
+
+/** With barge_in 'pause', the onset of the caller's sound pauses the agent before the VAD's start of speech (onset.ts). */
+export function pausesOnOnset(sensitivity: number, t: Pick<TurnTaking, 'barge_in'>): boolean {
+  return t.barge_in === 'pause' && pausesOnSound(sensitivity, t);
 }
 
 /** With barge_in 'words' and ignore_backchannels, the least speech before the words may interrupt (ms). */

@@ -6,7 +6,7 @@ import { WorkerMetrics, nullSink } from '../metrics.ts';
 import { callIdFromMetadata } from '../worker-metadata.ts';
 import { readWav, ambientPath, AMBIENT_SOUNDS } from './background.ts';
 import { matchesEndPhrase } from './call-session.ts';
-import { endpointingFor, interruptionFor, interruptionOptions, vadSilenceFor } from './mappings.ts';
+import { endpointingFor, interruptionFor, interruptionOptions, pausesOnOnset, pausesOnSound, vadSilenceFor } from './mappings.ts';
 import { delaysFor } from '../../../shared/turn-taking.ts';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -56,6 +56,14 @@ describe('mappings', () => {
     expect(interruptionOptions(0.5, { ignore_backchannels: true, barge_in: 'pause' })).toMatchObject(pause);
     expect(interruptionOptions(1, { ignore_backchannels: true, barge_in: 'pause' })).toMatchObject(pause);
     expect(interruptionOptions(0.25, { ignore_backchannels: false, barge_in: 'pause' })).toMatchObject(pause);
+    // 'pause_on_speech' hands agents-js the same pause; only 'pause' adds the onset before it.
+    expect(interruptionOptions(0.5, { ignore_backchannels: true, barge_in: 'pause_on_speech' })).toMatchObject(pause);
+    expect(pausesOnOnset(0.5, { barge_in: 'pause' })).toBe(true);
+    expect(pausesOnOnset(0.5, { barge_in: 'pause_on_speech' })).toBe(false);
+    expect(pausesOnOnset(0.5, { barge_in: 'words' })).toBe(false);
+    // A sensitivity that needs two words never pauses on sound, so no onset either.
+    expect(pausesOnOnset(0.1, { barge_in: 'pause' })).toBe(false);
+    expect(pausesOnSound(0.1, { barge_in: 'pause_on_speech' })).toBe(false);
   });
   it("with barge_in 'words' (or a sensitivity that needs two words), waits unpaused for the words", () => {
     expect(interruptionOptions(0.5, { ignore_backchannels: false, barge_in: 'words' })).toEqual({ enabled: true, mode: 'vad', minDuration: 800, minWords: 1 });
