@@ -304,6 +304,9 @@ export interface BargeInResult {
   valid: boolean;
   /** Start of the caller's speech -> the agent's audio stopped at the client; null: it did not stop, or resumed. */
   stop_ms: number | null;
+  /** Wall-clock ms of the start of the caller's speech (at the client's source), and of the stop. */
+  start_at: number;
+  stop_at: number | null;
 }
 
 export interface BackchannelResult {
@@ -413,7 +416,7 @@ function heardWhole(rig: Rig, call: CallHandle, began: number): boolean {
 /** The caller speaks a complete utterance over the agent's long reply: how soon does the agent stop? */
 export async function runBargeIn(rig: Rig, call: CallHandle, item: CorpusItem): Promise<BargeInResult> {
   const began = await startLongReply(rig, call);
-  if (began === null) return { kind: 'barge_in', item: item.id, valid: false, stop_ms: null };
+  if (began === null) return { kind: 'barge_in', item: item.id, valid: false, stop_ms: null, start_at: nowMs(), stop_at: null };
   await sleep(Math.max(0, began + 1200 - nowMs()));
   call.conn?.expectNext(scriptOf(item));
   const { start, end } = await call.mic.say(itemPcm(item));
@@ -426,7 +429,7 @@ export async function runBargeIn(rig: Rig, call: CallHandle, item: CorpusItem): 
   // A stop within 300 ms of the reply's own end is the reply ending, not the barge-in; and a reply that went on
   // after the gap (a pause that resumed) was not stopped.
   const stopped = stop !== undefined && stop < natural - 300 && !heardWhole(rig, call, began);
-  return { kind: 'barge_in', item: item.id, valid, stop_ms: valid && stopped ? stop - start : null };
+  return { kind: 'barge_in', item: item.id, valid, stop_ms: valid && stopped ? stop - start : null, start_at: start, stop_at: valid && stopped ? stop : null };
 }
 
 /** The caller says "mm-hm" (or the like) over the agent's long reply: does the agent stop? */
@@ -479,6 +482,27 @@ export function workerTurns(stack: RunningStack): WorkerTurn[] {
         stt_final_ms: (rec.stt_final_ms as number | null) ?? null,
         eot_probability: (rec.eot_probability as number | null) ?? null,
       });
+    } catch {
+      // not a JSON line
+    }
+  }
+  return out;
+}
+
+/** When the worker paused the agent's reply (debug level; call-session.ts): by the onset of the sound, or by agents-js (the VAD's speech, or words). */
+export interface WorkerPause {
+  call_id: string;
+  at: number;
+  by: 'onset' | 'agents-js';
+}
+
+export function workerPauses(stack: RunningStack): WorkerPause[] {
+  const out: WorkerPause[] = [];
+  for (const line of readFileSync(path.join(stack.logDir, 'worker.log'), 'utf8').split('\n')) {
+    if (!line.includes('"agent paused"')) continue;
+    try {
+      const rec = JSON.parse(line.slice(line.indexOf('{'))) as Record<string, unknown>;
+      out.push({ call_id: String(rec.call_id), at: Date.parse(String(rec.time)), by: rec.by === 'onset' ? 'onset' : 'agents-js' });
     } catch {
       // not a JSON line
     }

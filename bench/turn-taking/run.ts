@@ -36,6 +36,7 @@ import {
   startCall,
   startRig,
   wastedTokens,
+  workerPauses,
   workerTurns,
   type BackchannelResult,
   type BargeInResult,
@@ -220,6 +221,14 @@ async function summarize(rig: Rig, run: ConfigRun) {
   const listy = turns.filter((t) => t.category === 'list' || t.category === 'digits');
   const barge = run.results.filter((r): r is BargeInResult & { call_id: string } => r.kind === 'barge_in');
   const bargeValid = barge.filter((b) => b.valid);
+  // Where each stopped barge-in's time went: the caller's start to the worker's pause (the audio in, and the onset
+  // or the VAD), then the pause to the stop at the client (the audio already out, both ways of the transport).
+  const pauses = workerPauses(rig.stack);
+  const split = bargeValid.flatMap((b) => {
+    if (b.stop_at === null) return [];
+    const p = pauses.find((x) => x.call_id === b.call_id && x.at >= b.start_at - 30 && x.at <= b.stop_at!);
+    return p ? [{ to_pause: p.at - b.start_at, pause_to_stop: b.stop_at - p.at, by: p.by }] : [];
+  });
   const back = run.results.filter((r): r is BackchannelResult & { call_id: string } => r.kind === 'backchannel');
   const backValid = back.filter((b) => b.valid);
   const waste = wastedTokens(rig.llm, run.llmFrom, agentMessages);
@@ -244,7 +253,16 @@ async function summarize(rig: Rig, run: ConfigRun) {
       lists_and_digits: { n: listy.length, cut_in: listy.filter((t) => t.cut_in).length },
       complete: { n: turns.filter((t) => t.category === 'complete').length, cut_in: turns.filter((t) => t.category === 'complete' && t.cut_in).length },
     },
-    barge_in: { trials: barge.length, valid: bargeValid.length, stopped: bargeValid.filter((b) => b.stop_ms !== null).length, stop_ms: stats(bargeValid.flatMap((b) => (b.stop_ms === null ? [] : [b.stop_ms]))), samples: bargeValid.map((b) => b.stop_ms) },
+    barge_in: {
+      trials: barge.length,
+      valid: bargeValid.length,
+      stopped: bargeValid.filter((b) => b.stop_ms !== null).length,
+      stop_ms: stats(bargeValid.flatMap((b) => (b.stop_ms === null ? [] : [b.stop_ms]))),
+      to_worker_pause_ms: stats(split.map((x) => x.to_pause)),
+      worker_pause_to_stop_ms: stats(split.map((x) => x.pause_to_stop)),
+      paused_by: { onset: split.filter((x) => x.by === 'onset').length, agents_js: split.filter((x) => x.by === 'agents-js').length },
+      samples: bargeValid.map((b) => b.stop_ms),
+    },
     backchannel: {
       trials: back.length,
       valid: backValid.length,
@@ -331,7 +349,10 @@ async function main() {
     configs: summaries,
   };
   writeResults(RESULTS, result);
-  console.log(`\nTurn-taking (${result.wall_seconds} s; * = fewer than 30 samples, a median only)\n\n${table(summaries)}\n\nBest: ${best?.label ?? 'n/a'}. JSON: bench/results/${RESULTS}.json`);
+  const split = summaries
+    .filter((r) => r.barge_in.to_worker_pause_ms.n > 0)
+    .map((r) => `- ${r.name}: start -> worker pause ${f(r.barge_in.to_worker_pause_ms.median_any_n)} ms, pause -> stop at the client ${f(r.barge_in.worker_pause_to_stop_ms.median_any_n)} ms (medians, n=${r.barge_in.to_worker_pause_ms.n}; paused by the onset ${r.barge_in.paused_by.onset}, by agents-js ${r.barge_in.paused_by.agents_js})`);
+  console.log(`\nTurn-taking (${result.wall_seconds} s; * = fewer than 30 samples, a median only)\n\n${table(summaries)}\n\nBarge-ins, where the time went:\n${split.join('\n')}\n\nBest: ${best?.label ?? 'n/a'}. JSON: bench/results/${RESULTS}.json`);
 }
 
 await main();

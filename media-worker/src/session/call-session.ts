@@ -275,6 +275,7 @@ export class CallSession {
     const out = this.session.output.audio;
     if (!out || !speech || speech.interrupted || speech.done() || !speech.allowInterruptions) return;
     out.pause();
+    this.#log.debug({ call_id: this.config.call.id, by: 'onset' }, 'agent paused');
     this.onsetPauses++;
     const check = () => {
       const hold = this.#onsetHold;
@@ -503,6 +504,8 @@ export class CallSession {
       if (ev.oldState === 'speaking' && ev.newState === 'listening') {
         const speech = s._activity?.currentSpeech;
         this.#heldReply = speech && !speech.interrupted && !speech.done() ? speech : undefined;
+        // Where a barge-in's time goes (bench:turns): when the reply paused, by the onset or by agents-js (the VAD, or words).
+        if (this.#heldReply && !this.#onsetHold) this.#log.debug({ call_id: this.config.call.id, by: 'agents-js' }, 'agent paused');
       }
       if (this.#hangupRequested && ev.newState === 'listening') void this.end('agent_hangup');
     });
