@@ -8,6 +8,7 @@ import type { MetricsSink } from '../metrics.ts';
 import type { InternalApiClient } from '../../../shared/internal-api.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { smallFrames } from './output-frames.ts';
+import { spaceTimedPieces } from './aligned-text.ts';
 
 export interface VapAgentOptions {
   instructions: string;
@@ -122,6 +123,12 @@ export class VapAgent extends voice.Agent {
   override async ttsNode(text: ReadableStream<string> | AsyncIterable<string>, modelSettings: voice.ModelSettings) {
     const audio = await voice.Agent.default.ttsNode(this, text, modelSettings);
     return audio ? audio.pipeThrough(smallFrames()) : audio;
+  }
+
+  /** The agent's transcript, with the spaces between the pieces a whole-text TTS was given (aligned-text.ts). */
+  override async transcriptionNode(text: ReadableStream<string | voice.TimedString> | AsyncIterable<string | voice.TimedString>, modelSettings: voice.ModelSettings) {
+    const out = await voice.Agent.default.transcriptionNode(this, text, modelSettings);
+    return out ? out.pipeThrough(spaceTimedPieces()) : out;
   }
 
   get #retrieves(): boolean {

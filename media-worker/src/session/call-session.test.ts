@@ -3,7 +3,7 @@
 // plugin, and the local TTS speaks. Reports go to a local server speaking the internal API.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { voice } from '@livekit/agents';
+import { USERDATA_TIMED_TRANSCRIPT, USERDATA_TTS_STARTED_TIME, voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
@@ -237,6 +237,11 @@ describe('call session (voice loop)', () => {
     for await (const ev of speech.synthesize('Hello there.')) tts100.push(ev.frame.samplesPerChannel / (ev.frame.sampleRate / 1000));
     expect(Math.max(...tts100)).toBe(100);
     expect(h.out.frames.map((f) => f.samplesPerChannel / (f.sampleRate / 1000)).every((ms) => ms <= 20)).toBe(true);
+    // What agents-js reads from the frames came through the split: the words the room's transcript is synchronised
+    // to (without them a room call records no agent reply), and the TTS's start time.
+    const timed = h.out.frames.flatMap((f) => (f.userdata[USERDATA_TIMED_TRANSCRIPT] as { text?: string }[] | undefined) ?? []);
+    expect(timed.map((t) => t.text ?? String(t)).join('')).toContain('reservation line');
+    expect(h.out.frames.some((f) => typeof f.userdata[USERDATA_TTS_STARTED_TIME] === 'number')).toBe(true);
     await finish(h);
   }, 60_000);
 

@@ -1,3 +1,4 @@
+import { USERDATA_TIMED_TRANSCRIPT, USERDATA_TTS_STARTED_TIME } from '@livekit/agents';
 import { AudioFrame } from '@livekit/rtc-node';
 import { describe, expect, it } from 'vitest';
 import { smallFrames, splitFrame } from './output-frames.ts';
@@ -10,6 +11,13 @@ describe('agent audio frames', () => {
     const parts = splitFrame(frame);
     expect(parts.map((p) => p.samplesPerChannel)).toEqual([480, 480, 480, 480, 480]);
     expect(Array.from(parts.flatMap((p) => Array.from(p.data)))).toEqual(Array.from(frame.data));
+  });
+
+  it("keeps the frame's userdata (agents-js's timed transcript and TTS start) on the first piece only", () => {
+    const frame = new AudioFrame(ramp(2400), 24000, 1, 2400, { [USERDATA_TIMED_TRANSCRIPT]: ['Hello'], [USERDATA_TTS_STARTED_TIME]: 12.5 });
+    const parts = splitFrame(frame);
+    expect(parts[0]!.userdata).toEqual({ [USERDATA_TIMED_TRANSCRIPT]: ['Hello'], [USERDATA_TTS_STARTED_TIME]: 12.5 });
+    for (const p of parts.slice(1)) expect(p.userdata).toEqual({});
   });
 
   it('keeps a short last piece and interleaved channels, and leaves small frames alone', () => {

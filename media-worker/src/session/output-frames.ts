@@ -7,7 +7,11 @@ import { AudioFrame } from '@livekit/rtc-node';
 
 export const OUTPUT_FRAME_MS = 20;
 
-/** Splits each frame into frames of at most `ms` (the last piece of a frame may be shorter). */
+/**
+ * Splits each frame into frames of at most `ms` (the last piece of a frame may be shorter). The first piece
+ * carries the frame's userdata: agents-js reads the TTS's start time (its TTFB) and the timed transcript (the
+ * words the room's transcript is synchronised to) from there, and the piece starts where the frame did.
+ */
 export function splitFrame(frame: AudioFrame, ms = OUTPUT_FRAME_MS): AudioFrame[] {
   const step = Math.max(1, Math.round((frame.sampleRate * ms) / 1000));
   if (frame.samplesPerChannel <= step) return [frame];
@@ -15,7 +19,7 @@ export function splitFrame(frame: AudioFrame, ms = OUTPUT_FRAME_MS): AudioFrame[
   const ch = frame.channels;
   for (let at = 0; at < frame.samplesPerChannel; at += step) {
     const n = Math.min(step, frame.samplesPerChannel - at);
-    out.push(new AudioFrame(frame.data.slice(at * ch, (at + n) * ch), frame.sampleRate, ch, n));
+    out.push(new AudioFrame(frame.data.slice(at * ch, (at + n) * ch), frame.sampleRate, ch, n, at === 0 ? { ...frame.userdata } : {}));
   }
   return out;
 }
