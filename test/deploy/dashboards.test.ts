@@ -74,7 +74,7 @@ describe('dashboards and alert rules read only exported metrics', () => {
       'voice_llm_ttft_seconds', 'voice_tts_ttfb_seconds', 'voice_eou_delay_seconds', 'voice_e2e_latency_seconds', 'voice_worker_load',
       'voice_active_calls', 'voice_calls_total', 'vap_calls_ended_total', 'vap_http_request_duration_seconds', 'vap_jobs_queue_depth',
       'vap_jobs_oldest_age_seconds', 'vap_webhook_attempts_total', 'vap_webhook_oldest_due_age_seconds', 'vap_webhooks_disabled',
-      'vap_sip_calls_total', 'vap_sip_call_failures_total',
+      'vap_sip_calls_total', 'vap_sip_call_failures_total', 'voice_false_interruptions_total', 'voice_preemptive_wasted_tokens_total',
     ]) expect(all).toContain(m);
     expect(all).toMatch(/by \(le, provider, model\)/);
   });
