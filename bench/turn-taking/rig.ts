@@ -467,21 +467,13 @@ export interface WorkerTurn {
   eot_probability: number | null;
 }
 
-/** The worker's per-turn timing records (turn-trace.ts, debug level), with the call and the time logged. */
-export function workerTurns(stack: RunningStack): WorkerTurn[] {
-  const out: WorkerTurn[] = [];
+/** The worker's JSON log records with the message `msg` (the timing records are at debug level). */
+function workerRecords(stack: RunningStack, msg: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
   for (const line of readFileSync(path.join(stack.logDir, 'worker.log'), 'utf8').split('\n')) {
-    if (!line.includes('"user turn timing"')) continue;
+    if (!line.includes(`"${msg}"`)) continue;
     try {
-      const rec = JSON.parse(line.slice(line.indexOf('{'))) as Record<string, unknown>;
-      out.push({
-        call_id: String(rec.call_id),
-        at: Date.parse(String(rec.time)),
-        eou_delay_ms: Number(rec.eou_delay_ms),
-        vad_end_ms: (rec.vad_end_ms as number | null) ?? null,
-        stt_final_ms: (rec.stt_final_ms as number | null) ?? null,
-        eot_probability: (rec.eot_probability as number | null) ?? null,
-      });
+      out.push(JSON.parse(line.slice(line.indexOf('{'))) as Record<string, unknown>);
     } catch {
       // not a JSON line
     }
@@ -489,7 +481,19 @@ export function workerTurns(stack: RunningStack): WorkerTurn[] {
   return out;
 }
 
-/** When the worker paused the agent's reply (debug level; call-session.ts): by the onset of the sound, or by agents-js (the VAD's speech, or words). */
+/** The worker's per-turn timing records (turn-trace.ts), with the call and the time logged. */
+export function workerTurns(stack: RunningStack): WorkerTurn[] {
+  return workerRecords(stack, 'user turn timing').map((rec) => ({
+    call_id: String(rec.call_id),
+    at: Date.parse(String(rec.time)),
+    eou_delay_ms: Number(rec.eou_delay_ms),
+    vad_end_ms: (rec.vad_end_ms as number | null) ?? null,
+    stt_final_ms: (rec.stt_final_ms as number | null) ?? null,
+    eot_probability: (rec.eot_probability as number | null) ?? null,
+  }));
+}
+
+/** When the worker paused the agent's reply (call-session.ts): by the onset of the sound, or by agents-js (the VAD's speech, or words). */
 export interface WorkerPause {
   call_id: string;
   at: number;
@@ -497,17 +501,7 @@ export interface WorkerPause {
 }
 
 export function workerPauses(stack: RunningStack): WorkerPause[] {
-  const out: WorkerPause[] = [];
-  for (const line of readFileSync(path.join(stack.logDir, 'worker.log'), 'utf8').split('\n')) {
-    if (!line.includes('"agent paused"')) continue;
-    try {
-      const rec = JSON.parse(line.slice(line.indexOf('{'))) as Record<string, unknown>;
-      out.push({ call_id: String(rec.call_id), at: Date.parse(String(rec.time)), by: rec.by === 'onset' ? 'onset' : 'agents-js' });
-    } catch {
-      // not a JSON line
-    }
-  }
-  return out;
+  return workerRecords(stack, 'agent paused').map((rec) => ({ call_id: String(rec.call_id), at: Date.parse(String(rec.time)), by: rec.by === 'onset' ? 'onset' : 'agents-js' }));
 }
 
 /** The worker's EOU record of a turn: the first one of the call logged after the end of its speech. */
