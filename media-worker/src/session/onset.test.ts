@@ -1,5 +1,5 @@
-// The onset detector on made audio: a level that rises well over the line's noise floor for 20 ms is an onset;
-// the hiss, a steady hum, a click, and a rise too small are not.
+// The onset detector on made audio: a level that rises well over the line's noise floor and holds for 10 ms is
+// an onset; the hiss, a steady hum, a click, a 5 ms pop and a rise too small are not.
 import { AudioFrame } from '@livekit/rtc-node';
 import { describe, expect, it } from 'vitest';
 import { OnsetDetector, levelDbfs } from './onset.ts';
@@ -16,6 +16,13 @@ function noise(ms: number, dbfs: number, seed = 1): Int16Array {
     x = (x * 1103515245 + 12345) % 2147483648;
     out[i] = Math.max(-32768, Math.min(32767, Math.round(((x / 2147483648) * 2 - 1) * amp)));
   }
+  return out;
+}
+
+/** Noise that starts at `dbfs` (RMS) and decays with time constant `tauMs`: a click. */
+function decaying(ms: number, dbfs: number, tauMs: number, seed = 1): Int16Array {
+  const out = noise(ms, dbfs, seed);
+  for (let i = 0; i < out.length; i++) out[i] = Math.round(out[i]! * Math.exp(-i / ((RATE * tauMs) / 1000)));
   return out;
 }
 
@@ -46,10 +53,17 @@ describe('onset detector', () => {
     expect(levelDbfs(noise(10, -30))).toBeCloseTo(-30, 0);
   });
 
-  it('finds speech-level sound over a quiet line within its first two 10 ms windows', () => {
+  it('finds speech-level sound over a quiet line in its first 10 ms window, or its second when it began inside the first', () => {
     const d = new OnsetDetector();
-    const at = onsets(d, concat(noise(1000, -65), noise(300, -25, 7)));
-    expect(at).toEqual([1020]);
+    expect(onsets(d, concat(noise(1000, -65), noise(300, -25, 7)))).toEqual([1010]);
+    // Begun 6 ms into a window: that window's quarters are not held, the next window's rise makes two in a row.
+    const late = new OnsetDetector();
+    expect(onsets(late, concat(noise(1006, -65), noise(300, -25, 7)))).toEqual([1020]);
+  });
+
+  it('takes a window with a quiet quarter (a dip between pitch pulses) as not held: the next window makes the onset', () => {
+    const d = new OnsetDetector();
+    expect(onsets(d, concat(noise(1000, -65), noise(7.5, -20, 7), noise(2.5, -65, 8), noise(300, -25, 9)))).toEqual([1020]);
   });
 
   it('finds one onset per utterance, and the next one after a silence', () => {
@@ -57,14 +71,25 @@ describe('onset detector', () => {
     const utterance = noise(400, -25, 3);
     const at = onsets(d, concat(noise(500, -65), utterance, noise(100, -65), utterance, noise(500, -65), utterance));
     // A 100 ms gap inside an utterance is not a new onset; 500 ms of quiet re-arms it.
-    expect(at).toEqual([520, 1920]);
+    expect(at).toEqual([510, 1910]);
   });
 
-  it('ignores the hiss, a steady hum once the floor has risen to it, a 10 ms click and a small rise', () => {
+  it('ignores the hiss, a steady hum once the floor has risen to it, a click, a 5 ms pop and a small rise', () => {
     const hiss = new OnsetDetector({ riseDb: 15, minDbfs: -45 });
     expect(onsets(hiss, noise(2000, -55))).toEqual([]);
-    const click = new OnsetDetector();
-    expect(onsets(click, concat(noise(500, -65), noise(10, -10, 5), noise(500, -65)))).toEqual([]);
+    // A loud click (1 ms time constant), inside a window and across two windows' boundary.
+    for (const offsetMs of [2, 8.5]) {
+      const click = new OnsetDetector();
+      expect(onsets(click, concat(noise(500 + offsetMs, -65), decaying(30, -6, 1, 5), noise(500, -65)))).toEqual([]);
+    }
+    // A pop of 5 ms at full level, inside a window and across a boundary.
+    for (const offsetMs of [2.5, 7.5]) {
+      const pop = new OnsetDetector();
+      expect(onsets(pop, concat(noise(500 + offsetMs, -65), noise(5, -10, 5), noise(500, -65)))).toEqual([]);
+    }
+    // 10 ms of loud noise is held for a window: an onset (the VAD then hears no speech, and the call resumes).
+    const burst = new OnsetDetector();
+    expect(onsets(burst, concat(noise(500, -65), noise(10, -10, 5), noise(500, -65)))).toEqual([510]);
     const small = new OnsetDetector();
     // 10 dB over a -50 dB floor: under the 15 dB rise.
     expect(onsets(small, concat(noise(1000, -50), noise(500, -40, 9)))).toEqual([]);

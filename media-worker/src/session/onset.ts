@@ -1,8 +1,10 @@
 // The caller's speech onset from the level of their audio, for barge_in 'pause' (docs/decisions.md,
 // "Turn-taking"). Silero's start of speech needs two or three 32 ms windows of speech, and its probability
 // takes a window or more to rise: agents-js pauses the agent about 100-150 ms into the caller's speech. A rise
-// of the level well above the line's own noise floor, held for two 10 ms windows, comes 20-30 ms in. The VAD
-// still decides what the sound was: the call resumes a pause the VAD does not take over (call-session.ts).
+// of the level well above the line's own noise floor, held for 10 ms, comes 10-20 ms in: a 10 ms window whose
+// level rose in each of its quarters (a click's energy dies within a few milliseconds), or the next one (a
+// sound that began inside the first). The VAD still decides what the sound was: the call resumes a pause the
+// VAD does not take over (call-session.ts).
 import type { AudioFrame } from '@livekit/rtc-node';
 
 export interface OnsetOptions {
@@ -10,11 +12,17 @@ export interface OnsetOptions {
   riseDb?: number;
   /** The least level that can be an onset (dBFS): the line's own hiss never is. */
   minDbfs?: number;
-  /** Consecutive 10 ms windows above both: a click or a pop is shorter. */
-  windows?: number;
 }
 
 const WINDOW_MS = 10;
+/** A window's level is read over the whole window and over each of its quarters (2.5 ms). */
+const QUARTERS = 4;
+/**
+ * A window whose every quarter is over the threshold holds the sound throughout; a click's does not. The window
+ * after one that rose needs three (a dip between pitch pulses), and a click's tail that spills into it has one
+ * or two.
+ */
+const HELD_AFTER_RISE = 3;
 /** Below this a window is silence (the level of digital silence would be minus infinity). */
 const SILENCE_DBFS = -96;
 /** The floor rises slowly (dB per 10 ms window: 3 dB a second), so that speech barely moves it... */
@@ -27,7 +35,6 @@ const REARM_MS = 200;
 export class OnsetDetector {
   readonly riseDb: number;
   readonly minDbfs: number;
-  readonly windows: number;
   /** null until the first window, which sets it. */
   #floorDb: number | null = null;
   #above = 0;
@@ -39,7 +46,6 @@ export class OnsetDetector {
   constructor(opts: OnsetOptions = {}) {
     this.riseDb = opts.riseDb ?? 15;
     this.minDbfs = opts.minDbfs ?? -45;
-    this.windows = opts.windows ?? 2;
   }
 
   /** The noise floor the detector holds now (dBFS). */
@@ -61,19 +67,20 @@ export class OnsetDetector {
     const span = step * frame.channels;
     let onset = false;
     let at = 0;
-    for (; at + span <= samples.length; at += span) onset = this.#window(levelDbfs(samples.subarray(at, at + span))) || onset;
+    for (; at + span <= samples.length; at += span) onset = this.#window(samples.subarray(at, at + span), frame.channels) || onset;
     this.#rest = samples.slice(at);
     return onset;
   }
 
-  #window(db: number): boolean {
+  #window(samples: Int16Array, channels: number): boolean {
+    const db = levelDbfs(samples);
     const floor = (this.#floorDb ??= db);
     const threshold = Math.max(floor + this.riseDb, this.minDbfs);
     let onset = false;
     if (db >= threshold) {
       this.#above++;
       this.#quietMs = 0;
-      if (this.#armed && this.#above >= this.windows) {
+      if (this.#armed && heldQuarters(samples, channels, threshold) >= (this.#above >= 2 ? HELD_AFTER_RISE : QUARTERS)) {
         this.#armed = false;
         onset = true;
       }
@@ -87,6 +94,18 @@ export class OnsetDetector {
     this.#floorDb = db < floor ? floor + (db - floor) * FLOOR_FALL : floor + Math.min(FLOOR_RISE_DB, db - floor);
     return onset;
   }
+}
+
+/** How many of the window's quarters have a level at or over `threshold` (dBFS). */
+function heldQuarters(samples: Int16Array, channels: number, threshold: number): number {
+  const frames = samples.length / channels;
+  let held = 0;
+  for (let q = 0; q < QUARTERS; q++) {
+    const from = Math.floor((q * frames) / QUARTERS) * channels;
+    const to = Math.floor(((q + 1) * frames) / QUARTERS) * channels;
+    if (levelDbfs(samples.subarray(from, to)) >= threshold) held++;
+  }
+  return held;
 }
 
 /** The RMS level of interleaved 16-bit samples, in dB relative to full scale. */
