@@ -9,12 +9,14 @@ import { CpuSampler, combineLoad } from './load.ts';
 import { WorkerMetrics, startMetricsServer } from './metrics.ts';
 import { Heartbeat } from './heartbeat.ts';
 import { assertRaceFixTarget } from './session/race-fix.ts';
+import { assertPromptPauseTarget } from './session/prompt-pause.ts';
 
 const log = createLogger('media-worker');
 const cfg = loadWorkerConfig();
-// Refuse to start on an agents-js release the memory patch was not checked against (race-fix.ts), rather
-// than fail each call in its job process.
+// Refuse to start on an agents-js release the patches were not checked against (race-fix.ts, prompt-pause.ts),
+// rather than fail each call in its job process.
 assertRaceFixTarget();
+assertPromptPauseTarget();
 
 let server: AgentServer | null = null;
 let lastLoad = 0;

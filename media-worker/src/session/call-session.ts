@@ -13,6 +13,7 @@ import { isBackchannel, mayBeBackchannel } from './backchannel.ts';
 import { pausesOnOnset, turnHandlingFor } from './mappings.ts';
 import { OnsetDetector } from './onset.ts';
 import { installRaceFix } from './race-fix.ts';
+import { installPromptPause } from './prompt-pause.ts';
 import { buildTools, type CallActions } from './tools.ts';
 import { TurnMetrics, type ProviderLabels } from './turn-metrics.ts';
 import { TurnTrace } from './turn-trace.ts';
@@ -131,6 +132,7 @@ export class CallSession {
 
   constructor(opts: CallSessionOptions) {
     installRaceFix();
+    installPromptPause();
     this.#opts = opts;
     this.#log = opts.logger;
     this.config = opts.config;
