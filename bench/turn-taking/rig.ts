@@ -77,6 +77,18 @@ async function speak24k(text: string): Promise<Int16Array> {
   return pcm;
 }
 
+/** The agent's long reply as the TTS stand-in speaks it (24 kHz, its sentences one after the other). */
+export async function longReplyPcm(): Promise<Int16Array> {
+  const parts = await Promise.all(sentences(LONG_REPLY).map((s) => speak24k(s)));
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 /** Sentences of a reply as agents-js's tokenizer will hand them to a non-streaming TTS. */
 function sentences(text: string): string[] {
   return text.match(/[^.!?]+[.!?]+/g)?.map((s) => s.trim()) ?? [text];

@@ -16,13 +16,15 @@
 // BENCH_TURNS_BEST, BENCH_BARGE_INS_BEST, BENCH_BACKCHANNELS_BEST (the transcript configuration, for p95s),
 // BENCH_BARGE_INS, BENCH_BACKCHANNELS, BENCH_BUDGET_S (the whole run, default 3300), BENCH_CALLS
 // (calls at once), BENCH_OFFLINE=0 to skip the offline-STT run, BENCH_REPLY_TAGS=0 for untagged replies,
-// BENCH_RESULTS (the results file's name in bench/results, default turn-taking) for a partial run.
+// BENCH_RESULTS (the results file's name in bench/results, default turn-taking) for a partial run, BENCH_FLOOR
+// (barge-ins on a bare rtc-node participant: the transport's floor, floor.ts; 0 skips them).
 import { disposeRtc } from '../../test/support/rtc-client.ts';
 import { initializeLogger } from '@livekit/agents';
 import { percentile } from '../../shared/latency.ts';
 import { writeResults } from '../support/results.ts';
 import { loadCorpus, type CorpusItem } from './corpus.ts';
 import { seededRandom } from './corpus-labels.ts';
+import { runFloor, type FloorTrial } from './floor.ts';
 import {
   LLM_TTFT_MS,
   STT_FINAL_DELAY_MS,
@@ -53,7 +55,9 @@ const TURNS = Number(env.BENCH_TURNS ?? 40);
 const TURNS_BEST = Number(env.BENCH_TURNS_BEST ?? 280);
 const BARGE_INS = Number(env.BENCH_BARGE_INS ?? 5);
 const BACKCHANNELS = Number(env.BENCH_BACKCHANNELS ?? 6);
-const BARGE_INS_BEST = Number(env.BENCH_BARGE_INS_BEST ?? 100);
+// Some trials are not valid (the reply ended before the caller spoke): 120 leave the p95 its 100 samples.
+const BARGE_INS_BEST = Number(env.BENCH_BARGE_INS_BEST ?? 120);
+const FLOOR = Number(env.BENCH_FLOOR ?? 110);
 const BACKCHANNELS_BEST = Number(env.BENCH_BACKCHANNELS_BEST ?? 30);
 const CALLS = Number(env.BENCH_CALLS ?? 3);
 /** The whole run's budget (s): a configuration that would overrun its share stops taking trials (counts are reported). */
@@ -298,6 +302,7 @@ async function main() {
   const corpus = await loadCorpus({ onProgress: (m) => process.stderr.write(`${m}\n`) });
   const rig = await startRig({ onProgress: (m) => process.stderr.write(`${m}\n`), replyTags: REPLY_TAGS });
   const summaries: Summary[] = [];
+  let floor: FloorTrial[] = [];
   let failed = true;
   let best: BenchConfig | null = null;
   try {
@@ -305,6 +310,10 @@ async function main() {
     // A warm-up call (job process start, model loads), not counted.
     process.stderr.write('warm-up\n');
     await runConfig(rig, corpus, { ...configs[0]!, name: 'warm-up', turns: 3, bargeIns: 1, backchannels: 0 }, 1).catch((err: unknown) => process.stderr.write(`warm-up failed: ${(err as Error).message}\n`));
+    if (FLOOR > 0) {
+      process.stderr.write(`floor: ${FLOOR} barge-ins on a bare rtc-node participant\n`);
+      floor = await runFloor(rig.stack, shuffled(corpus.filter((i) => i.category === 'complete'), seededRandom(7)), FLOOR);
+    }
     let seed = 100;
     // Each configuration's share of what is left of the budget, by its planned trials (a barge-in or a
     // backchannel takes about twice a turn); the offline run counts as one more configuration.
@@ -346,12 +355,23 @@ async function main() {
     calls_at_once: CALLS,
     targets: { eou_p50_ms: 200, eou_p95_ms: 350, v2v_p50_ms: LLM_TTFT_MS + TTS_TTFB_MS + 250, cut_ins: 'no more than the Silero baseline' },
     best: best?.name ?? null,
+    barge_in_floor: {
+      what: 'a bare rtc-node participant in place of the agent: it drops its 200 ms queue on the first 10 ms frame of the caller over the speech threshold',
+      trials: floor.length,
+      stopped: floor.filter((t) => t.stop_ms !== null).length,
+      stop_ms: stats(floor.flatMap((t) => (t.stop_ms === null ? [] : [t.stop_ms]))),
+      heard_ms: stats(floor.flatMap((t) => (t.heard_ms === null ? [] : [t.heard_ms]))),
+      drop_to_stop_ms: stats(floor.flatMap((t) => (t.drop_to_stop_ms === null ? [] : [t.drop_to_stop_ms]))),
+      samples: floor,
+    },
     configs: summaries,
   };
   writeResults(RESULTS, result);
   const split = summaries
     .filter((r) => r.barge_in.to_worker_pause_ms.n > 0)
     .map((r) => `- ${r.name}: start -> worker pause ${f(r.barge_in.to_worker_pause_ms.median_any_n)} ms, pause -> stop at the client ${f(r.barge_in.worker_pause_to_stop_ms.median_any_n)} ms (medians, n=${r.barge_in.to_worker_pause_ms.n}; paused by the onset ${r.barge_in.paused_by.onset}, by agents-js ${r.barge_in.paused_by.agents_js})`);
+  const fl = result.barge_in_floor;
+  if (fl.trials) split.push(`- floor (bare rtc-node participant): stop p50 ${f(fl.stop_ms.p50)} / p95 ${f(fl.stop_ms.p95)} ms (n=${fl.stop_ms.n}, max ${f(fl.stop_ms.max)}); start -> heard ${f(fl.heard_ms.median_any_n)} ms, drop -> stop at the client ${f(fl.drop_to_stop_ms.median_any_n)} ms (medians)`);
   console.log(`\nTurn-taking (${result.wall_seconds} s; * = fewer than 30 samples, a median only)\n\n${table(summaries)}\n\nBarge-ins, where the time went:\n${split.join('\n')}\n\nBest: ${best?.label ?? 'n/a'}. JSON: bench/results/${RESULTS}.json`);
 }
 
