@@ -2,13 +2,12 @@
 // the audio source holds at once and counts it as not played; a pause once the reply's last frame is in leaves
 // the source to play out. Without the patch the source still holds its queue after pause().
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccessToken } from 'livekit-server-sdk';
 import { AudioFrame, Room, TrackPublishOptions, TrackSource, type AudioSource } from '@livekit/rtc-node';
 import { initializeLogger, voice } from '@livekit/agents';
 import { useStack, type TestStack } from '../../../test/support/stack.ts';
-import { disposeRtc } from '../../../test/support/rtc-client.ts';
+import { RtcClient, disposeRtc, roomToken } from '../../../test/support/rtc-client.ts';
 import { PROMPT_PAUSE_AGENTS_VERSION, PromptPauseVersionError, assertPromptPauseTarget, installPromptPause, promptPauseInstalled } from './prompt-pause.ts';
-import { installedAgentsVersion } from './race-fix.ts';
+import { installedAgentsVersion } from './agents-release.ts';
 
 const RATE = 24000;
 const FRAME = RATE / 50;
@@ -33,11 +32,7 @@ describe('prompt pause in a room', () => {
   });
 
   async function join(identity: string, room: string): Promise<Room> {
-    const at = new AccessToken(stack.apiKey, stack.apiSecret, { identity });
-    at.addGrant({ roomJoin: true, room, canPublish: true, canSubscribe: true });
-    const r = new Room();
-    await r.connect(stack.livekitUrl, await at.toJwt(), { autoSubscribe: true, dynacast: false });
-    return r;
+    return (await RtcClient.join(stack.livekitUrl, await roomToken(stack, room, identity))).room;
   }
 
   /** agents-js's room output, published in a room a caller has joined (it starts once the caller subscribes). */

@@ -16,19 +16,15 @@
 // pause() and captureFrame()); any other version fails loudly.
 import { voice } from '@livekit/agents';
 import type { AudioSource } from '@livekit/rtc-node';
-import { installedAgentsVersion } from './race-fix.ts';
+import { PinnedReleaseError, installedAgentsVersion } from './agents-release.ts';
 
 /** The @livekit/agents release whose ParticipantAudioOutput this patch was checked against. */
 export const PROMPT_PAUSE_AGENTS_VERSION = '1.9.0';
 
-export class PromptPauseVersionError extends Error {
+export class PromptPauseVersionError extends PinnedReleaseError {
   constructor(installed: string) {
-    super(
-      `prompt-pause.ts patches @livekit/agents ${PROMPT_PAUSE_AGENTS_VERSION} but ${installed} is installed: check whether ` +
-        "ParticipantAudioOutput still drops its source's queue only when the next frame reaches the paused gate, and that " +
-        'the fields read here still mean the same, then delete the patch or bump PROMPT_PAUSE_AGENTS_VERSION',
-    );
-    this.name = 'PromptPauseVersionError';
+    const check = "ParticipantAudioOutput still drops its source's queue only when the next frame reaches the paused gate, and that the fields read here still mean the same";
+    super('prompt-pause.ts', PROMPT_PAUSE_AGENTS_VERSION, installed, check, 'PROMPT_PAUSE_AGENTS_VERSION');
   }
 }
 
@@ -50,7 +46,7 @@ interface OutputInternals {
  * Drops what the source holds, as agents-js does when a frame reaches the paused gate. Returns the milliseconds
  * dropped (0: nothing held, or the reply's last frame is in and the source plays out).
  */
-export function dropQueued(out: OutputInternals): number {
+function dropQueued(out: OutputInternals): number {
   if (out.flushTask && !out.flushTask.done) return 0;
   const queued = out.audioSource.queuedDuration;
   if (queued <= 0) return 0;

@@ -16,32 +16,16 @@
 // exists), and only on the agents-js release it was checked against: any other version fails loudly, so an
 // upgrade makes someone check whether the fix is upstream (then delete this file) or still needed (then
 // re-check utils.js's readStream and bump PATCHED_AGENTS_VERSION). The unit tests fail on a mismatch too.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { ThrowsPromise } from '@livekit/throws-transformer/throws';
+import { PinnedReleaseError, installedAgentsVersion } from './agents-release.ts';
 
 /** The @livekit/agents release whose readStream (dist/utils.js) this patch was checked against. */
 export const PATCHED_AGENTS_VERSION = '1.9.0';
 
-export class RaceFixVersionError extends Error {
+export class RaceFixVersionError extends PinnedReleaseError {
   constructor(installed: string) {
-    super(
-      `race-fix.ts patches @livekit/agents ${PATCHED_AGENTS_VERSION} but ${installed} is installed: check whether ` +
-        'readStream still races reads against one long-lived abort promise (agents-js #2046/#2047), then delete the patch ' +
-        'or bump PATCHED_AGENTS_VERSION',
-    );
-    this.name = 'RaceFixVersionError';
+    super('race-fix.ts', PATCHED_AGENTS_VERSION, installed, 'readStream still races reads against one long-lived abort promise (agents-js #2046/#2047)', 'PATCHED_AGENTS_VERSION');
   }
-}
-
-/** The version of the @livekit/agents that this process loads. */
-export function installedAgentsVersion(): string {
-  // The package's exports hide package.json; its entry point sits in dist/, one level below.
-  const entry = createRequire(import.meta.url).resolve('@livekit/agents');
-  const pkg = JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { name: string; version: string };
-  if (pkg.name !== '@livekit/agents') throw new Error(`unexpected package beside ${entry}: ${pkg.name}`);
-  return pkg.version;
 }
 
 /** Throws RaceFixVersionError unless the installed agents-js is the patched release. */

@@ -10,7 +10,8 @@ import { endpointingFor, interruptionFor, interruptionOptions, pausesOnOnset, pa
 import { delaysFor } from '../../../shared/turn-taking.ts';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { PATCHED_AGENTS_VERSION, RaceFixVersionError, assertRaceFixTarget, installedAgentsVersion, leakFreeRace } from './race-fix.ts';
+import { PATCHED_AGENTS_VERSION, RaceFixVersionError, assertRaceFixTarget, leakFreeRace } from './race-fix.ts';
+import { installedAgentsVersion } from './agents-release.ts';
 import { TurnMetrics, type TurnReport } from './turn-metrics.ts';
 import { METRICS_TOPIC, turnMetricsMessage } from './room-metrics.ts';
 import { METRICS_TOPIC as SDK_METRICS_TOPIC, parseMetrics } from '../../../web/src/sdk/protocol.ts';
