@@ -4,11 +4,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { AccessToken, RoomServiceClient, SipClient } from 'livekit-server-sdk';
+import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startStack, useStack, sipBridgeVersion } from './support/stack.ts';
-import { RtcClient, disposeRtc } from './support/rtc-client.ts';
+import { RtcClient, disposeRtc, roomToken } from './support/rtc-client.ts';
 import { synthesize, transcribe, wordErrorRate } from './support/speech.ts';
 import { freeTcpUdpPort } from '../scripts/stack/ports.ts';
 
@@ -16,11 +16,7 @@ const stack = await useStack({ sip: 'if-built' });
 const rooms = new RoomServiceClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
 afterAll(() => disposeRtc());
 
-async function token(room: string, identity: string): Promise<string> {
-  const at = new AccessToken(stack.apiKey, stack.apiSecret, { identity, ttl: '10m' });
-  at.addGrant({ roomJoin: true, room, canPublish: true, canSubscribe: true });
-  return at.toJwt();
-}
+const token = (room: string, identity: string) => roomToken(stack, room, identity, { ttl: '10m' });
 
 describe('LiveKit stack', () => {
   it('carries speech between two real WebRTC clients', { timeout: 90_000 }, async () => {

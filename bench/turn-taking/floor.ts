@@ -5,9 +5,8 @@
 // rig's speech threshold it drops its queue at once and stops. No VAD, no agents-js, no onset rule: the caller's
 // audio in, one 10 ms window, and the agent's audio out. The caller is the rig's (Mic, AgentEar), measuring as
 // runBargeIn does. Both participants run in the benchmark's process, on the rig's LiveKit server.
-import { RtcClient, nowMs, rms } from '../../test/support/rtc-client.ts';
+import { RtcClient, nowMs, rms, roomToken } from '../../test/support/rtc-client.ts';
 import { AudioFrame, AudioSource, AudioStream, LocalAudioTrack, Room, RoomEvent, TrackKind, TrackPublishOptions, TrackSource, type RemoteTrack } from '@livekit/rtc-node';
-import { AccessToken } from 'livekit-server-sdk';
 import type { RunningStack } from '../../scripts/stack/supervisor.ts';
 import { Mic } from '../support/mic.ts';
 import { AgentEar, longReplyPcm } from './rig.ts';
@@ -27,18 +26,12 @@ export interface FloorTrial {
   drop_to_stop_ms: number | null;
 }
 
-async function token(stack: RunningStack, room: string, identity: string): Promise<string> {
-  const at = new AccessToken(stack.apiKey, stack.apiSecret, { identity });
-  at.addGrant({ roomJoin: true, room, canPublish: true, canSubscribe: true });
-  return at.toJwt();
-}
-
 /** `n` barge-ins on the bare participant, each with the first 600 ms of a complete corpus utterance. */
 export async function runFloor(stack: RunningStack, items: CorpusItem[], n: number): Promise<FloorTrial[]> {
   const room = `floor-${Date.now()}`;
   const reply = await longReplyPcm();
   const agent = new Room();
-  await agent.connect(stack.livekitUrl, await token(stack, room, 'bare-agent'), { autoSubscribe: true, dynacast: false });
+  await agent.connect(stack.livekitUrl, await roomToken(stack, room, 'bare-agent'), { autoSubscribe: true, dynacast: false });
   const source = new AudioSource(RATE, 1, 200);
   await agent.localParticipant!.publishTrack(LocalAudioTrack.createAudioTrack('bare-agent', source), new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
   const state = { playing: false, heardAt: 0, droppedAt: 0, closed: false };
@@ -50,10 +43,9 @@ export async function runFloor(stack: RunningStack, items: CorpusItem[], n: numb
         await sleep(5);
         continue;
       }
-      const frame = reply.slice(at, at + FRAME);
-      at = at + FRAME >= reply.length ? 0 : at + FRAME;
       const data = new Int16Array(FRAME);
-      data.set(frame);
+      data.set(reply.subarray(at, at + FRAME));
+      at = at + FRAME >= reply.length ? 0 : at + FRAME;
       await source.captureFrame(new AudioFrame(data, RATE, 1, FRAME));
     }
   })();
@@ -71,7 +63,7 @@ export async function runFloor(stack: RunningStack, items: CorpusItem[], n: numb
       }
     })();
   });
-  const client = await RtcClient.join(stack.livekitUrl, await token(stack, room, 'caller'));
+  const client = await RtcClient.join(stack.livekitUrl, await roomToken(stack, room, 'caller'));
   const ear = new AgentEar();
   ear.attach(client);
   await client.publishMicrophone();

@@ -17,6 +17,7 @@ import {
   type RemoteTrack,
   type RemoteTrackPublication,
 } from '@livekit/rtc-node';
+import { AccessToken } from 'livekit-server-sdk';
 import { encodeWav, readWav, resample, writeWav, type Pcm } from './speech.ts';
 
 if (previousNodeEnv === undefined) delete process.env.NODE_ENV;
@@ -161,6 +162,13 @@ export class Recorder {
     await this.done?.catch(() => {});
     return this.pcm();
   }
+}
+
+/** A token to join `room` as `identity`, publishing and subscribing, signed with the stack's key. */
+export async function roomToken(keys: { apiKey: string; apiSecret: string }, room: string, identity: string, opts: { ttl?: string } = {}): Promise<string> {
+  const at = new AccessToken(keys.apiKey, keys.apiSecret, { identity, ...(opts.ttl ? { ttl: opts.ttl } : {}) });
+  at.addGrant({ roomJoin: true, room, canPublish: true, canSubscribe: true });
+  return at.toJwt();
 }
 
 export interface JoinOptions {

@@ -3,10 +3,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AccessToken } from 'livekit-server-sdk';
 import { AudioFrame, AudioSource, LocalAudioTrack, Room, RoomEvent, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
 import { useStack, type TestStack } from '../../../test/support/stack.ts';
-import { disposeRtc } from '../../../test/support/rtc-client.ts';
+import { RtcClient, disposeRtc, roomToken } from '../../../test/support/rtc-client.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { RoomRecorder } from './room-recorder.ts';
 import { waitUntil } from '../session/harness.test-support.ts';
@@ -32,11 +31,7 @@ afterAll(async () => {
 });
 
 async function join(identity: string, room: string): Promise<Room> {
-  const at = new AccessToken(stack.apiKey, stack.apiSecret, { identity });
-  at.addGrant({ roomJoin: true, room, canPublish: true, canSubscribe: true });
-  const r = new Room();
-  await r.connect(stack.livekitUrl, await at.toJwt(), { autoSubscribe: true, dynacast: false });
-  return r;
+  return (await RtcClient.join(stack.livekitUrl, await roomToken(stack, room, identity))).room;
 }
 
 /** A 300 Hz square wave of the given amplitude: survives Opus well enough to tell the sides apart. */
