@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { readWav, resample, writeWav, type Pcm } from '../../test/support/speech.ts';
+import { concatSamples, readWav, resample, writeWav, type Pcm } from '../../test/support/speech.ts';
 import { corpusLabels, type LabelItem } from './corpus-labels.ts';
 
 const run = promisify(execFile);
@@ -82,12 +82,7 @@ async function buildItem(label: LabelItem, dir: string): Promise<CorpusItem> {
       at += n;
     }
   }
-  const samples = new Int16Array(at);
-  let o = 0;
-  for (const p of parts) {
-    samples.set(p, o);
-    o += p.length;
-  }
+  const samples = concatSamples(...parts);
   const wav = path.join(dir, `${label.id}.wav`);
   writeWav(wav, { samples, sampleRate: CORPUS_RATE });
   return { ...label, sample_rate: CORPUS_RATE, length: at, segments_at, speech_end: segments_at.at(-1)!.end, pauses_at, wav };

@@ -11,7 +11,7 @@ import { AudioStream, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rt
 import { startStack, type RunningStack } from '../../scripts/stack/supervisor.ts';
 import { startFakeDeepgram, type DeepgramConnection, type FakeDeepgram, type Script } from '../../test/support/fake-deepgram.ts';
 import { lastUserText, startFakeOpenAI, type ChatRequest, type FakeOpenAI } from '../../test/support/fake-openai.ts';
-import { resample, synthesize, type Pcm } from '../../test/support/speech.ts';
+import { concatSamples, resample, synthesize, type Pcm } from '../../test/support/speech.ts';
 import { Mic } from '../support/mic.ts';
 import { CORPUS_RATE, SPEECH_RMS, itemPcm, ms, speechBounds, type CorpusItem } from './corpus.ts';
 import { devKey } from '../support/room-call.ts';
@@ -79,14 +79,7 @@ async function speak24k(text: string): Promise<Int16Array> {
 
 /** The agent's long reply as the TTS stand-in speaks it (24 kHz, its sentences one after the other). */
 export async function longReplyPcm(): Promise<Int16Array> {
-  const parts = await Promise.all(sentences(LONG_REPLY).map((s) => speak24k(s)));
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatSamples(...(await Promise.all(sentences(LONG_REPLY).map((s) => speak24k(s)))));
 }
 
 /** Sentences of a reply as agents-js's tokenizer will hand them to a non-streaming TTS. */

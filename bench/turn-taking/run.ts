@@ -125,6 +125,8 @@ const stats = (xs: number[]) => ({
   max: xs.length ? +Math.max(...xs).toFixed(1) : NaN,
 });
 
+const known = (xs: (number | null)[]) => xs.filter((x): x is number => x !== null);
+
 function shuffled<T>(xs: T[], rnd: () => number): T[] {
   const a = [...xs];
   for (let i = a.length - 1; i > 0; i--) {
@@ -261,7 +263,7 @@ async function summarize(rig: Rig, run: ConfigRun) {
       trials: barge.length,
       valid: bargeValid.length,
       stopped: bargeValid.filter((b) => b.stop_ms !== null).length,
-      stop_ms: stats(bargeValid.flatMap((b) => (b.stop_ms === null ? [] : [b.stop_ms]))),
+      stop_ms: stats(known(bargeValid.map((b) => b.stop_ms))),
       to_worker_pause_ms: stats(split.map((x) => x.to_pause)),
       worker_pause_to_stop_ms: stats(split.map((x) => x.pause_to_stop)),
       paused_by: { onset: split.filter((x) => x.by === 'onset').length, agents_js: split.filter((x) => x.by === 'agents-js').length },
@@ -359,9 +361,9 @@ async function main() {
       what: 'a bare rtc-node participant in place of the agent: it drops its 200 ms queue on the first 10 ms frame of the caller over the speech threshold',
       trials: floor.length,
       stopped: floor.filter((t) => t.stop_ms !== null).length,
-      stop_ms: stats(floor.flatMap((t) => (t.stop_ms === null ? [] : [t.stop_ms]))),
-      heard_ms: stats(floor.flatMap((t) => (t.heard_ms === null ? [] : [t.heard_ms]))),
-      drop_to_stop_ms: stats(floor.flatMap((t) => (t.drop_to_stop_ms === null ? [] : [t.drop_to_stop_ms]))),
+      stop_ms: stats(known(floor.map((t) => t.stop_ms))),
+      heard_ms: stats(known(floor.map((t) => t.heard_ms))),
+      drop_to_stop_ms: stats(known(floor.map((t) => t.drop_to_stop_ms))),
       samples: floor,
     },
     configs: summaries,

@@ -15,6 +15,17 @@ export interface Pcm {
   sampleRate: number;
 }
 
+/** The samples of `parts`, one after the other. */
+export function concatSamples(...parts: Int16Array[]): Int16Array {
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 /**
  * Reads a PCM WAV file (mono or interleaved channels, which are averaged). Streamed WAVs (espeak-ng
  * --stdout) carry placeholder sizes, so a data chunk runs to the end of the file when its size is too big.

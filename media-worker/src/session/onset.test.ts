@@ -3,6 +3,7 @@
 import { AudioFrame } from '@livekit/rtc-node';
 import { describe, expect, it } from 'vitest';
 import { OnsetDetector, levelDbfs } from './onset.ts';
+import { concatSamples as concat } from '../../../test/support/speech.ts';
 
 const RATE = 16000;
 
@@ -23,16 +24,6 @@ function noise(ms: number, dbfs: number, seed = 1): Int16Array {
 function decaying(ms: number, dbfs: number, tauMs: number, seed = 1): Int16Array {
   const out = noise(ms, dbfs, seed);
   for (let i = 0; i < out.length; i++) out[i] = Math.round(out[i]! * Math.exp(-i / ((RATE * tauMs) / 1000)));
-  return out;
-}
-
-function concat(...parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
   return out;
 }
 
