@@ -38,7 +38,7 @@ export const Webhook = Type.Object(
     url: Type.String(),
     events: Type.Array(Type.String()),
     status: StringEnum(WEBHOOK_STATUSES, { description: '`inactive` holds deliveries (paused) until set `active` again' }),
-    disabled_reason: Nullable(Type.String({ description: 'Why the platform set the webhook inactive: `failing` (no successful delivery for too long)' })),
+    disabled_reason: Nullable(Type.String({ description: 'Why the platform set the webhook inactive: `failing` (no successful delivery for too long) or `gone` (the receiver answered 410 Gone)' })),
     disabled_at: Nullable(DateTime()),
     failing_since: Nullable(DateTime({ description: 'First failed attempt since the last success' })),
     created_at: DateTime(),
@@ -69,12 +69,10 @@ export const UpdateWebhook = Strict(
 );
 
 export const WebhookParams = Strict({ webhook_id: Uuid() });
-/** Every webhook of the account in one answer, as the spec shows it (not paginated; at most MAX_WEBHOOKS). */
+/** An account's webhooks are bounded, so the default page (100) holds all of them: "all webhooks of the account". */
 export const MAX_WEBHOOKS = 100;
-export const WebhookList = Type.Object(
-  { items: Type.Array(Webhook, { maxItems: MAX_WEBHOOKS }), total: Type.Integer({ minimum: 0, maximum: MAX_WEBHOOKS }) },
-  { title: 'WebhookList', additionalProperties: false },
-);
+export const WebhookListQuery = Pagination({ default: MAX_WEBHOOKS, maximum: MAX_WEBHOOKS });
+export const WebhookList = ListEnvelope(Webhook, 'Webhook');
 
 export const WebhookDelivery = Type.Object(
   {

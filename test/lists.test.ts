@@ -1,6 +1,7 @@
 // Every list against the spec: the three lists the spec gives the paginated envelope use it with the Limits
-// table's defaults and ranges; GET /v1/webhooks answers all the account's webhooks (not paginated); the
-// lists whose shape the spec does not show follow the project's rule (docs/decisions.md, "Lists").
+// table's defaults and ranges; GET /v1/webhooks takes `limit` and `offset` like every list ("Lists use limit
+// and offset"), with a default page that holds all of an account's webhooks; the lists whose shape the spec
+// does not show follow the project's rule (docs/decisions.md, "Lists").
 import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from './support/platform.ts';
 
@@ -50,19 +51,26 @@ describe('lists', () => {
     }
   });
 
-  it('GET /v1/webhooks answers every webhook of the account, not a page', async () => {
-    expect(queryParam('/v1/webhooks', 'limit')).toBeUndefined();
-    expect(queryParam('/v1/webhooks', 'offset')).toBeUndefined();
+  it('GET /v1/webhooks pages with limit and offset in the envelope; the default page holds every webhook of the account', async () => {
+    expect(queryParam('/v1/webhooks', 'limit').schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 100 });
+    expect(queryParam('/v1/webhooks', 'offset').schema).toMatchObject({ type: 'integer', minimum: 0, default: 0 });
+    const names: string[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await tp.request('post', '/v1/webhooks', { key: org.key, body: { name: `w${i}`, url: `https://hooks.example.com/${i}`, events: ['call.ended'] } });
       expect(res.status).toBe(201);
+      names.unshift(res.body.name); // newest first
     }
-    // A paging parameter changes nothing: the answer holds all of them.
-    const res = await tp.request('get', '/v1/webhooks?limit=1&offset=1', { key: org.key });
-    expect(res.status).toBe(200);
-    expect(res.body.items).toHaveLength(3);
-    expect(res.body.total).toBe(3);
-    expect(res.body.limit).toBeUndefined();
+    const all = await tp.request('get', '/v1/webhooks', { key: org.key });
+    expect(all.status).toBe(200);
+    expect(all.body).toMatchObject({ total: 3, limit: 100, offset: 0 });
+    expect(all.body.items.map((w: { name: string }) => w.name)).toEqual(names);
+    const page = await tp.request('get', '/v1/webhooks?limit=1&offset=1', { key: org.key });
+    expect(page.status).toBe(200);
+    expect(page.body).toMatchObject({ total: 3, limit: 1, offset: 1 });
+    expect(page.body.items.map((w: { name: string }) => w.name)).toEqual([names[1]]);
+    const bad = await tp.request('get', '/v1/webhooks?limit=0&offset=-1', { key: org.key });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual(expect.arrayContaining([['query', 'limit'], ['query', 'offset']]));
   });
 
   it('an account has at most 100 webhooks, so that answer stays bounded', async () => {

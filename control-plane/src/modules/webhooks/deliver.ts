@@ -7,7 +7,7 @@ import { createGuardedAgent, describeRequestError, guardedRequest, type SsrfOpti
 import { ssrfOptions } from '../../net/ssrf.ts';
 import { signatureHeaders } from '../../../../shared/signing.ts';
 import { writeAudit } from '../audit-events/queries.ts';
-import { isRetriableStatus, nextDelay, parseRetryAfter, parseSchedule } from './retry.ts';
+import { GONE, isRetriableStatus, nextDelay, parseRetryAfter, parseSchedule } from './retry.ts';
 import { openWebhookSecrets, orgSigningSecrets, recordAttempt, setFailingInactive, pauseMessages, type ClaimedMessage } from './queries.ts';
 
 export { pauseMessages, resumeMessages, type ClaimedMessage } from './queries.ts';
@@ -51,6 +51,7 @@ export class WebhookDeliverer {
     let responseBody: string | null = null;
     let error: string | null = null;
     let retriable = true;
+    let gone = false;
     let retryAfterMs: number | undefined;
     try {
       const keys = m.webhook_id ? openWebhookSecrets(secrets, m.webhook_id, m) : (await orgSigningSecrets(sql, secrets, m.org_id)).secrets;
@@ -70,6 +71,9 @@ export class WebhookDeliverer {
       responseBody = res.body;
       if (status < 200 || status >= 300) {
         retriable = isRetriableStatus(status);
+        // A call's own URL has no webhook to set inactive: its 410 is final. A webhook's is held (below).
+        gone = status === GONE;
+        if (gone && !m.webhook_id) retriable = false;
         retryAfterMs = parseRetryAfter(res.headers['retry-after']);
         error = status >= 300 && status < 400 ? `redirect not followed (status ${status})` : `unexpected status ${status}`;
       }
@@ -84,6 +88,8 @@ export class WebhookDeliverer {
     const outcome: AttemptOutcome['status'] = ok ? 'succeeded' : delay === null ? 'failed' : 'retrying';
     const nextAttemptAt = delay === null ? null : new Date(completedAt.getTime() + delay);
     this.attempts.inc({ result: outcome });
+    // Set inactive before the attempt is recorded, so this message is held with the others (not retried first).
+    if (gone && m.webhook_id && !opts.final) await disableWebhook(this.services, m.webhook_id, 'gone');
     const { deliveryId, unblocks } = await this.record(m, { outcome, status, responseBody, error, startedAt, completedAt, nextAttemptAt });
     return { deliveryId, status: outcome, nextAttemptAt, unblocks };
   }
@@ -115,6 +121,31 @@ export class WebhookDeliverer {
   close(): Promise<void> {
     return this.agent.close();
   }
+}
+
+/**
+ * Sets a webhook inactive because its receiver answered 410 Gone (as Svix does): its messages are held, not
+ * dropped, and go out if the account sets it active again. Audited like the failing case.
+ */
+export async function disableWebhook(services: Services, webhookId: string, reason: 'gone'): Promise<void> {
+  await services.sql.begin(async (tx) => {
+    const [w] = await tx<{ id: string; org_id: string }[]>`
+      update webhooks set status = 'inactive', disabled_reason = ${reason}, disabled_at = now(), updated_at = now()
+      where id = ${webhookId} and status = 'active'
+      returning id, org_id`;
+    if (!w) return;
+    await pauseMessages(tx, w.id);
+    await writeAudit(tx, {
+      orgId: w.org_id,
+      actorType: 'system',
+      actorId: null,
+      action: 'webhook.disable',
+      resourceType: 'webhook',
+      resourceId: w.id,
+      details: { reason },
+    });
+    services.log.warn({ webhook_id: w.id, org_id: w.org_id }, 'webhook disabled: the receiver answered 410 Gone');
+  });
 }
 
 /** Sets a failing webhook inactive (if it still is failing past the limit) and audits it. */

@@ -30,8 +30,12 @@ export async function insertWebhook(db: Db, secrets: Secrets, orgId: string, w: 
   return { ...row!, secret };
 }
 
-export async function listWebhooks(db: Db, orgId: string) {
-  return db`select ${columns(db)} from webhooks where org_id = ${orgId} order by created_at desc, id`;
+export async function listWebhooks(db: Db, orgId: string, page: { limit: number; offset: number }) {
+  const items = await db`
+    select ${columns(db)} from webhooks where org_id = ${orgId}
+    order by created_at desc, id limit ${page.limit} offset ${page.offset}`;
+  const [c] = await db<{ n: number }[]>`select count(*)::int as n from webhooks where org_id = ${orgId}`;
+  return { items, total: c!.n };
 }
 
 /** The org's webhook count, under a transaction-scoped lock so concurrent creations can't pass the cap. */
@@ -234,7 +238,11 @@ export async function recordAttempt(sql: Db, m: ClaimedMessage, r: AttemptRecord
             // small, and a delete writes no index entries.
             sql`delete from webhook_messages where id = ${m.id} and status = 'delivering' returning id`
           : sql`
-            update webhook_messages set status = 'pending', next_attempt_at = ${r.nextAttemptAt}, locked_until = null
+            -- A webhook set inactive while this attempt was in flight holds the message (paused), as its others.
+            update webhook_messages
+            set status = case when exists (select 1 from webhooks w where w.id = webhook_messages.webhook_id and w.status = 'inactive')
+                              then 'paused' else 'pending' end,
+                next_attempt_at = ${r.nextAttemptAt}, locked_until = null
             where id = ${m.id} and status = 'delivering'
             returning id`
       }

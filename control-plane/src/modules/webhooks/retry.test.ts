@@ -26,8 +26,8 @@ describe('retry policy', () => {
     expect(parseRetryAfter('soon')).toBeUndefined();
   });
 
-  it('retries 5xx, 3xx, 408, 425 and 429, not other 4xx', () => {
-    for (const s of [500, 502, 503, 302, 408, 425, 429]) expect(isRetriableStatus(s), String(s)).toBe(true);
-    for (const s of [400, 401, 403, 404, 410, 413, 422]) expect(isRetriableStatus(s), String(s)).toBe(false);
+  it('retries every answer that is not a 2xx, 4xx included ("otherwise the service retries")', () => {
+    for (const s of [500, 502, 503, 302, 400, 401, 403, 404, 408, 410, 413, 422, 425, 429]) expect(isRetriableStatus(s), String(s)).toBe(true);
+    for (const s of [200, 201, 204, 299]) expect(isRetriableStatus(s), String(s)).toBe(false);
   });
 });

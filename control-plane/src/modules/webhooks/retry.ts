@@ -17,13 +17,17 @@ export function parseSchedule(text: string): number[] {
     });
 }
 
-/** 4xx answers are final (the receiver rejected the message), except these, which mean "later". */
-const RETRIABLE_4XX = new Set([408, 425, 429]);
-
+/**
+ * Every answer but a 2xx is retried on the schedule: the spec says "the receiver must answer 2xx within a few
+ * seconds; otherwise the service retries", and a 4xx is as often a receiver's bad deploy as a real rejection.
+ * 410 Gone is retried too, but it also sets the webhook inactive (deliver.ts), as Svix does.
+ */
 export function isRetriableStatus(status: number): boolean {
-  if (status >= 400 && status < 500) return RETRIABLE_4XX.has(status);
-  return true; // 3xx (redirects are not followed) and 5xx
+  return status < 200 || status >= 300;
 }
+
+/** The receiver says the endpoint is gone for good: the webhook is set inactive, its messages held. */
+export const GONE = 410;
 
 /** Longest wait a `Retry-After` can ask for. */
 export const MAX_RETRY_AFTER_MS = 24 * 3_600_000;

@@ -11,6 +11,7 @@ import {
   WebhookDeliveryList,
   WebhookDeliveryQuery,
   WebhookList,
+  WebhookListQuery,
   MAX_WEBHOOKS,
   WebhookParams,
   WebhookWithSecret,
@@ -80,11 +81,14 @@ export const webhookRoutes = [
     operationId: 'listWebhooks',
     tag: 'webhooks',
     summary: 'List webhooks',
-    description: `All webhooks of the account, newest first, in one answer (not paginated: an account has at most ${MAX_WEBHOOKS}).`,
+    description:
+      `The webhooks of the account, newest first, in the list envelope. An account has at most ${MAX_WEBHOOKS}, so the ` +
+      'default page holds all of them.',
+    query: WebhookListQuery,
     responses: { 200: { description: 'Webhooks', schema: WebhookList } },
-    handler: async ({ auth, db }) => {
-      const items = await listWebhooks(db, auth.orgId);
-      return { items, total: items.length };
+    handler: async ({ query, auth, db }) => {
+      const { items, total } = await listWebhooks(db, auth.orgId, query);
+      return { items, total, limit: query.limit, offset: query.offset };
     },
   }),
   // Registered before `/webhooks/:webhook_id`, which would otherwise take the path.

@@ -163,12 +163,17 @@ describe('delivery', () => {
     expect((await deliveries(w.id, '?event=call.started')).total).toBe(0);
   });
 
-  it('does not retry a 4xx answer, but retries 429 no earlier than its Retry-After', async () => {
+  it('retries a 4xx answer on the schedule, as every answer that is not a 2xx, and 429 no earlier than its Retry-After', async () => {
     const w = await createWebhook('/reject', ['call.ended']);
-    rx.script('/reject', () => ({ status: 400, body: 'bad payload' }));
+    rx.script('/reject', (_r, n) => (n === 1 ? { status: 400, body: 'bad payload' } : { status: 200 }));
     await emit('call.ended');
-    const [d] = (await eventually(async () => (await deliveries(w.id)).items.length && (await deliveries(w.id)).items, '4xx record')) as any[];
-    expect(d).toMatchObject({ status: 'failed', attempt: 1, response_status: 400, response_body: 'bad payload', next_retry_at: null });
+    const r = await eventually(async () => {
+      const x = await deliveries(w.id);
+      return x.total === 2 ? x : null;
+    }, '4xx then success');
+    expect(r.items[1]).toMatchObject({ status: 'retrying', attempt: 1, response_status: 400, response_body: 'bad payload' });
+    expect(r.items[1].next_retry_at).not.toBeNull();
+    expect(r.items[0]).toMatchObject({ status: 'succeeded', attempt: 2 });
 
     const slow = await createWebhook('/busy', ['call.ended']);
     rx.script('/busy', (_r, n) => (n === 1 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 }));
@@ -263,13 +268,49 @@ describe('delivery', () => {
     expect(seq).toEqual(['call.started', 'call.started', 'call.started', 'call.ended', 'transcript.final', 'call.analyzed']);
     await rx.until(() => rx.at('/ordered').some((r) => r.json.call_id === other), 'the other call');
 
-    // A 4xx is final: the next event of the call goes on.
+    // A 4xx is retried like a 5xx: the call's next event waits for it.
     const call2 = randomUUID();
-    rx.script('/ordered', (r) => (r.json.event === 'call.started' ? { status: 410 } : { status: 200 }));
+    rx.script('/ordered', (r) => {
+      const tries = rx.at('/ordered').filter((x) => x.json.id === r.json.id).length;
+      return r.json.event === 'call.started' && tries <= 1 ? { status: 404 } : { status: 200 };
+    });
     await emit('call.started', call2);
     await emit('call.ended', call2);
-    await rx.until(() => rx.at('/ordered').filter((r) => r.json.call_id === call2).length === 2, 'the second call');
-    expect(rx.at('/ordered').filter((r) => r.json.call_id === call2).map((r) => r.json.event)).toEqual(['call.started', 'call.ended']);
+    await rx.until(() => rx.at('/ordered').filter((r) => r.json.call_id === call2).length === 3, 'the second call');
+    expect(rx.at('/ordered').filter((r) => r.json.call_id === call2).map((r) => r.json.event)).toEqual(['call.started', 'call.started', 'call.ended']);
+  });
+
+  it('sets a webhook inactive when its receiver answers 410 Gone, and holds its messages until it is active again', async () => {
+    const w = await createWebhook('/gone', ['call.started', 'call.ended']);
+    rx.script('/gone', () => ({ status: 410 }));
+    const call = randomUUID();
+    const first = await emit('call.started', call);
+    await emit('call.ended', call);
+    await eventually(async () => (await tp.request('get', `/v1/webhooks/${w.id}`, { key: org.key })).body.status === 'inactive', 'the webhook set inactive');
+    const got = (await tp.request('get', `/v1/webhooks/${w.id}`, { key: org.key })).body;
+    expect(got).toMatchObject({ status: 'inactive', disabled_reason: 'gone' });
+    const audit = await tp.request('get', '/v1/audit-events?action=webhook.disable', { key: org.key });
+    expect(audit.body.items.some((a: any) => a.resource_id === w.id && a.details.reason === 'gone')).toBe(true);
+    // Nothing is dropped: both events are held, in order, and go out once the receiver is back.
+    const held = await tp.sql`select status from webhook_messages where webhook_id = ${w.id} order by id`;
+    expect(held.map((m) => m.status)).toEqual(['paused', 'paused']);
+    expect(rx.at('/gone')).toHaveLength(1);
+    rx.script('/gone', () => ({ status: 200 }));
+    await tp.request('patch', `/v1/webhooks/${w.id}`, { key: org.key, body: { status: 'active' } });
+    await rx.until(() => rx.at('/gone').length === 3, 'the held events');
+    expect(rx.at('/gone').map((r) => r.json.event)).toEqual(['call.started', 'call.started', 'call.ended']);
+    expect(rx.at('/gone')[1]!.json.id).toBe(first.id);
+
+    // A call's own URL answering 410 has no webhook to disable: that message fails for good.
+    const call3 = randomUUID();
+    await emit('call.ended', call3, { webhookUrl: rx.url('/gone-url') });
+    rx.script('/gone-url', () => ({ status: 410 }));
+    await rx.until(() => rx.at('/gone-url').length === 1, 'the call URL attempt');
+    const [d] = await eventually(async () => {
+      const r = await tp.sql`select status, attempt, response_status from webhook_deliveries where url = ${rx.url('/gone-url')}`;
+      return r.length ? r : null;
+    }, 'the call URL attempt record');
+    expect(d).toMatchObject({ status: 'failed', attempt: 1, response_status: 410 });
   });
 
   it('checks addresses at delivery time and never follows redirects', async () => {
