@@ -122,7 +122,7 @@ const VariableValue = Type.Unsafe<string | number | boolean>({ type: ['string', 
 
 /** Settings shared by create and update; every one optional with its documented default. */
 export const agentSettings = {
-  webhook_id: Type.Optional(Nullable(Uuid({ description: 'Webhook of your organisation that receives this agent\'s call events; default null' }))),
+  webhook_id: Type.Optional(Nullable(Uuid({ description: 'Webhook of your organisation meant for this agent\'s call events (it receives those it subscribes to); every other subscribed webhook still receives them too; default null' }))),
   transcriber: Type.Optional(TranscriberInput),
   tts: Type.Optional(TtsInput),
   first_message: Type.Optional(Nullable(Type.String({ maxLength: 2000, description: 'Said by the agent when the call connects; null waits for the caller. Default null' }))),

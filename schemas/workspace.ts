@@ -12,7 +12,7 @@ const example = {
 export const WorkspaceSettings = Type.Object(
   {
     timezone: Type.String({ description: 'IANA time zone of the organisation (reports, schedules); default UTC', examples: ['Europe/Paris'] }),
-    default_webhook_id: Nullable(Uuid({ description: 'Webhook that receives the events of calls whose agent has none' })),
+    default_webhook_id: Nullable(Uuid({ description: 'Webhook meant for the events of calls whose agent has none. Every webhook subscribed to an event receives it; this never takes an event from another' })),
     default_agent_id: Nullable(Uuid({ description: 'Agent that answers inbound calls to numbers with no agent routing of their own' })),
   },
   { title: 'WorkspaceSettings', additionalProperties: false },

@@ -40,22 +40,23 @@ describe('emitEvent', () => {
     expect(body).toMatchObject({ id: ev.id, event: 'call.started', call_id: callId, to_number: '+14155550100', from_number: null });
   });
 
-  it('uses only the workspace default webhook when one is set', async () => {
+  it('a workspace default webhook takes nothing from the other subscribed webhooks', async () => {
     const { orgId, key } = await tp.createOrg();
     const def = await webhook(orgId, ['*']);
-    await webhook(orgId, ['*']);
+    const other = await webhook(orgId, ['*'], 'other');
     const patched = await tp.request('patch', '/v1/workspace', { key, body: { settings: { default_webhook_id: def } } });
     expect(patched.status).toBe(200);
     const callId = randomUUID();
     const ev = await tp.sql.begin((tx) => emitEvent(tx, { orgId, type: 'call.started', callId, payload: started(callId) }));
     const rows = await tp.sql`select webhook_id from webhook_messages where event_id = ${ev.id}`;
-    expect(rows.map((r) => r.webhook_id)).toEqual([def]);
+    expect(rows.map((r) => r.webhook_id).sort()).toEqual([def, other].sort());
   });
 
-  it("uses only the agent's webhook when the agent has one", async () => {
+  it("an agent's webhook takes nothing from the others: every subscribed webhook gets the event, once", async () => {
     const { orgId } = await tp.createOrg();
     const mine = await webhook(orgId, ['call.started']);
     const def = await webhook(orgId, ['*']);
+    const ended = await webhook(orgId, ['call.ended']);
     await tp.sql`update orgs set default_webhook_id = ${def} where id = ${orgId}`;
     const [llm] = await tp.sql`insert into llm_models (org_id, name, provider, model, temperature) values (${orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
     const [agent] = await tp.sql`
@@ -63,15 +64,26 @@ describe('emitEvent', () => {
       values (${orgId}, 'a', ${llm!.id}, ${mine}, '{}', '{}') returning id`;
     const callId = randomUUID();
     const ev = await tp.sql.begin((tx) => emitEvent(tx, { orgId, type: 'call.started', callId, agentId: agent!.id, payload: started(callId) }));
-    expect((await tp.sql`select webhook_id from webhook_messages where event_id = ${ev.id}`).map((r) => r.webhook_id)).toEqual([mine]);
-    // The agent's webhook does not subscribe to call.ended: nobody gets it (no fallback to the others).
-    const ended = await tp.sql.begin((tx) =>
+    expect((await tp.sql`select webhook_id from webhook_messages where event_id = ${ev.id}`).map((r) => r.webhook_id).sort()).toEqual([mine, def].sort());
+    // The agent's webhook does not subscribe to call.ended; the webhooks that do still get it.
+    const done = await tp.sql.begin((tx) =>
       emitEvent(tx, {
         orgId, type: 'call.ended', callId, agentId: agent!.id,
         payload: { call_id: callId, agent_id: agent!.id, status: 'completed', duration_seconds: 3, to_number: null, from_number: null, outcome: null, ai_summary: null, analysis: { summary: null } },
       }),
     );
-    expect(ended.messages).toBe(0);
+    expect((await tp.sql`select webhook_id from webhook_messages where event_id = ${done.id}`).map((r) => r.webhook_id).sort()).toEqual([def, ended].sort());
+  });
+
+  it("sends a call's own webhook_url once, even when an account webhook has the same URL", async () => {
+    const { orgId } = await tp.createOrg();
+    const same = await webhook(orgId, ['*']); // https://hooks.example.com/x
+    const callId = randomUUID();
+    const ev = await tp.sql.begin((tx) =>
+      emitEvent(tx, { orgId, type: 'call.started', callId, webhookUrl: 'https://hooks.example.com/x', payload: started(callId) }),
+    );
+    expect(ev.messages).toBe(1);
+    expect((await tp.sql`select webhook_id from webhook_messages where event_id = ${ev.id}`).map((r) => r.webhook_id)).toEqual([same]);
   });
 
   it('rolls back with the state change', async () => {

@@ -2,11 +2,8 @@
 // transaction, so they commit (or roll back) together with the state change that causes the event. A
 // NOTIFY, delivered by PostgreSQL only at commit, wakes the dispatchers at once.
 //
-// Routing (docs/decisions.md, "Webhooks and events"):
-//   1. the call's own `webhook_url`, when given, receives every event of that call;
-//   2. plus ONE set of account webhooks, each only for the events it subscribes to:
-//      the agent's `webhook_id` if set, else the workspace default (orgs.default_webhook_id),
-//      else every webhook of the account.
+// Routing (docs/decisions.md, "Webhooks and events"): every webhook of the account subscribed to the event
+// gets it, and a call's own `webhook_url` gets every event of that call; each destination once per event.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/types.ts';
 import type { EventBody, EventName, EventPayloads } from '../../../../shared/events.ts';

@@ -5,36 +5,33 @@ import type { Db } from '../../db/types.ts';
 export const WEBHOOK_CHANNEL = 'vap_webhooks';
 
 /**
- * Writes the event and one message per endpoint it routes to (the call's own URL, and the agent's webhook,
- * else the workspace default, else every webhook subscribed to the type); returns the messages.
+ * Writes the event and one message per endpoint it routes to, and returns the messages. Every webhook of the
+ * account subscribed to the type gets it (an inactive one holds it); the call's own URL gets every event of
+ * the call, unless an account webhook with the same URL already does (one delivery per destination). An
+ * agent's `webhook_id` and the workspace default add no filter: they never take an event from another webhook.
  */
 export async function insertEventAndMessages(
   db: Db,
   e: { id: string; createdAt: string; orgId: string; type: string; callId: string | null; agentId: string | null; url: string | null; body: string },
 ): Promise<{ id: string; order_key: string | null }[]> {
-  const agentWebhook = e.agentId ? db`(select a.webhook_id from agents a where a.id = ${e.agentId} and a.org_id = ${e.orgId})` : db`null::uuid`;
-
   // The body goes in as text cast to json: json keeps the exact bytes (and key order) that will be signed.
   return db<{ id: string; order_key: string | null }[]>`
     with ev as (
       insert into events (id, org_id, type, call_id, agent_id, payload, created_at)
       values (${e.id}, ${e.orgId}, ${e.type}, ${e.callId}, ${e.agentId}, ${e.body}::text::json, ${e.createdAt})
     ),
-    pinned as (
-      select coalesce(
-        ${agentWebhook},
-        (select o.default_webhook_id from orgs o where o.id = ${e.orgId})
-      ) as webhook_id
-    ),
-    routed as (
-      select w.id as webhook_id, w.id::text as target, w.status = 'active' as active
-      from webhooks w, pinned p
+    subscribed as (
+      select w.id as webhook_id, w.id::text as target, w.status = 'active' as active, w.url
+      from webhooks w
       where w.org_id = ${e.orgId}
-        and (p.webhook_id is null or w.id = p.webhook_id)
         and (${e.type}::text = any (w.events) or '*' = any (w.events))
         and ${e.type}::text <> 'webhook.test'
+    ),
+    routed as (
+      select webhook_id, target, active from subscribed
       union all
-      select null::uuid, 'url:' || ${e.url}::text, true where ${e.url}::text is not null
+      select null::uuid, 'url:' || ${e.url}::text, true
+      where ${e.url}::text is not null and not exists (select 1 from subscribed s where s.url = ${e.url}::text)
     ),
     keyed as (
       select r.*, case when ${e.callId}::uuid is null then null else r.target || '/' || ${e.callId}::text end as order_key
