@@ -8,6 +8,8 @@ import { createOutboundCall, parseIdempotencyKey } from './outbound.ts';
 import { callView, createWebCall, stopCall } from './service.ts';
 import { openRecording, verifySignature } from './recordings.ts';
 import { recordingUrl } from './storage/index.ts';
+import { WebhookDeliveryList, WebhookDeliveryQuery } from '../../../../schemas/webhooks.ts';
+import { listCallDeliveries } from '../webhooks/queries.ts';
 
 const meta = (ctx: { state: { requestId: string }; ip: string }) => ({ requestId: ctx.state.requestId, ip: ctx.ip || null });
 
@@ -98,6 +100,24 @@ export const callRoutes = [
       const row = await getCall(db, auth.orgId, params.call_id);
       if (!row) throw notFound('Call');
       return await callView(services, row);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/calls/:call_id/deliveries',
+    operationId: 'listCallDeliveries',
+    tag: 'calls',
+    summary: "List a call's webhook deliveries",
+    description:
+      "Every delivery attempt of the call's events, most recent first: to the call's own `webhook_url` (`webhook_id` " +
+      'null) and to the account\'s webhooks. Same records, filters and envelope as a webhook\'s deliveries.',
+    params: CallParams,
+    query: WebhookDeliveryQuery,
+    responses: { 200: { description: 'Delivery attempts', schema: WebhookDeliveryList } },
+    handler: async ({ params, query, auth, db }) => {
+      if (!(await getCall(db, auth.orgId, params.call_id))) throw notFound('Call');
+      const { items, total } = await listCallDeliveries(db, auth.orgId, params.call_id, query);
+      return { items, total, limit: query.limit, offset: query.offset };
     },
   }),
   defineRoute({

@@ -171,6 +171,24 @@ export async function listDeliveries(
   return { items, total: c!.total };
 }
 
+/** Every delivery attempt of a call's events: to its own `webhook_url` and to the account's webhooks. */
+export async function listCallDeliveries(
+  db: Db,
+  orgId: string,
+  callId: string,
+  f: { limit: number; offset: number; event?: string | undefined; status?: string | undefined },
+) {
+  const where = db`
+    d.org_id = ${orgId} and d.event_id in (select e.id from events e where e.call_id = ${callId} and e.org_id = ${orgId})
+    ${f.event ? db`and d.event = ${f.event}` : db``}
+    ${f.status ? db`and d.status = ${f.status}` : db``}`;
+  const [items, [c]] = await Promise.all([
+    db`select ${deliveryColumns(db)} from webhook_deliveries d where ${where} order by d.created_at desc, d.id desc limit ${f.limit} offset ${f.offset}`,
+    db<{ total: number }[]>`select count(*)::int as total from webhook_deliveries d where ${where}`,
+  ]);
+  return { items, total: c!.total };
+}
+
 export async function getDelivery(db: Db, id: string) {
   const [row] = await db`select ${deliveryColumns(db)} from webhook_deliveries where id = ${id}`;
   return row ?? null;

@@ -364,6 +364,39 @@ describe('delivery', () => {
     expect(new StandardWebhook(secret.secret).verify(req.body, req.headers as Record<string, string>)).toMatchObject({ event: 'call.failed', call_id: call, reason: 'busy' });
   });
 
+  it("lists a call's delivery attempts, to its own webhook_url and to the account's webhooks, at GET /v1/calls/{id}/deliveries", async () => {
+    const w = await createWebhook('/per-call', ['call.failed']);
+    const [llm] = await tp.sql`insert into llm_models (org_id, name, provider, model, temperature) values (${org.orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
+    const [agent] = await tp.sql`insert into agents (org_id, name, llm_id, transcriber, tts) values (${org.orgId}, 'a', ${llm!.id}, '{}', '{}') returning id`;
+    const [call] = await tp.sql`insert into calls (org_id, agent_id, type, status) values (${org.orgId}, ${agent!.id}, 'outbound', 'failed') returning id`;
+    const callId = call!.id as string;
+    rx.script('/call-own', (_r, n) => (n === 1 ? { status: 500, body: 'down' } : { status: 200 }));
+    const ev = await emit('call.failed', callId, { webhookUrl: rx.url('/call-own') });
+    await emit('call.failed'); // another call's event: not listed
+    const list = await eventually(async () => {
+      const res = await tp.request('get', `/v1/calls/${callId}/deliveries`, { key: org.key });
+      return res.body.total === 3 ? res : null;
+    }, "the call's three attempts");
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ total: 3, limit: 50, offset: 0 });
+    const own = list.body.items.filter((d: any) => d.webhook_id === null);
+    expect(own.map((d: any) => [d.attempt, d.status, d.url])).toEqual([
+      [2, 'succeeded', rx.url('/call-own')],
+      [1, 'retrying', rx.url('/call-own')],
+    ]);
+    expect(list.body.items.filter((d: any) => d.webhook_id === w.id)).toHaveLength(1);
+    expect(list.body.items.every((d: any) => d.event_id === ev.id)).toBe(true);
+    const failed = await tp.request('get', `/v1/calls/${callId}/deliveries?status=retrying&limit=1`, { key: org.key });
+    expect(failed.body).toMatchObject({ total: 1, limit: 1, items: [{ status: 'retrying', response_body: 'down' }] });
+    // Another organisation's call is a 404, like a missing one; bad queries are 422s.
+    const stranger = await tp.createOrg('stranger');
+    expect((await tp.request('get', `/v1/calls/${callId}/deliveries`, { key: stranger.key })).status).toBe(404);
+    expect((await tp.request('get', `/v1/calls/${randomUUID()}/deliveries`, { key: org.key })).status).toBe(404);
+    const bad = await tp.request('get', `/v1/calls/${callId}/deliveries?limit=201`, { key: org.key });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0]).toMatchObject({ loc: ['query', 'limit'], type: 'less_than_equal' });
+  });
+
   it('schedules the minute housekeeping with pg-boss', async () => {
     const schedules = await tp.platform.services.boss.getSchedules();
     expect(schedules.map((x) => [x.name, x.cron])).toContainEqual(['webhooks-maintenance', '* * * * *']);
