@@ -267,5 +267,7 @@ describe('failed authentication per client IP', () => {
     });
     // The credential is not even looked at now: a valid key from the same address waits too.
     expect((await guess(6, org.key)).status).toBe(429);
+    // Operators see it: 429s are counted by reason.
+    expect(await strict.services.metrics.registry.getSingleMetricAsString('vap_http_rate_limited_total')).toContain('vap_http_rate_limited_total{reason="auth_failures"} 2');
   });
 });
