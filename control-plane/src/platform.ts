@@ -67,7 +67,14 @@ function abuseLimits(config: Config, sql: Database['sql'], onError: (err: unknow
       sql,
       sync,
       onError,
-      { detail: 'Too many web calls from this address; retry later', extra: { reason: 'web_calls_per_ip', limit: 'PUBLISHABLE_WEB_CALLS_PER_MINUTE_PER_IP' } },
+      {
+        detail: 'Too many web calls from this address; retry later',
+        extra: {
+          reason: 'web_calls_per_ip',
+          limit: 'publishable_web_calls_per_minute_per_ip',
+          limit_value: config.PUBLISHABLE_WEB_CALLS_PER_MINUTE_PER_IP,
+        },
+      },
     ),
   };
 }

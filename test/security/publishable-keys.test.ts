@@ -150,7 +150,7 @@ describe('calls per minute per client IP', () => {
     expect((await webCall(tp.url, pk, { agent_id: agent }, forged(2))).status).toBe(201);
     const third = await webCall(tp.url, pk, { agent_id: agent }, forged(3));
     expect(third.status).toBe(429);
-    expect(third.body).toMatchObject({ type: 'rate_limited', reason: 'web_calls_per_ip', limit: 'PUBLISHABLE_WEB_CALLS_PER_MINUTE_PER_IP', retry_after_seconds: expect.any(Number) });
+    expect(third.body).toMatchObject({ type: 'rate_limited', reason: 'web_calls_per_ip', limit: 'publishable_web_calls_per_minute_per_ip', limit_value: 2, retry_after_seconds: expect.any(Number) });
     // Another client behind the proxy has its own allowance.
     expect((await webCall(tp.url, pk, { agent_id: agent }, '192.0.2.8')).status).toBe(201);
   });
