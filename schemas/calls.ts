@@ -113,7 +113,7 @@ export type Call = Static<typeof Call>;
 export const CallList = ListEnvelope(Call, 'Call');
 
 /** The agent settings a web call may override: the agent's own field schemas, so both accept the same values. */
-const OVERRIDABLE = [
+export const OVERRIDABLE = [
   'first_message', 'tts', 'transcriber', 'language', 'max_duration_seconds', 'silence_timeout_seconds', 'end_call_phrases', 'speed',
   'responsiveness', 'turn_taking', 'interruption_sensitivity', 'background_sound', 'enable_recording',
 ] as const;

@@ -1,4 +1,5 @@
 import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, Pagination, type Static } from './common.ts';
+import { OVERRIDABLE } from './calls.ts';
 
 /**
  * What a publishable key may do. A route opts in with `publishableScope`; every other route answers 403 to
@@ -13,6 +14,23 @@ const ORIGIN_DESCRIPTION =
   'Browser origins allowed to use the key: `scheme://host[:port]` (http or https, no path), matched exactly, ' +
   'or `https://*.example.com` for any subdomain of example.com (not example.com itself).';
 
+/**
+ * What a web call started with the key may send besides `agent_id` and `metadata` (docs/decisions.md,
+ * "Publishable keys and phone capacity"): a field of `overrides` by its name (`first_message`, `tts`, ...),
+ * a variable as `variables.<name>`, or any variable with `variables.*`. None by default: anyone can copy a
+ * page's key, so what it may change about an agent is opt-in.
+ */
+export const ALLOWED_OVERRIDE_PATTERN = `^(${OVERRIDABLE.join('|')}|variables\\.(\\*|[A-Za-z0-9_.-]{1,100}))$`;
+
+const ALLOWED_OVERRIDES_DESCRIPTION =
+  'What web calls started with this key may send besides `agent_id` and `metadata`: an `overrides` field by name ' +
+  `(${OVERRIDABLE.map((f) => `\`${f}\``).join(', ')}), a variable as \`variables.<name>\`, or any variable with ` +
+  '`variables.*`. Empty by default: a request that sends anything else is refused with 403 naming the fields.';
+
+const AGENT_IDS_DESCRIPTION =
+  'Limits `calls:web` to these agents of the organisation. Null (the default) allows every agent of the ' +
+  'organisation, now and later, to be called by anyone who copies the key from the page: name the agents the page uses.';
+
 const example = {
   id: '0b5e8f3a-6d2c-4f7e-8a1b-2c3d4e5f6a7b',
   name: 'Website widget',
@@ -22,6 +40,7 @@ const example = {
   allowed_origins: ['https://www.example.com', 'https://*.example.com'],
   scopes: ['calls:web', 'voices:read'],
   agent_ids: ['3f9a1c2e-5b7d-4e8f-9a0b-1c2d3e4f5a6b'],
+  allowed_overrides: ['first_message', 'variables.customer_name'],
   last_used_at: '2025-01-16T10:00:00Z',
   revoked_at: null,
   created_at: '2025-01-15T09:30:00Z',
@@ -40,7 +59,8 @@ export const PublishableKey = Type.Object(
     is_active: Type.Boolean({ description: 'False when revoked or paused; the key is refused' }),
     allowed_origins: Type.Array(Type.String(), { description: ORIGIN_DESCRIPTION }),
     scopes: Type.Array(StringEnum(PUBLISHABLE_SCOPES)),
-    agent_ids: Nullable(Type.Array(Uuid(), { description: 'Agents the `calls:web` scope is limited to; null for every agent of the organisation' })),
+    agent_ids: Nullable(Type.Array(Uuid(), { description: AGENT_IDS_DESCRIPTION })),
+    allowed_overrides: Type.Array(Type.String(), { description: ALLOWED_OVERRIDES_DESCRIPTION }),
     last_used_at: Nullable(DateTime({ description: 'Updated in batches, at most a few seconds behind' })),
     revoked_at: Nullable(DateTime()),
     created_at: DateTime(),
@@ -52,13 +72,8 @@ export type PublishableKey = Static<typeof PublishableKey>;
 
 const Origins = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { minItems: 1, maxItems: 100, uniqueItems: true, description: ORIGIN_DESCRIPTION });
 const Scopes = Type.Array(StringEnum(PUBLISHABLE_SCOPES), { minItems: 1, uniqueItems: true, description: 'What the key may do: `calls:web`, `voices:read`' });
-const AgentIds = Nullable(
-  Type.Array(Uuid(), {
-    maxItems: 1000,
-    uniqueItems: true,
-    description: 'Limits `calls:web` to these agents of the organisation; null (the default) allows every agent',
-  }),
-);
+const AgentIds = Nullable(Type.Array(Uuid(), { maxItems: 1000, uniqueItems: true, description: AGENT_IDS_DESCRIPTION }));
+const AllowedOverrides = Type.Array(Type.String({ pattern: ALLOWED_OVERRIDE_PATTERN }), { maxItems: 200, uniqueItems: true, description: ALLOWED_OVERRIDES_DESCRIPTION });
 
 export const CreatePublishableKey = Type.Object(
   {
@@ -66,6 +81,7 @@ export const CreatePublishableKey = Type.Object(
     allowed_origins: Origins,
     scopes: Scopes,
     agent_ids: Type.Optional(AgentIds),
+    allowed_overrides: Type.Optional(AllowedOverrides),
   },
   {
     title: 'CreatePublishableKey',
@@ -76,6 +92,7 @@ export const CreatePublishableKey = Type.Object(
         allowed_origins: ['https://www.example.com', 'https://*.example.com'],
         scopes: ['calls:web', 'voices:read'],
         agent_ids: ['3f9a1c2e-5b7d-4e8f-9a0b-1c2d3e4f5a6b'],
+        allowed_overrides: ['first_message', 'variables.customer_name'],
       },
     ],
   },
@@ -87,6 +104,7 @@ export const UpdatePublishableKey = Type.Object(
     allowed_origins: Type.Optional(Origins),
     scopes: Type.Optional(Scopes),
     agent_ids: Type.Optional(AgentIds),
+    allowed_overrides: Type.Optional(AllowedOverrides),
     is_active: Type.Optional(Type.Boolean({ description: 'Pause (false) or resume (true) the key. Revoked keys cannot be resumed.' })),
   },
   {

@@ -17,7 +17,10 @@ export function allRoutes(): RouteDef[] {
 }
 
 export function createApp(services: Services, routes: RouteDef[] = allRoutes()): Koa {
-  const app = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
+  // ctx.ip is the TCP peer unless the operator says how many proxies append to X-Forwarded-For: then the entry
+  // that many from the right (entries further left are whatever the client sent, and are never trusted).
+  const hops = services.config.TRUST_PROXY;
+  const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   app.use(requestContext(services.log, services.metrics));
   app.use(notFoundFallback);
 

@@ -90,6 +90,27 @@ const Env = Type.Object({
   RATE_LIMIT_BURST: Type.Integer({ minimum: 1, default: 200 }),
   RATE_LIMIT_SYNC_MS: Type.Integer({ minimum: 10, maximum: 10000, default: 100, description: 'How often each replica merges its rate-limit buckets with the shared ones in PostgreSQL' }),
   AUTH_CACHE_TTL_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
+  // ---- Abuse limits: per organisation, failed authentication per client IP, publishable keys' web calls
+  RATE_LIMIT_ORG_PER_SECOND: Type.Number({ minimum: 0, default: 100, description: 'Requests per second of one organisation, all its credentials together (0: no per-organisation limit)' }),
+  RATE_LIMIT_ORG_BURST: Type.Integer({ minimum: 1, default: 400, description: 'Burst of the per-organisation bucket' }),
+  AUTH_FAILURES_PER_MINUTE_PER_IP: Type.Integer({
+    minimum: 0,
+    default: 30,
+    description: 'Failed authentications (401) one client IP may make per minute (and in a burst); past it every request from that IP answers 429 until the bucket refills (0: off)',
+  }),
+  TRUST_PROXY: Type.Integer({
+    minimum: 0,
+    maximum: 10,
+    default: 0,
+    description: 'Reverse proxies in front of the API that append the client address to X-Forwarded-For; the client IP is the entry this many from the right. 0: the TCP peer address, X-Forwarded-For ignored',
+  }),
+  PUBLISHABLE_WEB_CALL_CONCURRENCY: Type.Integer({
+    minimum: 0,
+    default: 5,
+    description: "Live web calls one organisation may have started with publishable keys (0: no own limit); such calls are never counted against max_concurrent_calls for phone calls",
+  }),
+  PUBLISHABLE_WEB_CALLS_PER_MINUTE_PER_IP: Type.Integer({ minimum: 0, default: 3, description: 'Web calls one client IP may start per minute (and in a burst) with the publishable keys of one organisation (0: no limit)' }),
+  // ---- end abuse limits
   WORKER_TOKEN: Type.Optional(Type.String({ minLength: 32, description: 'Credential of the media workers on the internal API' })),
   LIVEKIT_URL: Type.String({ default: 'http://127.0.0.1:7880', description: 'LiveKit server API URL (http or ws)' }),
   LIVEKIT_PUBLIC_URL: Type.Optional(Type.String({ description: 'WebSocket URL that browsers use; defaults to LIVEKIT_URL as ws(s)' })),

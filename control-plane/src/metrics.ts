@@ -45,6 +45,8 @@ export const STUCK_CALL_GRACE_SECONDS = 300;
 export class Metrics {
   readonly registry = new client.Registry();
   readonly httpDuration: client.Histogram<'route' | 'method' | 'status'>;
+  /** 429 answers by `reason` (auth_failures, org_rate_limit, web_calls_per_ip, publishable_concurrency, ...). */
+  readonly refusals: client.Counter<'reason'>;
   private collectors: (() => Promise<void>)[] = [];
 
   constructor() {
@@ -54,6 +56,12 @@ export class Metrics {
       help: 'HTTP request duration by route template, method and status',
       labelNames: ['route', 'method', 'status'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+    this.refusals = new client.Counter({
+      name: 'vap_http_rate_limited_total',
+      help: 'Requests answered 429, by reason (rate_limit: the per-credential bucket)',
+      labelNames: ['reason'],
       registers: [this.registry],
     });
     const counters: client.Metric[] = Object.values(callCounters);

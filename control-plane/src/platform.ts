@@ -48,6 +48,37 @@ function workerAuthenticator(token: string | undefined) {
   };
 }
 
+/** The per-organisation, failed-authentication and publishable web call buckets (http/rate-limit.ts). */
+function abuseLimits(config: Config, sql: Database['sql'], onError: (err: unknown) => void): Services['limits'] {
+  const sync = config.RATE_LIMIT_SYNC_MS;
+  const perMinute = (n: number) => n / 60;
+  return {
+    org: new RateLimiter(config.RATE_LIMIT_ORG_PER_SECOND, config.RATE_LIMIT_ORG_BURST, sql, sync, onError, {
+      detail: 'Too many requests for this organisation; slow down',
+      extra: { reason: 'org_rate_limit' },
+    }),
+    authFailures: new RateLimiter(perMinute(config.AUTH_FAILURES_PER_MINUTE_PER_IP), Math.max(1, config.AUTH_FAILURES_PER_MINUTE_PER_IP), sql, sync, onError, {
+      detail: 'Too many failed authentications from this address; retry later',
+      extra: { reason: 'auth_failures' },
+    }),
+    publishableWebCalls: new RateLimiter(
+      perMinute(config.PUBLISHABLE_WEB_CALLS_PER_MINUTE_PER_IP),
+      Math.max(1, config.PUBLISHABLE_WEB_CALLS_PER_MINUTE_PER_IP),
+      sql,
+      sync,
+      onError,
+      {
+        detail: 'Too many web calls from this address; retry later',
+        extra: {
+          reason: 'web_calls_per_ip',
+          limit: 'publishable_web_calls_per_minute_per_ip',
+          limit_value: config.PUBLISHABLE_WEB_CALLS_PER_MINUTE_PER_IP,
+        },
+      },
+    ),
+  };
+}
+
 export async function startPlatform(config: Config, opts: PlatformOptions = {}): Promise<Platform> {
   const log = opts.log ?? createLogger('control-plane', config.LOG_LEVEL);
   const db = await openDatabase(config, log);
@@ -65,13 +96,15 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   const auth = new AuthService(db.sql, config, log);
   await auth.start();
 
+  const onLimitError = (err: unknown) => log.warn({ err }, 'rate limit sync failed');
   const services: Services = {
     config,
     log,
     sql: db.sql,
     boss,
     auth,
-    rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST, db.sql, config.RATE_LIMIT_SYNC_MS, (err) => log.warn({ err }, 'rate limit sync failed')),
+    rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST, db.sql, config.RATE_LIMIT_SYNC_MS, onLimitError),
+    limits: abuseLimits(config, db.sql, onLimitError),
     metrics,
     secrets: secretsFromEnv({
       masterKey: config.MASTER_KEY,
@@ -113,6 +146,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   const simulatedEdge = config.JOBS_ENABLED ? await startSimulatedCarrierEdge(services) : null;
 
   services.rateLimiter.start();
+  for (const l of Object.values(services.limits)) l.start();
 
   let server: Server | null = null;
   let metricsServer: Server | null = null;
@@ -157,6 +191,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       }
       metricsServer?.close();
       await services.rateLimiter.stop();
+      for (const l of Object.values(services.limits)) await l.stop();
       await webhooks?.stop().catch((err: unknown) => log.warn({ err }, 'webhook dispatcher stop failed'));
       await simulatedEdge?.close().catch((err: unknown) => log.warn({ err }, 'simulated carrier edge close failed'));
       await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err: unknown) => log.warn({ err }, 'pg-boss stop failed'));

@@ -16,7 +16,11 @@ export interface Services {
   /** Always started, so every process can enqueue; workers run only where JOBS_ENABLED is true. */
   boss: PgBoss;
   auth: AuthService;
+  /** Requests per credential (key: the credential's id). */
   rateLimiter: RateLimiter;
+  /** Abuse limits, keyed with a prefix each: `org:<id>` requests per organisation, `ip:<address>` failed
+   * authentications per client IP, `web:<org id>:<address>` publishable web calls per client IP. */
+  limits: { org: RateLimiter; authFailures: RateLimiter; publishableWebCalls: RateLimiter };
   metrics: Metrics;
   /** Encrypts and decrypts secrets at rest (credentials, tool headers, webhook secrets). */
   secrets: Secrets;

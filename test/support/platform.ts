@@ -43,6 +43,10 @@ export async function startTestPlatform(overrides: Partial<Config> = {}): Promis
       METRICS_PORT: 0,
       LOG_LEVEL: 'silent',
       RATE_LIMIT_PER_SECOND: 0,
+      // The abuse limits are off unless a test turns them on (every test's requests come from 127.0.0.1).
+      RATE_LIMIT_ORG_PER_SECOND: 0,
+      AUTH_FAILURES_PER_MINUTE_PER_IP: 0,
+      PUBLISHABLE_WEB_CALLS_PER_MINUTE_PER_IP: 0,
       DATABASE_POOL_MAX: 5,
       MASTER_KEY: randomBytes(32).toString('base64'),
       WORKER_TOKEN: 'test-worker-token-0123456789abcdef0123',

@@ -15,7 +15,7 @@ export interface Auth {
   actorType: ActorType;
   actorId: string;
   /** Present for publishable keys only. */
-  publishable?: { scopes: string[]; allowedOrigins: string[]; agentIds: string[] | null };
+  publishable?: { scopes: string[]; allowedOrigins: string[]; agentIds: string[] | null; allowedOverrides: string[] };
 }
 
 interface CacheEntry {
@@ -119,8 +119,9 @@ export class AuthService {
         cachedAt,
       };
     }
-    const [row] = await this.sql<{ id: string; org_id: string; is_active: boolean; scopes: string[]; allowed_origins: string[]; agent_ids: string[] | null }[]>`
-      select id, org_id, is_active, scopes, allowed_origins, agent_ids from publishable_keys where key_hash = ${hash}`;
+    const [row] = await this.sql<
+      { id: string; org_id: string; is_active: boolean; scopes: string[]; allowed_origins: string[]; agent_ids: string[] | null; allowed_overrides: string[] }[]
+    >`select id, org_id, is_active, scopes, allowed_origins, agent_ids, allowed_overrides from publishable_keys where key_hash = ${hash}`;
     if (!row) return { auth: null, keyId: null, expiresAt: null, cachedAt };
     // A paused key can be resumed: its refusal is cached under its id so that the change can drop it.
     if (!row.is_active) return { auth: null, keyId: row.id, expiresAt: null, cachedAt };
@@ -129,7 +130,7 @@ export class AuthService {
         orgId: row.org_id,
         actorType: 'publishable_key',
         actorId: row.id,
-        publishable: { scopes: row.scopes, allowedOrigins: row.allowed_origins, agentIds: row.agent_ids },
+        publishable: { scopes: row.scopes, allowedOrigins: row.allowed_origins, agentIds: row.agent_ids, allowedOverrides: row.allowed_overrides },
       },
       keyId: row.id,
       expiresAt: null,

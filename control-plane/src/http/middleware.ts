@@ -32,6 +32,10 @@ export function requestContext(log: Logger, metrics: Metrics) {
       if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
       metrics.httpDuration.observe({ route, method: ctx.method, status: String(ctx.status) }, seconds);
+      if (ctx.status === 429) {
+        const reason = (ctx.body as { reason?: unknown } | undefined)?.reason;
+        metrics.refusals.inc({ reason: typeof reason === 'string' ? reason : 'rate_limit' });
+      }
       const fields = {
         method: ctx.method,
         route,

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import Router from '@koa/router';
 import type { Auth } from '../auth/service.ts';
 import type { Services } from '../services.ts';
-import { forbidden, notFound, ValidationFailure } from './errors.ts';
+import { forbidden, HttpError, notFound, ValidationFailure } from './errors.ts';
 import { compile, isUuid, opaqueIds, problems, type Source } from './validation.ts';
 import { writeAudit } from '../modules/audit-events/queries.ts';
 import { isReply, type AuditInput, type RouteDef } from './route.ts';
@@ -34,6 +34,8 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
       if (auth) {
         ctx.state.auth = auth;
         services.rateLimiter.take(auth.actorId);
+        // All of an organisation's credentials together (a worker acts for no organisation).
+        if (auth.orgId) services.limits.org.take(`org:${auth.orgId}`);
       }
 
       // Path, query and body are all checked before answering, so one 422 lists every problem.
@@ -95,8 +97,24 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
   }
 }
 
+/**
+ * Failed authentication is throttled per client IP (`ctx.ip`: the TCP peer, or X-Forwarded-For only as far as
+ * TRUST_PROXY says): each 401 spends a token, and an IP with none left is answered 429 before its credential
+ * is even looked at, so guessing keys or tokens costs the guesser time, not the database.
+ */
 async function authenticate(ctx: Context, def: RouteDef, mode: RouteDef['auth'], services: Services): Promise<Auth | null> {
   if (mode === 'none') return null;
+  const ipKey = `ip:${ctx.ip}`;
+  services.limits.authFailures.check(ipKey);
+  try {
+    return await authenticateAs(ctx, def, mode, services);
+  } catch (err) {
+    if (err instanceof HttpError && err.status === 401) services.limits.authFailures.charge(ipKey);
+    throw err;
+  }
+}
+
+async function authenticateAs(ctx: Context, def: RouteDef, mode: RouteDef['auth'], services: Services): Promise<Auth> {
   if (mode === 'worker') return services.workerAuth(ctx.get('authorization'));
   const auth = await services.auth.authenticate(ctx.get('authorization') || undefined);
   if (auth.publishable) {

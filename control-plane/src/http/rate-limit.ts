@@ -1,4 +1,5 @@
-// Per-credential token bucket shared by every control-plane replica through PostgreSQL, without a database
+// Token buckets (per credential, per organisation, per client IP: one RateLimiter each, their keys prefixed
+// apart) shared by every control-plane replica through PostgreSQL, without a database
 // round trip on the request path:
 //  - each replica decides locally (in memory, synchronously) from its last view of the shared bucket, minus
 //    what it has admitted since;
@@ -36,12 +37,23 @@ export class RateLimiter {
   private readonly syncMs: number;
   private readonly onError: (err: unknown) => void;
 
-  constructor(rate: number, burst: number, sql: Db | null = null, syncMs = 100, onError: (err: unknown) => void = () => {}) {
+  /** The 429's `detail` and extra fields (`reason`), which say what is limited. */
+  private readonly refusal: { detail: string; extra?: Record<string, unknown> };
+
+  constructor(
+    rate: number,
+    burst: number,
+    sql: Db | null = null,
+    syncMs = 100,
+    onError: (err: unknown) => void = () => {},
+    refusal: { detail: string; extra?: Record<string, unknown> } = { detail: 'Too many requests for this credential; slow down' },
+  ) {
     this.rate = rate;
     this.burst = burst;
     this.sql = sql;
     this.syncMs = syncMs;
     this.onError = onError;
+    this.refusal = refusal;
   }
 
   /** Starts the periodic sync (nothing to do without a database or with limiting off). */
@@ -57,18 +69,45 @@ export class RateLimiter {
     await this.flush().catch(this.onError);
   }
 
+  /** Spends one token of `id`'s bucket, or throws the 429 when it is empty. */
   take(id: string): void {
     if (this.rate <= 0) return;
+    const b = this.refill(id);
+    this.refuseIfEmpty(b);
+    this.spend(b);
+  }
+
+  /** Throws the 429 when `id`'s bucket is empty, without spending (failed authentication: see charge). */
+  check(id: string): void {
+    if (this.rate <= 0) return;
+    this.refuseIfEmpty(this.refill(id));
+  }
+
+  /** Spends one token even when that leaves the bucket empty: the event already happened (a failed login). */
+  charge(id: string): void {
+    if (this.rate <= 0) return;
+    const b = this.refill(id);
+    if (b.tokens >= 1) this.spend(b);
+  }
+
+  private refill(id: string): Bucket {
     const now = performance.now();
     let b = this.buckets.get(id);
     if (!b) this.buckets.set(id, (b = { tokens: this.burst, at: now, pending: 0, lastUsed: now }));
     b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.rate);
     b.at = now;
     b.lastUsed = now;
-    if (b.tokens < 1) throw tooManyRequests('Too many requests for this credential; slow down', (1 - b.tokens) / this.rate);
+    if (this.buckets.size > 100_000) this.evictIdle(now);
+    return b;
+  }
+
+  private refuseIfEmpty(b: Bucket): void {
+    if (b.tokens < 1) throw tooManyRequests(this.refusal.detail, (1 - b.tokens) / this.rate, this.refusal.extra);
+  }
+
+  private spend(b: Bucket): void {
     b.tokens -= 1;
     b.pending += 1;
-    if (this.buckets.size > 100_000) this.evictIdle(now);
   }
 
   /** Sends what this replica admitted and takes the shared buckets' state as its view. One sync at a time. */

@@ -44,7 +44,8 @@ export function errorFromResponse(status: number, body: unknown): VapError {
   }
   if (status === 429) {
     if (b.reason === 'daily_cap') return new VapError('daily_cap_reached', detail || 'The daily call limit has been reached.', opts);
-    if (b.reason === 'concurrency') return new VapError('concurrency_limit', detail || 'Too many calls are in progress; try again when one ends.', opts);
+    // A page's own pool (publishable keys' web calls) or the organisation's limit: the same for the caller.
+    if (b.reason === 'concurrency' || b.reason === 'publishable_concurrency') return new VapError('concurrency_limit', detail || 'Too many calls are in progress; try again when one ends.', opts);
     const wait = typeof b.retry_after_seconds === 'number' ? ` Try again in ${b.retry_after_seconds} s.` : '';
     return new VapError('unknown', `Too many requests.${wait}`, opts);
   }

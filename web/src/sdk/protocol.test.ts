@@ -50,6 +50,8 @@ describe('errors', () => {
     expect(code(403, { type: 'forbidden', detail: 'This publishable key lacks the "calls:web" scope' })).toBe('key_rejected');
     expect(code(429, { type: 'rate_limited', reason: 'daily_cap' })).toBe('daily_cap_reached');
     expect(code(429, { type: 'rate_limited', reason: 'concurrency' })).toBe('concurrency_limit');
+    expect(code(429, { type: 'rate_limited', reason: 'publishable_concurrency' })).toBe('concurrency_limit');
+    expect(code(403, { type: 'forbidden', detail: "This publishable key may not set variables.x; add them to the key's allowed_overrides" })).toBe('key_rejected');
     expect(code(429, { type: 'rate_limited', retry_after_seconds: 3 })).toBe('unknown');
     expect(code(422, { detail: [] })).toBe('agent_unavailable');
     expect(code(503, null)).toBe('agent_unavailable');

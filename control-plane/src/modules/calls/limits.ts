@@ -1,5 +1,6 @@
 // Admission of a new call for an organisation: the daily cap (`max_calls_per_day`) and the number of live
-// calls (`max_concurrent_calls`), for web, outbound and inbound calls alike.
+// calls (`max_concurrent_calls`), for web, outbound and inbound calls alike. Web calls started with a
+// publishable key have their own pool on top, and are left out when any other call is admitted.
 //
 // Race-free: `admitCall` runs inside the transaction that inserts the call row and first takes a per-org
 // transaction-scoped advisory lock. The next admission of the same org waits for that transaction to end, and
@@ -12,15 +13,15 @@ import { callLimitsOf, countLiveCalls, lockAdmission, reserveDailyCall } from '.
 
 export { countLiveCalls };
 
-export type AdmissionReason = 'daily_cap' | 'concurrency';
+export type AdmissionReason = 'daily_cap' | 'concurrency' | 'publishable_concurrency';
 
 export type Admission =
   | { ok: true }
   | {
       ok: false;
       reason: AdmissionReason;
-      /** The org's setting that was reached. */
-      limit: 'max_calls_per_day' | 'max_concurrent_calls';
+      /** The org's setting that was reached (or the operator's limit of publishable keys' web calls). */
+      limit: 'max_calls_per_day' | 'max_concurrent_calls' | 'publishable_web_call_concurrency';
       value: number;
       /** A sentence for the API body or a SIP reason header. */
       message: string;
@@ -35,6 +36,12 @@ export interface AdmitOptions {
   concurrency?: boolean;
   /** A call that already exists (a scheduled call being dialled) is not counted against itself. */
   excludeCallId?: string | null;
+  /**
+   * A web call started with a publishable key: first its own pool (at most `maxConcurrent` such live calls,
+   * 0 for no own limit), then the org's limits, with every live call and the whole day counted. Other calls
+   * leave such calls out of both counts, so a page's key never takes a phone call's capacity.
+   */
+  publishable?: { maxConcurrent: number } | undefined;
 }
 
 /** How long a caller refused for concurrency is told to wait: calls end at their own pace. */
@@ -57,8 +64,22 @@ export async function admitCall(tx: Db, orgId: string, opts: AdmitOptions = {}):
   await lockAdmission(tx, orgId);
   const org = await callLimitsOf(tx, orgId);
   if (!org) throw new Error(`admitCall: unknown org ${orgId}`);
+  const publishable = opts.publishable;
+  if (publishable && publishable.maxConcurrent > 0) {
+    const live = await countLiveCalls(tx, orgId, null, 'publishable');
+    if (live >= publishable.maxConcurrent) {
+      return {
+        ok: false,
+        reason: 'publishable_concurrency',
+        limit: 'publishable_web_call_concurrency',
+        value: publishable.maxConcurrent,
+        message: `Limit of ${publishable.maxConcurrent} concurrent web calls by publishable key reached; retry when a call ends`,
+        retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
+      };
+    }
+  }
   if (concurrency) {
-    const live = await countLiveCalls(tx, orgId, opts.excludeCallId ?? null);
+    const live = await countLiveCalls(tx, orgId, opts.excludeCallId ?? null, publishable ? 'all' : 'others');
     if (live >= org.max_concurrent_calls) {
       return {
         ok: false,
@@ -70,7 +91,7 @@ export async function admitCall(tx: Db, orgId: string, opts: AdmitOptions = {}):
       };
     }
   }
-  if (daily && !(await reserveDailyCall(tx, orgId))) {
+  if (daily && !(await reserveDailyCall(tx, orgId, !!publishable))) {
     return {
       ok: false,
       reason: 'daily_cap',

@@ -45,12 +45,18 @@ export interface CallRow {
 
 export async function insertCall(
   db: Db,
-  c: Pick<CallRow, 'org_id' | 'agent_id' | 'type' | 'direction' | 'to_number' | 'from_number' | 'variables' | 'metadata' | 'overrides' | 'webhook_url'> & { id: string; room_name: string | null },
+  c: Pick<CallRow, 'org_id' | 'agent_id' | 'type' | 'direction' | 'to_number' | 'from_number' | 'variables' | 'metadata' | 'overrides' | 'webhook_url'> & {
+    id: string;
+    room_name: string | null;
+    /** The publishable key that started a web call (its own concurrency pool). */
+    publishable_key_id?: string | null;
+  },
 ): Promise<CallRow> {
   const [row] = await db<CallRow[]>`
-    insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, variables, metadata, overrides, webhook_url)
+    insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, variables, metadata, overrides, webhook_url, publishable_key_id)
     values (${c.id}, ${c.org_id}, ${c.agent_id}, ${c.type}, ${c.direction}, ${c.to_number}, ${c.from_number}, ${c.room_name},
-            ${db.json(c.variables as never)}, ${db.json(c.metadata as never)}, ${db.json(c.overrides as never)}, ${c.webhook_url})
+            ${db.json(c.variables as never)}, ${db.json(c.metadata as never)}, ${db.json(c.overrides as never)}, ${c.webhook_url},
+            ${c.publishable_key_id ?? null})
     returning *`;
   return row!;
 }
@@ -100,12 +106,19 @@ export async function listCalls(db: Db, f: CallFilter): Promise<{ rows: CallRow[
  * Takes one call from the org's allowance for today (UTC). One conditional upsert: concurrent creations
  * serialise on the counter row, so the cap is never overshot. Returns false when the cap is reached.
  */
-export async function reserveDailyCall(db: Db, orgId: string): Promise<boolean> {
+/**
+ * Takes one of today's calls. A call started with a publishable key takes it only while the day's total is
+ * under the cap, and is counted in `publishable_calls` too; any other call leaves those out, so a page's key
+ * never uses up the day's phone calls (docs/decisions.md, "Publishable keys and phone capacity").
+ */
+export async function reserveDailyCall(db: Db, orgId: string, publishable = false): Promise<boolean> {
+  const p = publishable ? 1 : 0;
+  const counted = publishable ? db`d.calls` : db`d.calls - d.publishable_calls`;
   const rows = await db`
-    insert into org_daily_calls as d (org_id, day, calls)
-    select id, (now() at time zone 'utc')::date, 1 from orgs where id = ${orgId} and max_calls_per_day > 0
-    on conflict (org_id, day) do update set calls = d.calls + 1
-      where d.calls < (select max_calls_per_day from orgs where id = ${orgId})
+    insert into org_daily_calls as d (org_id, day, calls, publishable_calls)
+    select id, (now() at time zone 'utc')::date, 1, ${p} from orgs where id = ${orgId} and max_calls_per_day > 0
+    on conflict (org_id, day) do update set calls = d.calls + 1, publishable_calls = d.publishable_calls + ${p}
+      where ${counted} < (select max_calls_per_day from orgs where id = ${orgId})
     returning calls`;
   return rows.length > 0;
 }
@@ -300,13 +313,22 @@ export async function callLimitsOf(db: Db, orgId: string): Promise<{ max_calls_p
 /**
  * Live calls: dialling, ringing or connected. A queued call with no `scheduled_at` is about to dial, so it
  * counts; a scheduled one counts only once its dial job has admitted it (and moved it to `initiated`).
+ * `which`: web calls started with a publishable key have their own pool (`publishable`); the org's
+ * `max_concurrent_calls` counts the others (`others`) for every call but those, which see `all`.
  */
-export async function countLiveCalls(db: Db, orgId: string, excludeCallId: string | null = null): Promise<number> {
+export async function countLiveCalls(
+  db: Db,
+  orgId: string,
+  excludeCallId: string | null = null,
+  which: 'all' | 'others' | 'publishable' = 'all',
+): Promise<number> {
+  const kind = which === 'all' ? db`` : which === 'others' ? db`and publishable_key_id is null` : db`and publishable_key_id is not null`;
   const [row] = await db<{ n: number }[]>`
     select count(*)::int as n from calls
     where org_id = ${orgId}
       and status in ('queued', 'initiated', 'in_progress')
       and (status <> 'queued' or scheduled_at is null)
+      ${kind}
       ${excludeCallId ? db`and id <> ${excludeCallId}` : db``}`;
   return row!.n;
 }

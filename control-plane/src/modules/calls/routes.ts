@@ -23,7 +23,12 @@ export const callRoutes = [
     description:
       'Creates the call, its LiveKit room and the agent dispatch, and returns a short-lived participant token for ' +
       '`server_url`. Accepts a secret API key, or a publishable key with scope `calls:web` from one of its allowed ' +
-      'origins (and, when the key lists agents, for one of them). Counts against `max_calls_per_day` (429 when reached).',
+      'origins (and, when the key lists agents, for one of them; `overrides` fields and `variables` only as the key\'s ' +
+      '`allowed_overrides` lists, else 403 naming them). Counts against `max_calls_per_day` and `max_concurrent_calls` ' +
+      '(429 with `reason` when reached). A call started with a publishable key is first held to its own limits ' +
+      '(PUBLISHABLE_WEB_CALLS_PER_MINUTE_PER_IP per client IP, PUBLISHABLE_WEB_CALL_CONCURRENCY live calls per ' +
+      'organisation: 429 `web_calls_per_ip`, `publishable_concurrency`), and is never counted against phone calls\' ' +
+      'limits.',
     publishableScope: 'calls:web',
     body: CreateWebCall,
     status: 201,

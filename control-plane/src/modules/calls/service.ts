@@ -21,6 +21,7 @@ import { agentAndModelForCall, getCall, getCallById, insertCall, type CallRow } 
 import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { signedUrl } from './recordings.ts';
+import { overridesRefused, refusedFields } from '../publishable-keys/allowed-overrides.ts';
 import { recordingUrl } from './storage/index.ts';
 import { SpanKind, inSpan, traceCarrier } from '../../../../shared/tracing.ts';
 
@@ -84,8 +85,16 @@ export interface CreateWebCallInput {
  */
 export async function createWebCall(services: Services, auth: Auth, input: CreateWebCallInput, meta: { requestId: string; ip: string | null }) {
   const { sql, livekit } = services;
-  if (auth.publishable?.agentIds && !auth.publishable.agentIds.includes(input.agent_id)) {
-    throw forbidden('This publishable key may not start calls with this agent');
+  const publishable = auth.publishable;
+  if (publishable) {
+    if (publishable.agentIds && !publishable.agentIds.includes(input.agent_id)) {
+      throw forbidden('This publishable key may not start calls with this agent');
+    }
+    const refused = refusedFields(publishable.allowedOverrides, input);
+    if (refused.length) throw overridesRefused(refused);
+    // A page's key has its own limits, checked before the org's: calls per minute per client IP here, its
+    // concurrent calls in admitCall (docs/decisions.md, "Publishable keys and phone capacity").
+    services.limits.publishableWebCalls.take(`web:${auth.orgId}:${meta.ip ?? ''}`);
   }
   const id = randomUUID();
   const room = roomNameFor(id);
@@ -93,7 +102,7 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
     const agent = await getAgent(tx, auth.orgId, input.agent_id);
     if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
     const overrides = resolveOverrides(input.overrides, agent);
-    const admission = await admitCall(tx, auth.orgId);
+    const admission = await admitCall(tx, auth.orgId, publishable ? { publishable: { maxConcurrent: services.config.PUBLISHABLE_WEB_CALL_CONCURRENCY } } : {});
     if (!admission.ok) throw admissionError(admission);
     const row = await insertCall(tx, {
       id,
@@ -108,6 +117,7 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
       metadata: input.metadata ?? {},
       overrides,
       webhook_url: null,
+      publishable_key_id: publishable ? auth.actorId : null,
     });
     await writeAudit(tx, {
       orgId: auth.orgId,

@@ -69,6 +69,7 @@ describe('POST /v1/publishable-keys', () => {
       allowed_origins: ['https://www.example.com', 'https://*.example.com', 'http://localhost:3000'],
       scopes: ['calls:web', 'voices:read'],
       agent_ids: null,
+      allowed_overrides: [],
       last_used_at: null,
       revoked_at: null,
       created_at: expect.any(String),
@@ -91,6 +92,7 @@ describe('POST /v1/publishable-keys', () => {
           scopes: ['calls:web', 'voices:read'],
           allowed_origins: ['https://www.example.com', 'https://*.example.com', 'http://localhost:3000'],
           agent_ids: null,
+          allowed_overrides: [],
         },
       },
     ]);

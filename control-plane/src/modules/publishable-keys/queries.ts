@@ -4,19 +4,20 @@ import type { NewKey } from '../../auth/keys.ts';
 // `key` is the masked form: only a hash of the key is stored, so the full key exists in the creation answer only.
 const columns = (db: Db) => db`
   id, name, key_prefix || '...' || last4 as key, key_prefix, is_active, allowed_origins, scopes, agent_ids,
-  last_used_at, revoked_at, created_at, updated_at`;
+  allowed_overrides, last_used_at, revoked_at, created_at, updated_at`;
 
 export interface PublishableKeyInput {
   name: string;
   allowedOrigins: string[];
   scopes: string[];
   agentIds: string[] | null;
+  allowedOverrides: string[];
 }
 
 export async function insertPublishableKey(db: Db, orgId: string, key: NewKey, k: PublishableKeyInput) {
   const [row] = await db`
-    insert into publishable_keys (org_id, name, key_hash, key_prefix, last4, allowed_origins, scopes, agent_ids)
-    values (${orgId}, ${k.name}, ${key.hash}, ${key.prefix}, ${key.last4}, ${k.allowedOrigins}, ${k.scopes}, ${k.agentIds})
+    insert into publishable_keys (org_id, name, key_hash, key_prefix, last4, allowed_origins, scopes, agent_ids, allowed_overrides)
+    values (${orgId}, ${k.name}, ${key.hash}, ${key.prefix}, ${key.last4}, ${k.allowedOrigins}, ${k.scopes}, ${k.agentIds}, ${k.allowedOverrides})
     returning ${columns(db)}`;
   return row!;
 }
@@ -48,6 +49,7 @@ export interface PublishableKeyChanges {
   scopes?: string[] | undefined;
   /** undefined: unchanged; null: every agent. */
   agentIds?: string[] | null | undefined;
+  allowedOverrides?: string[] | undefined;
   isActive?: boolean | undefined;
 }
 
@@ -58,6 +60,7 @@ export async function updatePublishableKey(db: Db, orgId: string, id: string, ch
       ${ch.allowedOrigins !== undefined ? db`allowed_origins = ${ch.allowedOrigins},` : db``}
       ${ch.scopes !== undefined ? db`scopes = ${ch.scopes},` : db``}
       ${ch.agentIds !== undefined ? db`agent_ids = ${ch.agentIds},` : db``}
+      ${ch.allowedOverrides !== undefined ? db`allowed_overrides = ${ch.allowedOverrides},` : db``}
       ${ch.isActive !== undefined ? db`is_active = ${ch.isActive},` : db``}
       updated_at = now()
     where id = ${id} and org_id = ${orgId}

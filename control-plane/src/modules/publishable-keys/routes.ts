@@ -59,7 +59,11 @@ export const publishableKeyRoutes = [
     description:
       'A `vap_pk_...` key for browsers. It works only on routes its scopes allow (`calls:web`: start web calls, limited to ' +
       '`agent_ids` when set; `voices:read`: the voice catalogue), and only from `allowed_origins` (the request\'s `Origin` ' +
-      'header). The full key is in `key` in this answer only: like secret keys, only a hash is stored, and later answers ' +
+      'header). Anyone can copy a key from a page and send any `Origin`, so: name the agents in `agent_ids` (without ' +
+      'it every agent of the organisation can be called), and a web call may send `overrides` fields or `variables` ' +
+      'only as `allowed_overrides` lists (none by default). Web calls started with publishable keys have their own ' +
+      'limits (concurrent calls per organisation, calls per minute per client IP) and never take phone capacity. ' +
+      'The full key is in `key` in this answer only: like secret keys, only a hash is stored, and later answers ' +
       'show it masked.',
     body: CreatePublishableKey,
     status: 201,
@@ -73,12 +77,19 @@ export const publishableKeyRoutes = [
         allowedOrigins,
         scopes: body.scopes,
         agentIds: body.agent_ids ?? null,
+        allowedOverrides: body.allowed_overrides ?? [],
       });
       await audit({
         action: 'publishable_key.create',
         resourceType: 'publishable_key',
         resourceId: row.id as string,
-        details: { name: body.name, scopes: body.scopes, allowed_origins: allowedOrigins, agent_ids: body.agent_ids ?? null },
+        details: {
+          name: body.name,
+          scopes: body.scopes,
+          allowed_origins: allowedOrigins,
+          agent_ids: body.agent_ids ?? null,
+          allowed_overrides: body.allowed_overrides ?? [],
+        },
       });
       return { ...row, key: key.key };
     },
@@ -136,6 +147,7 @@ export const publishableKeyRoutes = [
         allowedOrigins,
         scopes: body.scopes,
         agentIds: body.agent_ids,
+        allowedOverrides: body.allowed_overrides,
         isActive: body.is_active,
       });
       await AuthService.notifyChanged(db, id);
