@@ -112,6 +112,21 @@ describe('GET /v1/activity/summary', () => {
     expect(b.error_signals.webhook_deliveries_failed).toBe(0);
   });
 
+  it("defaults since to 30 days before now, as the spec says, whatever until is", async () => {
+    const before = Date.now();
+    const until = new Date(before - 10 * 86_400_000).toISOString();
+    const res = await get(`?until=${encodeURIComponent(until)}`);
+    expect(res.status).toBe(200);
+    expect(res.body.window.until).toBe(until);
+    const since = Date.parse(res.body.window.since);
+    expect(since).toBeGreaterThanOrEqual(before - 30 * 86_400_000);
+    expect(since).toBeLessThanOrEqual(Date.now() - 30 * 86_400_000);
+    // Only an until further back than that leaves an empty window: a 422 on until.
+    const old = await get(`?until=${encodeURIComponent(new Date(before - 40 * 86_400_000).toISOString())}`);
+    expect(old.status).toBe(422);
+    expect(old.body.detail[0]).toMatchObject({ loc: ['query', 'until'], type: 'value_error' });
+  });
+
   it('rejects malformed bounds and an inverted window with 422 on the parameter', async () => {
     const bad = await get('?since=yesterday');
     expect(bad.status).toBe(422);

@@ -12,7 +12,7 @@ export const activityRoutes = [
     description:
       'Lifetime resource counts, and for the window [`since`, `until`): audit actions grouped by action and resource type, ' +
       'calls by status, outcome and end reason, and error signals taken from stored records only. `until` defaults to now and ' +
-      '`since` to 30 days before `until`; `since` after `until` is a 422.',
+      '`since` to 30 days before now (the spec\'s default, whatever `until` is); `since` after `until` is a 422.',
     query: ActivityQuery,
     responses: { 200: { description: 'Activity summary', schema: ActivitySummary } },
     handler: async ({ query, auth, db }) => activitySummary(db, auth.orgId, resolveWindow(query)),

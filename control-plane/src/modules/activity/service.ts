@@ -6,10 +6,13 @@ import { auditActions, callGroups, erroredSources, orgRow, resourceCounts, webho
 
 const DEFAULT_DAYS = 30;
 
-/** `until` defaults to now and `since` to 30 days before `until`; a window that ends before it starts is a 422. */
+/**
+ * The spec's defaults: `until` now, `since` 30 days before now (not before `until`). A window that ends before it
+ * starts is a 422, on `until` when only `until` was given (it lies more than 30 days back).
+ */
 export function resolveWindow(q: { since?: string | undefined; until?: string | undefined }, now = new Date()): Window {
   const until = q.until ? new Date(q.until) : now;
-  const since = q.since ? new Date(q.since) : new Date(until.getTime() - DEFAULT_DAYS * 86_400_000);
+  const since = q.since ? new Date(q.since) : new Date(now.getTime() - DEFAULT_DAYS * 86_400_000);
   if (since.getTime() > until.getTime()) {
     throw q.since
       ? invalidField(['query', 'since'], 'since must not be after until', 'value_error', q.since)

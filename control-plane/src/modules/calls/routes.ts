@@ -2,6 +2,7 @@
 import { defineRoute, reply } from '../../http/route.ts';
 import { forbidden, notFound } from '../../http/errors.ts';
 import { Type } from '../../../../schemas/common.ts';
+import { ApiError } from '../../../../schemas/errors.ts';
 import { Call, CallList, CallListQuery, CallParams, CreateCall, CreateWebCall, UpdateCall, WebCallResult } from '../../../../schemas/calls.ts';
 import { getCall, getRecordingKey, listCalls, setManualOutcome } from './queries.ts';
 import { createOutboundCall, parseIdempotencyKey } from './outbound.ts';
@@ -35,6 +36,7 @@ export const callRoutes = [
     transaction: false,
     responses: {
       201: { description: 'The call and how to join it', schema: WebCallResult },
+      404: { description: 'No agent with this `agent_id` in your organisation', schema: ApiError },
       503: { description: 'LiveKit could not be reached; the call is recorded as failed' },
     },
     handler: async ({ body, auth, services, ctx }) => createWebCall(services, auth, body, meta(ctx)),

@@ -4,7 +4,6 @@ import type { Services } from '../../services.ts';
 import type { Auth } from '../../auth/service.ts';
 import type { Db } from '../../db/types.ts';
 import { conflict, forbidden, HttpError, notFound, ValidationFailure } from '../../http/errors.ts';
-import { referenceError } from '../../http/references.ts';
 import { resolveTranscriber, resolveTts, resolveTurnTaking } from '../agents/service.ts';
 import { getAgent, type AgentRow } from '../agents/queries.ts';
 import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
@@ -100,7 +99,8 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
   const room = roomNameFor(id);
   const call = await sql.begin(async (tx) => {
     const agent = await getAgent(tx, auth.orgId, input.agent_id);
-    if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
+    // The call's own resource: a missing (or another org's) agent is a 404, as GET /v1/agents/{id} would be.
+    if (!agent) throw notFound('Agent');
     const overrides = resolveOverrides(input.overrides, agent);
     const admission = await admitCall(tx, auth.orgId, publishable ? { publishable: { maxConcurrent: services.config.PUBLISHABLE_WEB_CALL_CONCURRENCY } } : {});
     if (!admission.ok) throw admissionError(admission);
