@@ -9,6 +9,8 @@ const Country = Type.String({
   pattern: '^[A-Za-z]{2}$',
   description: 'ISO 3166-1 alpha-2 country code',
 });
+/** Where the spec leaves it out, the country is the US (as at Twilio and Telnyx); the default is in the schema. */
+const CountryDefaultUS = Type.String({ ...Country, default: 'US', description: 'ISO 3166-1 alpha-2 country code (default US)' });
 const AreaCode = Type.String({ pattern: '^[2-9][0-9]{2}$', description: 'Three-digit area code (US and CA only)' });
 const Contains = Type.String({
   minLength: 1,
@@ -90,7 +92,7 @@ export const PurchasePhoneNumber = Strict(
   {
     agent_id: Uuid({ description: 'Agent that answers the number' }),
     phone_number: Type.Optional(Nullable(E164({ description: 'A number from the search endpoint; leave out to buy the first match of country / area_code / contains' }))),
-    country: Type.Optional(Country),
+    country: Type.Optional(CountryDefaultUS),
     area_code: Type.Optional(Nullable(AreaCode)),
     contains: Type.Optional(Nullable(Contains)),
     friendly_name: Type.Optional(Nullable(FriendlyName)),
@@ -118,7 +120,7 @@ export const PhoneNumberListQuery = Type.Composite(
 );
 
 export const PhoneNumberSearchQuery = Strict({
-  country: Type.Optional(Country),
+  country: Type.Optional(CountryDefaultUS),
   area_code: Type.Optional(AreaCode),
   contains: Type.Optional(Contains),
   limit: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),

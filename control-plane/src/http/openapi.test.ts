@@ -88,6 +88,16 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('states the defaults the server applies, so a client generated from it sees them', () => {
+    const schema = (ref: string) => doc.components.schemas[ref.split('/').pop()!];
+    const purchase = schema(doc.paths['/v1/phone-numbers'].post.requestBody.content['application/json'].schema.$ref);
+    expect(purchase.properties.country.default).toBe('US');
+    const search = doc.paths['/v1/phone-numbers/search'].get.parameters.find((p: { name: string }) => p.name === 'country');
+    expect(search.schema.default).toBe('US');
+    // POST /v1/calls/web names its 404: the agent it was asked for does not exist.
+    expect(doc.paths['/v1/calls/web'].post.responses['404']).toBeDefined();
+  });
+
   it('serves a docs page and its renderer locally', async () => {
     const page = await tp.request('get', '/docs');
     expect(page.status).toBe(200);

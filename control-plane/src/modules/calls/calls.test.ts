@@ -289,6 +289,9 @@ describe('POST /v1/calls/{id}/stop', () => {
     expect(endedAt).toBeGreaterThanOrEqual(before - 1000);
     expect(endedAt).toBeLessThanOrEqual(after + 1000);
     expect(await eventsOf(id)).toEqual(['call.started', 'transcript.partial', 'call.ended']);
+    // call.started is dated when the call connected (the worker's started_at), not when the report came in.
+    const [started] = await tp.sql`select payload from events where call_id = ${id} and type = 'call.started'`;
+    expect(JSON.parse(JSON.stringify(started!.payload)).created_at).toBe(startedAt);
     // The worker reports 15 s later (the room's departure timeout): status, times and duration stay.
     await internal('post', `/calls/${id}/ended`, {
       seq: 3,

@@ -46,6 +46,8 @@ export async function markStarted(db: Db, call: CallRow, startedAt: string, room
   await emitEvent(db, {
     orgId: row.org_id,
     type: 'call.started',
+    // The moment the call connected (the worker's report may arrive later): the call's started_at.
+    createdAt: row.started_at ? row.started_at.toISOString() : startedAt,
     callId: row.id,
     agentId: row.agent_id,
     webhookUrl: row.webhook_url,

@@ -18,6 +18,8 @@ export interface EmitInput<T extends EventName> {
   agentId?: string | null;
   /** The call's own webhook URL; it receives every event of the call. */
   webhookUrl?: string | null;
+  /** When the event happened, if not now: `call.started` carries the moment the call connected. */
+  createdAt?: string;
   payload: EventPayloads[T];
 }
 
@@ -31,7 +33,7 @@ export interface EmittedEvent {
 /** Writes the event and its delivery tasks inside `db`, which must be the transaction of the state change. */
 export async function emitEvent<T extends EventName>(db: Db, e: EmitInput<T>): Promise<EmittedEvent> {
   const id = randomUUID();
-  const createdAt = new Date().toISOString();
+  const createdAt = e.createdAt ? new Date(e.createdAt).toISOString() : new Date().toISOString();
   const body = { id, event: e.type, created_at: createdAt, ...e.payload } as EventBody<T>;
   const callId = e.callId ?? null;
   const url = e.webhookUrl ?? null;
