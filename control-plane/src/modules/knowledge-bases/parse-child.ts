@@ -35,7 +35,11 @@ process.once('message', (msg: ParseRequest) => {
       const doc = msg.kind === 'text' ? await parseInlineText(data.toString('utf8'), msg.fileName, msg.limits) : await parseFile(msg.kind, data, msg.fileName, msg.limits);
       reply = { ok: true, title: doc.title, chunks: chunkSections(doc.sections, msg.chunkSize) };
     } catch (err) {
-      reply = { ok: false, limit: err instanceof ParseLimitError, message: String((err as Error)?.message ?? err).slice(0, 500) };
+      const message = String((err as Error)?.message ?? err).slice(0, 500);
+      // An allocation V8 refuses (a string or buffer past its maximum) is the document's size, not damage.
+      if (err instanceof RangeError && /allocation failed|invalid (string|array|typed array) length/i.test(message)) {
+        reply = { ok: false, limit: true, message: 'the document needs more memory than parsing allows' };
+      } else reply = { ok: false, limit: err instanceof ParseLimitError, message };
     }
     process.send!(reply, () => process.exit(0));
   })();

@@ -101,8 +101,10 @@ export function parseInSandbox(req: ParseRequest, o: SandboxOptions): Promise<Ex
     child.on('message', (m: ParseReply) => {
       reply = m;
     });
-    child.on('error', () => {}); // a failed spawn or send also ends in 'exit' or 'close'
-    child.once('close', (code, signal) => {
+    let settled = false;
+    const settle = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (settled) return;
+      settled = true;
       watching = false;
       clearTimeout(timer);
       live.delete(child);
@@ -119,6 +121,11 @@ export function parseInSandbox(req: ParseRequest, o: SandboxOptions): Promise<Ex
       } else err = new SandboxError('crash', `the parser stopped unexpectedly (${signal ?? `exit code ${code}`})`);
       parseMetrics.runs.inc({ outcome: err.reason });
       reject(err);
+    };
+    child.once('close', settle);
+    // A process that could not be started never closes; a failed send ends in 'close' (it is killed below).
+    child.on('error', () => {
+      if (!child.pid) settle(null, null);
     });
     child.send(req, (e) => {
       if (e) child.kill('SIGKILL'); // it died before reading: reported from 'close'
