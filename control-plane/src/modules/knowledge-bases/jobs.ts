@@ -12,7 +12,7 @@ import { ssrfOptions } from '../../net/ssrf.ts';
 import { crawl, type CrawlProgress } from './crawl.ts';
 import { chunkSections, type Chunk } from './chunk.ts';
 import { type FileKind, FILE_KINDS, mimeOfKind, type Section, type ParseLimits } from './parse.ts';
-import { parseInSandbox, parseMetrics, SandboxError } from './parse-sandbox.ts';
+import { parseInSandbox, registerParseMetrics, SandboxError } from './parse-sandbox.ts';
 import type { Config } from '../../config.ts';
 import { embed, embeddingsConfig, storeEmbeddings, vectorReady } from './vector.ts';
 import { formatChunk } from './format.ts';
@@ -215,19 +215,18 @@ async function documentsOf(
     if (!(err instanceof SandboxError)) throw err;
     const what = kind === 'text' ? 'the text' : `${src.file_name} as ${kind.toUpperCase()}`;
     if (err.reason === 'invalid') {
-      throw new IngestError(`Could not read ${what}: ${err.message}; check that the file is not damaged or password-protected`);
+      throw new IngestError(`Could not read ${what}: ${err.message}; check that the file is not damaged or password-protected`, { cause: err });
     }
     // Over a limit, or the parser had to be stopped: the same document would do it again, so no retry.
-    if (err.reason !== 'crash') throw new IngestError(`Could not read ${what}: ${err.message}; split the document or remove what makes it so large`);
-    throw new Error(`Could not read ${what}: ${err.message}`); // retried
+    if (err.reason !== 'crash') throw new IngestError(`Could not read ${what}: ${err.message}; split the document or remove what makes it so large`, { cause: err });
+    throw new Error(`Could not read ${what}: ${err.message}`, { cause: err }); // retried
   }
   await setJobProgress(sql, jobId, { pages_found: 1, pages_fetched: 1, pages_skipped: 0, pages_failed: 0 });
   return [{ url: null, title: doc.title, chunks: doc.chunks }];
 }
 
 export function knowledgeQueues(services: Services): QueueDef<never>[] {
-  const registry = services.metrics.registry;
-  for (const m of Object.values(parseMetrics)) if (!registry.getSingleMetric(m.name)) registry.registerMetric(m);
+  registerParseMetrics(services.metrics.registry);
   return [
     {
       name: INGEST_QUEUE,

@@ -55,6 +55,12 @@ export const parseMetrics = {
   }),
 };
 
+/** Adds the parse metrics to a platform's registry (once: tests start several platforms in one process). */
+export function registerParseMetrics(registry: client.Registry): void {
+  if (!registry.getSingleMetric('vap_kb_parse_total')) registry.registerMetric(parseMetrics.runs);
+  if (!registry.getSingleMetric('vap_kb_parse_active')) registry.registerMetric(parseMetrics.active);
+}
+
 /** Resident memory of a process in bytes, from /proc (Linux); null where that is not available. */
 async function rssOf(pid: number): Promise<number | null> {
   try {
@@ -90,7 +96,10 @@ export function parseInSandbox(req: ParseRequest, o: SandboxOptions): Promise<Ex
       while (watching) {
         const rss = await rssOf(child.pid!);
         if (rss === null) return; // gone, or no /proc: the heap cap still holds
-        if (rss > o.memoryMb * 1048576) return kill('memory');
+        if (rss > o.memoryMb * 1048576) {
+          kill('memory');
+          return;
+        }
         await new Promise((r) => setTimeout(r, RSS_POLL_MS));
       }
     };
@@ -111,7 +120,8 @@ export function parseInSandbox(req: ParseRequest, o: SandboxOptions): Promise<Ex
       let err: SandboxError | null = null;
       if (reply?.ok) {
         parseMetrics.runs.inc({ outcome: 'ok' });
-        return resolve(reply);
+        resolve(reply);
+        return;
       }
       if (reply) err = new SandboxError(reply.limit ? 'limit' : 'invalid', reply.message);
       else if (killedFor === 'timeout') err = new SandboxError('timeout', `parsing took longer than ${Math.round(o.timeoutMs / 1000)} s`);
