@@ -91,16 +91,7 @@ export async function crawl(start: string, o: CrawlOptions, onProgress: (p: Craw
     report();
   };
   // Discovery is bounded by count and time: a sitemap index can list millions of URLs.
-  let urlLimitNoted = false;
-  const discovering = () => {
-    if (Date.now() > deadline || o.signal?.aborted) return false;
-    if (seen.size < o.maxUrls) return true;
-    if (!urlLimitNoted) {
-      urlLimitNoted = true;
-      if (problems.length < 20) problems.push({ url: startUrl.toString(), reason: `discovery stopped at ${o.maxUrls} URLs` });
-    }
-    return false;
-  };
+  const discovering = () => seen.size < o.maxUrls && Date.now() <= deadline && !o.signal?.aborted;
   const enqueue = (url: string, depth: number) => {
     if (seen.has(url) || !discovering()) return;
     seen.add(url);
