@@ -26,7 +26,7 @@ describe('readiness without LiveKit or workers', () => {
   });
 
   it('answers 503 when a required check fails, and counts fresh, non-draining worker heartbeats', async () => {
-    const tp = await startTestPlatform({ LIVEKIT_URL: `http://127.0.0.1:${await freePort()}`, READY_REQUIRED_CHECKS: 'database,jobs,workers', READY_CHECK_TIMEOUT_MS: 1000 });
+    const tp = await startTestPlatform({ LIVEKIT_URL: `http://127.0.0.1:${await freePort()}`, READY_REQUIRED_CHECKS: 'database,jobs,workers', READY_CHECK_TIMEOUT_MS: 1000, READY_CACHE_MS: 0 });
     try {
       const ready = () => tp.request('get', '/health/ready');
       expect((await ready()).status).toBe(503);

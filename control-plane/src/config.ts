@@ -175,6 +175,7 @@ const Env = Type.Object({
     description: 'Checks whose failure makes /health/ready answer 503 (database, jobs, livekit, workers); the others are reported only',
   }),
   READY_CHECK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 2000 }),
+  READY_CACHE_MS: Type.Integer({ minimum: 0, maximum: 60000, default: 1000, description: 'How long one round of readiness checks answers /health/ready (requests in between share it)' }),
   WORKER_HEARTBEAT_FRESH_SECONDS: Type.Integer({ minimum: 5, default: 30, description: 'A media worker counts as registered while its last heartbeat is this recent' }),
   // ---- Knowledge bases (ingestion limits, retrieval) ----
   KB_MAX_FILE_BYTES: Type.Integer({ minimum: 1024, default: 10485760, description: 'Largest uploaded file of a knowledge source (413 above)' }),
@@ -185,6 +186,15 @@ const Env = Type.Object({
   KB_CRAWL_MAX_PAGE_BYTES: Type.Integer({ minimum: 1024, default: 2097152, description: 'Larger pages are not used' }),
   KB_CRAWL_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 16, default: 2, description: 'Parallel requests to the crawled site' }),
   KB_CRAWL_DEADLINE_MS: Type.Integer({ minimum: 1000, default: 300000, description: 'Time budget of one crawl' }),
+  KB_CRAWL_MAX_URLS: Type.Integer({ minimum: 1, maximum: 1000000, default: 5000, description: 'URLs one crawl may discover (sitemaps and links); discovery stops there' }),
+  // Parsing of uploaded documents runs in a child process per document (parse-sandbox.ts) under these caps.
+  KB_PARSE_MAX_MEMORY_MB: Type.Integer({ minimum: 64, maximum: 65536, default: 512, description: 'Heap and resident memory of one document\'s parsing process; above it the process is killed and the source fails' }),
+  KB_PARSE_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 120000, description: 'Wall-clock time of one document\'s parsing' }),
+  KB_MAX_UNZIPPED_BYTES: Type.Integer({ minimum: 1024, default: 209715200, description: 'A DOCX whose ZIP directory declares more than this, all entries together, is refused unread' }),
+  KB_MAX_ZIP_ENTRIES: Type.Integer({ minimum: 1, maximum: 65534, default: 10000, description: 'Entries of a DOCX archive' }),
+  KB_MAX_PDF_PAGES: Type.Integer({ minimum: 1, default: 2000, description: 'Pages of a PDF (checked before any page is read)' }),
+  KB_MAX_CSV_RECORD_BYTES: Type.Integer({ minimum: 1024, default: 131072, description: 'Characters of one CSV record, the header included' }),
+  KB_MAX_EXTRACTED_CHARS: Type.Integer({ minimum: 1000, default: 5000000, description: 'Characters of text extracted from one document' }),
   KB_JOB_RETRY_LIMIT: Type.Integer({ minimum: 0, maximum: 20, default: 3 }),
   KB_JOB_RETRY_DELAY_SECONDS: Type.Integer({ minimum: 1, default: 10 }),
   KB_STUFF_MAX_TOKENS: Type.Integer({ minimum: 0, default: 8000, description: 'A call stuffs its bases into the prompt only up to this many tokens; above it they are searched per turn' }),

@@ -18,8 +18,10 @@ export interface CrawlOptions {
   concurrency: number;
   userAgent: string;
   ssrf: SsrfOptions;
-  /** The whole crawl stops queueing new pages after this. */
+  /** The whole crawl stops queueing new pages after this (sitemap discovery included). */
   deadlineMs: number;
+  /** URLs discovered (sitemaps and links together); discovery stops at this many. */
+  maxUrls: number;
   signal?: AbortSignal;
 }
 
@@ -88,8 +90,10 @@ export async function crawl(start: string, o: CrawlOptions, onProgress: (p: Craw
     if (problems.length < 20) problems.push({ url, reason });
     report();
   };
+  // Discovery is bounded by count and time: a sitemap index can list millions of URLs.
+  const discovering = () => seen.size < o.maxUrls && Date.now() <= deadline && !o.signal?.aborted;
   const enqueue = (url: string, depth: number) => {
-    if (seen.has(url)) return;
+    if (seen.has(url) || !discovering()) return;
     seen.add(url);
     progress.pages_found++;
     queue.push({ url, depth });
@@ -134,8 +138,8 @@ export async function crawl(start: string, o: CrawlOptions, onProgress: (p: Craw
     enqueue(startUrl.toString(), 0);
     // Sitemaps (declared in robots.txt, else /sitemap.xml): their same-site URLs join at depth 1.
     const sitemaps = robots?.getSitemaps().length ? robots.getSitemaps() : [new URL('/sitemap.xml', startUrl).toString()];
-    for (const sm of sitemaps.slice(0, 5)) {
-      for (const loc of await sitemapUrls(sm, get, site, o.ssrf)) if (o.maxDepth >= 1) enqueue(loc, 1);
+    if (o.maxDepth >= 1) {
+      for (const sm of sitemaps.slice(0, 5)) await sitemapUrls(sm, { get, site, ssrf: o.ssrf, more: discovering, add: (loc) => enqueue(loc, 1) });
     }
     report();
 
@@ -171,6 +175,7 @@ export async function crawl(start: string, o: CrawlOptions, onProgress: (p: Craw
               const baseHref = document.querySelector('base[href]')?.getAttribute('href');
               const base = baseHref ? (canonicalUrl(baseHref, url) ?? url) : url;
               for (const a of document.querySelectorAll('a[href]')) {
+                if (!discovering()) break;
                 const next = canonicalUrl(a.getAttribute('href') ?? '', base);
                 if (!next || seen.has(next)) continue;
                 let nu: URL;
@@ -246,28 +251,37 @@ class PageError extends Error {
 
 type Getter = (url: string, accept: string) => Promise<{ res: { status: number; body: string; truncated: boolean }; url: string }>;
 
-/** <loc> entries of a sitemap (one level of sitemap index followed), same site only. */
-async function sitemapUrls(url: string, get: Getter, site: string, ssrf: SsrfOptions, depth = 0): Promise<string[]> {
+interface SitemapWalk {
+  get: Getter;
+  site: string;
+  ssrf: SsrfOptions;
+  /** False once the crawl's URL limit or deadline is reached: checked before every fetch and every URL. */
+  more(): boolean;
+  add(url: string): void;
+}
+
+/** Adds the <loc> entries of a sitemap (one level of sitemap index followed), same site only. */
+async function sitemapUrls(url: string, w: SitemapWalk, depth = 0): Promise<void> {
+  if (!w.more()) return;
   let body: string;
   try {
-    const u = checkUrl(url, ssrf);
-    if (siteOf(u) !== site) return [];
-    const { res } = await get(u.toString(), 'application/xml,text/xml');
-    if (res.status !== 200 || res.truncated) return [];
+    const u = checkUrl(url, w.ssrf);
+    if (siteOf(u) !== w.site) return;
+    const { res } = await w.get(u.toString(), 'application/xml,text/xml');
+    if (res.status !== 200 || res.truncated) return;
     body = res.body;
   } catch {
-    return [];
+    return;
   }
   const { document } = parseHTML(`<root>${body.replace(/<\?xml[^>]*>/, '')}</root>`);
   const locs = [...document.querySelectorAll('loc')].map((l) => (l.textContent ?? '').trim()).filter(Boolean);
   const isIndex = !!document.querySelector('sitemapindex');
-  const out: string[] = [];
   for (const loc of locs.slice(0, 1000)) {
+    if (!w.more()) return;
     const c = canonicalUrl(loc);
     if (!c) continue;
     if (isIndex) {
-      if (depth === 0) out.push(...(await sitemapUrls(c, get, site, ssrf, 1)));
-    } else if (siteOf(new URL(c)) === site) out.push(c);
+      if (depth === 0) await sitemapUrls(c, w, 1);
+    } else if (siteOf(new URL(c)) === w.site) w.add(c);
   }
-  return out;
 }

@@ -13,7 +13,10 @@ import { INGEST_QUEUE } from './jobs.ts';
 import { tokensUsed } from './queries.ts';
 
 const WORKER_SCRIPT = fileURLToPath(new URL('../../../../test/support/kb-ingest-worker.ts', import.meta.url));
-const EXPIRE_SECONDS = 5;
+// Long enough for the doomed worker to reach its write transaction first: the text is parsed in a child
+// process (parse-sandbox.ts), whose start takes seconds on a loaded machine, and the job must still be active
+// when it is killed.
+const EXPIRE_SECONDS = 40;
 
 let tp: TestPlatform;
 let key: string;
@@ -178,5 +181,5 @@ describe('a worker killed mid-job', () => {
     const base = (await tp.request('get', `/v1/knowledge-bases/${kb}`, { key })).body;
     expect(base.total_tokens).toBe(src.token_count + cleanSrc.token_count);
     expect(await tokensUsed(tp.sql, orgId)).toBe(src.token_count + cleanSrc.token_count);
-  }, 120_000);
+  }, 300_000);
 });

@@ -11,7 +11,9 @@ import type { Db } from '../../db/types.ts';
 import { ssrfOptions } from '../../net/ssrf.ts';
 import { crawl, type CrawlProgress } from './crawl.ts';
 import { chunkSections, type Chunk } from './chunk.ts';
-import { parseFile, parseInlineText, type FileKind, FILE_KINDS, mimeOfKind, type Section } from './parse.ts';
+import { type FileKind, FILE_KINDS, mimeOfKind, type Section, type ParseLimits } from './parse.ts';
+import { parseInSandbox, registerParseMetrics, SandboxError } from './parse-sandbox.ts';
+import type { Config } from '../../config.ts';
 import { embed, embeddingsConfig, storeEmbeddings, vectorReady } from './vector.ts';
 import { formatChunk } from './format.ts';
 import {
@@ -49,11 +51,16 @@ export interface IngestHooks {
 
 const BATCH = 100;
 
-interface Doc {
-  url: string | null;
-  title: string;
-  sections: Section[];
-}
+/** A crawled page (sections, chunked here) or an uploaded document (chunked by its parsing process). */
+type Doc = { url: string | null; title: string } & ({ sections: Section[] } | { chunks: Chunk[] });
+
+export const parseLimitsOf = (c: Config): ParseLimits => ({
+  maxUnzippedBytes: c.KB_MAX_UNZIPPED_BYTES,
+  maxZipEntries: c.KB_MAX_ZIP_ENTRIES,
+  maxPdfPages: c.KB_MAX_PDF_PAGES,
+  maxCsvRecordBytes: c.KB_MAX_CSV_RECORD_BYTES,
+  maxTextChars: c.KB_MAX_EXTRACTED_CHARS,
+});
 
 export async function runIngest(services: Services, jobId: string, opts: { final?: boolean; hooks?: IngestHooks } = {}): Promise<void> {
   const sql = services.sql;
@@ -68,9 +75,9 @@ export async function runIngest(services: Services, jobId: string, opts: { final
   await startAttempt(sql, job.id, src.id, src.type === 'url');
 
   try {
-    const docs = await documentsOf(services, src, job.id);
+    const docs = await documentsOf(services, src, job.id, kb.chunk_size);
     const chunks: (Chunk & { url: string | null; title: string })[] = [];
-    for (const d of docs) for (const c of chunkSections(d.sections, kb.chunk_size)) chunks.push({ ...c, url: d.url, title: d.title });
+    for (const d of docs) for (const c of 'chunks' in d ? d.chunks : chunkSections(d.sections, kb.chunk_size)) chunks.push({ ...c, url: d.url, title: d.title });
     if (!chunks.length) throw new IngestError('No text could be extracted from this source; check that it is not empty or a scanned image');
     const tokens = chunks.reduce((n, c) => n + c.token_count, 0);
     await setJobTotals(sql, job.id, chunks.length, tokens);
@@ -146,6 +153,7 @@ async function documentsOf(
   services: Services,
   src: { id: string; type: 'url' | 'file' | 'text'; source: string; file_name: string; mime_type: string; payload: Buffer | null },
   jobId: string,
+  chunkSize: number,
 ): Promise<Doc[]> {
   const sql = services.sql;
   if (src.type === 'url') {
@@ -172,6 +180,7 @@ async function documentsOf(
         maxPageBytes: c.KB_CRAWL_MAX_PAGE_BYTES,
         concurrency: c.KB_CRAWL_CONCURRENCY,
         deadlineMs: c.KB_CRAWL_DEADLINE_MS,
+        maxUrls: c.KB_CRAWL_MAX_URLS,
         userAgent: USER_AGENT,
         ssrf: ssrfOptions(c),
       },
@@ -192,22 +201,32 @@ async function documentsOf(
     return result.pages.map((p) => ({ url: p.url, title: p.title, sections: p.sections }));
   }
   const data = src.payload ?? Buffer.alloc(0);
+  let kind: FileKind | 'text' = 'text';
+  if (src.type === 'file') {
+    const k = FILE_KINDS.find((f) => mimeOfKind(f) === src.mime_type);
+    if (!k) throw new IngestError(`Unsupported file type ${src.mime_type}`);
+    kind = k;
+  }
+  const c = services.config;
   let doc;
-  if (src.type === 'text') doc = await parseInlineText(data.toString('utf8'), src.file_name);
-  else {
-    const kind = FILE_KINDS.find((k) => mimeOfKind(k) === src.mime_type) as FileKind | undefined;
-    if (!kind) throw new IngestError(`Unsupported file type ${src.mime_type}`);
-    try {
-      doc = await parseFile(kind, data, src.file_name);
-    } catch (err) {
-      throw new IngestError(`Could not read ${src.file_name} as ${kind.toUpperCase()}: ${(err as Error).message}; check that the file is not damaged or password-protected`);
+  try {
+    doc = await parseInSandbox({ kind, data, fileName: src.file_name, chunkSize, limits: parseLimitsOf(c) }, { memoryMb: c.KB_PARSE_MAX_MEMORY_MB, timeoutMs: c.KB_PARSE_TIMEOUT_MS });
+  } catch (err) {
+    if (!(err instanceof SandboxError)) throw err;
+    const what = kind === 'text' ? 'the text' : `${src.file_name} as ${kind.toUpperCase()}`;
+    if (err.reason === 'invalid') {
+      throw new IngestError(`Could not read ${what}: ${err.message}; check that the file is not damaged or password-protected`, { cause: err });
     }
+    // Over a limit, or the parser had to be stopped: the same document would do it again, so no retry.
+    if (err.reason !== 'crash') throw new IngestError(`Could not read ${what}: ${err.message}; split the document or remove what makes it so large`, { cause: err });
+    throw new Error(`Could not read ${what}: ${err.message}`, { cause: err }); // retried
   }
   await setJobProgress(sql, jobId, { pages_found: 1, pages_fetched: 1, pages_skipped: 0, pages_failed: 0 });
-  return [{ url: null, title: doc.title, sections: doc.sections }];
+  return [{ url: null, title: doc.title, chunks: doc.chunks }];
 }
 
 export function knowledgeQueues(services: Services): QueueDef<never>[] {
+  registerParseMetrics(services.metrics.registry);
   return [
     {
       name: INGEST_QUEUE,

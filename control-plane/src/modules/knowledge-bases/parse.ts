@@ -3,8 +3,11 @@
 //   DOCX: mammoth to HTML; Markdown: marked to HTML; PDF: unpdf (PDF.js), a section per page;
 //   CSV: csv-parse, a paragraph per row ("column: value; ..."); TXT as is.
 // HTML of every origin is then walked once, so headings become the context of the text under them.
+// Every format runs under ParseLimits (checked before the expensive step where the format allows it); the
+// whole of it runs in a separate process (parse-sandbox.ts) with caps on memory and time.
 import { parseHTML } from 'linkedom';
 import { Readability } from '@mozilla/readability';
+import { readZipDirectory, ZipFormatError } from './zip-directory.ts';
 
 export interface Section {
   /** Heading path, e.g. "Billing › Refunds"; '' before the first heading. */
@@ -71,19 +74,79 @@ function isUtf8(data: Buffer): boolean {
   }
 }
 
-export async function parseFile(kind: FileKind, data: Buffer, fileName: string): Promise<ParsedDocument> {
+/** What one document may cost to parse (see KB_MAX_* in config.ts). */
+export interface ParseLimits {
+  /** Sum of the sizes a DOCX's ZIP directory declares for its entries. */
+  maxUnzippedBytes: number;
+  maxZipEntries: number;
+  maxPdfPages: number;
+  /** csv-parse's max_record_size: one record (the header included), in characters. */
+  maxCsvRecordBytes: number;
+  /** Characters of text extracted from one document. */
+  maxTextChars: number;
+}
+
+export const DEFAULT_PARSE_LIMITS: ParseLimits = {
+  maxUnzippedBytes: 200 * 1024 * 1024,
+  maxZipEntries: 10_000,
+  maxPdfPages: 2000,
+  maxCsvRecordBytes: 128 * 1024,
+  maxTextChars: 5_000_000,
+};
+
+/** A document over one of the limits: the message says which, for the source's `error`. */
+export class ParseLimitError extends Error {
+  override name = 'ParseLimitError';
+}
+
+const mb = (n: number) => `${Math.round((n / 1048576) * 10) / 10} MB`;
+
+/** Refuses a DOCX whose entries would unpack to more than the limit, from its ZIP directory alone. */
+export function checkZipSize(data: Buffer, limits: ParseLimits): void {
+  let entries;
+  try {
+    entries = readZipDirectory(data, limits.maxZipEntries);
+  } catch (err) {
+    if (err instanceof ZipFormatError) throw new ParseLimitError(`the DOCX archive was refused: ${err.message}`);
+    throw err;
+  }
+  const total = entries.reduce((n, e) => n + e.uncompressedSize, 0);
+  if (total > limits.maxUnzippedBytes) {
+    throw new ParseLimitError(`the DOCX would unpack to ${mb(total)}, more than the limit of ${mb(limits.maxUnzippedBytes)}`);
+  }
+}
+
+export async function parseFile(kind: FileKind, data: Buffer, fileName: string, limits: ParseLimits = DEFAULT_PARSE_LIMITS): Promise<ParsedDocument> {
+  const doc = await parseKind(kind, data, fileName, limits);
+  const chars = doc.sections.reduce((n, s) => n + s.heading.length + s.text.length, 0);
+  if (chars > limits.maxTextChars) {
+    throw new ParseLimitError(`the document holds ${chars} characters of text, more than the limit of ${limits.maxTextChars}`);
+  }
+  return doc;
+}
+
+async function parseKind(kind: FileKind, data: Buffer, fileName: string, limits: ParseLimits): Promise<ParsedDocument> {
   const title = fileName;
   switch (kind) {
     case 'pdf': {
       const { extractText, getDocumentProxy } = await import('unpdf');
       const pdf = await getDocumentProxy(new Uint8Array(data));
-      const { text } = await extractText(pdf, { mergePages: false });
-      await pdf.destroy?.();
-      return { title, sections: text.map((t, i) => ({ heading: `Page ${i + 1}`, text: normaliseText(t) })).filter((s) => s.text) };
+      try {
+        // The page count comes from the page tree, before any page is read.
+        if (pdf.numPages > limits.maxPdfPages) {
+          throw new ParseLimitError(`the PDF has ${pdf.numPages} pages, more than the limit of ${limits.maxPdfPages}`);
+        }
+        const { text } = await extractText(pdf, { mergePages: false });
+        return { title, sections: text.map((t, i) => ({ heading: `Page ${i + 1}`, text: normaliseText(t) })).filter((s) => s.text) };
+      } finally {
+        await pdf.destroy?.();
+      }
     }
     case 'docx': {
+      checkZipSize(data, limits);
       const mammoth = (await import('mammoth')).default;
-      const { value } = await mammoth.convertToHtml({ buffer: data });
+      // Images are never read (their text is not ours to index): mammoth would otherwise inline each as base64.
+      const { value } = await mammoth.convertToHtml({ buffer: data }, { convertImage: mammoth.images.imgElement(async () => ({ src: '' })) });
       return { title, sections: htmlSections(value) };
     }
     case 'markdown': {
@@ -95,7 +158,15 @@ export async function parseFile(kind: FileKind, data: Buffer, fileName: string):
       return htmlDocument(data.toString('utf8'), fileName);
     case 'csv': {
       const { parse } = await import('csv-parse/sync');
-      const rows = parse(data, { columns: true, skip_empty_lines: true, relax_column_count: true, bom: true, trim: true }) as Record<string, string>[];
+      let rows: Record<string, string>[];
+      try {
+        rows = parse(data, { columns: true, skip_empty_lines: true, relax_column_count: true, bom: true, trim: true, max_record_size: limits.maxCsvRecordBytes });
+      } catch (err) {
+        if ((err as { code?: string }).code === 'CSV_MAX_RECORD_SIZE') {
+          throw new ParseLimitError(`a CSV record is longer than the limit of ${limits.maxCsvRecordBytes} characters`);
+        }
+        throw err;
+      }
       const text = rows
         .map((r) => Object.entries(r).filter(([, v]) => v !== '' && v != null).map(([k, v]) => `${k}: ${v}`).join('; '))
         .filter(Boolean)
@@ -191,8 +262,8 @@ export function normaliseText(s: string): string {
 }
 
 /** Text of a `text` source: paragraphs as given; Markdown-looking text keeps its headings. */
-export async function parseInlineText(text: string, name: string): Promise<ParsedDocument> {
-  if (/^#{1,6}\s/m.test(text)) return parseFile('markdown', Buffer.from(text, 'utf8'), name);
+export async function parseInlineText(text: string, name: string, limits: ParseLimits = DEFAULT_PARSE_LIMITS): Promise<ParsedDocument> {
+  if (/^#{1,6}\s/m.test(text)) return parseFile('markdown', Buffer.from(text, 'utf8'), name, limits);
   const t = normaliseText(text);
   return { title: name, sections: t ? [{ heading: '', text: t }] : [] };
 }
