@@ -91,9 +91,15 @@ export const UpdateKnowledgeBase = Strict(
 export type UpdateKnowledgeBase = Static<typeof UpdateKnowledgeBase>;
 
 const sourceFields = {
-  type: StringEnum(SOURCE_TYPES, { description: '`url`: crawl a public site from `source`; `file`: the uploaded `file`; `text`: the inline `text`' }),
-  source: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'For `url`: a publicly accessible http(s) URL whose same-site linked pages are crawled' })),
-  text: Type.Optional(Type.String({ minLength: 1, description: 'For `text`: the content (UTF-8)' })),
+  type: StringEnum(SOURCE_TYPES, { description: '`url`: crawl a public site from `source`; `file`: the uploaded `file`; `text`: the inline text in `source` (or `text`)' }),
+  source: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'For `url`: a publicly accessible http(s) URL (at most 2048 characters) whose same-site linked pages are crawled. For `text`: the content (UTF-8)',
+    }),
+  ),
+  text: Type.Optional(Type.String({ minLength: 1, description: 'For `text`: the content, as an alias of `source` (send one; both must be equal if both are sent)' })),
   file: Type.Optional(Type.String({ format: 'binary', description: 'For `file`: PDF, DOCX, HTML, Markdown, TXT or CSV' })),
   file_name: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Name for a `text` source (default `text`)' })),
 };
@@ -101,7 +107,8 @@ const sourceFields = {
 export const AddSourceForm = Strict(sourceFields, {
   title: 'AddKnowledgeSource',
   description:
-    'multipart/form-data. Exactly one of `source` (type `url`), `file` (type `file`) or `text` (type `text`). ' +
+    'multipart/form-data. `source` for types `url` (the URL) and `text` (the text; `text` is accepted as an alias), or `file` ' +
+    'for type `file`. ' +
     'Files: PDF, DOCX, HTML, Markdown, TXT, CSV up to KB_MAX_FILE_BYTES (default 10 MiB): a larger file is a 413, ' +
     'another type a 422 at ["body","file"].',
 });

@@ -239,6 +239,20 @@ describe('files and text', () => {
     expect(await knowledgeConfigFor(tp.sql, orgId, [kbId], 10)).toEqual({ knowledge_base_ids: [kbId], mode: 'retrieve' });
   }, 60_000);
 
+  it('takes the text of a text source in `source`, as the spec names the field, with `text` as an alias', async () => {
+    const words = 'Parking is free for visitors on the second floor.';
+    const res = await post('/v1/knowledge-bases/sources', { type: 'text', source: words });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.source).toMatchObject({ type: 'text', mime_type: 'text/plain', source: words });
+    expect((await waitJob(res.body.source.kb_id, res.body.job.job_id)).status).toBe('succeeded');
+    // Both fields at once are fine when they say the same.
+    const both = await post(`/v1/knowledge-bases/${res.body.source.kb_id}/sources`, { type: 'text', source: words, text: words });
+    expect(both.status).toBe(201);
+    // A text source is not held to a URL's length.
+    const long = await post(`/v1/knowledge-bases/${res.body.source.kb_id}/sources`, { type: 'text', source: 'Opening hours. '.repeat(300) });
+    expect(long.status, JSON.stringify(long.body)).toBe(201);
+  });
+
   it('ingests inline text and names the source', async () => {
     const res = await post('/v1/knowledge-bases/sources', { type: 'text', text: 'Our support line is open from 8 am to 6 pm on weekdays.', name: 'Support hours', file_name: 'hours' });
     expect(res.status).toBe(201);
@@ -341,9 +355,10 @@ describe('validation', () => {
       [{}, ['body', 'type'], 'missing'],
       [{ type: 'pdf' }, ['body', 'type'], 'enum'],
       [{ type: 'url' }, ['body', 'source'], 'missing'],
-      [{ type: 'text' }, ['body', 'text'], 'missing'],
+      [{ type: 'text' }, ['body', 'source'], 'missing'],
       [{ type: 'file' }, ['body', 'file'], 'missing'],
-      [{ type: 'text', text: 'hello', source: 'https://example.com/' }, ['body', 'source'], 'extra_forbidden'],
+      [{ type: 'text', text: 'hello', source: 'https://example.com/' }, ['body', 'text'], 'value_error'],
+      [{ type: 'url', source: `https://example.com/${'a'.repeat(2100)}` }, ['body', 'source'], 'string_too_long'],
       [{ type: 'text', text: 'hello', colour: 'red' }, ['body', 'colour'], 'extra_forbidden'],
       [{ type: 'file', file: [new Blob([new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0])], { type: 'image/png' }), 'logo.png'] }, ['body', 'file'], 'unsupported_file_type'],
       [{ type: 'file', file: [new Blob(['not a pdf'], { type: 'application/pdf' }), 'fake.pdf'] }, ['body', 'file'], 'unsupported_file_type'],

@@ -22,6 +22,8 @@ const checkNewBaseForm = compile(AddSourceNewBaseForm, 'query');
 
 export const POLL_MESSAGE = 'Ingestion runs in the background: poll GET /v1/knowledge-bases/{kb_id}/jobs/{job_id} until its status is succeeded or failed';
 
+/** A URL source's longest form (the schema cannot say it: `source` carries whole texts for type `text`). */
+const MAX_URL_LENGTH = 2048;
 const excerpt = (t: string) => (t.length > 80 ? `${t.slice(0, 77).trimEnd()}...` : t).replace(/\s+/g, ' ');
 
 /** Reads and validates the form; returns what to insert (and, for a new base, its settings). */
@@ -40,12 +42,14 @@ export async function readSourceForm(ctx: Context, services: Services, newBase: 
   const missing = (field: string, why: string): ValidationErrorItem => ({ loc: ['body', field], msg: `Field required ${why}`, type: 'missing', input: body.fields });
   const extra = (field: string): ValidationErrorItem => ({ loc: ['body', field], msg: `Not allowed with type "${f.type}"`, type: 'extra_forbidden', input: form[field] });
   const issues: ValidationErrorItem[] = [];
-  const others = { url: ['text', 'file'], file: ['source', 'text'], text: ['source', 'file'] }[f.type];
+  const others = { url: ['text', 'file'], file: ['source', 'text'], text: ['file'] }[f.type];
   for (const o of others) if (form[o] !== undefined) issues.push(extra(o));
   let write: SourceWrite | null = null;
   if (f.type === 'url') {
     if (!f.source) issues.push(missing('source', 'for type "url"'));
-    else {
+    else if (f.source.length > MAX_URL_LENGTH) {
+      issues.push({ loc: ['body', 'source'], msg: `String should have at most ${MAX_URL_LENGTH} characters`, type: 'string_too_long', input: f.source.slice(0, 64), ctx: { max_length: MAX_URL_LENGTH } });
+    } else {
       try {
         const u = checkUrl(f.source, ssrfOptions(c));
         write = { type: 'url', source: u.toString(), file_name: '', mime_type: '', file_size: 0, payload: null };
@@ -55,11 +59,15 @@ export async function readSourceForm(ctx: Context, services: Services, newBase: 
       }
     }
   } else if (f.type === 'text') {
-    if (!f.text?.trim()) issues.push(missing('text', 'for type "text"'));
+    // The spec's form names `source` as the field; `text` stays an alias. Both at once must say the same.
+    const text = f.source ?? f.text;
+    if (f.source !== undefined && f.text !== undefined && f.source !== f.text) {
+      issues.push({ loc: ['body', 'text'], msg: '`source` and `text` differ; send the text in one of them', type: 'value_error', input: excerpt(f.text) });
+    } else if (!text?.trim()) issues.push(missing('source', 'for type "text"'));
     else {
-      const data = Buffer.from(f.text, 'utf8');
+      const data = Buffer.from(text, 'utf8');
       const name = f.file_name ?? 'text';
-      write = { type: 'text', source: excerpt(f.text.trim()), file_name: name, mime_type: 'text/plain', file_size: data.length, payload: data };
+      write = { type: 'text', source: excerpt(text.trim()), file_name: name, mime_type: 'text/plain', file_size: data.length, payload: data };
     }
   } else {
     if (!file) issues.push(missing('file', 'for type "file"'));
