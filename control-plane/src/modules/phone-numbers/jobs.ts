@@ -5,7 +5,7 @@
 import type { QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import { unfinishedWiring, wiredIds } from './queries.ts';
-import { deleteOrphans, ensureCatchAllTrunk, orphanedObjects, unwireNumber } from './wiring.ts';
+import { deleteOrphans, ensureCatchAllTrunk, orphanedObjects, unwireNumber, upgradeRoomPrefixes } from './wiring.ts';
 
 export const REPAIR_QUEUE = 'phone-numbers.repair';
 
@@ -26,6 +26,8 @@ export async function repairWiring(services: Services): Promise<{ undone: number
   const orphans = await orphanedObjects(services, live);
   await deleteOrphans(services, orphans);
   await ensureCatchAllTrunk(services);
+  const upgraded = await upgradeRoomPrefixes(services, live);
+  if (upgraded) services.log.info({ rules: upgraded }, "dispatch rules now name rooms by their number's id");
   return { undone, orphans: orphans.rules.length + orphans.trunks.length };
 }
 

@@ -2,7 +2,7 @@
 // rules live there): search, purchase and its undo, org isolation, PATCH, DELETE, the repair job, and the
 // worker's inbound route (routing and refusals without media; the SIP path is test/e2e/inbound-call.test.ts).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SipClient } from 'livekit-server-sdk';
+import { SIPDispatchRule, SIPDispatchRuleIndividual, SipClient } from 'livekit-server-sdk';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { useStack } from '../../../../test/support/stack.ts';
 import { CarrierError, carrierFor, setCarrier, type CarrierAdapter } from './carriers/index.ts';
@@ -214,6 +214,23 @@ describe('a failed purchase is undone completely', () => {
     expect(inv!.purchased_at).toBeNull();
     expect((await sip.listSipInboundTrunk()).filter((t) => t.name === CATCH_ALL_TRUNK_NAME)).toHaveLength(1);
     expect((await sip.listSipDispatchRule()).filter((r) => r.name === CATCH_ALL_TRUNK_NAME)).toHaveLength(0);
+  });
+});
+
+describe('rooms named by the number', () => {
+  it("a number's rule names rooms pn-<id>_, and the repair job moves a rule made with the old prefix to it", async () => {
+    const n = (await tp.request('post', '/v1/phone-numbers', { key: a.key, body: { agent_id: agentA, area_code: '212' } })).body;
+    const prefixOf = async () => {
+      const r = (await sip.listSipDispatchRule()).find((x) => x.sipDispatchRuleId === n.dispatch_rule_id)!.rule!.rule;
+      return r.case === 'dispatchRuleIndividual' ? r.value.roomPrefix : null;
+    };
+    expect(await prefixOf()).toBe(`pn-${n.id}`);
+    await sip.updateSipDispatchRuleFields(n.dispatch_rule_id, {
+      rule: new SIPDispatchRule({ rule: { case: 'dispatchRuleIndividual', value: new SIPDispatchRuleIndividual({ roomPrefix: 'pn-' }) } }),
+    });
+    expect(await prefixOf()).toBe('pn-');
+    await repairWiring(tp.platform.services);
+    expect(await prefixOf()).toBe(`pn-${n.id}`);
   });
 });
 

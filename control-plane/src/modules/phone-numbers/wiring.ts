@@ -7,7 +7,7 @@
 // stale purchase found by the repair job, or DELETE) is one idempotent routine: remove the rule and trunks,
 // release at the carrier, soft-delete the row.
 import { randomBytes } from 'node:crypto';
-import { RoomAgentDispatch, RoomConfiguration, type SipClient } from 'livekit-server-sdk';
+import { RoomAgentDispatch, RoomConfiguration, SIPDispatchRule, SIPDispatchRuleIndividual, type SipClient } from 'livekit-server-sdk';
 import type { Services } from '../../services.ts';
 import type { CarrierAdapter } from './carriers/types.ts';
 import { carrierFor, ingressOf } from './carriers/index.ts';
@@ -145,6 +145,25 @@ export async function ensureCatchAllTrunk(services: Services): Promise<string> {
     if (again) return again.sipTrunkId;
     throw err;
   }
+}
+
+/**
+ * Rules of live numbers made before rooms carried the number's id (prefix `pn-`): the control plane opens a
+ * call only in a room named `pn-<id>_…`, so point such a rule at its number's prefix. Returns how many changed.
+ */
+export async function upgradeRoomPrefixes(services: Services, live: Set<string>): Promise<number> {
+  const { sip } = services.livekit;
+  let changed = 0;
+  for (const r of await sip.listSipDispatchRule()) {
+    const m = NAME_RE.exec(r.name);
+    if (!m || m[2] !== 'rule' || !live.has(m[1]!)) continue;
+    const rule = r.rule?.rule;
+    if (rule?.case !== 'dispatchRuleIndividual' || rule.value.roomPrefix === inboundRoomPrefix(m[1]!)) continue;
+    const individual = new SIPDispatchRuleIndividual({ ...rule.value, roomPrefix: inboundRoomPrefix(m[1]!) });
+    await sip.updateSipDispatchRuleFields(r.sipDispatchRuleId, { rule: new SIPDispatchRule({ rule: { case: 'dispatchRuleIndividual', value: individual } }) });
+    changed++;
+  }
+  return changed;
 }
 
 /** LiveKit objects named for numbers that no longer exist (a crash after LiveKit created them, before we stored them). */
