@@ -185,6 +185,8 @@ describe.skipIf(!sipBridgeVersion())('only the carrier reaches an agent', () => 
   });
 
   it('the same INVITE from the carrier\'s address is answered by the agent, and the call is recorded', { timeout: 240_000 }, async () => {
+    const before = await served();
+    const jobs = jobRequests();
     const phone = await SipPhone.call({ bridge: stack.sipAddress!, to: number.phone_number, from: '+15550100199' });
     try {
       await phone.waitFor('an answer or a refusal', () => phone.answered || phone.finalStatus, 120_000);
@@ -197,6 +199,9 @@ describe.skipIf(!sipBridgeVersion())('only the carrier reaches an agent', () => 
     expect(call).toBeTruthy();
     await until('the call to complete', async () => (await callsTo(number.phone_number)).find((c) => c.id === call!.id && c.status === 'completed'), 90_000);
     await until('the room to close', async () => (await rooms.listRooms()).length === 0, 90_000);
+    // The measures the stranger tests rely on do move for a real call: a job, and internal API requests.
+    expect(jobRequests()).toBeGreaterThan(jobs);
+    expect((await served()).get('/internal/v1/calls/inbound')).toBe((before.get('/internal/v1/calls/inbound') ?? 0) + 1);
   });
 
   it('200 INVITEs from a stranger to random numbers: all refused, zero agent jobs, zero rooms, no internal API request', { timeout: 300_000 }, async () => {
