@@ -8,7 +8,7 @@
 //      so the SIP bridge answers the INVITE with a final 486.
 // An unknown or inactive number is refused the same way but creates no call (404), and so is a request whose
 // room, trunk and dispatch rule are not the number's own (route_mismatch): only a call that came in through
-// the number's trunk (the carrier's addresses, its credentials) and was put in a room by the number's rule
+// the number's trunk (the carrier's addresses) and was put in a room by the number's rule
 // opens a call, whatever number the INVITE's To names.
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.ts';
