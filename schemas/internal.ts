@@ -297,6 +297,8 @@ export const InboundOpenRequest = Strict(
     from_number: Nullable(Type.String()),
     room_name: Type.String(),
     sip_call_id: Nullable(Type.String()),
+    trunk_id: Type.String({ description: 'The inbound trunk the SIP bridge matched (sip.trunkID)' }),
+    dispatch_rule_id: Type.String({ description: 'The dispatch rule that made the room (sip.ruleID)' }),
   },
   { title: 'InboundOpenRequest' },
 );

@@ -6,6 +6,7 @@ import { ParticipantKind, RoomEvent, type RemoteParticipant, type Room } from '@
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { KeypadCollector } from './session/keypad.ts';
 import { loadWorkerConfig } from './config.ts';
 import { callIdFromMetadata } from './worker-metadata.ts';
 import { PushMetricsSink, nullSink } from './metrics.ts';
@@ -23,7 +24,6 @@ const log = createLogger('media-worker');
 
 const DTMF_CODES: Record<string, number> = { '*': 10, '#': 11, A: 12, B: 13, C: 14, D: 15 };
 /** Keypad digits pressed within this gap of each other are one entry. */
-const DTMF_PAUSE_MS = 1500;
 
 /** Longest wait for an outbound callee to answer; the control plane's ring timeout (at most 120 s) ends it first. */
 const OUTBOUND_ANSWER_WAIT_MS = 150_000;
@@ -104,8 +104,8 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   let callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata, room.metadata);
   let participant: RemoteParticipant | null = null;
   if (!callId) {
-    // Inbound SIP: a dispatch rule made the room (a number's rule, or the catch-all for numbers that are not
-    // ours); the control plane routes the dialled number and opens the call.
+    // Inbound SIP: a number's dispatch rule made the room; the control plane checks the room, trunk and rule
+    // against the dialled number, routes it and opens the call.
     participant = await ctx.waitForParticipant();
     const attrs = participant.attributes ?? {};
     if (participant.kind !== ParticipantKind.SIP) {
@@ -119,6 +119,10 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
         room_name: room.name ?? '',
         // The SIP Call-ID of the INVITE (sip.callID is LiveKit's own call id).
         sip_call_id: attrs['sip.callIDFull'] ?? attrs['sip.callID'] ?? null,
+        // Set by LiveKit from the trunk the bridge matched and the rule that made the room: the control plane
+        // opens the call only when both, and the room, are the dialled number's own.
+        trunk_id: attrs['sip.trunkID'] ?? '',
+        dispatch_rule_id: attrs['sip.ruleID'] ?? '',
       });
       callId = opened.call_id;
     } catch (err) {
@@ -217,23 +221,17 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
 
   await call.start({ room, roomName: room.name });
 
-  // Keypad input on a phone leg: digits collected until '#' or a short pause become one user turn.
-  let digits = '';
-  let digitTimer: NodeJS.Timeout | undefined;
-  const flushDigits = () => {
-    clearTimeout(digitTimer);
-    const pressed = digits;
-    digits = '';
-    if (!pressed || call.endReason) return;
-    logger.info({ digits: pressed }, 'dtmf received');
-    call.session.generateReply({ userInput: `The caller pressed ${pressed.split('').join(' ')} on the keypad.` });
-  };
+  // Keypad input on a phone leg: one user turn per entry (keypad.ts; the log counts the digits, never shows them).
+  const keypad = new KeypadCollector({
+    logger,
+    onTurn: (pressed) => {
+      if (call.endReason) return;
+      call.session.generateReply({ userInput: `The caller pressed ${pressed.split('').join(' ')} on the keypad.` });
+    },
+  });
   room.on(RoomEvent.DtmfReceived, (_code, digit, from) => {
     if (from?.kind !== ParticipantKind.SIP) return;
-    if (digit === '#') return flushDigits();
-    digits += digit;
-    clearTimeout(digitTimer);
-    digitTimer = setTimeout(flushDigits, DTMF_PAUSE_MS);
+    keypad.press(digit);
   });
 
   if (isAmbientSound(config.agent.background_sound)) {

@@ -12,7 +12,8 @@ import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
 import type { Pcm } from './speech.ts';
 import { ulawDecode, ulawEncode } from './g711.ts';
 
-const FINALS = [403, 404, 480, 486, 487, 488, 500, 503, 603];
+// 401 and 407: the bridge's answers to an INVITE that only the catch-all trunk (credentials nobody has) matches.
+const FINALS = [401, 403, 404, 407, 480, 486, 487, 488, 500, 503, 603];
 
 // A REFER's actions sit on its <recv>: SIPp 3.6.1 crashes (SIGSEGV) on an <ereg> in a <nop> after it, and the
 // REFER then goes unanswered (the bridge's transfer fails after 32 s).
@@ -187,6 +188,8 @@ export interface CallOptions {
   from?: string;
   /** Give up after this long (SIPp's own timeout). */
   timeoutSeconds?: number;
+  /** The loopback address SIPp sends from (the carrier's is 127.0.0.1; any other plays a stranger). */
+  localAddress?: string;
 }
 
 export class SipPhone {
@@ -238,11 +241,11 @@ export class SipPhone {
     const rtpPort = rtp.address().port;
     const from = o.from ?? '+15550100199';
     writeFileSync(path.join(dir, 'uac.xml'), scenario(dir, from, rtpPort));
-    const sipPort = await freeTcpUdpPort();
+    const sipPort = await freeTcpUdpPort(o.localAddress);
     const phone = new SipPhone(
       spawn(
         'sipp',
-        [o.bridge, '-sf', path.join(dir, 'uac.xml'), '-s', o.to, '-i', '127.0.0.1', '-p', String(sipPort), '-m', '1', '-cid_str', `${randomUUID()}-%u@vap-test`, '-nostdin', '-timeout', `${o.timeoutSeconds ?? 120}s`, '-timeout_error', '-trace_msg', '-message_file', path.join(dir, 'messages.log')],
+        [o.bridge, '-sf', path.join(dir, 'uac.xml'), '-s', o.to, '-i', o.localAddress ?? '127.0.0.1', '-p', String(sipPort), '-m', '1', '-cid_str', `${randomUUID()}-%u@vap-test`, '-nostdin', '-timeout', `${o.timeoutSeconds ?? 120}s`, '-timeout_error', '-trace_msg', '-message_file', path.join(dir, 'messages.log')],
         { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir },
       ),
       rtp,

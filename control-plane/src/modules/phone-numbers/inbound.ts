@@ -6,7 +6,10 @@
 //   3. the workspace's default_agent_id when there is no live primary and no fallback (limits apply);
 //   4. otherwise the call is refused: a `failed` call record and `call.failed`, and the worker deletes the room
 //      so the SIP bridge answers the INVITE with a final 486.
-// An unknown or inactive number is refused the same way but creates no call (404).
+// An unknown or inactive number is refused the same way but creates no call (404), and so is a request whose
+// room, trunk and dispatch rule are not the number's own (route_mismatch): only a call that came in through
+// the number's trunk (the carrier's addresses) and was put in a room by the number's rule
+// opens a call, whatever number the INVITE's To names.
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.ts';
 import type { Db } from '../../db/types.ts';
@@ -18,6 +21,7 @@ import { failCall, markInitiated } from '../calls/lifecycle.ts';
 import { carrierFor } from './carriers/index.ts';
 import { callRateCents } from './rates.ts';
 import { findLiveByNumber, type PhoneNumberRow } from './queries.ts';
+import { inboundRoomPrefix } from './wiring.ts';
 
 /** A phone number as E.164, or null when it is not one (an anonymous caller, a SIP user name). */
 export function toE164(raw: string | null | undefined): string | null {
@@ -29,7 +33,7 @@ export function toE164(raw: string | null | undefined): string | null {
   return null;
 }
 
-export type Rejection = 'number_not_found' | 'number_inactive' | 'no_agent' | 'daily_cap_reached' | 'concurrency_limit_reached';
+export type Rejection = 'number_not_found' | 'number_inactive' | 'route_mismatch' | 'no_agent' | 'daily_cap_reached' | 'concurrency_limit_reached';
 
 const refused = (status: 404 | 409, reason: Rejection, detail: string, callId?: string) =>
   new HttpError(status, status === 404 ? 'not_found' : 'conflict', detail, { extra: { reason, ...(callId ? { call_id: callId } : {}) } });
@@ -90,22 +94,39 @@ export async function routeInbound(db: Db, number: PhoneNumberRow): Promise<Rout
 const REJECTION_DETAIL: Record<Rejection, string> = {
   number_not_found: 'The dialled number is not a number of this platform',
   number_inactive: 'The dialled number is inactive',
+  route_mismatch: "The call did not come through the number's trunk, dispatch rule and room",
   no_agent: 'No agent can take calls for this number',
   daily_cap_reached: 'The organisation reached its daily call cap',
   concurrency_limit_reached: 'The organisation reached its concurrent-call limit',
 };
 
+/** The room, trunk and rule the SIP bridge reported are the number's own (its rule names rooms `pn-<id>_…`). */
+export function routeIsTheNumbers(number: PhoneNumberRow, req: Pick<InboundOpenRequest, 'room_name' | 'trunk_id' | 'dispatch_rule_id'>): boolean {
+  return (
+    !!number.inbound_trunk_id &&
+    !!number.dispatch_rule_id &&
+    req.trunk_id === number.inbound_trunk_id &&
+    req.dispatch_rule_id === number.dispatch_rule_id &&
+    req.room_name.startsWith(`${inboundRoomPrefix(number.id)}_`)
+  );
+}
+
 /** POST /internal/v1/calls/inbound. Idempotent per room: a retried request answers the call already opened. */
 export async function openInboundCall(services: Services, req: InboundOpenRequest): Promise<{ call_id: string }> {
   const { sql } = services;
+  const to = toE164(req.to_number);
+  const number = to ? await findLiveByNumber(sql, to) : undefined;
+  if (!number) throw refused(404, 'number_not_found', REJECTION_DETAIL.number_not_found);
+  // Checked before anything else (the retry lookup too), so a forged request learns nothing and opens nothing.
+  if (!routeIsTheNumbers(number, req)) {
+    services.log.warn({ phone_number_id: number.id, room: req.room_name, trunk_id: req.trunk_id, dispatch_rule_id: req.dispatch_rule_id }, 'inbound call refused: not the number\'s trunk, rule and room');
+    throw refused(404, 'route_mismatch', REJECTION_DETAIL.route_mismatch);
+  }
   const [existing] = await sql<CallRow[]>`select * from calls where room_name = ${req.room_name}`;
   if (existing) {
     if (existing.status === 'failed') throw refused(409, (existing.end_reason as Rejection) ?? 'no_agent', 'The call was refused', existing.id);
     return { call_id: existing.id };
   }
-  const to = toE164(req.to_number);
-  const number = to ? await findLiveByNumber(sql, to) : undefined;
-  if (!number) throw refused(404, 'number_not_found', REJECTION_DETAIL.number_not_found);
   if (number.status !== 'active') throw refused(404, 'number_inactive', REJECTION_DETAIL.number_inactive);
 
   const carrier = carrierFor(services);

@@ -1,11 +1,11 @@
 // phone-numbers.repair: every minute, and once when a control plane starts. Undoes purchases and finishes
 // releases that a crash interrupted (rows not `wired` for longer than PHONE_WIRING_STALE_SECONDS), removes
-// LiveKit objects named for numbers that no longer exist, and makes sure the catch-all dispatch rule exists.
+// LiveKit objects named for numbers that no longer exist, and makes sure the catch-all inbound trunk exists.
 // A number therefore never stays half-wired.
 import type { QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import { unfinishedWiring, wiredIds } from './queries.ts';
-import { deleteOrphans, ensureCatchAllRule, orphanedObjects, unwireNumber } from './wiring.ts';
+import { deleteOrphans, ensureCatchAllTrunk, orphanedObjects, unwireNumber, upgradeRoomPrefixes } from './wiring.ts';
 
 export const REPAIR_QUEUE = 'phone-numbers.repair';
 
@@ -25,7 +25,9 @@ export async function repairWiring(services: Services): Promise<{ undone: number
   const live = await wiredIds(services.sql);
   const orphans = await orphanedObjects(services, live);
   await deleteOrphans(services, orphans);
-  await ensureCatchAllRule(services);
+  await ensureCatchAllTrunk(services);
+  const upgraded = await upgradeRoomPrefixes(services, live);
+  if (upgraded) services.log.info({ rules: upgraded }, "dispatch rules now name rooms by their number's id");
   return { undone, orphans: orphans.rules.length + orphans.trunks.length };
 }
 
@@ -42,13 +44,13 @@ export function phoneNumberQueues(services: Services): QueueDef<never>[] {
   ];
 }
 
-/** At start-up: the catch-all rule now (so unknown numbers are refused from the first call), then a repair. */
+/** At start-up: the catch-all trunk now (so unknown numbers are refused from the first call), then a repair. */
 export async function startPhoneNumbers(services: Services): Promise<void> {
   try {
-    await ensureCatchAllRule(services);
+    await ensureCatchAllTrunk(services);
   } catch (err) {
-    // LiveKit may start after us; the minute sweep creates the rule then.
-    services.log.warn({ err: (err as Error).message }, 'catch-all SIP dispatch rule not created yet');
+    // LiveKit may start after us; the minute sweep creates the trunk then.
+    services.log.warn({ err: (err as Error).message }, 'catch-all SIP inbound trunk not created yet');
   }
   await services.boss.send(REPAIR_QUEUE, {}).catch(() => {});
 }

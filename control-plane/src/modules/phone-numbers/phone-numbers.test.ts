@@ -2,12 +2,12 @@
 // rules live there): search, purchase and its undo, org isolation, PATCH, DELETE, the repair job, and the
 // worker's inbound route (routing and refusals without media; the SIP path is test/e2e/inbound-call.test.ts).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SipClient } from 'livekit-server-sdk';
+import { SIPDispatchRule, SIPDispatchRuleIndividual, SipClient } from 'livekit-server-sdk';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { useStack } from '../../../../test/support/stack.ts';
 import { CarrierError, carrierFor, setCarrier, type CarrierAdapter } from './carriers/index.ts';
 import { repairWiring } from './jobs.ts';
-import { CATCH_ALL_RULE_NAME } from './wiring.ts';
+import { CATCH_ALL_TRUNK_NAME } from './wiring.ts';
 import { callCostCents } from './rates.ts';
 
 const stack = await useStack({});
@@ -212,33 +212,58 @@ describe('a failed purchase is undone completely', () => {
     expect(after!.wiring_state).toBe('released');
     const [inv] = await tp.sql`select purchased_at from simulated_numbers where phone_number = '+13055550100'`;
     expect(inv!.purchased_at).toBeNull();
-    expect((await sip.listSipDispatchRule()).filter((r) => r.name === CATCH_ALL_RULE_NAME)).toHaveLength(1);
+    expect((await sip.listSipInboundTrunk()).filter((t) => t.name === CATCH_ALL_TRUNK_NAME)).toHaveLength(1);
+    expect((await sip.listSipDispatchRule()).filter((r) => r.name === CATCH_ALL_TRUNK_NAME)).toHaveLength(0);
+  });
+});
+
+describe('rooms named by the number', () => {
+  it("a number's rule names rooms pn-<id>_, and the repair job moves a rule made with the old prefix to it", async () => {
+    const n = (await tp.request('post', '/v1/phone-numbers', { key: a.key, body: { agent_id: agentA, area_code: '212' } })).body;
+    const prefixOf = async () => {
+      const r = (await sip.listSipDispatchRule()).find((x) => x.sipDispatchRuleId === n.dispatch_rule_id)!.rule!.rule;
+      return r.case === 'dispatchRuleIndividual' ? r.value.roomPrefix : null;
+    };
+    expect(await prefixOf()).toBe(`pn-${n.id}`);
+    await sip.updateSipDispatchRuleFields(n.dispatch_rule_id, {
+      rule: new SIPDispatchRule({ rule: { case: 'dispatchRuleIndividual', value: new SIPDispatchRuleIndividual({ roomPrefix: 'pn-' }) } }),
+    });
+    expect(await prefixOf()).toBe('pn-');
+    await repairWiring(tp.platform.services);
+    expect(await prefixOf()).toBe(`pn-${n.id}`);
   });
 });
 
 describe('the worker opens inbound calls', () => {
-  const open = (to: string, room: string, from: string | null = '15550100111') =>
-    tp.request('post', '/internal/v1/calls/inbound', { key: null, headers: WORKER, body: { to_number: to, from_number: from, room_name: room, sip_call_id: `cid-${room}` } });
+  type Wired = { id: string; phone_number: string; inbound_trunk_id: string; dispatch_rule_id: string };
+  /** What the worker sends for a call that came in through the number's own trunk and rule (room `pn-<id>_…`). */
+  const open = (n: Wired, room: string, from: string | null = '15550100111') =>
+    tp.request('post', '/internal/v1/calls/inbound', {
+      key: null,
+      headers: WORKER,
+      body: { to_number: n.phone_number, from_number: from, room_name: `pn-${n.id}_${room}`, sip_call_id: `cid-${room}`, trunk_id: n.inbound_trunk_id, dispatch_rule_id: n.dispatch_rule_id },
+    });
 
   it('routes to the override, records the call with the rate, refuses unknown and inactive numbers without a call', async () => {
     const n = (await tp.request('post', '/v1/phone-numbers', { key: a.key, body: { agent_id: agentA, area_code: '415', inbound_routing: { agent_id: agentA2 } } })).body;
-    const res = await open(n.phone_number, 'pn-room-1');
+    const res = await open(n, 'room-1');
     expect(res.status).toBe(200);
     const [call] = await tp.sql`select * from calls where id = ${res.body.call_id}`;
-    expect(call).toMatchObject({ type: 'inbound', direction: 'inbound', agent_id: agentA2, from_number: '+15550100111', to_number: n.phone_number, carrier_call_sid: 'cid-pn-room-1', status: 'initiated' });
+    expect(call).toMatchObject({ type: 'inbound', direction: 'inbound', agent_id: agentA2, from_number: '+15550100111', to_number: n.phone_number, carrier_call_sid: 'cid-room-1', status: 'initiated' });
     expect(Number(call!.rate_cents_per_minute)).toBe(1);
     // A retried request answers the same call.
-    expect((await open(n.phone_number, 'pn-room-1')).body.call_id).toBe(res.body.call_id);
+    expect((await open(n, 'room-1')).body.call_id).toBe(res.body.call_id);
 
-    const unknown = await open('+19995550100', 'unrouted-1');
+    const unknown = await open({ ...n, phone_number: '+19995550100' }, 'unrouted-1');
     expect(unknown.status).toBe(404);
     expect(unknown.body.reason).toBe('number_not_found');
     await tp.request('patch', `/v1/phone-numbers/${n.id}`, { key: a.key, body: { status: 'inactive' } });
-    const inactive = await open(n.phone_number, 'pn-room-2');
+    const inactive = await open(n, 'room-2');
     expect(inactive.status).toBe(404);
     expect(inactive.body.reason).toBe('number_inactive');
-    expect(await tp.sql`select id from calls where room_name in ('unrouted-1', 'pn-room-2')`).toEqual([]);
-    expect((await tp.request('post', '/internal/v1/calls/inbound', { key: a.key, body: { to_number: n.phone_number, from_number: null, room_name: 'x', sip_call_id: null } })).status).toBe(401);
+    expect(await tp.sql`select id from calls where room_name in (${`pn-${n.id}_unrouted-1`}, ${`pn-${n.id}_room-2`})`).toEqual([]);
+    const body = { to_number: n.phone_number, from_number: null, room_name: `pn-${n.id}_x`, sip_call_id: null, trunk_id: n.inbound_trunk_id, dispatch_rule_id: n.dispatch_rule_id };
+    expect((await tp.request('post', '/internal/v1/calls/inbound', { key: a.key, body })).status).toBe(401);
   });
 
   it('over the daily cap: the fallback agent answers; without one the call fails with call.failed', async () => {
@@ -246,14 +271,14 @@ describe('the worker opens inbound calls', () => {
     const fallbackAgent = await agent(b.key, 'b-overflow');
     await tp.request('patch', `/v1/phone-numbers/${withFallback.id}/inbound-routing`, { key: b.key, body: { fallback: { agent_id: fallbackAgent } } });
     await tp.sql`update orgs set max_calls_per_day = 0 where id = ${b.orgId}`;
-    const res = await open(withFallback.phone_number, 'pn-cap-1');
+    const res = await open(withFallback, 'cap-1');
     expect(res.status).toBe(200);
     const [call] = await tp.sql`select agent_id, metadata from calls where id = ${res.body.call_id}`;
     expect(call!.agent_id).toBe(fallbackAgent);
     expect(call!.metadata.routed_via).toBe('fallback');
 
     await tp.request('patch', `/v1/phone-numbers/${withFallback.id}/inbound-routing`, { key: b.key, body: { fallback: null } });
-    const refused = await open(withFallback.phone_number, 'pn-cap-2');
+    const refused = await open(withFallback, 'cap-2');
     expect(refused.status).toBe(409);
     expect(refused.body.reason).toBe('daily_cap_reached');
     const [failed] = await tp.sql`select status, end_reason from calls where id = ${refused.body.call_id}`;

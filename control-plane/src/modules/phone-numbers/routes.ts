@@ -177,7 +177,8 @@ export const internalInboundRoutes = [
     tag: 'calls',
     summary: 'Open an inbound call from the dialled number',
     description:
-      '200 `{call_id}`; 404 `{reason: number_not_found | number_inactive}` (no call); 409 `{reason, call_id}` when no ' +
+      '200 `{call_id}`; 404 `{reason: number_not_found | number_inactive | route_mismatch}` (no call; route_mismatch: the ' +
+      "trunk, dispatch rule or room is not the number's own); 409 `{reason, call_id}` when no " +
       'agent can take it (a failed call and `call.failed`). On 404 or 409 the worker deletes the room, which makes ' +
       'the SIP bridge answer the INVITE with 486.',
     body: InboundOpenRequest,

@@ -6,15 +6,18 @@
 // (`vap:pn:<id>:…`), so whatever a crash leaves behind can be found and removed. Undoing (a failed step, a
 // stale purchase found by the repair job, or DELETE) is one idempotent routine: remove the rule and trunks,
 // release at the carrier, soft-delete the row.
-import { RoomAgentDispatch, RoomConfiguration, type SipClient } from 'livekit-server-sdk';
+import { randomBytes } from 'node:crypto';
+import { RoomAgentDispatch, RoomConfiguration, SIPDispatchRule, SIPDispatchRuleIndividual, type SipClient } from 'livekit-server-sdk';
 import type { Services } from '../../services.ts';
 import type { CarrierAdapter } from './carriers/types.ts';
 import { carrierFor, ingressOf } from './carriers/index.ts';
 import { getNumberById, setWiring, type PhoneNumberRow } from './queries.ts';
 
 export const INBOUND_ROOM_PREFIX = 'pn-';
-export const UNROUTED_ROOM_PREFIX = 'unrouted-';
-export const CATCH_ALL_RULE_NAME = 'vap:unrouted';
+/** A number's rooms: `pn-<number id>_<caller>_<random>` (LiveKit joins the rule's prefix and the rest with `_`). */
+export const inboundRoomPrefix = (numberId: string) => `${INBOUND_ROOM_PREFIX}${numberId}`;
+/** The inbound trunk that takes every INVITE no number's trunk matches, and refuses it (ensureCatchAllTrunk). */
+export const CATCH_ALL_TRUNK_NAME = 'vap:unrouted';
 const objectName = (id: string, what: 'in' | 'rule' | 'out') => `vap:pn:${id}:${what}`;
 const NAME_RE = /^vap:pn:([0-9a-f-]{36}):(in|rule|out)$/;
 
@@ -57,7 +60,7 @@ export async function wireNumber(services: Services, row: PhoneNumberRow, carrie
   }
   if (!cur.dispatch_rule_id) {
     const rule = await sip.createSipDispatchRule(
-      { type: 'individual', roomPrefix: INBOUND_ROOM_PREFIX },
+      { type: 'individual', roomPrefix: inboundRoomPrefix(row.id) },
       {
         name: objectName(row.id, 'rule'),
         metadata: context,
@@ -88,8 +91,10 @@ export async function removeLiveKitObjects(services: Services, row: PhoneNumberR
   for (const r of await sip.listSipDispatchRule()) if (r.name.startsWith(`vap:pn:${row.id}:`)) rules.add(r.sipDispatchRuleId);
   for (const t of await sip.listSipInboundTrunk()) if (t.name.startsWith(`vap:pn:${row.id}:`)) trunks.add(t.sipTrunkId);
   for (const t of await sip.listSipOutboundTrunk()) if (t.name.startsWith(`vap:pn:${row.id}:`)) trunks.add(t.sipTrunkId);
-  for (const id of rules) await ignoreMissing(sip.deleteSipDispatchRule(id));
+  // Trunks first: a call arriving in between then meets the catch-all trunk's refusal, not a trunk without a
+  // rule (which the bridge drops silently).
   for (const id of trunks) await ignoreMissing(sip.deleteSipTrunk(id));
+  for (const id of rules) await ignoreMissing(sip.deleteSipDispatchRule(id));
 }
 
 /**
@@ -112,28 +117,53 @@ export async function unwireNumber(services: Services, id: string, carrier: Carr
 }
 
 /**
- * The wildcard dispatch rule (no trunk): an INVITE that no number's trunk matches (a number that is not ours,
- * or a caller outside the carrier's addresses) lands in an `unrouted-` room whose agent job asks the control
- * plane, is refused, and deletes the room, which makes the bridge answer the INVITE with a final 486. Without
- * it, the SIP bridge (v1.8) drops such an INVITE silently and the caller rings forever.
+ * The catch-all inbound trunk: no numbers and no address filter, so it takes every INVITE that no number's
+ * trunk matches (a number that is not ours, or a caller outside the carrier's addresses), and digest
+ * credentials nobody holds (random, never stored), so the SIP bridge answers such an INVITE itself with a
+ * final 407 challenge (then 401 to any answer), before any room, agent job or control-plane request exists.
+ * No dispatch rule names it and no wildcard rule exists, so even a guessed password leads nowhere (the bridge
+ * drops the call). Without it the server answers "no trunk" with an empty authentication (accept) and then
+ * "no rule" with a silent drop: the caller would ring forever (livekit-sip v1.8, server v1.13).
  */
-export async function ensureCatchAllRule(services: Services): Promise<string> {
-  const { sip, agentName } = services.livekit;
-  const existing = (await sip.listSipDispatchRule()).filter((r) => r.name === CATCH_ALL_RULE_NAME);
+export async function ensureCatchAllTrunk(services: Services): Promise<string> {
+  const { sip } = services.livekit;
+  // The dispatch rule of the same name that earlier versions used (a room and an agent job per stranger's call).
+  for (const r of await sip.listSipDispatchRule()) if (r.name === CATCH_ALL_TRUNK_NAME) await ignoreMissing(sip.deleteSipDispatchRule(r.sipDispatchRuleId));
+  const existing = (await sip.listSipInboundTrunk()).filter((t) => t.name === CATCH_ALL_TRUNK_NAME);
   if (existing[0]) {
-    // Two processes starting at once may both have created one; keep the oldest, as any one will do.
-    for (const extra of existing.slice(1)) await ignoreMissing(sip.deleteSipDispatchRule(extra.sipDispatchRuleId));
-    return existing[0].sipDispatchRuleId;
+    // LiveKit refuses a second trunk without numbers, but two processes starting at once may still race.
+    for (const extra of existing.slice(1)) await ignoreMissing(sip.deleteSipTrunk(extra.sipTrunkId));
+    return existing[0].sipTrunkId;
   }
-  const rule = await sip.createSipDispatchRule(
-    { type: 'individual', roomPrefix: UNROUTED_ROOM_PREFIX },
-    {
-      name: CATCH_ALL_RULE_NAME,
-      metadata: JSON.stringify({ unrouted: true }),
-      roomConfig: new RoomConfiguration({ agents: [new RoomAgentDispatch({ agentName, metadata: JSON.stringify({ unrouted: true }) })] }),
-    },
-  );
-  return rule.sipDispatchRuleId;
+  const secret = () => randomBytes(32).toString('base64url');
+  try {
+    const trunk = await sip.createSipInboundTrunk(CATCH_ALL_TRUNK_NAME, [], { authUsername: secret(), authPassword: secret(), metadata: JSON.stringify({ unrouted: true }) });
+    return trunk.sipTrunkId;
+  } catch (err) {
+    // Another process created it between our list and our create (LiveKit refuses the second).
+    const again = (await sip.listSipInboundTrunk()).find((t) => t.name === CATCH_ALL_TRUNK_NAME);
+    if (again) return again.sipTrunkId;
+    throw err;
+  }
+}
+
+/**
+ * Rules of live numbers made before rooms carried the number's id (prefix `pn-`): the control plane opens a
+ * call only in a room named `pn-<id>_…`, so point such a rule at its number's prefix. Returns how many changed.
+ */
+export async function upgradeRoomPrefixes(services: Services, live: Set<string>): Promise<number> {
+  const { sip } = services.livekit;
+  let changed = 0;
+  for (const r of await sip.listSipDispatchRule()) {
+    const m = NAME_RE.exec(r.name);
+    if (!m || m[2] !== 'rule' || !live.has(m[1]!)) continue;
+    const rule = r.rule?.rule;
+    if (rule?.case !== 'dispatchRuleIndividual' || rule.value.roomPrefix === inboundRoomPrefix(m[1]!)) continue;
+    const individual = new SIPDispatchRuleIndividual({ ...rule.value, roomPrefix: inboundRoomPrefix(m[1]!) });
+    await sip.updateSipDispatchRuleFields(r.sipDispatchRuleId, { rule: new SIPDispatchRule({ rule: { case: 'dispatchRuleIndividual', value: individual } }) });
+    changed++;
+  }
+  return changed;
 }
 
 /** LiveKit objects named for numbers that no longer exist (a crash after LiveKit created them, before we stored them). */
