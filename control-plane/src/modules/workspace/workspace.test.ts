@@ -225,7 +225,7 @@ describe('admin set-limits', () => {
       ['--org', org.orgId, '--max-calls-per-day', '1.5'],
       ['--org', org.orgId, '--kb-token-budget', 'lots'],
       ['--org', org.orgId, '--max-concurrent-calls', '2147483648'],
-      ['--org', org.orgId, '--daily-spend-cap-cents', '-1'],
+      ['--org', org.orgId, '--daily-spend-cap-cents', '12abc'],
       ['--org', randomUUID(), '--max-calls-per-day', '5'],
     ]) {
       await expect(setLimits(args), args.join(' ')).rejects.toBeInstanceOf(UsageError);
