@@ -158,7 +158,8 @@ export const CallConfig = Type.Object(
     knowledge: KnowledgeConfig,
     provider_keys: ProviderKeys,
     recording: RecordingConfig,
-    destination_policy: InternalDestinationPolicy,
+    // Optional for a worker newer than its control plane; without it the worker refuses every transfer.
+    destination_policy: Type.Optional(InternalDestinationPolicy),
   },
   { title: 'CallConfig' },
 );
