@@ -324,6 +324,9 @@ describe('daily spend cap', () => {
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ reason: 'daily_spend_cap', limit: 'daily_spend_cap_cents', limit_value: 100 });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    const metric = await tp.platform.services.metrics.registry.getSingleMetricAsString('vap_outbound_refusals_total');
+    expect(metric).toContain('vap_outbound_refusals_total{reason="daily_spend_cap",stage="api"} 1');
+    expect(metric).toMatch(/vap_outbound_refusals_total\{reason="number_type",stage="api"\} \d+/);
 
     // The scheduled call, now due, fails rather than dialling past the cap.
     await tp.sql`update calls set scheduled_at = now() - interval '1 second' where id = ${scheduled.body.id}`;

@@ -16,7 +16,7 @@ import type { Services } from '../../services.ts';
 import { admitCall } from './limits.ts';
 import { callerNumber, getCallById, markDialed, setCarrierCallSid, type CallRow } from './queries.ts';
 import { failCall, isFinal, markInitiated, markStarted } from './lifecycle.ts';
-import { destinationProblem } from './destinations.ts';
+import { countRefusal, destinationProblem } from './destinations.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
 
 export const DIAL_QUEUE = 'calls.dial';
@@ -111,7 +111,8 @@ async function claim(services: Services, callId: string, lastAttempt = false): P
     // The destination policy may have changed since the call was created (a scheduled call, say).
     const refusal = await destinationProblem(tx, call.org_id, carrierFor(services), call.to_number ?? '');
     if (refusal) {
-      services.log.info({ call_id: call.id, reason: refusal.ctx?.reason }, 'outbound call refused by the destination policy at dial time');
+      services.log.info({ call_id: call.id, org_id: call.org_id, reason: refusal.ctx?.reason }, 'outbound call refused by the destination policy at dial time');
+      countRefusal(services, String(refusal.ctx?.reason), 'dial');
       await failCall(tx, call, 'destination_not_allowed', 'destination_not_allowed');
       return { kind: 'failed' } as const;
     }
@@ -120,6 +121,8 @@ async function claim(services: Services, callId: string, lastAttempt = false): P
       // the day's spend is checked again (it was under the cap when the call was created).
       const admission = await admitCall(tx, call.org_id, { daily: false, spend: true, excludeCallId: call.id });
       if (!admission.ok && admission.reason === 'daily_spend_cap') {
+        services.log.info({ call_id: call.id, org_id: call.org_id }, 'scheduled call refused at the daily spend cap');
+        countRefusal(services, admission.reason, 'dial');
         await failCall(tx, call, 'daily_spend_cap', 'daily_spend_cap');
         return { kind: 'failed' } as const;
       }
