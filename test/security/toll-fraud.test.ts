@@ -10,7 +10,7 @@ import { llm } from '@livekit/agents';
 import { usePlatform, type TestPlatform } from '../support/platform.ts';
 import { checkDestination, classifyNumber, DEFAULT_BLOCKED_NUMBER_TYPES, type DestinationPolicy } from '../../shared/destination-policy.ts';
 import { buildTools } from '../../media-worker/src/session/tools.ts';
-import type { CallConfig } from '../../schemas/internal.ts';
+import { InternalApiClient } from '../../shared/internal-api.ts';
 import { carrierFor, setCarrier } from '../../control-plane/src/modules/phone-numbers/carriers/index.ts';
 import { lookupRate, parseRateTable, rateTableFor } from '../../control-plane/src/modules/phone-numbers/rates.ts';
 import { dialCall } from '../../control-plane/src/modules/calls/dial.ts';
@@ -42,7 +42,10 @@ async function agentOf(orgId: string, toolIds: string[] = []): Promise<string> {
   const [model] = await tp.sql<{ id: string }[]>`
     insert into llm_models (org_id, name, provider, model, temperature, tool_ids) values (${orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7, ${toolIds}) returning id`;
   const [agent] = await tp.sql<{ id: string }[]>`
-    insert into agents (org_id, name, llm_id, transcriber, tts) values (${orgId}, 'a', ${model!.id}, '{}', '{}') returning id`;
+    insert into agents (org_id, name, llm_id, transcriber, tts)
+    values (${orgId}, 'a', ${model!.id}, '{"provider": "local", "model": "pocketsphinx", "language": "en-US"}',
+            '{"provider": "local", "voice_id": "en-us", "model": "espeak-ng"}')
+    returning id`;
   return agent!.id;
 }
 
@@ -204,11 +207,11 @@ describe('transfer_call: a refusal the agent can say', () => {
     await tp.sql`update phone_numbers set agent_id = ${agentId} where org_id = ${org.orgId}`;
     const call = await create(FICTIONAL_US);
     expect(call.status).toBe(201);
-    // The worker's own session config, from the control plane's internal API.
-    const cfg = await tp.request('get', `/internal/v1/calls/${call.body.id}/config`, { headers: { authorization: `Bearer ${tp.config.WORKER_TOKEN}` } });
-    expect(cfg.status).toBe(200);
+    // The worker's own session config, fetched and checked against the contract by the worker's client.
+    const config = await new InternalApiClient({ baseUrl: tp.url, token: tp.config.WORKER_TOKEN! }).getConfig(call.body.id);
+    expect(config.destination_policy).toMatchObject({ allowed_countries: expect.arrayContaining(['US']), fictional_numbers: true });
     const transfers: string[] = [];
-    const tools = buildTools(cfg.body as CallConfig, {
+    const tools = buildTools(config, {
       hangUp: () => {},
       transfer: async (d) => void transfers.push(d),
       sendDtmf: async () => {},
