@@ -138,6 +138,16 @@ export const RecordingConfig = Type.Object(
   { title: 'RecordingConfig' },
 );
 
+export const InternalDestinationPolicy = Type.Object(
+  {
+    allowed_countries: Type.Array(Type.String()),
+    blocked_number_types: Type.Array(Type.String()),
+    allowed_sip_hosts: Type.Array(Type.String()),
+    fictional_numbers: Type.Boolean({ description: "The simulated carrier: its fictional ranges are real destinations" }),
+  },
+  { title: 'InternalDestinationPolicy', description: "The org's destination policy with its defaults filled in: transfers are checked against it" },
+);
+
 export const CallConfig = Type.Object(
   {
     call: InternalCall,
@@ -148,6 +158,8 @@ export const CallConfig = Type.Object(
     knowledge: KnowledgeConfig,
     provider_keys: ProviderKeys,
     recording: RecordingConfig,
+    // Optional for a worker newer than its control plane; without it the worker refuses every transfer.
+    destination_policy: Type.Optional(InternalDestinationPolicy),
   },
   { title: 'CallConfig' },
 );

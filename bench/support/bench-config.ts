@@ -21,5 +21,6 @@ export function baseConfigForBench(id: string): CallConfig {
     knowledge: { knowledge_base_ids: [], mode: 'stuff' },
     provider_keys: {},
     recording: { enabled: false },
+    destination_policy: { allowed_countries: [], blocked_number_types: [], allowed_sip_hosts: [], fictional_numbers: false },
   };
 }

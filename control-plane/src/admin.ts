@@ -1,6 +1,6 @@
 // `npm run admin -- <command>`: operator commands that no API credential can perform.
 //   create-org --name <name>     prints {"org_id", "org_name", "api_key"} as JSON
-//   set-limits --org <id> [--max-calls-per-day N] [--kb-token-budget N] [--max-concurrent-calls N]
+//   set-limits --org <id> [--max-calls-per-day N] [--kb-token-budget N] [--max-concurrent-calls N] [--daily-spend-cap-cents N]
 //                                prints {"org_id", "limits", "previous"} as JSON
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.ts';
@@ -23,7 +23,7 @@ export const commands: Record<string, { usage: string; run: Command }> = {
     },
   },
   'set-limits': {
-    usage: 'set-limits --org <id> [--max-calls-per-day N] [--kb-token-budget N] [--max-concurrent-calls N]',
+    usage: 'set-limits --org <id> [--max-calls-per-day N] [--kb-token-budget N] [--max-concurrent-calls N] [--daily-spend-cap-cents N]',
     async run(sql, args) {
       const { values } = parseArgs({
         args,
@@ -32,6 +32,7 @@ export const commands: Record<string, { usage: string; run: Command }> = {
           'max-calls-per-day': { type: 'string' },
           'kb-token-budget': { type: 'string' },
           'max-concurrent-calls': { type: 'string' },
+          'daily-spend-cap-cents': { type: 'string' },
         },
         strict: true,
       });
@@ -40,6 +41,7 @@ export const commands: Record<string, { usage: string; run: Command }> = {
         max_calls_per_day: limitArg(values['max-calls-per-day'], '--max-calls-per-day'),
         kb_token_budget: limitArg(values['kb-token-budget'], '--kb-token-budget'),
         max_concurrent_calls: limitArg(values['max-concurrent-calls'], '--max-concurrent-calls'),
+        daily_spend_cap_cents: limitArg(values['daily-spend-cap-cents'], '--daily-spend-cap-cents'),
       };
       if (Object.values(limits).every((v) => v === undefined)) throw new UsageError('give at least one limit to set');
       const result = await setOrgLimits(sql, values.org, limits);

@@ -33,6 +33,9 @@ const CarrierEnv = {
   TELNYX_SOURCE_ADDRESSES: Type.Optional(Type.String({ description: 'Comma-separated IPs/CIDRs; default Telnyx\'s documented signalling addresses' })),
   TELNYX_INBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 0.35 }),
   TELNYX_OUTBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 0.5 }),
+  RATE_TABLE_PATH: Type.Optional(
+    Type.String({ minLength: 1, description: 'CSV of per-minute rates by number prefix (carrier,direction,prefix,cents_per_minute); default the committed table (phone-numbers/rates/default.csv)' }),
+  ),
 };
 
 /** The chosen carrier's credentials must be there: a platform that can't buy numbers should not start. */

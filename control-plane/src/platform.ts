@@ -20,6 +20,7 @@ import { secretsFromEnv } from './crypto/secrets.ts';
 import { startWebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 import { createLiveKit } from './livekit/client.ts';
 import { startPhoneNumbers } from './modules/phone-numbers/jobs.ts';
+import { rateTableFor } from './modules/phone-numbers/rates.ts';
 
 export interface Platform {
   services: Services;
@@ -81,6 +82,7 @@ function abuseLimits(config: Config, sql: Database['sql'], onError: (err: unknow
 
 export async function startPlatform(config: Config, opts: PlatformOptions = {}): Promise<Platform> {
   const log = opts.log ?? createLogger('control-plane', config.LOG_LEVEL);
+  rateTableFor(config); // a missing or malformed RATE_TABLE_PATH stops the start (ConfigError), not the first call
   const db = await openDatabase(config, log);
   const applied = await migrate(db.sql);
   if (applied.length) log.info({ applied }, 'migrations applied');

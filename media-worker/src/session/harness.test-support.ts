@@ -39,6 +39,7 @@ export function baseConfig(overrides: { call?: Partial<CallConfig['call']>; agen
     knowledge: { knowledge_base_ids: [], mode: 'retrieve' },
     provider_keys: {},
     recording: { enabled: false },
+    destination_policy: { allowed_countries: ['US'], blocked_number_types: ['premium_rate', 'shared_cost', 'satellite', 'unknown'], allowed_sip_hosts: [], fictional_numbers: true },
     ...rest,
   };
 }

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { llm } from '@livekit/agents';
 import type { CallConfig, FunctionToolConfig } from '../../../schemas/internal.ts';
 import { signatureHeaders } from '../../../shared/signing.ts';
+import type { DestinationPolicy } from '../../../shared/destination-policy.ts';
 import { createGuardedAgent, describeRequestError, guardedRequest, parseAllowHosts, type SsrfOptions } from '../../../shared/ssrf.ts';
 
 export interface CallActions {
@@ -118,6 +119,13 @@ export function buildTools(config: CallConfig, actions: CallActions): llm.Functi
           name,
           description: t.description ?? 'Transfer the caller to a human colleague when they ask for one or you cannot help.',
           execute: async () => {
+            // The workspace's destination policy (toll fraud): a refusal is a sentence the agent can say.
+            // No policy in the config (an older control plane) refuses: the worker fails closed.
+            const policy = config.destination_policy as DestinationPolicy | undefined;
+            // Loaded on first use: libphonenumber's full metadata costs a job process's start-up a few hundred ms.
+            const { checkDestination } = await import('../../../shared/destination-policy.ts');
+            const decision = policy ? checkDestination(policy, t.destination) : { ok: false as const, message: 'no destination policy was given for this call' };
+            if (!decision.ok) throw new llm.ToolError(`The transfer is not allowed: ${decision.message}.`);
             try {
               await actions.transfer(t.destination);
               return 'The call was transferred.';

@@ -16,6 +16,8 @@ import type { Services } from '../../services.ts';
 import { admitCall } from './limits.ts';
 import { callerNumber, getCallById, markDialed, setCarrierCallSid, type CallRow } from './queries.ts';
 import { failCall, isFinal, markInitiated, markStarted } from './lifecycle.ts';
+import { countRefusal, destinationProblem } from './destinations.ts';
+import { carrierFor } from '../phone-numbers/carriers/index.ts';
 
 export const DIAL_QUEUE = 'calls.dial';
 
@@ -106,9 +108,24 @@ async function claim(services: Services, callId: string, lastAttempt = false): P
       const number = await callerNumber(tx, call.org_id, { number: call.from_number ?? '' });
       return { kind: 'follow', call, trunkId: number?.outbound_trunk_id ?? null } as const;
     }
+    // The destination policy may have changed since the call was created (a scheduled call, say).
+    const refusal = await destinationProblem(tx, call.org_id, carrierFor(services), call.to_number ?? '');
+    if (refusal) {
+      services.log.info({ call_id: call.id, org_id: call.org_id, reason: refusal.ctx?.reason }, 'outbound call refused by the destination policy at dial time');
+      countRefusal(services, String(refusal.ctx?.reason), 'dial');
+      await failCall(tx, call, 'destination_not_allowed', 'destination_not_allowed');
+      return { kind: 'failed' } as const;
+    }
     if (call.status === 'queued' && call.scheduled_at) {
-      // Due now: a scheduled call counts for concurrency from here (its daily slot was taken at creation).
-      const admission = await admitCall(tx, call.org_id, { daily: false, excludeCallId: call.id });
+      // Due now: a scheduled call counts for concurrency from here (its daily slot was taken at creation), and
+      // the day's spend is checked again (it was under the cap when the call was created).
+      const admission = await admitCall(tx, call.org_id, { daily: false, spend: true, excludeCallId: call.id });
+      if (!admission.ok && admission.reason === 'daily_spend_cap') {
+        services.log.info({ call_id: call.id, org_id: call.org_id }, 'scheduled call refused at the daily spend cap');
+        countRefusal(services, admission.reason, 'dial');
+        await failCall(tx, call, 'daily_spend_cap', 'daily_spend_cap');
+        return { kind: 'failed' } as const;
+      }
       if (!admission.ok) {
         // Wait for a slot (the job is retried with backoff), up to the limit past the call's time.
         const waitedMs = Date.now() - call.scheduled_at.getTime();

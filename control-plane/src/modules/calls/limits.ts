@@ -1,6 +1,9 @@
 // Admission of a new call for an organisation: the daily cap (`max_calls_per_day`) and the number of live
 // calls (`max_concurrent_calls`), for web, outbound and inbound calls alike. Web calls started with a
-// publishable key have their own pool on top, and are left out when any other call is admitted.
+// publishable key have their own pool on top, and are left out when any other call is admitted. For outbound
+// calls only, the day's carrier spend (`daily_spend_cap_cents`): inbound calls cost too and count in the spend,
+// but a caller is never turned away for it: the cap stops the calls an org (or a stolen key) places, where toll
+// fraud lives.
 //
 // Race-free: `admitCall` runs inside the transaction that inserts the call row and first takes a per-org
 // transaction-scoped advisory lock. The next admission of the same org waits for that transaction to end, and
@@ -9,11 +12,11 @@
 // it), and other orgs never wait on it. The daily counter is the atomic upsert of migration 030.
 import type { Db } from '../../db/types.ts';
 import { HttpError, tooManyRequests } from '../../http/errors.ts';
-import { callLimitsOf, countLiveCalls, lockAdmission, reserveDailyCall } from './queries.ts';
+import { callLimitsOf, countLiveCalls, lockAdmission, reserveDailyCall, spendTodayCents } from './queries.ts';
 
 export { countLiveCalls };
 
-export type AdmissionReason = 'daily_cap' | 'concurrency' | 'publishable_concurrency';
+export type AdmissionReason = 'daily_cap' | 'concurrency' | 'publishable_concurrency' | 'daily_spend_cap';
 
 export type Admission =
   | { ok: true }
@@ -21,7 +24,7 @@ export type Admission =
       ok: false;
       reason: AdmissionReason;
       /** The org's setting that was reached (or the operator's limit of publishable keys' web calls). */
-      limit: 'max_calls_per_day' | 'max_concurrent_calls' | 'publishable_web_call_concurrency';
+      limit: 'max_calls_per_day' | 'max_concurrent_calls' | 'publishable_web_call_concurrency' | 'daily_spend_cap_cents';
       value: number;
       /** A sentence for the API body or a SIP reason header. */
       message: string;
@@ -34,6 +37,8 @@ export interface AdmitOptions {
   daily?: boolean;
   /** Check the live-call count (false when creating a scheduled call: it is not live until it dials). */
   concurrency?: boolean;
+  /** Check the day's spend against `daily_spend_cap_cents` (outbound calls). */
+  spend?: boolean;
   /** A call that already exists (a scheduled call being dialled) is not counted against itself. */
   excludeCallId?: string | null;
   /**
@@ -56,7 +61,7 @@ export function secondsToUtcMidnight(now = new Date()): number {
 /**
  * Decides whether the org may start one more call. MUST run inside the transaction that then inserts (or
  * activates) the call, so the lock covers the count and the insert; on `ok: false` nothing was taken.
- * Concurrency is checked before the daily counter so a refused call never uses up a daily slot.
+ * Concurrency and spend are checked before the daily counter so a refused call never uses up a daily slot.
  */
 export async function admitCall(tx: Db, orgId: string, opts: AdmitOptions = {}): Promise<Admission> {
   const daily = opts.daily ?? true;
@@ -88,6 +93,19 @@ export async function admitCall(tx: Db, orgId: string, opts: AdmitOptions = {}):
         value: org.max_concurrent_calls,
         message: `Concurrent call limit of ${org.max_concurrent_calls} reached; retry when a call ends`,
         retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
+      };
+    }
+  }
+  if (opts.spend) {
+    const spent = await spendTodayCents(tx, orgId);
+    if (spent >= org.daily_spend_cap_cents) {
+      return {
+        ok: false,
+        reason: 'daily_spend_cap',
+        limit: 'daily_spend_cap_cents',
+        value: org.daily_spend_cap_cents,
+        message: `Daily spend cap of ${org.daily_spend_cap_cents} cents reached (${spent} cents spent today); it resets at 00:00 UTC`,
+        retryAfterSeconds: secondsToUtcMidnight(),
       };
     }
   }

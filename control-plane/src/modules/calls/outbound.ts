@@ -18,7 +18,8 @@ import { callerNumber, claimIdempotencyKey, getIdempotencyRecord, insertOutbound
 import { callView, resolveOverrides, roomNameFor } from './service.ts';
 import { DIAL_QUEUE, scheduledDialOptions } from './dial.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
-import { callRateCents } from '../phone-numbers/rates.ts';
+import { callRateCents, rateTableFor } from '../phone-numbers/rates.ts';
+import { countRefusal, destinationProblem } from './destinations.ts';
 
 /** How long an Idempotency-Key names its first request (Stripe: 24 hours). */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -157,12 +158,23 @@ export async function createOutboundCall(
       if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
       const overrides = resolveOverrides(input.overrides, agent);
       const from = await resolveFromNumber(tx, auth.orgId, agent.id, input.from_number);
-      // The rate of the number's carrier, captured now (phone-numbers/rates.ts); none for another carrier's number.
       const carrier = carrierFor(services);
-      const rate = from.provider === carrier.name ? callRateCents(carrier, 'outbound', from.phone_number) : null;
-      // A scheduled call takes today's daily slot now; it counts for concurrency when it dials.
-      const admission = await admitCall(tx, auth.orgId, { concurrency: !scheduledAt });
-      if (!admission.ok) throw admissionError(admission);
+      // Where the org may call (workspace destination_policy): refused before it takes any allowance.
+      const refusal = await destinationProblem(tx, auth.orgId, carrier, input.to_number);
+      if (refusal) {
+        countRefusal(services, String(refusal.ctx?.reason), 'api');
+        throw new ValidationFailure([refusal]);
+      }
+      // The rate of the destination with the number's carrier, captured now (phone-numbers/rates.ts); none for
+      // another carrier's number.
+      const rate = from.provider === carrier.name ? callRateCents(carrier, 'outbound', input.to_number, rateTableFor(services.config)) : null;
+      // A scheduled call takes today's daily slot now; it counts for concurrency when it dials. The day's spend
+      // is checked now and again when it dials.
+      const admission = await admitCall(tx, auth.orgId, { concurrency: !scheduledAt, spend: true });
+      if (!admission.ok) {
+        if (admission.reason === 'daily_spend_cap') countRefusal(services, admission.reason, 'api');
+        throw admissionError(admission);
+      }
       const inserted = await insertOutboundCall(tx, {
         id,
         org_id: auth.orgId,

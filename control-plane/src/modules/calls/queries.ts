@@ -304,10 +304,33 @@ export async function lockAdmission(tx: Db, orgId: string): Promise<void> {
   await tx`select pg_advisory_xact_lock(${LOCK_NAMESPACE}::int, hashtext(${orgId}::text))`;
 }
 
-export async function callLimitsOf(db: Db, orgId: string): Promise<{ max_calls_per_day: number; max_concurrent_calls: number } | undefined> {
-  const [org] = await db<{ max_calls_per_day: number; max_concurrent_calls: number }[]>`
-    select max_calls_per_day, max_concurrent_calls from orgs where id = ${orgId}`;
+export interface CallLimits {
+  max_calls_per_day: number;
+  max_concurrent_calls: number;
+  daily_spend_cap_cents: number;
+}
+
+export async function callLimitsOf(db: Db, orgId: string): Promise<CallLimits | undefined> {
+  const [org] = await db<CallLimits[]>`
+    select max_calls_per_day, max_concurrent_calls, daily_spend_cap_cents from orgs where id = ${orgId}`;
   return org;
+}
+
+/**
+ * The org's carrier spend of the UTC day, in cents: the cost of phone calls that ended since 00:00 UTC, plus
+ * what connected calls have cost so far (rate x minutes begun), which finishCall has not written yet.
+ */
+export async function spendTodayCents(db: Db, orgId: string): Promise<number> {
+  const [row] = await db<{ cents: number }[]>`
+    select coalesce(sum(case
+             when ended_at is not null then coalesce(cost_cents, 0)
+             else ceil(rate_cents_per_minute * greatest(1, ceil(extract(epoch from now() - started_at) / 60)))
+           end), 0)::int as cents
+    from calls
+    where org_id = ${orgId} and rate_cents_per_minute is not null
+      and (ended_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
+           or (ended_at is null and status = 'in_progress' and started_at is not null))`;
+  return row!.cents;
 }
 
 /**

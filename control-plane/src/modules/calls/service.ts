@@ -21,6 +21,9 @@ import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { signedUrl } from './recordings.ts';
 import { overridesRefused, refusedFields } from '../publishable-keys/allowed-overrides.ts';
+import { policyOptionsFor } from './destinations.ts';
+import { destinationPolicyFor } from '../workspace/destination-policy.ts';
+import { carrierFor } from '../phone-numbers/carriers/index.ts';
 import { recordingUrl } from './storage/index.ts';
 import { SpanKind, inSpan, traceCarrier } from '../../../../shared/tracing.ts';
 
@@ -304,5 +307,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
     recording: agent.enable_recording
       ? { enabled: true, upload_url: signedUrl(services, 'recording-upload', call.id, Math.max(agent.max_duration_seconds + 3600, 7200)) }
       : { enabled: false },
+    // Transfers (the worker's transfer_call tool) go where outbound calls may (shared/destination-policy.ts).
+    destination_policy: await destinationPolicyFor(db, call.org_id, policyOptionsFor(carrierFor(services))),
   };
 }

@@ -19,7 +19,7 @@ import { insertCall, type CallRow } from '../calls/queries.ts';
 import { admitCall } from '../calls/limits.ts';
 import { failCall, markInitiated } from '../calls/lifecycle.ts';
 import { carrierFor } from './carriers/index.ts';
-import { callRateCents } from './rates.ts';
+import { callRateCents, rateTableFor } from './rates.ts';
 import { findLiveByNumber, type PhoneNumberRow } from './queries.ts';
 import { inboundRoomPrefix } from './wiring.ts';
 
@@ -150,7 +150,7 @@ export async function openInboundCall(services: Services, req: InboundOpenReques
       webhook_url: null,
     });
     await tx`
-      update calls set carrier_call_sid = ${req.sip_call_id}, rate_cents_per_minute = ${callRateCents(carrier, 'inbound', number.phone_number)}
+      update calls set carrier_call_sid = ${req.sip_call_id}, rate_cents_per_minute = ${callRateCents(carrier, 'inbound', number.phone_number, rateTableFor(services.config))}
       where id = ${id}`;
     if (!route.agentId) {
       await failCall(tx, call, route.via, route.via);

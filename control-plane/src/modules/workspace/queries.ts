@@ -9,6 +9,10 @@ export interface WorkspaceRow {
   max_calls_per_day: number;
   kb_token_budget: number;
   max_concurrent_calls: number;
+  daily_spend_cap_cents: number;
+  destination_allowed_countries: string[] | null;
+  destination_blocked_number_types: string[] | null;
+  destination_allowed_sip_hosts: string[];
   created_at: Date;
   updated_at: Date;
 }
@@ -17,7 +21,9 @@ export interface WorkspaceRow {
 const columns = (db: Db) => db`
   o.id, o.name, o.timezone, o.default_webhook_id,
   (select a.id from agents a where a.id = o.default_agent_id and a.deleted_at is null) as default_agent_id,
-  o.max_calls_per_day, o.kb_token_budget, o.max_concurrent_calls, o.created_at, o.updated_at`;
+  o.max_calls_per_day, o.kb_token_budget, o.max_concurrent_calls, o.daily_spend_cap_cents,
+  o.destination_allowed_countries, o.destination_blocked_number_types, o.destination_allowed_sip_hosts,
+  o.created_at, o.updated_at`;
 
 export async function getWorkspace(db: Db, orgId: string): Promise<WorkspaceRow> {
   const [row] = await db<WorkspaceRow[]>`select ${columns(db)} from orgs o where o.id = ${orgId}`;
@@ -30,6 +36,10 @@ export interface WorkspaceChanges {
   /** undefined: unchanged; null: cleared. */
   defaultWebhookId?: string | null | undefined;
   defaultAgentId?: string | null | undefined;
+  /** undefined: unchanged; null: back to the default. */
+  allowedCountries?: string[] | null | undefined;
+  blockedNumberTypes?: string[] | null | undefined;
+  allowedSipHosts?: string[] | undefined;
 }
 
 export async function updateWorkspace(db: Db, orgId: string, ch: WorkspaceChanges): Promise<WorkspaceRow> {
@@ -39,6 +49,9 @@ export async function updateWorkspace(db: Db, orgId: string, ch: WorkspaceChange
       ${ch.timezone !== undefined ? db`timezone = ${ch.timezone},` : db``}
       ${ch.defaultWebhookId !== undefined ? db`default_webhook_id = ${ch.defaultWebhookId},` : db``}
       ${ch.defaultAgentId !== undefined ? db`default_agent_id = ${ch.defaultAgentId},` : db``}
+      ${ch.allowedCountries !== undefined ? db`destination_allowed_countries = ${ch.allowedCountries},` : db``}
+      ${ch.blockedNumberTypes !== undefined ? db`destination_blocked_number_types = ${ch.blockedNumberTypes},` : db``}
+      ${ch.allowedSipHosts !== undefined ? db`destination_allowed_sip_hosts = ${ch.allowedSipHosts},` : db``}
       updated_at = now()
     where o.id = ${orgId}
     returning ${columns(db)}`;
@@ -49,21 +62,23 @@ export interface Limits {
   max_calls_per_day: number;
   kb_token_budget: number;
   max_concurrent_calls: number;
+  daily_spend_cap_cents: number;
 }
 
 /** Operator-only (the admin command): returns the limits before and after, or null for an unknown org. */
 export async function setLimits(db: Db, orgId: string, ch: Partial<Limits>): Promise<{ before: Limits; after: Limits } | null> {
   const [before] = await db<Limits[]>`
-    select max_calls_per_day, kb_token_budget, max_concurrent_calls from orgs where id = ${orgId} for update`;
+    select max_calls_per_day, kb_token_budget, max_concurrent_calls, daily_spend_cap_cents from orgs where id = ${orgId} for update`;
   if (!before) return null;
   const [after] = await db<Limits[]>`
     update orgs set
       max_calls_per_day = ${ch.max_calls_per_day ?? before.max_calls_per_day},
       kb_token_budget = ${ch.kb_token_budget ?? before.kb_token_budget},
       max_concurrent_calls = ${ch.max_concurrent_calls ?? before.max_concurrent_calls},
+      daily_spend_cap_cents = ${ch.daily_spend_cap_cents ?? before.daily_spend_cap_cents},
       updated_at = now()
     where id = ${orgId}
-    returning max_calls_per_day, kb_token_budget, max_concurrent_calls`;
+    returning max_calls_per_day, kb_token_budget, max_concurrent_calls, daily_spend_cap_cents`;
   return { before, after: after! };
 }
 
@@ -77,4 +92,21 @@ export async function anyOrgLocked(db: Db): Promise<boolean> {
   await db`select pg_advisory_xact_lock(${0x7661_706f})`;
   const [any] = await db`select 1 from orgs limit 1`;
   return !!any;
+}
+
+export interface DestinationPolicyRow {
+  destination_allowed_countries: string[] | null;
+  destination_blocked_number_types: string[] | null;
+  destination_allowed_sip_hosts: string[];
+  /** The org's live numbers, whose countries are the default allowed countries. */
+  numbers: { phone_number: string; country: string | null }[];
+}
+
+export async function destinationPolicyOf(db: Db, orgId: string): Promise<DestinationPolicyRow | undefined> {
+  const [row] = await db<DestinationPolicyRow[]>`
+    select o.destination_allowed_countries, o.destination_blocked_number_types, o.destination_allowed_sip_hosts,
+           coalesce((select json_agg(json_build_object('phone_number', n.phone_number, 'country', n.country))
+                     from phone_numbers n where n.org_id = o.id and n.deleted_at is null), '[]'::json) as numbers
+    from orgs o where o.id = ${orgId}`;
+  return row;
 }

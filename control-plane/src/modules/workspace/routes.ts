@@ -5,6 +5,10 @@ import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { UpdateWorkspace, Workspace } from '../../../../schemas/workspace.ts';
 import { checkReferences, type Reference } from '../../http/references.ts';
 import { getWorkspace, updateWorkspace, type WorkspaceRow } from './queries.ts';
+import { getCountries } from 'libphonenumber-js/max';
+import { DEFAULT_BLOCKED_NUMBER_TYPES, NON_GEOGRAPHIC } from '../../../../shared/destination-policy.ts';
+
+const COUNTRIES = new Set<string>([...getCountries(), NON_GEOGRAPHIC]);
 
 /** The canonical IANA name (`europe/paris` -> `Europe/Paris`, `US/Eastern` -> `America/New_York`), or null. */
 export function canonicalTimeZone(tz: string): string | null {
@@ -26,11 +30,17 @@ function present(row: WorkspaceRow) {
       timezone: row.timezone,
       default_webhook_id: row.default_webhook_id,
       default_agent_id: row.default_agent_id,
+      destination_policy: {
+        allowed_countries: row.destination_allowed_countries,
+        blocked_number_types: row.destination_blocked_number_types ?? [...DEFAULT_BLOCKED_NUMBER_TYPES],
+        allowed_sip_hosts: row.destination_allowed_sip_hosts,
+      },
     },
     limits: {
       max_calls_per_day: row.max_calls_per_day,
       kb_token_budget: row.kb_token_budget,
       max_concurrent_calls: row.max_concurrent_calls,
+      daily_spend_cap_cents: row.daily_spend_cap_cents,
     },
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -56,8 +66,10 @@ export const workspaceRoutes = [
     summary: 'Update the workspace',
     description:
       'Renames the organisation or changes settings; only the settings given change, and null clears a default. ' +
-      '`timezone` is an IANA name, stored in its canonical form. `limits` are read-only here (422): the platform ' +
-      'operator sets them with `npm run admin -- set-limits`.',
+      '`timezone` is an IANA name, stored in its canonical form. `destination_policy` says where outbound calls and ' +
+      'transfers may go: `allowed_countries` (null: the countries of your own numbers), `blocked_number_types` ' +
+      '(null: premium_rate, shared_cost, satellite, unknown) and `allowed_sip_hosts` for sip: transfers. `limits` ' +
+      'are read-only here (422): the platform operator sets them with `npm run admin -- set-limits`.',
     body: UpdateWorkspace,
     responses: { 200: { description: 'The updated workspace', schema: Workspace } },
     handler: async ({ body, auth, db, audit }) => {
@@ -78,6 +90,17 @@ export const workspaceRoutes = [
           });
         }
       }
+      const policy = s.destination_policy;
+      for (const [i, c] of (policy?.allowed_countries ?? []).entries()) {
+        if (!COUNTRIES.has(c)) {
+          problems.push({
+            type: 'country_code',
+            loc: ['body', 'settings', 'destination_policy', 'allowed_countries', i],
+            msg: 'Input should be an ISO 3166-1 alpha-2 country code with phone numbers, such as "US" or "GB", or 001 for global services',
+            input: c,
+          });
+        }
+      }
       const refs: Reference[] = [];
       if (s.default_webhook_id) refs.push({ loc: ['body', 'settings', 'default_webhook_id'], table: 'webhooks', what: 'webhook', ids: s.default_webhook_id });
       if (s.default_agent_id) refs.push({ loc: ['body', 'settings', 'default_agent_id'], table: 'agents', what: 'agent', ids: s.default_agent_id });
@@ -95,6 +118,9 @@ export const workspaceRoutes = [
         timezone,
         defaultWebhookId: s.default_webhook_id,
         defaultAgentId: s.default_agent_id,
+        allowedCountries: policy?.allowed_countries,
+        blockedNumberTypes: policy?.blocked_number_types,
+        allowedSipHosts: policy?.allowed_sip_hosts?.map((h) => h.toLowerCase()),
       });
       await audit({
         action: 'workspace.update',

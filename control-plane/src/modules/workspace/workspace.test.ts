@@ -49,8 +49,13 @@ describe('GET /v1/workspace', () => {
     expect(res.body).toEqual({
       id: orgId,
       name: 'Acme',
-      settings: { timezone: 'UTC', default_webhook_id: null, default_agent_id: null },
-      limits: { max_calls_per_day: 1000, kb_token_budget: 1000000, max_concurrent_calls: 10 },
+      settings: {
+        timezone: 'UTC',
+        default_webhook_id: null,
+        default_agent_id: null,
+        destination_policy: { allowed_countries: null, blocked_number_types: ['premium_rate', 'shared_cost', 'satellite', 'unknown'], allowed_sip_hosts: [] },
+      },
+      limits: { max_calls_per_day: 1000, kb_token_budget: 1000000, max_concurrent_calls: 10, daily_spend_cap_cents: 10000 },
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
@@ -72,7 +77,7 @@ describe('PATCH /v1/workspace', () => {
       limits: { max_calls_per_day: 1000 },
     });
     const second = await patch({ settings: { timezone: 'America/New_York' } }, org.key);
-    expect(second.body.settings).toEqual({ timezone: 'America/New_York', default_webhook_id: hook, default_agent_id: null });
+    expect(second.body.settings).toMatchObject({ timezone: 'America/New_York', default_webhook_id: hook, default_agent_id: null });
     expect(second.body.name).toBe('Renamed Inc.');
     const cleared = await patch({ settings: { default_webhook_id: null } }, org.key);
     expect(cleared.body.settings.default_webhook_id).toBeNull();
@@ -183,11 +188,11 @@ describe('admin set-limits', () => {
     const out = await setLimits(['--org', org.orgId, '--max-calls-per-day', '50', '--max-concurrent-calls', '2']);
     expect(out).toEqual({
       org_id: org.orgId,
-      limits: { max_calls_per_day: 50, kb_token_budget: 1000000, max_concurrent_calls: 2 },
-      previous: { max_calls_per_day: 1000, kb_token_budget: 1000000, max_concurrent_calls: 10 },
+      limits: { max_calls_per_day: 50, kb_token_budget: 1000000, max_concurrent_calls: 2, daily_spend_cap_cents: 10000 },
+      previous: { max_calls_per_day: 1000, kb_token_budget: 1000000, max_concurrent_calls: 10, daily_spend_cap_cents: 10000 },
     });
     const ws = await tp.request('get', '/v1/workspace', { key: org.key });
-    expect(ws.body.limits).toEqual({ max_calls_per_day: 50, kb_token_budget: 1000000, max_concurrent_calls: 2 });
+    expect(ws.body.limits).toEqual({ max_calls_per_day: 50, kb_token_budget: 1000000, max_concurrent_calls: 2, daily_spend_cap_cents: 10000 });
     await setLimits(['--org', org.orgId, '--kb-token-budget', '0']);
     expect((await tp.request('get', '/v1/workspace', { key: org.key })).body.limits.kb_token_budget).toBe(0);
 
@@ -197,9 +202,17 @@ describe('admin set-limits', () => {
         'system',
         null,
         org.orgId,
-        { limits: { max_calls_per_day: 50, max_concurrent_calls: 2 }, previous: { max_calls_per_day: 1000, kb_token_budget: 1000000, max_concurrent_calls: 10 } },
+        {
+          limits: { max_calls_per_day: 50, max_concurrent_calls: 2 },
+          previous: { max_calls_per_day: 1000, kb_token_budget: 1000000, max_concurrent_calls: 10, daily_spend_cap_cents: 10000 },
+        },
       ],
-      ['system', null, org.orgId, { limits: { kb_token_budget: 0 }, previous: { max_calls_per_day: 50, kb_token_budget: 1000000, max_concurrent_calls: 2 } }],
+      [
+        'system',
+        null,
+        org.orgId,
+        { limits: { kb_token_budget: 0 }, previous: { max_calls_per_day: 50, kb_token_budget: 1000000, max_concurrent_calls: 2, daily_spend_cap_cents: 10000 } },
+      ],
     ]);
   });
 
@@ -212,6 +225,7 @@ describe('admin set-limits', () => {
       ['--org', org.orgId, '--max-calls-per-day', '1.5'],
       ['--org', org.orgId, '--kb-token-budget', 'lots'],
       ['--org', org.orgId, '--max-concurrent-calls', '2147483648'],
+      ['--org', org.orgId, '--daily-spend-cap-cents', '12abc'],
       ['--org', randomUUID(), '--max-calls-per-day', '5'],
     ]) {
       await expect(setLimits(args), args.join(' ')).rejects.toBeInstanceOf(UsageError);
@@ -221,6 +235,7 @@ describe('admin set-limits', () => {
       max_calls_per_day: 1000,
       kb_token_budget: 1000000,
       max_concurrent_calls: 10,
+      daily_spend_cap_cents: 10000,
     });
   });
 });
