@@ -23,6 +23,8 @@ export interface AnthropicLLMOptions {
   baseURL?: string;
   /** The HTTP client (the model egress guard's fetch, shared/model-egress.ts). */
   fetch?: typeof fetch;
+  /** The base URL is a tenant's: nothing from the platform's environment (ANTHROPIC_AUTH_TOKEN) goes there. */
+  tenant?: boolean;
   temperature?: number;
   /** Anthropic requires a limit on the reply. */
   maxTokens: number;
@@ -56,6 +58,7 @@ export class AnthropicLLM extends llm.LLM {
         apiKey: this.#opts.apiKey,
         ...(this.#opts.baseURL ? { baseURL: this.#opts.baseURL } : {}),
         ...(this.#opts.fetch ? { fetch: this.#opts.fetch } : {}),
+        ...(this.#opts.tenant ? { authToken: null } : {}),
         // Retries belong to the agents stream (one layer only).
         maxRetries: 0,
       });

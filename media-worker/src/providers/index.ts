@@ -167,7 +167,14 @@ const NO_KEY = 'not-needed';
  */
 function openaiClient(endpoint: Pick<LlmEndpoint, 'baseUrl' | 'tenant' | 'apiKey'>, env: Env): OpenAI {
   checkModelUrl(endpoint, env);
-  return new OpenAI({ baseURL: endpoint.baseUrl, apiKey: endpoint.apiKey ?? NO_KEY, maxRetries: 0, fetch: modelFetch(endpoint, env) });
+  return new OpenAI({
+    baseURL: endpoint.baseUrl,
+    apiKey: endpoint.apiKey ?? NO_KEY,
+    maxRetries: 0,
+    fetch: modelFetch(endpoint, env),
+    // The SDK would add the platform's OPENAI_ORG_ID / OPENAI_PROJECT_ID / OPENAI_ADMIN_KEY from the environment.
+    ...(endpoint.tenant ? { organization: null, project: null, adminAPIKey: null } : {}),
+  });
 }
 
 export function createLLM(config: LlmConfig, keys: ProviderKeys, env: Env = process.env): llm.LLM {
@@ -208,6 +215,7 @@ export function createLLM(config: LlmConfig, keys: ProviderKeys, env: Env = proc
         ...optional(config.max_tokens && { maxTokens: config.max_tokens }),
         baseURL: endpoint.baseUrl,
         fetch: modelFetch(endpoint, env),
+        tenant: endpoint.tenant,
       });
     }
     case 'local': {
