@@ -15,7 +15,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, fetch as undiciFetch, request, type Dispatcher } from 'undici';
+import { Agent, fetch as undiciFetch, request, type Dispatcher, type RequestInit as UndiciRequestInit } from 'undici';
 
 export class SsrfBlockedError extends Error {
   override name = 'SsrfBlockedError';
@@ -155,10 +155,11 @@ export function guardedFetch(agent: Agent, ssrf: SsrfOptions): typeof fetch {
     // The SDKs pass a URL and an init; a Request object (another realm's class) is not needed.
     if (typeof input !== 'string' && !(input instanceof URL)) throw new TypeError('guardedFetch takes a URL and an init, not a Request');
     const url = checkUrl(input.toString(), ssrf);
-    const res = await undiciFetch(url, { ...(init as object), redirect: 'manual', dispatcher: agent } as Parameters<typeof undiciFetch>[1]);
-    return res as unknown as Response;
+    // The global fetch's types and undici's differ only in name (FormData, BodyInit); the objects are the same.
+    const options = { ...init, redirect: 'manual', dispatcher: agent } as unknown as UndiciRequestInit;
+    return undiciFetch(url, options);
   };
-  return guarded as typeof fetch;
+  return guarded;
 }
 
 export interface GuardedResponse {

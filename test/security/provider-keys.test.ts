@@ -107,7 +107,7 @@ describe("the worker's LLM clients", () => {
       expect(seen).not.toMatch(/canary/);
     } finally {
       for (const k of ['ANTHROPIC_AUTH_TOKEN', 'OPENAI_ORG_ID', 'OPENAI_PROJECT_ID', 'OPENAI_ADMIN_KEY']) {
-        if (saved[k] === undefined) delete process.env[k];
+        if (saved[k] === undefined) Reflect.deleteProperty(process.env, k);
         else process.env[k] = saved[k];
       }
     }
