@@ -105,8 +105,8 @@ async function orgKey(services: Services, orgId: string, provider: LlmProvider):
 }
 
 /**
- * The model target, or null when no key exists for it. `tenantBaseUrl` is the model's own base_url (only the
- * org's key goes there, or none); `operatorBaseUrl` is ANALYSIS_BASE_URL, the operator's like OPENAI_BASE_URL.
+ * The model target, or null when no key exists for it. `urls.tenant` is the model's own base_url (only the
+ * org's key goes there, or none); `urls.operator` is ANALYSIS_BASE_URL, the operator's like OPENAI_BASE_URL.
  */
 async function target(
   services: Services,
