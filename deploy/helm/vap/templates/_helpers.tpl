@@ -85,7 +85,7 @@ capabilities:
      if the SSRF guard were bypassed), and the private ranges the operator lists (LLM_PRIVATE_HOSTS' LAN boxes,
      an external PostgreSQL, S3 endpoint or OTLP collector). */}}
 {{- define "vap.egressCommon" -}}
-{{- $eg := .np.egress }}
+{{- $eg := .np.egress -}}
 - to:
     - namespaceSelector:
         matchLabels:
