@@ -162,7 +162,8 @@ async function noRoomSession(clips: Clip[], llmUrl: string, api: Awaited<ReturnT
   vad ??= new inference.VAD({ minSilenceDuration: VAD_MIN_SILENCE_MS });
   const stt = createSTT({ ...config.agent.transcriber, language: config.agent.language }, {});
   const tts = createTTS(config.agent.tts, {}, { speed: 1, emotions: false, language: 'en-US' });
-  const llm = createLLM(config.llm, {});
+  // The stand-in is on loopback: a private model host the operator allows (shared/model-egress.ts).
+  const llm = createLLM(config.llm, {}, { ...process.env, LLM_PRIVATE_HOSTS: '127.0.0.1' });
   const client = new InternalApiClient({ baseUrl: api.url, token: api.token });
   const call = new CallSession({
     config,

@@ -3,7 +3,8 @@
 // variable, and a one-shot (non-streaming) completion over each provider's own wire protocol: OpenAI chat
 // completions (and compatible servers), Anthropic Messages, Gemini generateContent. The worker streams through
 // the agents plugins; the control plane uses `complete` for post-call analysis. The HTTP call itself is
-// injected, so each side sends it through its own SSRF-guarded client.
+// injected, so each side sends it through its own SSRF-guarded client. `llmEndpoint` is the one rule on which
+// key may go to which URL; shared/model-egress.ts the one rule on which addresses a model URL may reach.
 
 /**
  * The org's decrypted provider keys. Owned here (shared/ imports no schema); schemas/internal.ts asserts
@@ -37,7 +38,10 @@ export const PLATFORM_KEY_ENV: Record<keyof ProviderKeys, string[]> = {
   cartesia: ['CARTESIA_API_KEY'],
 };
 
-/** The org's key, else the platform's; throws when neither exists. */
+/**
+ * The org's key, else the platform's; throws when neither exists. For calls to the providers' own (or the
+ * operator's) endpoints only: an LLM call whose URL a tenant may have chosen goes through `llmEndpoint`.
+ */
 export function resolveKey(provider: keyof ProviderKeys, keys: Partial<ProviderKeys>, env: Env = process.env): string {
   const own = keys[provider];
   if (own) return own;
@@ -59,16 +63,46 @@ export const LLM_BASE_URLS: Record<LlmProvider, { default: string; env: string }
   gemini: { default: 'https://generativelanguage.googleapis.com/v1beta', env: 'GEMINI_BASE_URL' },
 };
 
-export function llmBaseUrl(provider: LlmProvider, explicit: string | null | undefined, env: Env = process.env): string {
-  return (explicit || env[LLM_BASE_URLS[provider].env] || LLM_BASE_URLS[provider].default).replace(/\/+$/, '');
+/** Where an LLM call goes and the key that goes with it (null: send none). */
+export interface LlmEndpoint {
+  provider: LlmProvider;
+  baseUrl: string;
+  apiKey: string | null;
+  /** The URL is the tenant's (a model's base_url): only the org's own key goes there, through the SSRF guard. */
+  tenant: boolean;
+}
+
+/**
+ * The one rule, for the workers and the control plane alike, on which key may travel to which URL:
+ *  - a tenant's base_url gets the org's own key for that provider, or none: never a platform key, which
+ *    would otherwise go to any server a tenant names;
+ *  - otherwise the call goes to the operator's endpoint (the provider's official API, or the *_BASE_URL the
+ *    operator set: their gateway, their choice) with the org's key, else the platform's, else none.
+ * Gemini models take no base_url (the API stores one only for OpenAI-compatible servers, and the worker's
+ * Gemini client cannot be given the guarded fetch), so one is refused rather than half-honoured.
+ */
+export function llmEndpoint(provider: LlmProvider, tenantBaseUrl: string | null | undefined, keys: Partial<ProviderKeys>, env: Env = process.env): LlmEndpoint {
+  const own = keys[provider] || null;
+  if (tenantBaseUrl) {
+    if (provider === 'gemini') throw new ProviderConfigError('a gemini model takes no base_url (base_url is for OpenAI-compatible servers)');
+    return { provider, baseUrl: tenantBaseUrl.replace(/\/+$/, ''), apiKey: own, tenant: true };
+  }
+  const platform = PLATFORM_KEY_ENV[provider].map((name) => env[name]).find(Boolean) ?? null;
+  const baseUrl = (env[LLM_BASE_URLS[provider].env] || LLM_BASE_URLS[provider].default).replace(/\/+$/, '');
+  return { provider, baseUrl, apiKey: own ?? platform, tenant: false };
+}
+
+/** The error for an operator endpoint with no key at all (the same words as resolveKey's). */
+export function missingKeyError(provider: LlmProvider): ProviderConfigError {
+  return new ProviderConfigError(`no ${provider} key: add the org's ${provider} credential or set ${PLATFORM_KEY_ENV[provider].join(' or ')}`);
 }
 
 export interface CompletionRequest {
   provider: LlmProvider;
   model: string;
   baseUrl: string;
-  /** Empty for an OpenAI-compatible server that needs none. */
-  apiKey: string;
+  /** Null (or empty) sends no key: a tenant's server without the org's credential. */
+  apiKey: string | null;
   system: string;
   user: string;
   maxTokens?: number;
@@ -110,12 +144,12 @@ export async function complete(req: CompletionRequest, post: HttpPost): Promise<
       break;
     case 'anthropic':
       url = `${req.baseUrl}/v1/messages`;
-      headers = { ...headers, 'x-api-key': req.apiKey, 'anthropic-version': '2023-06-01' };
+      headers = { ...headers, ...(req.apiKey ? { 'x-api-key': req.apiKey } : {}), 'anthropic-version': '2023-06-01' };
       body = { model: req.model, max_tokens: maxTokens, temperature: 0, system: req.system, messages: [{ role: 'user', content: req.user }] };
       break;
     case 'gemini':
       url = `${req.baseUrl}/models/${encodeURIComponent(req.model)}:generateContent`;
-      headers = { ...headers, 'x-goog-api-key': req.apiKey };
+      if (req.apiKey) headers = { ...headers, 'x-goog-api-key': req.apiKey };
       body = {
         systemInstruction: { parts: [{ text: req.system }] },
         contents: [{ role: 'user', parts: [{ text: req.user }] }],

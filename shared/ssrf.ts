@@ -9,11 +9,13 @@
 //  - redirects are never followed (a 3xx is returned as is);
 //  - `allowHosts` names URL hosts (names or literal addresses, e.g. "127.0.0.1,::1,localhost") that may be
 //    private anyway: tests and local development only. It matches the URL's host, not resolved addresses, so
-//    a public name that resolves to loopback stays blocked even when 127.0.0.1 is allowed.
+//    a public name that resolves to loopback stays blocked even when 127.0.0.1 is allowed;
+//  - `allowCidrs` names private ranges that may be reached (the operator's LAN for self-hosted models, see
+//    shared/model-egress.ts); unlike `allowHosts` they match addresses, literal or resolved.
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, fetch as undiciFetch, request, type Dispatcher, type RequestInit as UndiciRequestInit } from 'undici';
 
 export class SsrfBlockedError extends Error {
   override name = 'SsrfBlockedError';
@@ -27,6 +29,10 @@ export interface SsrfOptions {
   allowHosts?: readonly string[];
   /** Refuse plain http (production). */
   requireHttps?: boolean;
+  /** Private ranges that may be reached anyway ("10.20.0.0/16"), matched against the address itself. */
+  allowCidrs?: readonly string[];
+  /** Appended to a refusal's message: how an operator could allow it. */
+  blockedHint?: string;
   /** DNS resolution; defaults to the system resolver (getaddrinfo, like every other client on the host). */
   resolve?: Resolver;
 }
@@ -61,6 +67,24 @@ function isAllowed(host: string, opts: SsrfOptions): boolean {
   return (opts.allowHosts ?? []).includes(normaliseHost(host));
 }
 
+/** True when `ip` lies in one of `cidrs` (an IPv4-mapped IPv6 address is judged as its IPv4 address). */
+export function inCidrs(ip: string, cidrs: readonly string[] = []): boolean {
+  if (!cidrs.length || !ipaddr.isValid(ip)) return false;
+  let addr = ipaddr.parse(ip);
+  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+  return cidrs.some((c) => {
+    try {
+      const range = ipaddr.parseCIDR(c);
+      return range[0].kind() === addr.kind() && addr.match(range);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** A refusal, with the options' hint on how it could be allowed. */
+const blocked = (message: string, opts: SsrfOptions) => new SsrfBlockedError(opts.blockedHint ? `${message} (${opts.blockedHint})` : message);
+
 /**
  * Checks what can be checked without DNS: scheme, https in production, literal addresses and local names.
  * Throws SsrfBlockedError. Names are resolved (and checked) at connection time by the guarded agent.
@@ -76,12 +100,14 @@ export function checkUrl(raw: string | URL, opts: SsrfOptions = {}): URL {
   if (url.username || url.password) throw new SsrfBlockedError('credentials in the URL are not allowed');
   const host = normaliseHost(url.hostname);
   if (isAllowed(host, opts)) return url;
+  // An allowed private range is the operator's own network: plain http is accepted there, as for allowHosts.
+  if (net.isIP(host) && inCidrs(host, opts.allowCidrs)) return url;
   if (opts.requireHttps && url.protocol !== 'https:') throw new SsrfBlockedError('https is required');
   if (net.isIP(host)) {
-    if (!isPublicAddress(host)) throw new SsrfBlockedError(`address ${host} is not public`);
+    if (!isPublicAddress(host)) throw blocked(`address ${host} is not public`, opts);
   } else if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal') || !host.includes('.')) {
     // Names that only mean something inside a network.
-    throw new SsrfBlockedError(`host ${host} is not public`);
+    throw blocked(`host ${host} is not public`, opts);
   }
   return url;
 }
@@ -95,11 +121,11 @@ export function guardedLookup(opts: SsrfOptions) {
     const host = normaliseHost(hostname);
     resolve(host).then(
       (answers) => {
-        const usable = isAllowed(host, opts) ? answers : answers.filter((a) => isPublicAddress(a.address));
+        const usable = isAllowed(host, opts) ? answers : answers.filter((a) => isPublicAddress(a.address) || inCidrs(a.address, opts.allowCidrs));
         const wanted = options.family === 4 || options.family === 6 ? usable.filter((a) => a.family === options.family) : usable;
         if (!wanted.length) {
           const seen = answers.map((a) => a.address).join(', ') || 'nothing';
-          callback(new SsrfBlockedError(`host ${host} resolves to no public address (${seen})`), '');
+          callback(blocked(`host ${host} resolves to no public address (${seen})`, opts), '');
           return;
         }
         if (options.all) callback(null, wanted);
@@ -117,6 +143,23 @@ export function createGuardedAgent(opts: SsrfOptions & { connectionsPerOrigin?: 
     connections: opts.connectionsPerOrigin ?? null,
     keepAliveTimeout: 4_000,
   });
+}
+
+/**
+ * A `fetch` for SDK clients (OpenAI, Anthropic) that only reaches what the guard allows: the URL is checked
+ * first (literal addresses never reach the lookup), names are checked when the agent connects, and a redirect
+ * is returned as is, never followed.
+ */
+export function guardedFetch(agent: Agent, ssrf: SsrfOptions): typeof fetch {
+  const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    // The SDKs pass a URL and an init; a Request object (another realm's class) is not needed.
+    if (typeof input !== 'string' && !(input instanceof URL)) throw new TypeError('guardedFetch takes a URL and an init, not a Request');
+    const url = checkUrl(input.toString(), ssrf);
+    // The global fetch's types and undici's differ only in name (FormData, BodyInit); the objects are the same.
+    const options = { ...init, redirect: 'manual', dispatcher: agent } as unknown as UndiciRequestInit;
+    return undiciFetch(url, options);
+  };
+  return guarded;
 }
 
 export interface GuardedResponse {

@@ -1,6 +1,7 @@
 // Configuration from the environment, validated once at start-up with messages that name the variable.
 import { Ajv } from 'ajv';
 import { Type, type Static } from '@sinclair/typebox';
+import { parsePrivateHosts } from '../../shared/model-egress.ts';
 
 // ---- Carriers (phone numbers). CARRIER picks the adapter; each carrier's platform credentials and settings
 // follow. Customers never see these: numbers are bought and wired with the platform's own account.
@@ -153,6 +154,9 @@ const Env = Type.Object({
   JOBS_ENABLED: Type.Boolean({ default: true }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 15000 }),
   SSRF_ALLOWLIST: Type.Optional(Type.String({ description: 'URL hosts that may be private, e.g. "127.0.0.1,::1,localhost" (tests and local development only)' })),
+  LLM_PRIVATE_HOSTS: Type.Optional(
+    Type.String({ description: 'Private hosts a model base_url may reach (self-hosted LLMs on the LAN): host names, addresses and CIDR ranges, e.g. "gpu-box,10.20.0.0/16"' }),
+  ),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 10000 }),
   WEBHOOK_RETRY_SCHEDULE: Type.String({ default: '5s,5m,30m,2h,5h,10h,10h', description: 'Delays before each retry (ms, s, m, h suffixes)' }),
   WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
@@ -231,6 +235,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const config = raw as Config;
+  try {
+    parsePrivateHosts(config.LLM_PRIVATE_HOSTS);
+  } catch (err) {
+    throw new ConfigError(`invalid configuration:\n  ${(err as Error).message}`);
+  }
   const carrierErrors = carrierConfigErrors(config);
   if (carrierErrors.length) throw new ConfigError(`invalid configuration:\n${carrierErrors.map((e) => `  ${e}`).join('\n')}`);
   if (config.NODE_ENV === 'production') {

@@ -181,6 +181,42 @@ describe('helm chart', () => {
     expect(metrics.from).toHaveLength(1);
   });
 
+  it.each(valueSets)('$name: egress of the control plane and the workers: DNS, their peers, public addresses on 443, nothing else private', async ({ args }) => {
+    const objs = await render(args);
+    type Rule = { to?: { ipBlock?: { cidr: string; except?: string[] }; podSelector?: any; namespaceSelector?: any }[]; ports?: { port: number | string; protocol: string }[] };
+    for (const component of ['control-plane', 'media-worker']) {
+      const [np] = byKind(objs, 'NetworkPolicy', `-${component}-egress`);
+      expect(np, component).toBeDefined();
+      expect(np!.spec.policyTypes).toEqual(['Egress']);
+      expect(np!.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe(component);
+      const rules = np!.spec.egress as Rule[];
+      // No rule opens every port of every destination.
+      for (const r of rules) expect(r.to?.length || r.ports?.length, JSON.stringify(r)).toBeTruthy();
+      expect(rules.some((r) => r.ports?.some((p) => p.port === 53 && p.protocol === 'UDP') && r.to?.[0]?.namespaceSelector)).toBe(true);
+      // The internet: public addresses only, on 443.
+      const internet = rules.find((r) => r.to?.some((t) => t.ipBlock?.cidr === '0.0.0.0/0'))!;
+      expect(internet.ports).toEqual([{ port: 443, protocol: 'TCP' }]);
+      for (const range of ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8', '100.64.0.0/10']) expect(internet.to![0]!.ipBlock!.except).toContain(range);
+      // No private range unless listed (none in these value sets).
+      const blocks = rules.flatMap((r) => r.to ?? []).map((t) => t.ipBlock?.cidr).filter(Boolean);
+      expect(blocks.sort()).toEqual(['0.0.0.0/0', '::/0']);
+    }
+    const [worker] = byKind(objs, 'NetworkPolicy', '-media-worker-egress');
+    const toControlPlane = (worker!.spec.egress as Rule[]).find((r) => r.to?.some((t) => t.podSelector?.matchLabels?.['app.kubernetes.io/component'] === 'control-plane'));
+    expect(toControlPlane?.ports).toEqual([{ port: 8080, protocol: 'TCP' }]);
+  });
+
+  it('egress: listed private ranges (LLM_PRIVATE_HOSTS boxes) are allowed; it can be turned off; a bad range is refused', async () => {
+    const objs = await render(['--set-json', 'networkPolicy.egress.privateCidrs=["10.20.0.0/16"]']);
+    for (const component of ['control-plane', 'media-worker']) {
+      const [np] = byKind(objs, 'NetworkPolicy', `-${component}-egress`);
+      expect(np!.spec.egress).toContainEqual({ to: [{ ipBlock: { cidr: '10.20.0.0/16' } }] });
+    }
+    const off = await render(['--set', 'networkPolicy.egress.enabled=false']);
+    expect(byKind(off, 'NetworkPolicy').filter((o) => o.metadata.name.endsWith('-egress'))).toEqual([]);
+    expect(await renderFails(['--set-json', 'networkPolicy.egress.privateCidrs=["gpu-box"]'])).toMatch(/privateCidrs/);
+  });
+
   it('provisions the Grafana dashboards and the alert rules of deploy/', async () => {
     const objs = await render(['-f', path.join(chart, 'ci/production-values.yaml')]);
     const dashboards = readdirSync(path.join(root, 'deploy/grafana')).filter((f) => f.endsWith('.json'));

@@ -104,7 +104,8 @@ beforeAll(async () => {
   stack = await useStack({
     controlPlane: true,
     worker: true,
-    env: { DATABASE_URL: db.url, WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', REAP_DELAY_SECONDS: '1' },
+    // The LLM stand-in is on loopback: allowed as a model host (LLM_PRIVATE_HOSTS, shared/model-egress.ts).
+    env: { DATABASE_URL: db.url, LLM_PRIVATE_HOSTS: '127.0.0.1', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', REAP_DELAY_SECONDS: '1' },
   });
   sql = createSql(db.url, { max: 2 });
   ({ api_key: key } = await createOrgWithKey(sql, 'e2e-widget'));

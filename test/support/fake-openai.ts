@@ -57,6 +57,8 @@ export interface FakeOpenAI {
   completions: CompletionRecord[];
   /** Texts of /audio/speech requests, in order. */
   speechRequests: string[];
+  /** The headers of every request, any path, in order (which credential reached the server). */
+  headers: http.IncomingHttpHeaders[];
   setResponder(r: Responder): void;
   setSpeaker(s: Speaker): void;
   close(): Promise<void>;
@@ -108,9 +110,11 @@ export async function startFakeOpenAI(opts: { ttftMs?: number; chunkDelayMs?: nu
   const requests: ChatRequest[] = [];
   const completions: CompletionRecord[] = [];
   const speechRequests: string[] = [];
+  const headers: http.IncomingHttpHeaders[] = [];
   let n = 0;
 
   const server = http.createServer((req, res) => {
+    headers.push(req.headers);
     const path = (req.url ?? '').replace(/\?.*$/, '').replace(/^\/v1/, '');
     if (req.method === 'GET' && path === '/models') {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -226,6 +230,7 @@ export async function startFakeOpenAI(opts: { ttftMs?: number; chunkDelayMs?: nu
     requests,
     completions,
     speechRequests,
+    headers,
     setResponder(r) {
       responder = r;
     },

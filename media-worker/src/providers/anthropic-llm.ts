@@ -21,6 +21,10 @@ export interface AnthropicLLMOptions {
   apiKey?: string;
   /** Another host speaking the same API (a gateway, or a test double). */
   baseURL?: string;
+  /** The HTTP client (the model egress guard's fetch, shared/model-egress.ts). */
+  fetch?: typeof fetch;
+  /** The base URL is a tenant's: nothing from the platform's environment (ANTHROPIC_AUTH_TOKEN) goes there. */
+  tenant?: boolean;
   temperature?: number;
   /** Anthropic requires a limit on the reply. */
   maxTokens: number;
@@ -53,6 +57,8 @@ export class AnthropicLLM extends llm.LLM {
       new Anthropic({
         apiKey: this.#opts.apiKey,
         ...(this.#opts.baseURL ? { baseURL: this.#opts.baseURL } : {}),
+        ...(this.#opts.fetch ? { fetch: this.#opts.fetch } : {}),
+        ...(this.#opts.tenant ? { authToken: null } : {}),
         // Retries belong to the agents stream (one layer only).
         maxRetries: 0,
       });

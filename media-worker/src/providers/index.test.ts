@@ -109,10 +109,12 @@ describe('createLLM', () => {
   });
 
   it('talks to any OpenAI-compatible base URL without a key (openai with base_url, or local)', async () => {
-    const viaOpenai = createLLM({ provider: 'openai', model: 'llama3', base_url: openaiServer.url, temperature: null, max_tokens: null }, {}, noEnv);
+    // The stand-in is on loopback: a private host the operator lists (shared/model-egress.ts).
+    const lan = { LLM_PRIVATE_HOSTS: '127.0.0.1' };
+    const viaOpenai = createLLM({ provider: 'openai', model: 'llama3', base_url: openaiServer.url, temperature: null, max_tokens: null }, {}, lan);
     expect(viaOpenai).toBeInstanceOf(openai.LLM);
     expect(await ask(viaOpenai)).toBe('From a local model.');
-    const local = createLLM({ provider: 'local', model: 'qwen', base_url: openaiServer.url, temperature: null, max_tokens: 64 }, {}, noEnv);
+    const local = createLLM({ provider: 'local', model: 'qwen', base_url: openaiServer.url, temperature: null, max_tokens: 64 }, {}, lan);
     expect(await ask(local)).toBe('From a local model.');
     expect(openaiServer.requests.at(-1)!.model).toBe('qwen');
   });

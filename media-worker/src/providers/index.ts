@@ -1,6 +1,8 @@
 // Picks the STT, TTS and LLM of a call from its configuration. Keys: the org's own provider key when the
-// control plane sent one, otherwise the platform's (the worker's environment). Base URLs can be moved with
-// environment variables (self-hosted gateways, test doubles). See docs/decisions.md, "Providers".
+// control plane sent one, otherwise the platform's (the worker's environment), except that a model's own
+// base_url (the tenant's) gets only the org's key (shared/providers.ts, llmEndpoint) and reaches only what
+// the model egress rule allows (shared/model-egress.ts). Base URLs can be moved with environment variables
+// (self-hosted gateways, test doubles). See docs/decisions.md, "Providers".
 import type { llm, stt, tts } from '@livekit/agents';
 import * as deepgram from '@livekit/agents-plugin-deepgram';
 import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
@@ -9,7 +11,9 @@ import * as openai from '@livekit/agents-plugin-openai';
 import type { LlmSettings, ProviderKeys, Transcriber, Tts } from '../../../schemas/internal.ts';
 import { AGENT_DEFAULTS } from '../../../schemas/agents.ts';
 import { STT_DEFAULT_MODEL, TTS_DEFAULTS } from '../../../shared/voices.ts';
-import { PLATFORM_KEY_ENV, ProviderConfigError, resolveKey } from '../../../shared/providers.ts';
+import OpenAI from 'openai';
+import { PLATFORM_KEY_ENV, ProviderConfigError, llmEndpoint, missingKeyError, resolveKey, type LlmEndpoint } from '../../../shared/providers.ts';
+import { checkModelUrl, modelFetch } from '../../../shared/model-egress.ts';
 import { AnthropicLLM } from './anthropic-llm.ts';
 import { CartesiaTTS } from './cartesia-tts.ts';
 import { LlamaLLM } from './llama-llm.ts';
@@ -156,38 +160,64 @@ export const EXPRESSIVE_INSTRUCTIONS =
 /** Placeholder key for OpenAI-compatible servers that need none (local llama.cpp, vLLM, Ollama). */
 const NO_KEY = 'not-needed';
 
+/**
+ * An OpenAI client whose requests go through the model egress guard (shared/model-egress.ts): a tenant's
+ * base_url reaches only public addresses or the operator's LLM_PRIVATE_HOSTS. The key is the endpoint's
+ * (llmEndpoint: never a platform key for a tenant's URL); the SDK needs a string, hence the placeholder.
+ */
+function openaiClient(endpoint: Pick<LlmEndpoint, 'baseUrl' | 'tenant' | 'apiKey'>, env: Env): OpenAI {
+  checkModelUrl(endpoint, env);
+  return new OpenAI({
+    baseURL: endpoint.baseUrl,
+    apiKey: endpoint.apiKey ?? NO_KEY,
+    maxRetries: 0,
+    fetch: modelFetch(endpoint, env),
+    // The SDK would add the platform's OPENAI_ORG_ID / OPENAI_PROJECT_ID / OPENAI_ADMIN_KEY from the environment.
+    ...(endpoint.tenant ? { organization: null, project: null, adminAPIKey: null } : {}),
+  });
+}
+
 export function createLLM(config: LlmConfig, keys: ProviderKeys, env: Env = process.env): llm.LLM {
   const common = {
     ...optional(config.temperature !== null && config.temperature !== undefined && { temperature: config.temperature }),
   };
   switch (config.provider) {
     case 'openai': {
-      const baseURL = config.base_url ?? env.OPENAI_BASE_URL;
       // A custom base URL is any OpenAI-compatible server, which may need no key.
-      const apiKey = config.base_url ? (keys.openai ?? NO_KEY) : resolveKey('openai', keys, env);
+      const endpoint = llmEndpoint('openai', config.base_url, keys, env);
+      if (!endpoint.tenant && !endpoint.apiKey) throw missingKeyError('openai');
       return new openai.LLM({
-        apiKey,
+        client: openaiClient(endpoint, env),
         model: config.model,
         ...common,
         ...optional(config.max_tokens && { maxCompletionTokens: config.max_tokens }),
-        ...optional(baseURL && { baseURL }),
       });
     }
-    case 'gemini':
+    case 'gemini': {
+      // llmEndpoint refuses a tenant base_url for Gemini; the plugin talks to Google's API (the operator's).
+      const endpoint = llmEndpoint('gemini', config.base_url, keys, env);
+      if (!endpoint.apiKey) throw missingKeyError('gemini');
       return new google.LLM({
-        apiKey: resolveKey('gemini', keys, env),
+        apiKey: endpoint.apiKey,
         model: config.model,
         ...common,
         ...optional(config.max_tokens && { maxOutputTokens: config.max_tokens }),
       });
-    case 'anthropic':
+    }
+    case 'anthropic': {
+      const endpoint = llmEndpoint('anthropic', config.base_url, keys, env);
+      if (!endpoint.tenant && !endpoint.apiKey) throw missingKeyError('anthropic');
+      checkModelUrl(endpoint, env);
       return new AnthropicLLM({
-        apiKey: resolveKey('anthropic', keys, env),
+        apiKey: endpoint.apiKey ?? NO_KEY,
         model: config.model,
         ...common,
         ...optional(config.max_tokens && { maxTokens: config.max_tokens }),
-        ...optional((config.base_url ?? env.ANTHROPIC_BASE_URL) && { baseURL: config.base_url ?? env.ANTHROPIC_BASE_URL }),
+        baseURL: endpoint.baseUrl,
+        fetch: modelFetch(endpoint, env),
+        tenant: endpoint.tenant,
       });
+    }
     case 'local': {
       // A GGUF file on the worker wins; otherwise a local OpenAI-compatible server.
       if (env.LLM_MODEL_PATH) {
@@ -201,10 +231,10 @@ export function createLLM(config: LlmConfig, keys: ProviderKeys, env: Env = proc
       if (!baseURL) {
         throw new ProviderConfigError('local LLM needs LLM_MODEL_PATH (a GGUF file) on the worker or a base_url');
       }
+      // Keyless either way; a base_url of the call is the tenant's, LOCAL_LLM_BASE_URL the operator's.
       return new openai.LLM({
-        apiKey: NO_KEY,
+        client: openaiClient({ baseUrl: baseURL, tenant: !!config.base_url, apiKey: null }, env),
         model: config.model,
-        baseURL,
         ...common,
         ...optional(config.max_tokens && { maxCompletionTokens: config.max_tokens }),
       });

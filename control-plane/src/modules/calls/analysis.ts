@@ -1,15 +1,17 @@
 // Post-call analysis: which model writes the summary and outcome, and the offline fallback.
 //  - ANALYSIS_MODE=agent (default): the agent's own provider and model (OpenAI or compatible, Anthropic,
-//    Gemini) with the org's key for that provider, else the platform's; if neither exists, the configured
-//    analysis model (ANALYSIS_PROVIDER / ANALYSIS_MODEL); if that has no key either, an extractive summary.
+//    Gemini) with the org's key for that provider, else the platform's (never the platform's for a model's own
+//    base_url: shared/providers.ts, llmEndpoint); if no key exists, the configured analysis model
+//    (ANALYSIS_PROVIDER / ANALYSIS_MODEL); if that has no key either, an extractive summary.
 //  - ANALYSIS_MODE=model: always the configured analysis model (no key: the analysis fails, with the reason).
 //  - ANALYSIS_MODE=extractive: the offline profile; no model is called (see `extractiveSummary`).
 //  - ANALYSIS_MODE=off: nothing is written; the call says so (analysis.status `skipped` with the reason).
-// The call records which (analysis.method, analysis.model). Requests go through the SSRF guard.
+// The call records which (analysis.method, analysis.model). Requests go through the model egress rule
+// (shared/model-egress.ts), the same one the workers' LLM clients follow.
 import type { Services } from '../../services.ts';
 import { createGuardedAgent, guardedRequest, describeRequestError } from '../../../../shared/ssrf.ts';
-import { ssrfOptions } from '../../net/ssrf.ts';
-import { complete, llmBaseUrl, resolveKey, ProviderConfigError, type LlmProvider } from '../../../../shared/providers.ts';
+import { modelEgressOptions } from '../../../../shared/model-egress.ts';
+import { complete, llmEndpoint, LLM_BASE_URLS, ProviderConfigError, type LlmEndpoint, type LlmProvider } from '../../../../shared/providers.ts';
 import { openKey } from '../credentials/service.ts';
 import { agentModel, newestCredential, type CallRow } from './queries.ts';
 
@@ -76,11 +78,8 @@ export function extractiveSummary(messages: Message[]): string {
   return parts.join(' ');
 }
 
-interface Target {
-  provider: LlmProvider;
+interface Target extends LlmEndpoint {
   model: string;
-  baseUrl: string;
-  apiKey: string;
   method: 'agent_model' | 'analysis_model';
 }
 
@@ -94,6 +93,9 @@ function platformEnv(services: Services): Record<string, string | undefined> {
     OPENAI_BASE_URL: c.OPENAI_BASE_URL,
     ANTHROPIC_BASE_URL: c.ANTHROPIC_BASE_URL,
     GEMINI_BASE_URL: c.GEMINI_BASE_URL,
+    SSRF_ALLOWLIST: c.SSRF_ALLOWLIST,
+    LLM_PRIVATE_HOSTS: c.LLM_PRIVATE_HOSTS,
+    NODE_ENV: c.NODE_ENV,
   };
 }
 
@@ -102,30 +104,43 @@ async function orgKey(services: Services, orgId: string, provider: LlmProvider):
   return cred ? openKey(services.secrets, cred.id, { ciphertext: cred.ciphertext, keyVersion: cred.key_version }) : undefined;
 }
 
-/** The model target, or null when no key exists for it. An OpenAI-compatible base URL may need no key. */
-async function target(services: Services, orgId: string, provider: LlmProvider, model: string, baseUrl: string | null, method: Target['method']): Promise<Target | null> {
+/**
+ * The model target, or null when no key exists for it. `urls.tenant` is the model's own base_url (only the
+ * org's key goes there, or none); `urls.operator` is ANALYSIS_BASE_URL, the operator's like OPENAI_BASE_URL.
+ */
+async function target(
+  services: Services,
+  orgId: string,
+  provider: LlmProvider,
+  model: string,
+  urls: { tenant?: string | null; operator?: string | null },
+  method: Target['method'],
+): Promise<Target | null> {
   const env = platformEnv(services);
-  let apiKey = '';
+  if (urls.operator) env[LLM_BASE_URLS[provider].env] = urls.operator;
+  let endpoint: LlmEndpoint;
   try {
-    apiKey = resolveKey(provider, { [provider]: await orgKey(services, orgId, provider) }, env);
+    endpoint = llmEndpoint(provider, urls.tenant, { [provider]: await orgKey(services, orgId, provider) }, env);
   } catch (err) {
     if (!(err instanceof ProviderConfigError)) throw err;
-    if (!(provider === 'openai' && baseUrl)) return null;
+    return null;
   }
-  return { provider, model, baseUrl: llmBaseUrl(provider, baseUrl, env), apiKey, method };
+  // A tenant's server may need no key; the provider's own API always does.
+  if (!endpoint.apiKey && !endpoint.tenant) return null;
+  return { ...endpoint, model, method };
 }
 
 /** Picks the model per ANALYSIS_MODE; null means no model can be used (offline). Throws for `model` mode without a key. */
 export async function chooseTarget(services: Services, call: CallRow): Promise<Target | null> {
   const c = services.config;
-  const configured = () => target(services, call.org_id, c.ANALYSIS_PROVIDER, c.ANALYSIS_MODEL, c.ANALYSIS_BASE_URL ?? null, 'analysis_model');
+  const configured = () => target(services, call.org_id, c.ANALYSIS_PROVIDER, c.ANALYSIS_MODEL, { operator: c.ANALYSIS_BASE_URL }, 'analysis_model');
   if (c.ANALYSIS_MODE === 'model') {
     const t = await configured();
     if (!t) throw new AnalysisError(`analysis failed: no ${c.ANALYSIS_PROVIDER} key for the analysis model (ANALYSIS_MODE=model)`, 'analysis_model', `${c.ANALYSIS_PROVIDER}/${c.ANALYSIS_MODEL}`);
     return t;
   }
   const m = await agentModel(services.sql, call.agent_id);
-  return (m && (await target(services, call.org_id, m.provider, m.model, m.base_url, 'agent_model'))) || (await configured());
+  return (m && (await target(services, call.org_id, m.provider, m.model, { tenant: m.base_url }, 'agent_model'))) || (await configured());
 }
 
 export async function analyseCall(services: Services, call: CallRow): Promise<AnalysisResult> {
@@ -134,7 +149,7 @@ export async function analyseCall(services: Services, call: CallRow): Promise<An
   const t = services.config.ANALYSIS_MODE === 'extractive' ? null : await chooseTarget(services, call);
   if (!t) return { summary: extractiveSummary(messages), outcome: null, method: 'extractive', model: null };
   const transcript = messages.map((m) => `${m.role === 'agent' ? 'Agent' : 'Caller'}: ${m.content}`).join('\n');
-  const ssrf = ssrfOptions(services.config);
+  const ssrf = modelEgressOptions(t, platformEnv(services));
   const agent = createGuardedAgent(ssrf);
   try {
     const text = await complete(

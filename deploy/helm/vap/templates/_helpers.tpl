@@ -79,3 +79,40 @@ readOnlyRootFilesystem: true
 capabilities:
   drop: [ALL]
 {{- end -}}
+
+{{/* What both the control plane and the workers reach: DNS, LiveKit's API, the internet on the listed ports
+     (public addresses only: the private ranges are carved out, so a tenant's URL cannot reach the cluster even
+     if the SSRF guard were bypassed), and the private ranges the operator lists (LLM_PRIVATE_HOSTS' LAN boxes,
+     an external PostgreSQL, S3 endpoint or OTLP collector). */}}
+{{- define "vap.egressCommon" -}}
+{{- $eg := .np.egress -}}
+- to:
+    - namespaceSelector:
+        matchLabels:
+          {{- toYaml $eg.dnsNamespaceSelector | nindent 10 }}
+      podSelector:
+        matchLabels:
+          {{- toYaml $eg.dnsPodSelector | nindent 10 }}
+  ports:
+    - { port: 53, protocol: UDP }
+    - { port: 53, protocol: TCP }
+- ports:
+    - { port: {{ .lkPort }}, protocol: TCP }
+{{- if $eg.internetPorts }}
+- to:
+    - ipBlock:
+        cidr: 0.0.0.0/0
+        except: [10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, 169.254.0.0/16, 127.0.0.0/8, 0.0.0.0/8]
+    - ipBlock:
+        cidr: "::/0"
+        except: ["fc00::/7", "fe80::/10", "::1/128", "::ffff:0:0/96"]
+  ports:
+    {{- range $eg.internetPorts }}
+    - { port: {{ . }}, protocol: TCP }
+    {{- end }}
+{{- end }}
+{{- range $eg.privateCidrs }}
+- to:
+    - ipBlock: { cidr: {{ . | quote }} }
+{{- end }}
+{{- end }}
