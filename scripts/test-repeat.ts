@@ -63,17 +63,22 @@ function startLoad(): ChildProcess {
   return spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
 }
 
+/** The vitest run under way, stopped with this process. */
+let current: ChildProcess | null = null;
+
 function runOnce(args: RepeatArgs, jsonFile: string, logFile: string): Promise<{ code: number | null; ms: number }> {
   const vitestArgs = [VITEST, 'run', args.file, '--reporter=default', '--reporter=json', `--outputFile.json=${jsonFile}`];
   if (args.testName) vitestArgs.push('-t', args.testName);
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, vitestArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } });
+    current = child;
     const chunks: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => chunks.push(c));
     child.stderr.on('data', (c: Buffer) => chunks.push(c));
     child.on('error', reject);
     child.on('close', (code) => {
+      current = null;
       writeFileSync(logFile, Buffer.concat(chunks));
       resolve({ code, ms: performance.now() - started });
     });
@@ -95,10 +100,13 @@ async function main(): Promise<number> {
   const dir = mkdtempSync(path.join(tmpdir(), 'vap-test-repeat-'));
   const load = args.load ? startLoad() : null;
   const stopLoad = () => load?.kill('SIGKILL');
-  process.once('SIGINT', () => {
-    stopLoad();
-    process.exit(130);
-  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      stopLoad();
+      current?.kill('SIGTERM');
+      process.exit(130);
+    });
+  }
   console.log(`${args.file}: ${args.runs} runs${args.load ? ', one core busy' : ''}${args.testName ? `, tests matching "${args.testName}"` : ''}; logs in ${dir}`);
   let passed = 0;
   let failed = 0;
