@@ -71,7 +71,8 @@ function runOnce(args: RepeatArgs, jsonFile: string, logFile: string): Promise<{
   if (args.testName) vitestArgs.push('-t', args.testName);
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, vitestArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } });
+    // In its own process group, so that an interrupted run stops vitest's workers (and the stacks they started) too.
+    const child = spawn(process.execPath, vitestArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' }, detached: true });
     current = child;
     const chunks: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => chunks.push(c));
@@ -103,7 +104,11 @@ async function main(): Promise<number> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       stopLoad();
-      current?.kill('SIGTERM');
+      try {
+        if (current?.pid) process.kill(-current.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
       process.exit(130);
     });
   }
