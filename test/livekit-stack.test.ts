@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startStack, useStack, sipBridgeVersion } from './support/stack.ts';
 import { RtcClient, disposeRtc, roomToken } from './support/rtc-client.ts';
+import { until } from './support/e2e.ts';
 import { synthesize, transcribe, wordErrorRate } from './support/speech.ts';
 import { freeTcpUdpPort } from '../scripts/stack/ports.ts';
 
@@ -69,9 +70,15 @@ describe('LiveKit stack', () => {
       const outbound = await sip.createSipOutboundTrunk('stack test outbound', `127.0.0.1:${uasPort}`, ['+15550100']);
       const call = await sip.createSipParticipant(outbound.sipTrunkId, '+15550199', room, { participantIdentity: 'phone', waitUntilAnswered: true });
       expect(call.participantIdentity).toBe('phone');
-      const phone = (await rooms.listParticipants(room)).find((p) => p.identity === 'phone');
-      expect(phone?.attributes['sip.trunkID']).toBe(outbound.sipTrunkId);
-      expect(phone?.attributes['sip.callStatus']).toBe('active');
+      // The answer reaches the caller (the request returns) and the participant's attributes separately: the
+      // bridge joined the room as 'ringing' and updates `sip.callStatus` in the room on its own path, so the
+      // room may still say 'ringing' just after the answer. Waited for, with a bound.
+      const phone = await until(
+        "the phone's sip.callStatus active in the room",
+        async () => (await rooms.listParticipants(room)).find((p) => p.identity === 'phone' && p.attributes['sip.callStatus'] === 'active'),
+        20_000,
+      );
+      expect(phone.attributes['sip.trunkID']).toBe(outbound.sipTrunkId);
       await rooms.removeParticipant(room, 'phone');
       await sip.deleteSipTrunk(outbound.sipTrunkId);
     } finally {

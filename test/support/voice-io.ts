@@ -65,14 +65,16 @@ export const silence = (ms: number): Pcm => new Int16Array(Math.round((LINE_RATE
 /**
  * A phone line: sends 20 ms frames continuously, paced at `speed` × real time; speech queued with say()
  * goes out in order, silence in between. `say` resolves when the last speech frame has been sent
- * (the user's end of speech).
+ * (the user's end of speech). hold() stops the line's audio at a point in the queue until resume(): a test
+ * drives the call's audio time there, as a loaded machine would, where the session runs behind the line.
  */
 export class LineAudioInput extends voice.AudioInput {
   readonly frameMs = 20;
   readonly speed: number;
   readonly sampleRate: number;
   #controller!: ReadableStreamDefaultController<AudioFrame>;
-  #queue: { pcm: Pcm; offset: number; done: (t: number) => void }[] = [];
+  #queue: ({ pcm: Pcm; offset: number; done: (t: number) => void } | { hold: () => void })[] = [];
+  #held = false;
   #timer: NodeJS.Timeout | null = null;
   #started = 0;
   #sent = 0;
@@ -105,7 +107,14 @@ export class LineAudioInput extends voice.AudioInput {
     const tick = () => {
       if (this.#closed) return;
       const due = Math.floor(((performance.now() - this.#started) * this.speed) / this.frameMs);
-      while (this.#sent < due) {
+      while (this.#sent < due && !this.#held) {
+        const head = this.#queue[0];
+        if (head && 'hold' in head) {
+          this.#queue.shift();
+          this.#held = true;
+          head.hold();
+          break;
+        }
         this.#sendFrame();
         this.#sent++;
       }
@@ -118,15 +127,28 @@ export class LineAudioInput extends voice.AudioInput {
     return new Promise((done) => this.#queue.push({ pcm, offset: 0, done }));
   }
 
+  /** Stops the line after what is queued so far: no frame at all (not even silence) until resume(). Resolves
+   * when the line has stopped. */
+  hold(): Promise<void> {
+    return new Promise((hold) => this.#queue.push({ hold }));
+  }
+
+  /** Sends again from where the line stopped, paced from now (the stopped time is not made up). */
+  resume(): void {
+    if (!this.#held) return;
+    this.#held = false;
+    this.#started = performance.now() - (this.#sent * this.frameMs) / this.speed;
+  }
+
   get speaking(): boolean {
-    return this.#queue.length > 0;
+    return this.#queue.some((q) => 'pcm' in q);
   }
 
   #sendFrame(): void {
     const n = (this.sampleRate * this.frameMs) / 1000;
     const data = new Int16Array(n);
     const head = this.#queue[0];
-    if (head) {
+    if (head && 'pcm' in head) {
       const take = Math.min(n, head.pcm.length - head.offset);
       data.set(head.pcm.subarray(head.offset, head.offset + take));
       head.offset += take;

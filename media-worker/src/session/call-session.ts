@@ -1,7 +1,7 @@
 // One call: the AgentSession and every behaviour of the agent around it (first message, end-call phrases,
 // max duration, silence timeout, voicemail, tools, knowledge), the reports to the control plane and the
 // latency metrics. It needs no room: audio I/O can be a room (through `room`) or any AudioInput/AudioOutput.
-import { voice, type llm, type stt as agentsStt, type tts as agentsTts, type VAD } from '@livekit/agents';
+import { VADEventType, voice, type llm, type stt as agentsStt, type tts as agentsTts, type VAD, type VADEvent } from '@livekit/agents';
 import type { AudioFrame, Room } from '@livekit/rtc-node';
 import type { CallConfig, EndReason, EndedMessage, EndedReport } from '../../../schemas/internal.ts';
 import type { CallReporter, InternalApiClient } from '../../../shared/internal-api.ts';
@@ -20,6 +20,7 @@ import { TurnTrace } from './turn-trace.ts';
 import { PreemptiveWaste } from './preemptive-waste.ts';
 import { interimSoundsFinished } from './transcript-turn-detector.ts';
 import { BeepDetector, VoicemailClassifier, transcriptLooksLikeVoicemail } from './voicemail.ts';
+import { CallerSilence, tapVad } from './vad-tap.ts';
 
 export interface CallModels {
   stt: agentsStt.STT;
@@ -46,7 +47,8 @@ export interface CallSessionOptions {
    * from the end of the callee's last speech); never while the callee speaks. */
   outboundGreetingWaitMs?: number;
   /** Outbound with voicemail detection: the callee's silence after a short first utterance that makes it a
-   * person's "Hello?" (a machine's greeting pauses between sentences, then goes on). */
+   * person's "Hello?" (a machine's greeting pauses between sentences, then goes on). Counted in the callee's
+   * audio from the VAD's end of speech, not on the clock. */
   outboundHumanSilenceMs?: number;
   /** Overrides the preemptive-generation choice (benchmarks compare like with like). */
   preemptiveGeneration?: boolean;
@@ -111,10 +113,10 @@ export class CallSession {
   /** Outbound: the callee has answered the agent as a person would; no more answering-machine checks. */
   #openingOver = false;
   #greetingTimer: NodeJS.Timeout | null = null;
-  /** Outbound: a short first utterance waits for the callee's silence before it counts as a person. */
-  #humanTimer: NodeJS.Timeout | null = null;
-  /** When the callee last stopped speaking (user state left 'speaking'). */
-  #userQuietSince = 0;
+  /** Outbound: a short first utterance (its text) waiting for the callee's silence before it counts as a person. */
+  #humanPending: string | null = null;
+  /** Outbound with voicemail detection: the callee's silence, as the VAD measures it in their audio. */
+  readonly #calleeSilence = new CallerSilence();
   #voicemailLeaving = false;
   #beepWaiter: (() => void) | null = null;
   #error: string | undefined;
@@ -190,7 +192,9 @@ export class CallSession {
       stt: opts.models.stt,
       llm: opts.models.llm,
       tts: opts.models.tts,
-      vad: opts.models.vad,
+      // The callee's silence after a short first utterance decides a person from a machine: it is read off the
+      // VAD's events, in the callee's audio. A timer would race the VAD, which runs behind the line under load.
+      vad: this.voicemail ? tapVad(opts.models.vad, (ev) => this.#onVadEvent(ev)) : opts.models.vad,
       userAwayTimeout: agent.silence_timeout_seconds,
       // A SIP line has no echo to cancel, and a web client cancels its own.
       aecWarmupDuration: null,
@@ -381,45 +385,53 @@ export class CallSession {
     return true;
   }
 
-  /** Greets a person once the callee stays quiet after their short first utterance; more speech reopens the verdict. */
+  /**
+   * Greets a person once the callee stays quiet after their short first utterance; more speech reopens the
+   * verdict. The silence is counted in the callee's audio by the VAD (#onVadEvent), so the same audio gets the
+   * same verdict however late the STT's final or the VAD's events come.
+   */
   #confirmHuman(text: string): void {
-    const wait = this.#opts.outboundHumanSilenceMs ?? 800;
     if (this.session.userState === 'speaking') {
       this.#reopenVerdict();
       return;
     }
-    this.#clearHumanTimer();
-    this.#humanTimer = setTimeout(() => {
-      this.#humanTimer = null;
-      if (this.#greetingDone || this.#voicemailLeaving || this.endReason) return;
-      if (this.session.userState === 'speaking') {
-        this.#reopenVerdict();
-        return;
-      }
-      this.#log.info({ call_id: this.config.call.id }, 'outbound opening: a person answered');
-      this.#clearGreetingTimer();
-      this.#greetingDone = true;
-      if (this.render(this.config.agent.first_message)) {
-        this.#sayFirstMessage();
-        return;
-      }
-      // No first message: the agent answers the callee's words.
-      this.#openingOver = true;
-      this.session.generateReply({ userInput: text });
-    }, Math.max(0, wait - (Date.now() - this.#userQuietSince)));
+    this.#humanPending = text;
+    this.#checkHuman();
+  }
+
+  #onVadEvent(ev: VADEvent): void {
+    this.#calleeSilence.onEvent(ev);
+    if (ev.type === VADEventType.INFERENCE_DONE) this.#checkHuman();
+  }
+
+  #checkHuman(): void {
+    const text = this.#humanPending;
+    if (text === null) return;
+    if (this.#greetingDone || this.#voicemailLeaving || this.endReason) {
+      this.#humanPending = null;
+      return;
+    }
+    const quiet = this.#calleeSilence.quietMs;
+    if (quiet === null || quiet < (this.#opts.outboundHumanSilenceMs ?? 800)) return;
+    this.#humanPending = null;
+    this.#log.info({ call_id: this.config.call.id, quiet_ms: quiet }, 'outbound opening: a person answered');
+    this.#clearGreetingTimer();
+    this.#greetingDone = true;
+    if (this.render(this.config.agent.first_message)) {
+      this.#sayFirstMessage();
+      return;
+    }
+    // No first message: the agent answers the callee's words.
+    this.#openingOver = true;
+    this.session.generateReply({ userInput: text });
   }
 
   #reopenVerdict(): void {
-    this.#clearHumanTimer();
+    this.#humanPending = null;
     if (this.voicemail?.verdict === 'human') {
       this.voicemail.reopen();
       this.#log.info({ call_id: this.config.call.id }, 'outbound opening: the callee went on speaking; no verdict yet');
     }
-  }
-
-  #clearHumanTimer(): void {
-    if (this.#humanTimer) clearTimeout(this.#humanTimer);
-    this.#humanTimer = null;
   }
 
   async #leaveVoicemail(waitForBeep: boolean, reason: string): Promise<void> {
@@ -427,7 +439,7 @@ export class CallSession {
     this.#voicemailLeaving = true;
     this.#greetingDone = true;
     this.#clearGreetingTimer();
-    this.#clearHumanTimer();
+    this.#humanPending = null;
     this.voicemail?.markMachine(reason);
     this.#log.info({ call_id: this.config.call.id, reason: this.voicemail?.reason, wait_for_beep: waitForBeep && !this.beep?.detected }, 'voicemail detected');
     if (waitForBeep && !this.beep?.detected) {
@@ -492,11 +504,10 @@ export class CallSession {
       if (ev.newState === 'speaking') this.#overAgent = s.agentState === 'speaking' || this.#replyHeld();
       if (ev.newState === 'away' && !this.#voicemailLeaving) void this.end('silence_timeout');
       // Outbound, before the greeting: the callee's speech holds the greeting timer; its end re-arms it.
-      if (ev.oldState === 'speaking') this.#userQuietSince = Date.now();
       if (this.config.call.type === 'outbound' && !this.#greetingDone && this.startedAt) {
         if (ev.newState === 'speaking') {
           this.#clearGreetingTimer();
-          if (this.#humanTimer) this.#reopenVerdict();
+          if (this.#humanPending !== null) this.#reopenVerdict();
         } else if (ev.newState === 'listening') this.#armGreetingTimer();
       }
     });
@@ -581,7 +592,7 @@ export class CallSession {
     if (this.#onsetHold) clearTimeout(this.#onsetHold.timer);
     this.#onsetHold = null;
     this.#clearGreetingTimer();
-    this.#clearHumanTimer();
+    this.#humanPending = null;
     if (this.#transcriptTimer) clearTimeout(this.#transcriptTimer);
     this.#log.info({ call_id: this.config.call.id, end_reason: reason }, 'call ending');
     // The session's close drains speech, STT and audio I/O; a stuck part must not keep the line open (the
