@@ -371,7 +371,7 @@ describe('delivery', () => {
     const [call] = await tp.sql`insert into calls (org_id, agent_id, type, status) values (${org.orgId}, ${agent!.id}, 'outbound', 'failed') returning id`;
     const callId = call!.id as string;
     rx.script('/call-own', (_r, n) => (n === 1 ? { status: 500, body: 'down' } : { status: 200 }));
-    const ev = await emit('call.failed', callId, { webhookUrl: rx.url('/call-own') });
+    const ev = await emit('call.failed', callId as ReturnType<typeof randomUUID>, { webhookUrl: rx.url('/call-own') });
     await emit('call.failed'); // another call's event: not listed
     const list = await eventually(async () => {
       const res = await tp.request('get', `/v1/calls/${callId}/deliveries`, { key: org.key });
