@@ -8,7 +8,7 @@ import { ssrfOptions } from '../../net/ssrf.ts';
 import { signatureHeaders } from '../../../../shared/signing.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import { GONE, isRetriableStatus, nextDelay, parseRetryAfter, parseSchedule } from './retry.ts';
-import { openWebhookSecrets, orgSigningSecrets, recordAttempt, setFailingInactive, pauseMessages, type ClaimedMessage } from './queries.ts';
+import { openWebhookSecrets, orgSigningSecrets, recordAttempt, setFailingInactive, setInactive, pauseMessages, type ClaimedMessage } from './queries.ts';
 
 export { pauseMessages, resumeMessages, type ClaimedMessage } from './queries.ts';
 
@@ -129,10 +129,7 @@ export class WebhookDeliverer {
  */
 export async function disableWebhook(services: Services, webhookId: string, reason: 'gone'): Promise<void> {
   await services.sql.begin(async (tx) => {
-    const [w] = await tx<{ id: string; org_id: string }[]>`
-      update webhooks set status = 'inactive', disabled_reason = ${reason}, disabled_at = now(), updated_at = now()
-      where id = ${webhookId} and status = 'active'
-      returning id, org_id`;
+    const w = await setInactive(tx, webhookId, reason);
     if (!w) return;
     await pauseMessages(tx, w.id);
     await writeAudit(tx, {

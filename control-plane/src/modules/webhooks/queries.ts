@@ -358,6 +358,15 @@ export async function claimMessages(
       order by c.id`;
 }
 
+/** Sets an active webhook inactive for `reason`; null when it was not active (already disabled, or deleted). */
+export async function setInactive(db: Db, webhookId: string, reason: string) {
+  const [w] = await db<{ id: string; org_id: string }[]>`
+    update webhooks set status = 'inactive', disabled_reason = ${reason}, disabled_at = now(), updated_at = now()
+    where id = ${webhookId} and status = 'active'
+    returning id, org_id`;
+  return w ?? null;
+}
+
 /** Sets inactive the active webhooks (or the one given) failing for longer than limitMs. */
 export async function setFailingInactive(db: Db, webhookId: string | null, limitMs: number) {
   return db<{ id: string; org_id: string; failing_since: Date }[]>`

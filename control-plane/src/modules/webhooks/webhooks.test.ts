@@ -365,16 +365,18 @@ describe('delivery', () => {
   });
 
   it("lists a call's delivery attempts, to its own webhook_url and to the account's webhooks, at GET /v1/calls/{id}/deliveries", async () => {
-    const w = await createWebhook('/per-call', ['call.failed']);
-    const [llm] = await tp.sql`insert into llm_models (org_id, name, provider, model, temperature) values (${org.orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-    const [agent] = await tp.sql`insert into agents (org_id, name, llm_id, transcriber, tts) values (${org.orgId}, 'a', ${llm!.id}, '{}', '{}') returning id`;
-    const [call] = await tp.sql`insert into calls (org_id, agent_id, type, status) values (${org.orgId}, ${agent!.id}, 'outbound', 'failed') returning id`;
+    // An org of its own: the other tests' webhooks subscribed to '*' would get these events too.
+    const solo = await tp.createOrg('per-call deliveries');
+    const w = await createWebhook('/per-call', ['call.failed'], solo.key);
+    const [llm] = await tp.sql`insert into llm_models (org_id, name, provider, model, temperature) values (${solo.orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
+    const [agent] = await tp.sql`insert into agents (org_id, name, llm_id, transcriber, tts) values (${solo.orgId}, 'a', ${llm!.id}, '{}', '{}') returning id`;
+    const [call] = await tp.sql`insert into calls (org_id, agent_id, type, status) values (${solo.orgId}, ${agent!.id}, 'outbound', 'failed') returning id`;
     const callId = call!.id as string;
     rx.script('/call-own', (_r, n) => (n === 1 ? { status: 500, body: 'down' } : { status: 200 }));
-    const ev = await emit('call.failed', callId as ReturnType<typeof randomUUID>, { webhookUrl: rx.url('/call-own') });
-    await emit('call.failed'); // another call's event: not listed
+    const ev = await emit('call.failed', callId as ReturnType<typeof randomUUID>, { webhookUrl: rx.url('/call-own'), orgId: solo.orgId });
+    await emit('call.failed', randomUUID(), { orgId: solo.orgId }); // another call's event: not listed
     const list = await eventually(async () => {
-      const res = await tp.request('get', `/v1/calls/${callId}/deliveries`, { key: org.key });
+      const res = await tp.request('get', `/v1/calls/${callId}/deliveries`, { key: solo.key });
       return res.body.total === 3 ? res : null;
     }, "the call's three attempts");
     expect(list.status).toBe(200);
@@ -386,13 +388,13 @@ describe('delivery', () => {
     ]);
     expect(list.body.items.filter((d: any) => d.webhook_id === w.id)).toHaveLength(1);
     expect(list.body.items.every((d: any) => d.event_id === ev.id)).toBe(true);
-    const failed = await tp.request('get', `/v1/calls/${callId}/deliveries?status=retrying&limit=1`, { key: org.key });
+    const failed = await tp.request('get', `/v1/calls/${callId}/deliveries?status=retrying&limit=1`, { key: solo.key });
     expect(failed.body).toMatchObject({ total: 1, limit: 1, items: [{ status: 'retrying', response_body: 'down' }] });
     // Another organisation's call is a 404, like a missing one; bad queries are 422s.
     const stranger = await tp.createOrg('stranger');
     expect((await tp.request('get', `/v1/calls/${callId}/deliveries`, { key: stranger.key })).status).toBe(404);
-    expect((await tp.request('get', `/v1/calls/${randomUUID()}/deliveries`, { key: org.key })).status).toBe(404);
-    const bad = await tp.request('get', `/v1/calls/${callId}/deliveries?limit=201`, { key: org.key });
+    expect((await tp.request('get', `/v1/calls/${randomUUID()}/deliveries`, { key: solo.key })).status).toBe(404);
+    const bad = await tp.request('get', `/v1/calls/${callId}/deliveries?limit=201`, { key: solo.key });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0]).toMatchObject({ loc: ['query', 'limit'], type: 'less_than_equal' });
   });
