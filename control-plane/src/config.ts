@@ -1,6 +1,7 @@
 // Configuration from the environment, validated once at start-up with messages that name the variable.
 import { Ajv } from 'ajv';
 import { Type, type Static } from '@sinclair/typebox';
+import { devLivekitCredentialsError } from '../../shared/livekit-credentials.ts';
 
 // ---- Carriers (phone numbers). CARRIER picks the adapter; each carrier's platform credentials and settings
 // follow. Customers never see these: numbers are bought and wired with the platform's own account.
@@ -91,6 +92,9 @@ const Env = Type.Object({
   RATE_LIMIT_SYNC_MS: Type.Integer({ minimum: 10, maximum: 10000, default: 100, description: 'How often each replica merges its rate-limit buckets with the shared ones in PostgreSQL' }),
   AUTH_CACHE_TTL_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
   WORKER_TOKEN: Type.Optional(Type.String({ minLength: 32, description: 'Credential of the media workers on the internal API' })),
+  WORKER_CAPABILITY_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 172800, default: 21600, description: "How long a call's worker capability (in its dispatch) stays valid: the longest call (4 h) plus the ended report and the recording upload" }),
+  WORKER_RATE_LIMIT_PER_SECOND: Type.Number({ minimum: 0, default: 100, description: 'Internal API requests per second per media worker id (a bucket apart from customer keys); 0 turns it off' }),
+  WORKER_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, default: 500 }),
   LIVEKIT_URL: Type.String({ default: 'http://127.0.0.1:7880', description: 'LiveKit server API URL (http or ws)' }),
   LIVEKIT_PUBLIC_URL: Type.Optional(Type.String({ description: 'WebSocket URL that browsers use; defaults to LIVEKIT_URL as ws(s)' })),
   LIVEKIT_API_KEY: Type.String({ default: 'devkey' }),
@@ -202,6 +206,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (config.NODE_ENV === 'production') {
     const missing = (['MASTER_KEY', 'PUBLIC_BASE_URL'] as const).filter((k) => !config[k]);
     if (missing.length) throw new ConfigError(`invalid configuration: ${missing.join(', ')} must be set in production`);
+    const devLivekit = devLivekitCredentialsError(config.NODE_ENV, config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET);
+    if (devLivekit) throw new ConfigError(`invalid configuration: ${devLivekit}`);
   }
   return config;
 }

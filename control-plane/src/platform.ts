@@ -72,6 +72,8 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     boss,
     auth,
     rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST, db.sql, config.RATE_LIMIT_SYNC_MS, (err) => log.warn({ err }, 'rate limit sync failed')),
+    // Keys `worker:<id>` never meet customers' key ids in the shared table.
+    workerRateLimiter: new RateLimiter(config.WORKER_RATE_LIMIT_PER_SECOND, config.WORKER_RATE_LIMIT_BURST, db.sql, config.RATE_LIMIT_SYNC_MS, (err) => log.warn({ err }, 'worker rate limit sync failed')),
     metrics,
     secrets: secretsFromEnv({
       masterKey: config.MASTER_KEY,
@@ -113,6 +115,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   const simulatedEdge = config.JOBS_ENABLED ? await startSimulatedCarrierEdge(services) : null;
 
   services.rateLimiter.start();
+  services.workerRateLimiter.start();
 
   let server: Server | null = null;
   let metricsServer: Server | null = null;
@@ -157,6 +160,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       }
       metricsServer?.close();
       await services.rateLimiter.stop();
+      await services.workerRateLimiter.stop();
       await webhooks?.stop().catch((err: unknown) => log.warn({ err }, 'webhook dispatcher stop failed'));
       await simulatedEdge?.close().catch((err: unknown) => log.warn({ err }, 'simulated carrier edge close failed'));
       await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err: unknown) => log.warn({ err }, 'pg-boss stop failed'));

@@ -16,7 +16,10 @@ export interface Services {
   /** Always started, so every process can enqueue; workers run only where JOBS_ENABLED is true. */
   boss: PgBoss;
   auth: AuthService;
+  /** Customers' credentials (API keys, users). */
   rateLimiter: RateLimiter;
+  /** Media workers, one bucket per worker id (WORKER_RATE_LIMIT_*). */
+  workerRateLimiter: RateLimiter;
   metrics: Metrics;
   /** Encrypts and decrypts secrets at rest (credentials, tool headers, webhook secrets). */
   secrets: Secrets;

@@ -7,7 +7,7 @@ import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { loadWorkerConfig } from './config.ts';
-import { callIdFromMetadata } from './worker-metadata.ts';
+import { callIdFromMetadata, capabilityFromJobMetadata } from './worker-metadata.ts';
 import { PushMetricsSink, nullSink } from './metrics.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
@@ -95,6 +95,7 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   const api = new InternalApiClient({
     baseUrl: cfg.controlPlaneUrl,
     token: cfg.workerToken,
+    workerId: ctx.workerId,
     onReportFailed: ({ callId, kind, seq, error }) => log.error({ call_id: callId, kind, seq, err: (error as Error)?.message }, 'report failed'),
   });
   const metrics = process.env.VAP_METRICS_PUSH_URL ? new PushMetricsSink(process.env.VAP_METRICS_PUSH_URL) : nullSink;
@@ -102,6 +103,9 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   await ctx.connect();
   const room = ctx.room;
   let callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata, room.metadata);
+  // Web and outbound calls: the dispatch brings the call's capability; inbound calls get it from the open.
+  let capability = capabilityFromJobMetadata(ctx.job.metadata);
+  if (callId && capability) api.setCapability(callId, capability);
   let participant: RemoteParticipant | null = null;
   if (!callId) {
     // Inbound SIP: a dispatch rule made the room (a number's rule, or the catch-all for numbers that are not
@@ -121,6 +125,7 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
         sip_call_id: attrs['sip.callIDFull'] ?? attrs['sip.callID'] ?? null,
       });
       callId = opened.call_id;
+      capability = opened.capability;
     } catch (err) {
       // Refused (unknown or inactive number, no agent, limits) or the control plane is unreachable. Deleting the
       // room while the call still rings makes the SIP bridge answer the INVITE with a final 486; leaving it
@@ -205,7 +210,7 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   // Both sides of the call, mixed into one WAV and uploaded to the signed URL of the session config.
   const recorder =
     config.recording.enabled && config.recording.upload_url
-      ? await RoomRecorder.start({ room, callId, callType: config.call.type, uploadUrl: config.recording.upload_url, logger })
+      ? await RoomRecorder.start({ room, callId, callType: config.call.type, uploadUrl: config.recording.upload_url, ...(capability ? { capability } : {}), logger })
       : null;
 
   ctx.addShutdownCallback(async () => {

@@ -6,6 +6,7 @@ import { startPlatform, type Platform } from '../../control-plane/src/platform.t
 import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createTestDatabase } from './db.ts';
+import { mintCapability } from '../../control-plane/src/modules/calls/capability.ts';
 
 export interface TestResponse<T = any> {
   status: number;
@@ -29,6 +30,8 @@ export interface TestPlatform {
   /** A fresh organisation and its API key. */
   createOrg(name?: string): Promise<{ orgId: string; key: string }>;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
+  /** The call's worker capability, as the control plane puts it in the call's dispatch metadata. */
+  capability(callId: string): string;
   close(): Promise<void>;
 }
 
@@ -43,6 +46,7 @@ export async function startTestPlatform(overrides: Partial<Config> = {}): Promis
       METRICS_PORT: 0,
       LOG_LEVEL: 'silent',
       RATE_LIMIT_PER_SECOND: 0,
+      WORKER_RATE_LIMIT_PER_SECOND: 0,
       DATABASE_POOL_MAX: 5,
       MASTER_KEY: randomBytes(32).toString('base64'),
       WORKER_TOKEN: 'test-worker-token-0123456789abcdef0123',
@@ -60,6 +64,7 @@ export async function startTestPlatform(overrides: Partial<Config> = {}): Promis
       const org = await createOrgWithKey(platform.services.sql, name ?? `org ${++n}`);
       return { orgId: org.org_id, key: org.api_key };
     },
+    capability: (callId) => mintCapability(platform.services, callId),
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) };
       if (opts.key) headers.authorization = `Bearer ${opts.key}`;

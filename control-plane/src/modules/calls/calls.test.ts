@@ -30,8 +30,12 @@ async function createAgent(o: { orgId: string; key: string }, extra: Record<stri
   return row!.id as string;
 }
 
-const internal = (method: string, path: string, body?: unknown) =>
-  tp.request(method, `/internal/v1${path}`, { key: WORKER, ...(body !== undefined ? { body } : {}) });
+/** As a worker would: its token, and the call's capability from the dispatch. */
+const internal = (method: string, path: string, body?: unknown) => {
+  const callId = /^\/calls\/([^/]+)\//.exec(path)?.[1];
+  const headers: Record<string, string> = callId ? { 'x-call-capability': tp.capability(callId) } : {};
+  return tp.request(method, `/internal/v1${path}`, { key: WORKER, headers, ...(body !== undefined ? { body } : {}) });
+};
 
 async function startWebCall(o = org, body: Record<string, unknown> = {}) {
   return tp.request('post', '/v1/calls/web', { key: o.key, body: { agent_id: agentId, ...body } });
@@ -422,16 +426,18 @@ describe('listing and usage', () => {
 });
 
 describe('recordings', () => {
-  it('upload through the signed URL, then a signed download that refuses tampering and expiry', async () => {
+  it("upload with the call's capability, then a signed download that refuses tampering and expiry', async () => {
     const recAgent = await createAgent(org, { enable_recording: true });
     const created = await tp.request('post', '/v1/calls/web', { key: org.key, body: { agent_id: recAgent } });
     const id = created.body.id as string;
     const cfg = await internal('get', `/calls/${id}/config`);
-    expect(cfg.body.recording).toEqual({ enabled: true, upload_url: expect.stringContaining(`/internal/v1/calls/${id}/recording?expires=`) });
+    expect(cfg.body.recording).toEqual({ enabled: true, upload_url: `${tp.url}/v1/recordings/${id}/upload` });
     const wav = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4000, 1)]);
-    const forged = cfg.body.recording.upload_url.replace(/signature=[^&]+/, 'signature=AAAA');
-    expect((await fetch(forged, { method: 'PUT', body: wav, headers: { 'content-type': 'audio/wav' } })).status).toBe(403);
-    const up = await fetch(cfg.body.recording.upload_url, { method: 'PUT', body: wav, headers: { 'content-type': 'audio/wav' } });
+    const put = (authorization?: string) =>
+      fetch(cfg.body.recording.upload_url, { method: 'PUT', body: wav, headers: { 'content-type': 'audio/wav', ...(authorization ? { authorization } : {}) } });
+    expect((await put()).status).toBe(403);
+    expect((await put(`Bearer ${tp.capability(id).slice(0, -2)}AA`)).status).toBe(403);
+    const up = await put(`Bearer ${tp.capability(id)}`);
     expect(up.status).toBe(204);
     expect(await eventsOf(id)).toContain('call.recording.available');
 

@@ -20,7 +20,8 @@ import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
 import { agentAndModelForCall, getCall, getCallById, insertCall, type CallRow } from './queries.ts';
 import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
-import { signedUrl } from './recordings.ts';
+import { recordingUploadUrl } from './recordings.ts';
+import { mintCapability } from './capability.ts';
 import { recordingUrl } from './storage/index.ts';
 import { SpanKind, inSpan, traceCarrier } from '../../../../shared/tracing.ts';
 
@@ -126,10 +127,11 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
   let token: string;
   try {
     token = await inSpan('call.dispatch', { kind: SpanKind.PRODUCER, attributes: { 'vap.call_id': id, 'livekit.room': room } }, async () => {
-      // The worker's job continues this trace: traceparent travels in the dispatch (and room) metadata.
-      const metadata = JSON.stringify({ call_id: id, ...traceCarrier() });
-      await livekit.rooms.createRoom({ name: room, metadata, emptyTimeout: 120, departureTimeout: 15 });
-      await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata });
+      // The worker's job continues this trace: traceparent travels in the dispatch (and room) metadata. The
+      // call's capability goes in the dispatch only: room metadata is visible to everyone in the room.
+      const metadata = { call_id: id, ...traceCarrier() };
+      await livekit.rooms.createRoom({ name: room, metadata: JSON.stringify(metadata), emptyTimeout: 120, departureTimeout: 15 });
+      await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata: JSON.stringify({ ...metadata, capability: mintCapability(services, id) }) });
       return livekit.participantToken(room, `user-${id}`, { name: 'caller' });
     });
   } catch (err) {
@@ -292,7 +294,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
     knowledge,
     provider_keys: await resolveProviderKeys(db, services.secrets, call.org_id),
     recording: agent.enable_recording
-      ? { enabled: true, upload_url: signedUrl(services, 'recording-upload', call.id, Math.max(agent.max_duration_seconds + 3600, 7200)) }
+      ? { enabled: true, upload_url: recordingUploadUrl(services, call.id) }
       : { enabled: false },
   };
 }
