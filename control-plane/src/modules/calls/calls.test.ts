@@ -73,7 +73,7 @@ beforeAll(async () => {
 });
 
 describe('POST /v1/calls/web', () => {
-  it('creates the call, the room with its metadata, the dispatch and a room-scoped token', async () => {
+  it('creates the call, the room with its metadata, the dispatch with the capability and a room-scoped token', async () => {
     const res = await startWebCall(org, { variables: { customer_name: 'Ada' }, metadata: { crm: '42' } });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
@@ -93,7 +93,12 @@ describe('POST /v1/calls/web', () => {
     // The server also lists its implicit dispatch for unnamed workers (agentName ''); ours is the named one.
     const ours = dispatches.filter((d) => d.agentName === 'vap-agent');
     expect(ours).toHaveLength(1);
-    expect(JSON.parse(ours[0]!.metadata)).toEqual({ call_id: res.body.id });
+    // The dispatch (seen by the worker only) carries the call's capability; the room's metadata (seen by the
+    // caller's browser too) does not.
+    const dispatched = JSON.parse(ours[0]!.metadata);
+    expect(dispatched).toEqual({ call_id: res.body.id, capability: expect.stringMatching(/^vcap1\.\d+\./) });
+    const cfg = await tp.request('get', `/internal/v1/calls/${res.body.id}/config`, { key: WORKER, headers: { 'x-call-capability': dispatched.capability } });
+    expect(cfg.status).toBe(200);
     const claims = await new TokenVerifier(stack.apiKey, stack.apiSecret).verify(res.body.participant_token);
     expect(claims.video).toMatchObject({ room: res.body.room_name, roomJoin: true });
     expect(claims.video?.roomAdmin).toBeFalsy();
