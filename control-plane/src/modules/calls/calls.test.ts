@@ -431,7 +431,7 @@ describe('listing and usage', () => {
 });
 
 describe('recordings', () => {
-  it("upload with the call's capability, then a signed download that refuses tampering and expiry', async () => {
+  it("upload with the call's capability, then a signed download that refuses tampering and expiry", async () => {
     const recAgent = await createAgent(org, { enable_recording: true });
     const created = await tp.request('post', '/v1/calls/web', { key: org.key, body: { agent_id: recAgent } });
     const id = created.body.id as string;
