@@ -207,7 +207,7 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   // Each turn's latency, for the clients in the room (the web SDK's `metrics` event).
   call.turnMetrics.onTurn((t) => void publishTurnMetrics(room, t, logger));
 
-  // Both sides of the call, mixed into one WAV and uploaded to the signed URL of the session config.
+  // Both sides of the call, mixed into one WAV and uploaded to the session config's URL with the call's capability.
   const recorder =
     config.recording.enabled && config.recording.upload_url
       ? await RoomRecorder.start({ room, callId, callType: config.call.type, uploadUrl: config.recording.upload_url, ...(capability ? { capability } : {}), logger })
