@@ -133,7 +133,7 @@ export type KnowledgeConfig = Static<typeof KnowledgeConfig>;
 export const RecordingConfig = Type.Object(
   {
     enabled: Type.Boolean(),
-    upload_url: Type.Optional(Type.String({ description: 'Pre-signed PUT URL for the recording (audio/wav)' })),
+    upload_url: Type.Optional(Type.String({ description: "Where to PUT the recording (audio/wav), with the call's capability as `Authorization: Bearer`" })),
   },
   { title: 'RecordingConfig' },
 );
@@ -316,8 +316,14 @@ export const InboundOpenRequest = Strict(
 );
 export type InboundOpenRequest = Static<typeof InboundOpenRequest>;
 
-export const InboundOpenResult = Type.Object({ call_id: Type.String() }, { title: 'InboundOpenResult' });
+export const InboundOpenResult = Type.Object(
+  { call_id: Type.String(), capability: Type.String({ description: "The call's capability for the per-call routes (x-call-capability)" }) },
+  { title: 'InboundOpenResult' },
+);
 export type InboundOpenResult = Static<typeof InboundOpenResult>;
 
 /** Dispatch or room metadata that tells the worker which call it serves. */
-export const JobMetadata = Type.Object({ call_id: Type.Optional(Type.String()) }, { title: 'JobMetadata' });
+export const JobMetadata = Type.Object(
+  { call_id: Type.Optional(Type.String()), capability: Type.Optional(Type.String({ description: "The call's capability (dispatch metadata only, never the room's)" })) },
+  { title: 'JobMetadata' },
+);

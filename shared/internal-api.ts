@@ -18,6 +18,8 @@ import {
 import { traceCarrier } from './tracing.ts';
 
 export const INTERNAL_API_PREFIX = '/internal/v1';
+/** The header of a call's capability (docs/internal-api.md, "Per-call capability"). */
+export const CAPABILITY_HEADER = 'x-call-capability';
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
 // Lenient about unknown keywords and extra fields: the control plane may add fields before workers know them.
@@ -36,6 +38,8 @@ export interface InternalApiOptions {
   baseUrl: string;
   /** The workers' own credential (WORKER_TOKEN). */
   token: string;
+  /** This worker's LiveKit id: the control plane rate-limits each worker in a bucket of its own. */
+  workerId?: string;
   /** Per-request timeout. */
   timeoutMs?: number;
   retry?: Partial<RetryOptions>;
@@ -76,6 +80,8 @@ export class InternalApiClient {
   readonly #timeoutMs: number;
   readonly retry: RetryOptions;
   readonly #onReportFailed: InternalApiOptions['onReportFailed'];
+  readonly #workerId: string | undefined;
+  readonly #capabilities = new Map<string, string>();
 
   constructor(opts: InternalApiOptions) {
     if (!opts.token) throw new Error('internal API token (WORKER_TOKEN) is required');
@@ -84,17 +90,27 @@ export class InternalApiClient {
     this.#timeoutMs = opts.timeoutMs ?? 10_000;
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
     this.#onReportFailed = opts.onReportFailed;
+    this.#workerId = opts.workerId;
+  }
+
+  /** The call's capability (from the dispatch metadata or the inbound open): sent with every request about it. */
+  setCapability(callId: string, capability: string): void {
+    this.#capabilities.set(callId, capability);
   }
 
   /** One HTTP request, no retries. Throws InternalApiError. */
   async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, timeoutMs = this.#timeoutMs): Promise<T> {
     const timeout = AbortSignal.timeout(timeoutMs);
+    const callId = /^\/calls\/([^/]+)\//.exec(path)?.[1];
+    const capability = callId ? this.#capabilities.get(decodeURIComponent(callId)) : undefined;
     let res: Response;
     try {
       res = await fetch(`${this.baseUrl}${INTERNAL_API_PREFIX}${path}`, {
         method,
         headers: {
           authorization: `Bearer ${this.#token}`,
+          ...(capability ? { [CAPABILITY_HEADER]: capability } : {}),
+          ...(this.#workerId ? { 'vap-worker-id': this.#workerId } : {}),
           accept: 'application/json',
           ...traceCarrier(),
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
@@ -144,9 +160,11 @@ export class InternalApiClient {
     return body;
   }
 
-  /** Inbound SIP: the control plane resolves the number's routing and creates the call. */
-  openInbound(req: InboundOpenRequest, signal?: AbortSignal): Promise<InboundOpenResult> {
-    return this.requestWithRetry<InboundOpenResult>('POST', '/calls/inbound', req, signal);
+  /** Inbound SIP: the control plane resolves the number's routing and creates the call; its capability is kept. */
+  async openInbound(req: InboundOpenRequest, signal?: AbortSignal): Promise<InboundOpenResult> {
+    const opened = await this.requestWithRetry<InboundOpenResult>('POST', '/calls/inbound', req, signal);
+    if (opened.capability) this.setCapability(opened.call_id, opened.capability);
+    return opened;
   }
 
   /** Top chunks of the call's knowledge bases. Not retried: a turn can't wait for it. */

@@ -2,6 +2,7 @@
 import { Ajv } from 'ajv';
 import { Type, type Static } from '@sinclair/typebox';
 import { parsePrivateHosts } from '../../shared/model-egress.ts';
+import { devLivekitCredentialsError } from '../../shared/livekit-credentials.ts';
 
 // ---- Carriers (phone numbers). CARRIER picks the adapter; each carrier's platform credentials and settings
 // follow. Customers never see these: numbers are bought and wired with the platform's own account.
@@ -116,6 +117,9 @@ const Env = Type.Object({
   PUBLISHABLE_WEB_CALLS_PER_MINUTE_PER_IP: Type.Integer({ minimum: 0, default: 3, description: 'Web calls one client IP may start per minute (and in a burst) with the publishable keys of one organisation (0: no limit)' }),
   // ---- end abuse limits
   WORKER_TOKEN: Type.Optional(Type.String({ minLength: 32, description: 'Credential of the media workers on the internal API' })),
+  WORKER_CAPABILITY_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 172800, default: 21600, description: "How long a call's worker capability (in its dispatch) stays valid: the longest call (4 h) plus the ended report and the recording upload" }),
+  WORKER_RATE_LIMIT_PER_SECOND: Type.Number({ minimum: 0, default: 100, description: 'Internal API requests per second per media worker id (a bucket apart from customer keys); 0 turns it off' }),
+  WORKER_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, default: 500 }),
   LIVEKIT_URL: Type.String({ default: 'http://127.0.0.1:7880', description: 'LiveKit server API URL (http or ws)' }),
   LIVEKIT_PUBLIC_URL: Type.Optional(Type.String({ description: 'WebSocket URL that browsers use; defaults to LIVEKIT_URL as ws(s)' })),
   LIVEKIT_API_KEY: Type.String({ default: 'devkey' }),
@@ -245,6 +249,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (config.NODE_ENV === 'production') {
     const missing = (['MASTER_KEY', 'PUBLIC_BASE_URL'] as const).filter((k) => !config[k]);
     if (missing.length) throw new ConfigError(`invalid configuration: ${missing.join(', ')} must be set in production`);
+    const devLivekit = devLivekitCredentialsError(config.NODE_ENV, config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET);
+    if (devLivekit) throw new ConfigError(`invalid configuration: ${devLivekit}`);
   }
   return config;
 }

@@ -106,6 +106,8 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     boss,
     auth,
     rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST, db.sql, config.RATE_LIMIT_SYNC_MS, onLimitError),
+    // Keys `worker:<id>` never meet customers' key ids in the shared table.
+    workerRateLimiter: new RateLimiter(config.WORKER_RATE_LIMIT_PER_SECOND, config.WORKER_RATE_LIMIT_BURST, db.sql, config.RATE_LIMIT_SYNC_MS, onLimitError),
     limits: abuseLimits(config, db.sql, onLimitError),
     metrics,
     secrets: secretsFromEnv({
@@ -149,6 +151,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
 
   services.rateLimiter.start();
   for (const l of Object.values(services.limits)) l.start();
+  services.workerRateLimiter.start();
 
   let server: Server | null = null;
   let metricsServer: Server | null = null;
@@ -194,6 +197,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       metricsServer?.close();
       await services.rateLimiter.stop();
       for (const l of Object.values(services.limits)) await l.stop();
+      await services.workerRateLimiter.stop();
       await webhooks?.stop().catch((err: unknown) => log.warn({ err }, 'webhook dispatcher stop failed'));
       await simulatedEdge?.close().catch((err: unknown) => log.warn({ err }, 'simulated carrier edge close failed'));
       await boss?.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }).catch((err: unknown) => log.warn({ err }, 'pg-boss stop failed'));

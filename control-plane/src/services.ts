@@ -16,8 +16,10 @@ export interface Services {
   /** Always started, so every process can enqueue; workers run only where JOBS_ENABLED is true. */
   boss: PgBoss;
   auth: AuthService;
-  /** Requests per credential (key: the credential's id). */
+  /** Requests per credential (key: the credential's id): customers' API keys and users. */
   rateLimiter: RateLimiter;
+  /** Media workers, one bucket per worker id (WORKER_RATE_LIMIT_*). */
+  workerRateLimiter: RateLimiter;
   /** Abuse limits, keyed with a prefix each: `org:<id>` requests per organisation, `ip:<address>` failed
    * authentications per client IP, `web:<org id>:<address>` publishable web calls per client IP. */
   limits: { org: RateLimiter; authFailures: RateLimiter; publishableWebCalls: RateLimiter };

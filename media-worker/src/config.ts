@@ -1,4 +1,6 @@
 // Worker settings from the environment, checked at start-up.
+import { DEV_LIVEKIT_API_KEY, DEV_LIVEKIT_API_SECRET, devLivekitCredentialsError } from '../../shared/livekit-credentials.ts';
+
 export interface WorkerConfig {
   agentName: string;
   controlPlaneUrl: string;
@@ -34,6 +36,10 @@ function int(env: NodeJS.ProcessEnv, name: string, def: number, min = 0): number
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   const workerToken = env.WORKER_TOKEN ?? '';
   if (workerToken.length < 32) throw new Error('WORKER_TOKEN must be set (at least 32 characters)');
+  const livekitApiKey = env.LIVEKIT_API_KEY || DEV_LIVEKIT_API_KEY;
+  const livekitApiSecret = env.LIVEKIT_API_SECRET || DEV_LIVEKIT_API_SECRET;
+  const devLivekit = devLivekitCredentialsError(env.NODE_ENV, livekitApiKey, livekitApiSecret);
+  if (devLivekit) throw new Error(devLivekit);
   const loadThreshold = int(env, 'LOAD_THRESHOLD', 0.7, 0.05);
   if (loadThreshold > 1) throw new Error('LOAD_THRESHOLD must be between 0.05 and 1');
   return {
@@ -41,8 +47,8 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     controlPlaneUrl: env.CONTROL_PLANE_URL || `http://127.0.0.1:${env.PORT || 8080}`,
     workerToken,
     livekitUrl: env.LIVEKIT_URL || 'ws://127.0.0.1:7880',
-    livekitApiKey: env.LIVEKIT_API_KEY || 'devkey',
-    livekitApiSecret: env.LIVEKIT_API_SECRET || 'secret',
+    livekitApiKey,
+    livekitApiSecret,
     maxConcurrentCalls: int(env, 'MAX_CONCURRENT_CALLS', 10, 1),
     loadThreshold,
     // Off on machines shared with other work (the local stack, tests): there machine CPU says nothing about

@@ -13,3 +13,17 @@ export function callIdFromMetadata(...sources: (string | undefined | null)[]): s
   return null;
 }
 
+
+/**
+ * The call's capability, from the dispatch (job) metadata only: room metadata is readable by every participant,
+ * so the control plane never puts it there, and one found there is not trusted.
+ */
+export function capabilityFromJobMetadata(raw: string | undefined | null): string | null {
+  if (!raw) return null;
+  try {
+    const v = JSON.parse(raw) as { capability?: unknown };
+    return typeof v?.capability === 'string' && v.capability ? v.capability : null;
+  } catch {
+    return null;
+  }
+}

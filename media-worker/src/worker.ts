@@ -8,7 +8,7 @@ import { InternalApiClient } from '../../shared/internal-api.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { KeypadCollector } from './session/keypad.ts';
 import { loadWorkerConfig } from './config.ts';
-import { callIdFromMetadata } from './worker-metadata.ts';
+import { callIdFromMetadata, capabilityFromJobMetadata } from './worker-metadata.ts';
 import { PushMetricsSink, nullSink } from './metrics.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
@@ -95,6 +95,7 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   const api = new InternalApiClient({
     baseUrl: cfg.controlPlaneUrl,
     token: cfg.workerToken,
+    workerId: ctx.workerId,
     onReportFailed: ({ callId, kind, seq, error }) => log.error({ call_id: callId, kind, seq, err: (error as Error)?.message }, 'report failed'),
   });
   const metrics = process.env.VAP_METRICS_PUSH_URL ? new PushMetricsSink(process.env.VAP_METRICS_PUSH_URL) : nullSink;
@@ -102,6 +103,9 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   await ctx.connect();
   const room = ctx.room;
   let callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata, room.metadata);
+  // Web and outbound calls: the dispatch brings the call's capability; inbound calls get it from the open.
+  let capability = capabilityFromJobMetadata(ctx.job.metadata);
+  if (callId && capability) api.setCapability(callId, capability);
   let participant: RemoteParticipant | null = null;
   if (!callId) {
     // Inbound SIP: a number's dispatch rule made the room; the control plane checks the room, trunk and rule
@@ -125,6 +129,7 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
         dispatch_rule_id: attrs['sip.ruleID'] ?? '',
       });
       callId = opened.call_id;
+      capability = opened.capability;
     } catch (err) {
       // Refused (unknown or inactive number, no agent, limits) or the control plane is unreachable. Deleting the
       // room while the call still rings makes the SIP bridge answer the INVITE with a final 486; leaving it
@@ -206,10 +211,10 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   // Each turn's latency, for the clients in the room (the web SDK's `metrics` event).
   call.turnMetrics.onTurn((t) => void publishTurnMetrics(room, t, logger));
 
-  // Both sides of the call, mixed into one WAV and uploaded to the signed URL of the session config.
+  // Both sides of the call, mixed into one WAV and uploaded to the session config's URL with the call's capability.
   const recorder =
     config.recording.enabled && config.recording.upload_url
-      ? await RoomRecorder.start({ room, callId, callType: config.call.type, uploadUrl: config.recording.upload_url, logger })
+      ? await RoomRecorder.start({ room, callId, callType: config.call.type, uploadUrl: config.recording.upload_url, ...(capability ? { capability } : {}), logger })
       : null;
 
   ctx.addShutdownCallback(async () => {

@@ -103,10 +103,12 @@ describe('helm chart', () => {
       for (const k of Object.keys(cm.data ?? {})) expect(k, `${cm.metadata.name}.${k}`).not.toMatch(SECRET_NAMES);
     }
     const secretNames = new Set(byKind(objs, 'Secret').map((s) => s.metadata.name));
-    const existing = args.length && readFileSync(args[1]!, 'utf8').match(/existingSecret: (\S+)/)?.[1];
+    const values = args.length ? readFileSync(args[1]!, 'utf8') : '';
+    const existing = values.match(/existingSecret: (\S+)/)?.[1];
     if (existing) {
       expect(secretNames.size).toBe(0);
       secretNames.add(existing);
+      secretNames.add(values.match(/existingWorkerSecret: (\S+)/)![1]!);
     }
     for (const o of objs) {
       for (const c of containers(o)) {
@@ -123,7 +125,10 @@ describe('helm chart', () => {
     for (const s of byKind(objs, 'Secret')) {
       expect(s.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
       expect(s.metadata.annotations?.['helm.sh/hook']).toContain('pre-install');
-      expect(Object.keys(s.data)).toEqual(expect.arrayContaining(['MASTER_KEY', 'WORKER_TOKEN', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET']));
+      expect(Object.keys(s.data)).toEqual(expect.arrayContaining(['WORKER_TOKEN', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET']));
+    }
+    for (const s of byKind(objs, 'Secret', '-secrets')) {
+      expect(Object.keys(s.data)).toContain('MASTER_KEY');
       // data is base64 of the variable's value, itself the key in base64.
       expect(Buffer.from(Buffer.from(s.data.MASTER_KEY, 'base64').toString(), 'base64').length).toBe(32);
     }
@@ -217,6 +222,56 @@ describe('helm chart', () => {
     expect(await renderFails(['--set-json', 'networkPolicy.egress.privateCidrs=["gpu-box"]'])).toMatch(/privateCidrs/);
   });
 
+  it.each(valueSets)("$name: the workers' Secret holds no MASTER_KEY and no database credential, and matches the control plane's token", async ({ args }) => {
+    const objs = await render(args);
+    const [w] = byKind(objs, 'Deployment', '-media-worker');
+    const wc = containers(w!)[0];
+    const forbidden = /^(MASTER_KEY|MASTER_KEYS_PREVIOUS|DATABASE_URL|POSTGRES_PASSWORD|REDIS_PASSWORD|TWILIO_|TELNYX_)/;
+    for (const e of wc.env ?? []) expect(e.name, e.name).not.toMatch(forbidden);
+    const refs = (wc.envFrom ?? []).map((f: { secretRef?: { name: string } }) => f.secretRef?.name).filter(Boolean);
+    expect(refs).toHaveLength(1);
+    expect(refs[0]).not.toBe(containers(byKind(objs, 'Deployment', '-control-plane')[0]!)[0].envFrom.find((f: any) => f.secretRef).secretRef.name);
+    const secret = byKind(objs, 'Secret').find((s) => s.metadata.name === refs[0]);
+    const cp = byKind(objs, 'Secret', '-secrets')[0];
+    if (secret) {
+      for (const k of Object.keys(secret.data)) expect(k).not.toMatch(forbidden);
+      // One token and one pair of LiveKit keys, generated once for both Secrets.
+      for (const k of ['WORKER_TOKEN', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET']) expect(secret.data[k], k).toBe(cp!.data[k]);
+    }
+  });
+
+  it.each(valueSets)('$name: the bundled Redis requires a password, which LiveKit and the SIP bridge are given', async ({ args }) => {
+    const objs = await render(args);
+    const [redis] = byKind(objs, 'Deployment', '-redis');
+    if (!redis) return; // an external Redis (redis.address)
+    const rc = containers(redis)[0];
+    expect(rc.args.join(' ')).toContain('--requirepass $(REDIS_PASSWORD)');
+    expect(rc.env.find((e: any) => e.name === 'REDIS_PASSWORD').valueFrom.secretKeyRef.key).toBe('REDIS_PASSWORD');
+    const secret = byKind(objs, 'Secret', '-secrets')[0]!;
+    expect(Buffer.from(secret.data.REDIS_PASSWORD, 'base64').toString().length).toBeGreaterThanOrEqual(32);
+    for (const [suffix, config] of [['-livekit', 'LIVEKIT_CONFIG'], ['-sip', 'SIP_CONFIG_BODY']] as const) {
+      const [d] = byKind(objs, 'Deployment', suffix);
+      if (!d) continue;
+      const env: { name: string }[] = containers(d)[0].env;
+      const at = env.findIndex((e) => e.name === 'REDIS_PASSWORD');
+      // Defined before the configuration that expands it.
+      expect(at, suffix).toBeGreaterThanOrEqual(0);
+      expect(at).toBeLessThan(env.findIndex((e) => e.name === config));
+      expect((env.find((e) => e.name === config) as any).value).toMatch(/redis:\n\s+address: .*\n\s+password: \$\(REDIS_PASSWORD\)/);
+    }
+  });
+
+  it.each(valueSets)('$name: the recording upload route is one the ingress serves', async ({ args }) => {
+    const objs = await render(args);
+    const { recordingUploadUrl } = await import('../../control-plane/src/modules/calls/recordings.ts');
+    const upload = new URL(recordingUploadUrl({ publicBaseUrl: () => 'https://api.example.com' } as never, '0190c0de-0000-7000-8000-000000000000')).pathname;
+    expect(upload).not.toMatch(/^\/internal/);
+    for (const ing of byKind(objs, 'Ingress')) {
+      const paths: string[] = ing.spec.rules.flatMap((r: any) => r.http.paths.map((p: { path: string }) => p.path));
+      expect(paths.some((p) => upload === p || upload.startsWith(p.endsWith('/') ? p : `${p}/`)), paths.join(' ')).toBe(true);
+    }
+  });
+
   it('provisions the Grafana dashboards and the alert rules of deploy/', async () => {
     const objs = await render(['-f', path.join(chart, 'ci/production-values.yaml')]);
     const dashboards = readdirSync(path.join(root, 'deploy/grafana')).filter((f) => f.endsWith('.json'));
@@ -241,5 +296,6 @@ describe('helm chart', () => {
     expect(await renderFails(['--set', 'livekit.deploy=false'])).toMatch(/url|publicUrl/);
     expect(await renderFails(['--set', 'unknownKey=1'])).toMatch(/unknownKey/);
     expect(await renderFails(['--set', 'postgresql.deploy=false'])).toMatch(/databaseUrl/);
+    expect(await renderFails(['--set', 'secrets.existingSecret=mine'])).toMatch(/existingWorkerSecret/);
   });
 });

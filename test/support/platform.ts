@@ -6,6 +6,7 @@ import { startPlatform, type Platform } from '../../control-plane/src/platform.t
 import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createTestDatabase } from './db.ts';
+import { mintCapability } from '../../control-plane/src/modules/calls/capability.ts';
 
 export interface TestResponse<T = any> {
   status: number;
@@ -29,6 +30,8 @@ export interface TestPlatform {
   /** A fresh organisation and its API key. */
   createOrg(name?: string): Promise<{ orgId: string; key: string }>;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
+  /** The call's worker capability, as the control plane puts it in the call's dispatch metadata. */
+  capability(callId: string): string;
   close(): Promise<void>;
 }
 
@@ -47,6 +50,7 @@ export async function startTestPlatform(overrides: Partial<Config> = {}): Promis
       RATE_LIMIT_ORG_PER_SECOND: 0,
       AUTH_FAILURES_PER_MINUTE_PER_IP: 0,
       PUBLISHABLE_WEB_CALLS_PER_MINUTE_PER_IP: 0,
+      WORKER_RATE_LIMIT_PER_SECOND: 0,
       DATABASE_POOL_MAX: 5,
       MASTER_KEY: randomBytes(32).toString('base64'),
       WORKER_TOKEN: 'test-worker-token-0123456789abcdef0123',
@@ -64,6 +68,7 @@ export async function startTestPlatform(overrides: Partial<Config> = {}): Promis
       const org = await createOrgWithKey(platform.services.sql, name ?? `org ${++n}`);
       return { orgId: org.org_id, key: org.api_key };
     },
+    capability: (callId) => mintCapability(platform.services, callId),
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) };
       if (opts.key) headers.authorization = `Bearer ${opts.key}`;

@@ -27,6 +27,12 @@ export class Secrets {
     return Buffer.from(hkdfSync('sha256', this.keys.get(this.currentVersion)!, Buffer.alloc(0), `vap:${purpose}`, 32));
   }
 
+  /** The key for a purpose under every configured master key, current first (to verify across a rotation). */
+  deriveAll(purpose: string): Buffer[] {
+    const versions = [this.currentVersion, ...[...this.keys.keys()].filter((v) => v !== this.currentVersion)];
+    return versions.map((v) => Buffer.from(hkdfSync('sha256', this.keys.get(v)!, Buffer.alloc(0), `vap:${purpose}`, 32)));
+  }
+
   seal(plaintext: string, aad = ''): Sealed {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.currentVersion)!, iv);

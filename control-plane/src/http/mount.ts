@@ -12,6 +12,7 @@ import { originAllowed } from '../auth/origins.ts';
 import { readBody } from './body.ts';
 import { allowOrigin, preflight } from './cors.ts';
 import type { ValidateFunction } from 'ajv';
+import { CAPABILITY_HEADER, verifyCapability } from '../modules/calls/capability.ts';
 
 const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
 
@@ -33,9 +34,13 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
       const auth = await authenticate(ctx, def, mode, services);
       if (auth) {
         ctx.state.auth = auth;
-        services.rateLimiter.take(auth.actorId);
-        // All of an organisation's credentials together (a worker acts for no organisation).
-        if (auth.orgId) services.limits.org.take(`org:${auth.orgId}`);
+        // Workers have buckets of their own, one per worker id, apart from customers' keys.
+        if (auth.actorType === 'worker') services.workerRateLimiter.take(auth.actorId);
+        else {
+          services.rateLimiter.take(auth.actorId);
+          // All of an organisation's credentials together.
+          if (auth.orgId) services.limits.org.take(`org:${auth.orgId}`);
+        }
       }
 
       // Path, query and body are all checked before answering, so one 422 lists every problem.
@@ -114,8 +119,17 @@ async function authenticate(ctx: Context, def: RouteDef, mode: RouteDef['auth'],
   }
 }
 
-async function authenticateAs(ctx: Context, def: RouteDef, mode: RouteDef['auth'], services: Services): Promise<Auth> {
-  if (mode === 'worker') return services.workerAuth(ctx.get('authorization'));
+async function authenticateAs(ctx: Context, def: RouteDef, mode: RouteDef['auth'], services: Services): Promise<Auth | null> {
+  if (mode === 'worker' || mode === 'call') {
+    const worker = await services.workerAuth(ctx.get('authorization'));
+    if (mode === 'call') requireCapability(services, ctx, ctx.get(CAPABILITY_HEADER));
+    return { ...worker, actorId: workerBucket(ctx) };
+  }
+  if (mode === 'capability') {
+    requireCapability(services, ctx, /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1]);
+    // Not a worker's bucket: the upload comes through the public ingress, one per call.
+    return null;
+  }
   const auth = await services.auth.authenticate(ctx.get('authorization') || undefined);
   if (auth.publishable) {
     if (!def.publishableScope || !auth.publishable.scopes.includes(def.publishableScope)) {
@@ -131,4 +145,17 @@ async function authenticateAs(ctx: Context, def: RouteDef, mode: RouteDef['auth'
     }
   }
   return auth;
+}
+
+/** The capability must be the one of the call in the path: another call's, an expired or a forged one is refused. */
+function requireCapability(services: Services, ctx: Context, token: string | undefined): void {
+  const callId = (ctx.params as Record<string, string | undefined>).call_id;
+  if (!token) throw forbidden('This request needs the capability of its call');
+  if (!callId || !verifyCapability(services, callId, token)) throw forbidden('Invalid or expired capability for this call');
+}
+
+/** A worker's rate-limit bucket: its LiveKit worker id (the Vap-Worker-Id header, or the heartbeat's path). */
+function workerBucket(ctx: Context): string {
+  const id = ctx.get('vap-worker-id') || (ctx.params as Record<string, string | undefined>).worker_id || 'unidentified';
+  return `worker:${id.slice(0, 100)}`;
 }

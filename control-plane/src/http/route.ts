@@ -15,8 +15,12 @@ export type AuthMode =
   | 'none'
   /** A secret API key or a dashboard JWT. */
   | 'secret'
-  /** The media workers' own credential (internal API). */
-  | 'worker';
+  /** The media workers' own credential (internal API): routes not about one call (heartbeat, inbound open). */
+  | 'worker'
+  /** The workers' credential plus the capability of the call in the path (`:call_id`), see calls/capability.ts. */
+  | 'call'
+  /** The capability of the call in the path alone (the recording upload, reached through the public ingress). */
+  | 'capability';
 
 export interface AuditInput {
   action: string;

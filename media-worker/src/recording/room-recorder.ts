@@ -23,6 +23,8 @@ export interface RoomRecorderOptions {
   callId: string;
   callType: string;
   uploadUrl: string;
+  /** The call's capability, sent as `Authorization: Bearer` with the upload. */
+  capability?: string;
   logger: Logger;
   sampleRate?: number;
   upload?: { attempts?: number; baseDelayMs?: number };
@@ -110,6 +112,7 @@ export class RoomRecorder {
       const started = Date.now();
       const up = await uploadRecording({
         url: this.#opts.uploadUrl,
+        ...(this.#opts.capability ? { authorization: `Bearer ${this.#opts.capability}` } : {}),
         path: file.path,
         contentType: 'audio/wav',
         ...this.#opts.upload,

@@ -1,4 +1,5 @@
-// Uploads a finished recording with a streamed PUT to the signed URL of the session config, retrying
+// Uploads a finished recording with a streamed PUT to the session config's upload URL (with the call's
+// capability as the Authorization header), retrying
 // network errors, 429 and 5xx with backoff. A 4xx other than 429 (an expired or refused URL) is final.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -6,6 +7,8 @@ import { Readable } from 'node:stream';
 
 export interface UploadOptions {
   url: string;
+  /** The Authorization header value (the call's capability). */
+  authorization?: string;
   path: string;
   contentType: string;
   attempts?: number;
@@ -34,7 +37,7 @@ export async function uploadRecording(opts: UploadOptions): Promise<{ attempts: 
     try {
       const res = await fetch(opts.url, {
         method: 'PUT',
-        headers: { 'content-type': opts.contentType, 'content-length': String(size) },
+        headers: { 'content-type': opts.contentType, 'content-length': String(size), ...(opts.authorization ? { authorization: opts.authorization } : {}) },
         // Streamed from disk: the recording is never held in memory whole.
         body: Readable.toWeb(createReadStream(opts.path)) as ReadableStream<Uint8Array>,
         duplex: 'half',

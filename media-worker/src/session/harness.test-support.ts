@@ -56,7 +56,7 @@ export interface Harness {
 
 export async function startCall(
   config: CallConfig,
-  opts: { llmUrl: string; api?: { url: string; token: string }; metrics?: MetricsSink; sttGrammar?: string; tts?: tts.TTS; extra?: Partial<CallSessionOptions> } ,
+  opts: { llmUrl: string; api?: { url: string; token: string; capability?: string }; metrics?: MetricsSink; sttGrammar?: string; tts?: tts.TTS; extra?: Partial<CallSessionOptions> } ,
 ): Promise<Harness> {
   if (!loggerReady) {
     initializeLogger({ pretty: false, level: 'warn' });
@@ -67,6 +67,7 @@ export async function startCall(
   const speech = opts.tts ?? new LocalTTS({ model: 'espeak-ng' });
   const llm = new openai.LLM({ model: 'fake-model', baseURL: opts.llmUrl, apiKey: 'sk-test' });
   const apiClient = opts.api ? new InternalApiClient({ baseUrl: opts.api.url, token: opts.api.token, retry: { baseDelayMs: 20, maxDelayMs: 100 } }) : null;
+  if (apiClient && opts.api?.capability) apiClient.setCapability(config.call.id, opts.api.capability);
   const reporter = apiClient?.reporter(config.call.id) ?? null;
   const line = new LineAudioInput();
   const out = new CaptureAudioOutput();

@@ -69,6 +69,7 @@ describe('knowledge in the voice loop', () => {
     const [call] = await tp.sql<{ id: string }[]>`insert into calls (org_id, agent_id, type, status) values (${orgId}, ${agent.id}, 'web', 'queued') returning id`;
     // The knowledge part of the call config, as the control plane resolves it for the worker.
     const api = new InternalApiClient({ baseUrl: tp.url, token: WORKER });
+    api.setCapability(call!.id, tp.capability(call!.id));
     const resolved = await api.getConfig(call!.id);
     expect(resolved.knowledge).toEqual({ knowledge_base_ids: [kbId], mode: 'retrieve' });
 
@@ -77,7 +78,7 @@ describe('knowledge in the voice loop', () => {
     const config = baseConfig({ call: { id: call!.id }, knowledge: resolved.knowledge });
     const h = await startCall(config, {
       llmUrl: llm.url,
-      api: { url: tp.url, token: WORKER },
+      api: { url: tp.url, token: WORKER, capability: tp.capability(call!.id) },
       metrics,
       sttGrammar: '#JSGF V1.0;\ngrammar q;\npublic <q> = how long does the battery last;\n',
     });

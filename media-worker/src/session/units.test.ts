@@ -3,7 +3,7 @@ import { AudioFrame } from '@livekit/rtc-node';
 import { describe, expect, it } from 'vitest';
 import { combineLoad } from '../load.ts';
 import { WorkerMetrics, nullSink } from '../metrics.ts';
-import { callIdFromMetadata } from '../worker-metadata.ts';
+import { callIdFromMetadata, capabilityFromJobMetadata } from '../worker-metadata.ts';
 import { readWav, ambientPath, AMBIENT_SOUNDS } from './background.ts';
 import { matchesEndPhrase } from './call-session.ts';
 import { endpointingFor, interruptionFor, interruptionOptions, pausesOnOnset, pausesOnSound, vadSilenceFor } from './mappings.ts';
@@ -286,6 +286,10 @@ describe('worker plumbing', () => {
     expect(callIdFromMetadata('', 'not json', '{"call_id":"c_1"}')).toBe('c_1');
     expect(callIdFromMetadata('{"call_id":"a"}', '{"call_id":"b"}')).toBe('a');
     expect(callIdFromMetadata(undefined, '{}')).toBe(null);
+    // The capability comes from the dispatch metadata only (the caller can read room metadata).
+    expect(capabilityFromJobMetadata('{"call_id":"a","capability":"vcap1.1.x"}')).toBe('vcap1.1.x');
+    expect(capabilityFromJobMetadata('not json')).toBe(null);
+    expect(capabilityFromJobMetadata('{"capability":7}')).toBe(null);
   });
   it('ships decodable ambient loops', () => {
     for (const name of AMBIENT_SOUNDS) {

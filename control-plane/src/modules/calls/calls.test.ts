@@ -30,8 +30,12 @@ async function createAgent(o: { orgId: string; key: string }, extra: Record<stri
   return row!.id as string;
 }
 
-const internal = (method: string, path: string, body?: unknown) =>
-  tp.request(method, `/internal/v1${path}`, { key: WORKER, ...(body !== undefined ? { body } : {}) });
+/** As a worker would: its token, and the call's capability from the dispatch. */
+const internal = (method: string, path: string, body?: unknown) => {
+  const callId = /^\/calls\/([^/]+)\//.exec(path)?.[1];
+  const headers: Record<string, string> = callId ? { 'x-call-capability': tp.capability(callId) } : {};
+  return tp.request(method, `/internal/v1${path}`, { key: WORKER, headers, ...(body !== undefined ? { body } : {}) });
+};
 
 async function startWebCall(o = org, body: Record<string, unknown> = {}) {
   return tp.request('post', '/v1/calls/web', { key: o.key, body: { agent_id: agentId, ...body } });
@@ -69,7 +73,7 @@ beforeAll(async () => {
 });
 
 describe('POST /v1/calls/web', () => {
-  it('creates the call, the room with its metadata, the dispatch and a room-scoped token', async () => {
+  it('creates the call, the room with its metadata, the dispatch with the capability and a room-scoped token', async () => {
     const res = await startWebCall(org, { variables: { customer_name: 'Ada' }, metadata: { crm: '42' } });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
@@ -89,7 +93,12 @@ describe('POST /v1/calls/web', () => {
     // The server also lists its implicit dispatch for unnamed workers (agentName ''); ours is the named one.
     const ours = dispatches.filter((d) => d.agentName === 'vap-agent');
     expect(ours).toHaveLength(1);
-    expect(JSON.parse(ours[0]!.metadata)).toEqual({ call_id: res.body.id });
+    // The dispatch (seen by the worker only) carries the call's capability; the room's metadata (seen by the
+    // caller's browser too) does not.
+    const dispatched = JSON.parse(ours[0]!.metadata);
+    expect(dispatched).toEqual({ call_id: res.body.id, capability: expect.stringMatching(/^vcap1\.\d+\./) });
+    const cfg = await tp.request('get', `/internal/v1/calls/${res.body.id}/config`, { key: WORKER, headers: { 'x-call-capability': dispatched.capability } });
+    expect(cfg.status).toBe(200);
     const claims = await new TokenVerifier(stack.apiKey, stack.apiSecret).verify(res.body.participant_token);
     expect(claims.video).toMatchObject({ room: res.body.room_name, roomJoin: true });
     expect(claims.video?.roomAdmin).toBeFalsy();
@@ -425,16 +434,18 @@ describe('listing and usage', () => {
 });
 
 describe('recordings', () => {
-  it('upload through the signed URL, then a signed download that refuses tampering and expiry', async () => {
+  it("upload with the call's capability, then a signed download that refuses tampering and expiry", async () => {
     const recAgent = await createAgent(org, { enable_recording: true });
     const created = await tp.request('post', '/v1/calls/web', { key: org.key, body: { agent_id: recAgent } });
     const id = created.body.id as string;
     const cfg = await internal('get', `/calls/${id}/config`);
-    expect(cfg.body.recording).toEqual({ enabled: true, upload_url: expect.stringContaining(`/internal/v1/calls/${id}/recording?expires=`) });
+    expect(cfg.body.recording).toEqual({ enabled: true, upload_url: `${tp.url}/v1/recordings/${id}/upload` });
     const wav = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4000, 1)]);
-    const forged = cfg.body.recording.upload_url.replace(/signature=[^&]+/, 'signature=AAAA');
-    expect((await fetch(forged, { method: 'PUT', body: wav, headers: { 'content-type': 'audio/wav' } })).status).toBe(403);
-    const up = await fetch(cfg.body.recording.upload_url, { method: 'PUT', body: wav, headers: { 'content-type': 'audio/wav' } });
+    const put = (authorization?: string) =>
+      fetch(cfg.body.recording.upload_url, { method: 'PUT', body: wav, headers: { 'content-type': 'audio/wav', ...(authorization ? { authorization } : {}) } });
+    expect((await put()).status).toBe(403);
+    expect((await put(`Bearer ${tp.capability(id).slice(0, -2)}AA`)).status).toBe(403);
+    const up = await put(`Bearer ${tp.capability(id)}`);
     expect(up.status).toBe(204);
     expect(await eventsOf(id)).toContain('call.recording.available');
 

@@ -18,6 +18,7 @@ import { callerNumber, getCallById, markDialed, setCarrierCallSid, type CallRow 
 import { failCall, isFinal, markInitiated, markStarted } from './lifecycle.ts';
 import { countRefusal, destinationProblem } from './destinations.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
+import { mintCapability } from './capability.ts';
 
 export const DIAL_QUEUE = 'calls.dial';
 
@@ -233,7 +234,10 @@ async function place(services: Services, call: CallRow, trunkId: string, opts: {
   try {
     await livekit.rooms.createRoom({ name: room, metadata, emptyTimeout: ring + 60, departureTimeout: 1 });
     const dispatches = await livekit.dispatch.listDispatch(room);
-    if (!dispatches.some((d) => d.agentName === livekit.agentName)) await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata });
+    // The call's capability in the dispatch only (room metadata is visible to the room's participants).
+    if (!dispatches.some((d) => d.agentName === livekit.agentName)) {
+      await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata: JSON.stringify({ call_id: call.id, capability: mintCapability(services, call.id) }) });
+    }
   } catch (err) {
     log.error({ err, call_id: call.id }, 'room or dispatch failed for an outbound call');
     throw err; // retried by pg-boss: nothing was placed yet

@@ -1,8 +1,7 @@
 // The internal API for media workers (docs/internal-api.md), the recording upload and the LiveKit webhook.
 // Every report is idempotent: (call_id, seq) is recorded in the same transaction as its effects and events.
 import { defineRoute, reply } from '../../http/route.ts';
-import { conflict, forbidden, HttpError, notFound, unauthorized } from '../../http/errors.ts';
-import { Type } from '../../../../schemas/common.ts';
+import { conflict, HttpError, notFound, unauthorized } from '../../http/errors.ts';
 import { CallParams } from '../../../../schemas/calls.ts';
 import { stableRecordingUrl } from './recording-routes.ts';
 import {
@@ -18,7 +17,6 @@ import { emitEvent } from '../events/emit.ts';
 import { getCallById, liveCallInRoom, noteReport, recordReport, setPartialMessages, setRecordingKey, type CallRow } from './queries.ts';
 import { completeConversation, finishCall, isFinal, markStarted } from './lifecycle.ts';
 import { resolveCallConfig } from './service.ts';
-import { verifySignature } from './recordings.ts';
 import { recordingStorage } from './storage/index.ts';
 import { REAP_QUEUE } from './jobs.ts';
 import type { Db } from '../../db/types.ts';
@@ -43,7 +41,7 @@ export const internalCallRoutes = [
     path: '/internal/v1/calls/:call_id/config',
     root: true,
     internal: true,
-    auth: 'worker',
+    auth: 'call',
     operationId: 'internalCallConfig',
     tag: 'calls',
     summary: 'Session config for a worker',
@@ -56,7 +54,7 @@ export const internalCallRoutes = [
     path: '/internal/v1/calls/:call_id/started',
     root: true,
     internal: true,
-    auth: 'worker',
+    auth: 'call',
     operationId: 'internalCallStarted',
     tag: 'calls',
     summary: 'The agent session is running',
@@ -76,7 +74,7 @@ export const internalCallRoutes = [
     path: '/internal/v1/calls/:call_id/transcript',
     root: true,
     internal: true,
-    auth: 'worker',
+    auth: 'call',
     operationId: 'internalCallTranscript',
     tag: 'calls',
     summary: 'The conversation so far',
@@ -105,7 +103,7 @@ export const internalCallRoutes = [
     path: '/internal/v1/calls/:call_id/ended',
     root: true,
     internal: true,
-    auth: 'worker',
+    auth: 'call',
     operationId: 'internalCallEnded',
     tag: 'calls',
     summary: 'The call ended: conversation, usage and latency',
@@ -136,7 +134,7 @@ export const internalCallRoutes = [
     path: '/internal/v1/calls/:call_id/knowledge/search',
     root: true,
     internal: true,
-    auth: 'worker',
+    auth: 'call',
     operationId: 'internalKnowledgeSearch',
     tag: 'knowledge-bases',
     summary: 'Best knowledge chunks for a query',
@@ -152,19 +150,19 @@ export const internalCallRoutes = [
   }),
   defineRoute({
     method: 'put',
-    path: '/internal/v1/calls/:call_id/recording',
+    // Under /v1, which the ingress routes (PUBLIC_BASE_URL), while /internal stays unexposed; the call's
+    // capability (Authorization: Bearer) is the only credential, so no worker token crosses the ingress.
+    path: '/v1/recordings/:call_id/upload',
     root: true,
     internal: true,
-    auth: 'none',
+    auth: 'capability',
     operationId: 'internalRecordingUpload',
     tag: 'calls',
-    summary: 'Upload a call recording (signed URL from the session config)',
+    summary: "Upload a call recording (the worker, with the call's capability)",
     params: CallParams,
-    query: Type.Object({ expires: Type.Integer(), signature: Type.String({ minLength: 1, maxLength: 200 }) }),
     transaction: false,
     responses: { 204: { description: 'Stored' } },
-    handler: async ({ params, query, services, ctx }) => {
-      if (!verifySignature(services, 'recording-upload', params.call_id, query.expires, query.signature)) throw forbidden('Invalid or expired upload URL');
+    handler: async ({ params, services, ctx }) => {
       const call = await getCallById(services.sql, params.call_id);
       if (!call) throw notFound('Call');
       const format = ctx.is('audio/ogg', 'audio/opus') ? 'ogg' : 'wav';

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { Receiver } from '../../../../test/support/webhook-receiver.ts';
-import { signedUrl } from './recordings.ts';
+import { recordingUploadUrl } from './recordings.ts';
 
 let tp: TestPlatform;
 let rx: Receiver;
@@ -37,9 +37,13 @@ describe('call.recording.available', () => {
       values (${org.orgId}, ${agent.body.id}, 'web', 'completed', now() - interval '1 minute', now(), 60, 'user_hangup') returning id`;
     const id = call!.id as string;
 
-    // The worker uploads through the signed URL of its session config.
+    // The worker uploads to the URL of its session config, with the call's capability.
     const wav = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(2000, 7)]);
-    const up = await fetch(signedUrl(tp.platform.services, 'recording-upload', id, 600), { method: 'PUT', body: wav, headers: { 'content-type': 'audio/wav' } });
+    const up = await fetch(recordingUploadUrl(tp.platform.services, id), {
+      method: 'PUT',
+      body: wav,
+      headers: { 'content-type': 'audio/wav', authorization: `Bearer ${tp.capability(id)}` },
+    });
     expect(up.status).toBe(204);
 
     await rx.until(() => rx.requests.filter((r) => r.path === '/rec').length >= 2, 'a retried delivery');

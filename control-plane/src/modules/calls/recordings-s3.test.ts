@@ -6,7 +6,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { startFakeS3, type FakeS3 } from '../../../../test/support/fake-s3.ts';
-import { signedUrl } from './recordings.ts';
+import { recordingUploadUrl, signedUrl } from './recordings.ts';
 import { s3Client } from './storage/s3.ts';
 
 let tp: TestPlatform;
@@ -41,7 +41,10 @@ async function newCall(): Promise<string> {
   return row!.id as string;
 }
 
-const uploadUrl = (callId: string) => signedUrl(tp.platform.services, 'recording-upload', callId, 600);
+const uploadUrl = (callId: string) => recordingUploadUrl(tp.platform.services, callId);
+/** The worker's upload: the call's capability is its credential. */
+const upload = (callId: string, body: Buffer, contentType: string) =>
+  fetch(uploadUrl(callId), { method: 'PUT', body, headers: { 'content-type': contentType, authorization: `Bearer ${tp.capability(callId)}` } });
 
 /** A WAV-looking body with varied bytes, so misplaced parts would show. */
 function audio(bytes: number): Buffer {
@@ -55,7 +58,7 @@ describe('recordings in S3', () => {
   it('streams a large upload into S3 in parts, and recording_url is a fresh presigned URL', async () => {
     const id = await newCall();
     const body = audio(12 * 1024 * 1024 + 123);
-    const up = await fetch(uploadUrl(id), { method: 'PUT', body, headers: { 'content-type': 'audio/wav' } });
+    const up = await upload(id, body, 'audio/wav');
     expect(up.status).toBe(204);
     // Three parts of at most 5 MiB, assembled by S3.
     const key = `recordings/${org.orgId}/${id}.wav`;
@@ -93,7 +96,7 @@ describe('recordings in S3', () => {
   it('refuses a tampered or expired presigned URL', async () => {
     const id = await newCall();
     const body = audio(64 * 1024);
-    const up = await fetch(uploadUrl(id), { method: 'PUT', body, headers: { 'content-type': 'audio/ogg' } });
+    const up = await upload(id, body, 'audio/ogg');
     expect(up.status).toBe(204);
     const key = `recordings/${org.orgId}/${id}.ogg`;
     expect(s3.objects.get(key)?.contentType).toBe('audio/ogg');
@@ -124,7 +127,7 @@ describe('recordings in S3', () => {
   it('keeps the HMAC-signed link working for S3 recordings by redirecting to a presigned URL', async () => {
     const id = await newCall();
     const body = audio(1000);
-    expect((await fetch(uploadUrl(id), { method: 'PUT', body, headers: { 'content-type': 'audio/wav' } })).status).toBe(204);
+    expect((await upload(id, body, 'audio/wav')).status).toBe(204);
     const link = signedUrl(tp.platform.services, 'recording-read', id, 600);
     const res = await fetch(link, { redirect: 'manual' });
     expect(res.status).toBe(302);
@@ -137,14 +140,14 @@ describe('recordings in S3', () => {
     const id = await newCall();
     const body = audio(2000);
     s3.failNext(10); // more than the SDK's own retries
-    const failed = await fetch(uploadUrl(id), { method: 'PUT', body, headers: { 'content-type': 'audio/wav' } });
+    const failed = await upload(id, body, 'audio/wav');
     expect(failed.status).toBe(503);
     expect(failed.headers.get('retry-after')).toBe('5');
     expect((await failed.json()) as { type: string }).toMatchObject({ type: 'service_unavailable' });
     const [row] = await tp.sql`select recording_key from calls where id = ${id}`;
     expect(row!.recording_key).toBeNull();
     s3.failNext(0);
-    expect((await fetch(uploadUrl(id), { method: 'PUT', body, headers: { 'content-type': 'audio/wav' } })).status).toBe(204);
+    expect((await upload(id, body, 'audio/wav')).status).toBe(204);
     expect(s3.objects.get(`recordings/${org.orgId}/${id}.wav`)?.body.equals(body)).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 // Call recordings on the local filesystem, reached through URLs signed with an HMAC and an expiry
 // (`recording_url`, valid RECORDING_URL_TTL_SECONDS, 4 hours by default; a fresh one on each fetch of the call).
-// The worker uploads to a signed URL of the same kind, so it needs no other credential.
+// The worker uploads to PUT /v1/recordings/{id}/upload with the call's capability (calls/capability.ts).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, stat } from 'node:fs/promises';
@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { limitBytes } from './storage/types.ts';
 import type { Services } from '../../services.ts';
 
-export type RecordingPurpose = 'recording-read' | 'recording-upload';
+export type RecordingPurpose = 'recording-read';
 
 export function recordingsDir(services: Services): string {
   return path.resolve(services.config.RECORDINGS_DIR ?? path.join(services.config.DATA_DIR, 'recordings'));
@@ -22,8 +22,7 @@ function signature(services: Services, purpose: RecordingPurpose, callId: string
 
 export function signedUrl(services: Services, purpose: RecordingPurpose, callId: string, ttlSeconds: number, now = Date.now()): string {
   const expires = Math.floor(now / 1000) + ttlSeconds;
-  const route = purpose === 'recording-read' ? `/v1/recordings/${callId}` : `/internal/v1/calls/${callId}/recording`;
-  return `${services.publicBaseUrl()}${route}?expires=${expires}&signature=${signature(services, purpose, callId, expires)}`;
+  return `${services.publicBaseUrl()}/v1/recordings/${callId}?expires=${expires}&signature=${signature(services, purpose, callId, expires)}`;
 }
 
 /** Checks a signature and its expiry; false for a tampered, foreign or expired one. */
@@ -33,6 +32,9 @@ export function verifySignature(services: Services, purpose: RecordingPurpose, c
   const given = Buffer.from(sig);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
+
+/** Where the worker uploads a call's recording: a route the ingress serves, authenticated by the call's capability. */
+export const recordingUploadUrl = (services: Services, callId: string) => `${services.publicBaseUrl()}/v1/recordings/${callId}/upload`;
 
 export const recordingFile = (services: Services, key: string) => path.join(recordingsDir(services), key);
 

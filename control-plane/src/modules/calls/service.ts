@@ -19,11 +19,12 @@ import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
 import { agentAndModelForCall, getCall, getCallById, insertCall, type CallRow } from './queries.ts';
 import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
-import { signedUrl } from './recordings.ts';
 import { overridesRefused, refusedFields } from '../publishable-keys/allowed-overrides.ts';
 import { policyOptionsFor } from './destinations.ts';
 import { destinationPolicyFor } from '../workspace/destination-policy.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
+import { recordingUploadUrl } from './recordings.ts';
+import { mintCapability } from './capability.ts';
 import { recordingUrl } from './storage/index.ts';
 import { SpanKind, inSpan, traceCarrier } from '../../../../shared/tracing.ts';
 
@@ -139,10 +140,11 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
   let token: string;
   try {
     token = await inSpan('call.dispatch', { kind: SpanKind.PRODUCER, attributes: { 'vap.call_id': id, 'livekit.room': room } }, async () => {
-      // The worker's job continues this trace: traceparent travels in the dispatch (and room) metadata.
-      const metadata = JSON.stringify({ call_id: id, ...traceCarrier() });
-      await livekit.rooms.createRoom({ name: room, metadata, emptyTimeout: 120, departureTimeout: 15 });
-      await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata });
+      // The worker's job continues this trace: traceparent travels in the dispatch (and room) metadata. The
+      // call's capability goes in the dispatch only: room metadata is visible to everyone in the room.
+      const metadata = { call_id: id, ...traceCarrier() };
+      await livekit.rooms.createRoom({ name: room, metadata: JSON.stringify(metadata), emptyTimeout: 120, departureTimeout: 15 });
+      await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata: JSON.stringify({ ...metadata, capability: mintCapability(services, id) }) });
       return livekit.participantToken(room, `user-${id}`, { name: 'caller' });
     });
   } catch (err) {
@@ -305,7 +307,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
     knowledge,
     provider_keys: await resolveProviderKeys(db, services.secrets, call.org_id),
     recording: agent.enable_recording
-      ? { enabled: true, upload_url: signedUrl(services, 'recording-upload', call.id, Math.max(agent.max_duration_seconds + 3600, 7200)) }
+      ? { enabled: true, upload_url: recordingUploadUrl(services, call.id) }
       : { enabled: false },
     // Transfers (the worker's transfer_call tool) go where outbound calls may (shared/destination-policy.ts).
     destination_policy: await destinationPolicyFor(db, call.org_id, policyOptionsFor(carrierFor(services))),

@@ -493,7 +493,7 @@ describe('tenant isolation', () => {
     const [ocall] = await tp.sql<{ id: string }[]>`insert into calls (org_id, agent_id, type, status) values (${other.orgId}, ${oa.id}, 'web', 'in_progress') returning id`;
 
     const search = (callId: string, body: object) =>
-      tp.request('post', `/internal/v1/calls/${callId}/knowledge/search`, { headers: { authorization: `Bearer ${WORKER}` }, body });
+      tp.request('post', `/internal/v1/calls/${callId}/knowledge/search`, { headers: { authorization: `Bearer ${WORKER}`, 'x-call-capability': tp.capability(callId) }, body });
     const mine = await search(call!.id, { query: 'What is the vault code in Geneva?', top_k: 3 });
     expect(mine.status).toBe(200);
     expect(mine.body.chunks[0]).toMatchObject({ content: 'The vault code of the Geneva office is 7391.', source_id: res.body.source.source_id, kb_id: kbId, score: expect.any(Number) });

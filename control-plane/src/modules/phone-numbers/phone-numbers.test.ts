@@ -251,6 +251,12 @@ describe('the worker opens inbound calls', () => {
     const [call] = await tp.sql`select * from calls where id = ${res.body.call_id}`;
     expect(call).toMatchObject({ type: 'inbound', direction: 'inbound', agent_id: agentA2, from_number: '+15550100111', to_number: n.phone_number, carrier_call_sid: 'cid-room-1', status: 'initiated' });
     expect(Number(call!.rate_cents_per_minute)).toBe(1);
+    // The open returns the call's capability: with it (and only with it) the worker reads the call's config.
+    expect(res.body.capability).toMatch(/^vcap1\./);
+    const config = (capability?: string) =>
+      tp.request('get', `/internal/v1/calls/${res.body.call_id}/config`, { key: null, headers: { ...WORKER, ...(capability ? { 'x-call-capability': capability } : {}) } });
+    expect((await config(res.body.capability)).status).toBe(200);
+    expect((await config()).status).toBe(403);
     // A retried request answers the same call.
     expect((await open(n, 'room-1')).body.call_id).toBe(res.body.call_id);
 

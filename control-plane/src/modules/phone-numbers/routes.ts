@@ -18,6 +18,7 @@ import { CarrierError, carrierFor } from './carriers/index.ts';
 import { getNumber, listNumbers, updateNumber } from './queries.ts';
 import { carrierHttpError, normaliseRouting, phoneNumberView, purchaseNumber, releaseNumber, routingReferences } from './service.ts';
 import { openInboundCall } from './inbound.ts';
+import { mintCapability } from '../calls/capability.ts';
 import { ValidationFailure } from '../../http/errors.ts';
 
 const meta = (ctx: { state: { requestId: string }; ip: string }) => ({ requestId: ctx.state.requestId, ip: ctx.ip || null });
@@ -177,13 +178,17 @@ export const internalInboundRoutes = [
     tag: 'calls',
     summary: 'Open an inbound call from the dialled number',
     description:
-      '200 `{call_id}`; 404 `{reason: number_not_found | number_inactive | route_mismatch}` (no call; route_mismatch: the ' +
+      '200 `{call_id, capability}` (the call\'s capability for the rest of the internal API); 404 `{reason: number_not_found | number_inactive | route_mismatch}` (no call; route_mismatch: the ' +
       "trunk, dispatch rule or room is not the number's own); 409 `{reason, call_id}` when no " +
       'agent can take it (a failed call and `call.failed`). On 404 or 409 the worker deletes the room, which makes ' +
       'the SIP bridge answer the INVITE with 486.',
     body: InboundOpenRequest,
     transaction: false,
     responses: { 200: { description: 'The call', schema: InboundOpenResult } },
-    handler: async ({ body, services }) => openInboundCall(services, body),
+    // The platform worker token opens the call; everything after needs the capability returned with it.
+    handler: async ({ body, services }) => {
+      const opened = await openInboundCall(services, body);
+      return { ...opened, capability: mintCapability(services, opened.call_id) };
+    },
   }),
 ];

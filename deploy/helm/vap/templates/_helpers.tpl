@@ -25,6 +25,41 @@ app.kubernetes.io/component: {{ .component }}
 {{- .Values.secrets.existingSecret | default (printf "%s-secrets" (include "vap.fullname" .)) -}}
 {{- end -}}
 
+{{/* The media workers' Secret: WORKER_TOKEN, the LiveKit keys and the fallback provider keys only. */}}
+{{- define "vap.workerSecretName" -}}
+{{- if .Values.secrets.existingSecret -}}
+{{- required "secrets.existingWorkerSecret is required with secrets.existingSecret: the workers' own Secret (WORKER_TOKEN, LIVEKIT_API_KEY, LIVEKIT_API_SECRET, provider keys), without MASTER_KEY or database credentials" .Values.secrets.existingWorkerSecret -}}
+{{- else -}}
+{{- printf "%s-media-worker" (include "vap.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The chart-made secret values (base64), as YAML: given in values, else read back from the cluster, else generated.
+Computed once per render and kept in .Values, so the control plane's and the workers' Secrets get the same token
+and LiveKit keys.
+*/}}
+{{- define "vap.secretValues" -}}
+{{- if not (hasKey .Values "__vapSecretValues") -}}
+{{- $old := (lookup "v1" "Secret" .Release.Namespace (include "vap.secretName" .)).data | default dict -}}
+{{- $s := .Values.secrets -}}
+{{- $v := dict -}}
+{{- $_ := set $v "MASTER_KEY" (ternary ($s.masterKey | b64enc) (index $old "MASTER_KEY" | default (randBytes 32 | b64enc)) (not (empty $s.masterKey))) -}}
+{{- $_ := set $v "WORKER_TOKEN" (ternary ($s.workerToken | b64enc) (index $old "WORKER_TOKEN" | default (randAlphaNum 48 | b64enc)) (not (empty $s.workerToken))) -}}
+{{- $_ := set $v "LIVEKIT_API_KEY" (ternary ($s.livekitApiKey | b64enc) (index $old "LIVEKIT_API_KEY" | default (printf "API%s" (randAlphaNum 12) | b64enc)) (not (empty $s.livekitApiKey))) -}}
+{{- $_ := set $v "LIVEKIT_API_SECRET" (ternary ($s.livekitApiSecret | b64enc) (index $old "LIVEKIT_API_SECRET" | default (randAlphaNum 48 | b64enc)) (not (empty $s.livekitApiSecret))) -}}
+{{- $_ := set $v "POSTGRES_PASSWORD" (ternary ((.Values.postgresql.password | default "") | b64enc) (index $old "POSTGRES_PASSWORD" | default (randAlphaNum 32 | b64enc)) (not (empty .Values.postgresql.password))) -}}
+{{- $_ := set $v "REDIS_PASSWORD" (ternary (($s.redisPassword | default "") | b64enc) (index $old "REDIS_PASSWORD" | default (randAlphaNum 32 | b64enc)) (not (empty $s.redisPassword))) -}}
+{{- $_ := set .Values "__vapSecretValues" $v -}}
+{{- end -}}
+{{- toYaml (get .Values "__vapSecretValues") -}}
+{{- end -}}
+
+{{/* Whether Redis has a password (REDIS_PASSWORD in the Secret): the bundled one always; an external one when secrets.redisPassword is set. */}}
+{{- define "vap.redisAuth" -}}
+{{- if or (include "vap.deployRedis" .) .Values.secrets.redisPassword }}true{{ end -}}
+{{- end -}}
+
 {{- define "vap.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}{{ .Values.serviceAccount.name | default (include "vap.fullname" .) }}{{- else -}}{{ .Values.serviceAccount.name | default "default" }}{{- end -}}
 {{- end -}}
@@ -52,16 +87,26 @@ app.kubernetes.io/component: {{ .component }}
   value: {{ .Values.agentName | quote }}
 - name: LIVEKIT_URL
   value: {{ include "vap.livekitUrl" . | quote }}
+{{- end -}}
+
+{{/* The bundled database's URL, for the control plane and the migration job only (never the workers). */}}
+{{- define "vap.databaseEnv" -}}
 {{- if .Values.postgresql.deploy }}
 - name: DATABASE_URL
   value: "postgres://vap:$(POSTGRES_PASSWORD)@{{ include "vap.fullname" . }}-postgresql:5432/vap"
 {{- end }}
 {{- end -}}
 
-{{/* Secret keys every pod reads. */}}
+{{/* The control plane's Secret (the control plane and the migration job). */}}
 {{- define "vap.envFrom" -}}
 - secretRef:
     name: {{ include "vap.secretName" . }}
+{{- end -}}
+
+{{/* The media workers' Secret: no MASTER_KEY, no database credentials. */}}
+{{- define "vap.workerEnvFrom" -}}
+- secretRef:
+    name: {{ include "vap.workerSecretName" . }}
 {{- end -}}
 
 {{- define "vap.podSecurityContext" -}}
