@@ -11,6 +11,7 @@ import { usePlatform, type TestPlatform } from '../support/platform.ts';
 import { checkDestination, classifyNumber, DEFAULT_BLOCKED_NUMBER_TYPES, type DestinationPolicy } from '../../shared/destination-policy.ts';
 import { buildTools } from '../../media-worker/src/session/tools.ts';
 import { InternalApiClient } from '../../shared/internal-api.ts';
+import { mintCapability } from '../../control-plane/src/modules/calls/capability.ts';
 import { carrierFor, setCarrier } from '../../control-plane/src/modules/phone-numbers/carriers/index.ts';
 import { lookupRate, parseRateTable, rateTableFor } from '../../control-plane/src/modules/phone-numbers/rates.ts';
 import { dialCall } from '../../control-plane/src/modules/calls/dial.ts';
@@ -208,7 +209,10 @@ describe('transfer_call: a refusal the agent can say', () => {
     const call = await create(FICTIONAL_US);
     expect(call.status).toBe(201);
     // The worker's own session config, fetched and checked against the contract by the worker's client.
-    const config = await new InternalApiClient({ baseUrl: tp.url, token: tp.config.WORKER_TOKEN! }).getConfig(call.body.id);
+    const client = new InternalApiClient({ baseUrl: tp.url, token: tp.config.WORKER_TOKEN! });
+    // As a dispatched worker holds it: the call's capability (docs/internal-api.md).
+    client.setCapability(call.body.id, mintCapability(tp.platform.services, call.body.id));
+    const config = await client.getConfig(call.body.id);
     expect(config.destination_policy).toMatchObject({ allowed_countries: expect.arrayContaining(['US']), fictional_numbers: true });
     const transfers: string[] = [];
     const tools = buildTools(config, {
