@@ -3,6 +3,7 @@
 import client from 'prom-client';
 import type { Agent } from 'undici';
 import type { Services } from '../../services.ts';
+import type { Db } from '../../db/types.ts';
 import { createGuardedAgent, describeRequestError, guardedRequest, type SsrfOptions } from '../../net/ssrf.ts';
 import { ssrfOptions } from '../../net/ssrf.ts';
 import { signatureHeaders } from '../../../../shared/signing.ts';
@@ -123,6 +124,21 @@ export class WebhookDeliverer {
   }
 }
 
+/** What every automatic disabling does once the row is inactive: hold its messages, audit, log. */
+async function heldAndAudited(services: Services, tx: Db, w: { id: string; org_id: string }, details: Record<string, string>, why: string): Promise<void> {
+  await pauseMessages(tx, w.id);
+  await writeAudit(tx, {
+    orgId: w.org_id,
+    actorType: 'system',
+    actorId: null,
+    action: 'webhook.disable',
+    resourceType: 'webhook',
+    resourceId: w.id,
+    details,
+  });
+  services.log.warn({ webhook_id: w.id, org_id: w.org_id }, `webhook disabled: ${why}`);
+}
+
 /**
  * Sets a webhook inactive because its receiver answered 410 Gone (as Svix does): its messages are held, not
  * dropped, and go out if the account sets it active again. Audited like the failing case.
@@ -130,18 +146,7 @@ export class WebhookDeliverer {
 export async function disableWebhook(services: Services, webhookId: string, reason: 'gone'): Promise<void> {
   await services.sql.begin(async (tx) => {
     const w = await setInactive(tx, webhookId, reason);
-    if (!w) return;
-    await pauseMessages(tx, w.id);
-    await writeAudit(tx, {
-      orgId: w.org_id,
-      actorType: 'system',
-      actorId: null,
-      action: 'webhook.disable',
-      resourceType: 'webhook',
-      resourceId: w.id,
-      details: { reason },
-    });
-    services.log.warn({ webhook_id: w.id, org_id: w.org_id }, 'webhook disabled: the receiver answered 410 Gone');
+    if (w) await heldAndAudited(services, tx, w, { reason }, 'the receiver answered 410 Gone');
   });
 }
 
@@ -150,17 +155,7 @@ export async function disableFailingWebhook(services: Services, webhookId: strin
   return services.sql.begin(async (tx) => {
     const rows = await setFailingInactive(tx, webhookId, limitMs);
     for (const w of rows) {
-      await pauseMessages(tx, w.id);
-      await writeAudit(tx, {
-        orgId: w.org_id,
-        actorType: 'system',
-        actorId: null,
-        action: 'webhook.disable',
-        resourceType: 'webhook',
-        resourceId: w.id,
-        details: { reason: 'failing', failing_since: w.failing_since.toISOString() },
-      });
-      services.log.warn({ webhook_id: w.id, org_id: w.org_id }, 'webhook disabled after failing too long');
+      await heldAndAudited(services, tx, w, { reason: 'failing', failing_since: w.failing_since.toISOString() }, 'failing too long');
     }
     return rows.length;
   });
