@@ -18,7 +18,7 @@ import { createLogger } from '../shared/logger.ts';
 const [mode, databaseUrl, orgId] = process.argv.slice(2) as [string, string, string];
 
 if (mode === 'platform') {
-  const config = loadConfig({}, { DATABASE_URL: databaseUrl, PORT: 0, METRICS_PORT: 0, LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: 1_000_000, RATE_LIMIT_BURST: 1_000_000, JOBS_ENABLED: false, NODE_ENV: 'production', MASTER_KEY: randomBytes(32).toString('base64'), PUBLIC_BASE_URL: 'http://127.0.0.1', DATA_DIR: '.data/bench', LIVEKIT_API_KEY: 'APIbench', LIVEKIT_API_SECRET: randomBytes(24).toString('hex') });
+  const config = loadConfig({}, { DATABASE_URL: databaseUrl, PORT: 0, METRICS_PORT: 0, LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: 1_000_000, RATE_LIMIT_BURST: 1_000_000, RATE_LIMIT_ORG_PER_SECOND: 1_000_000, RATE_LIMIT_ORG_BURST: 1_000_000, JOBS_ENABLED: false, NODE_ENV: 'production', MASTER_KEY: randomBytes(32).toString('base64'), PUBLIC_BASE_URL: 'http://127.0.0.1', DATA_DIR: '.data/bench', LIVEKIT_API_KEY: 'APIbench', LIVEKIT_API_SECRET: randomBytes(24).toString('hex') });
   const platform = await startPlatform(config, { log: createLogger('control-plane', 'info') });
   writeSync(3, `ready ${new URL(platform.url).port}\n`);
 } else {
