@@ -113,6 +113,9 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
+/** Log folders of the stacks this process runs now: a failing test prints their tails (test/support/failure-logs.ts). */
+export const liveLogDirs = new Set<string>();
+
 export function toolsBinDir(toolsDir = process.env.VAP_TOOLS_DIR): string {
   return path.join(toolsDir ?? path.join(homedir(), '.local/share/vap/tools'), 'bin');
 }
@@ -209,12 +212,14 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
   const logLevel = opts.logLevel ?? 'info';
 
   const services: Service[] = [];
+  liveLogDirs.add(logDir);
   const killAll = () => services.forEach((s) => s.killNow());
   process.on('exit', killAll);
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    liveLogDirs.delete(logDir);
     // Reverse order of start: the users of a service go before it.
     for (const group of [['worker', 'control-plane'], ['sip'], ['livekit'], ['redis']]) {
       await Promise.all(services.filter((s) => group.includes(s.name)).map((s) => s.stop()));

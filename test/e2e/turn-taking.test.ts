@@ -35,28 +35,28 @@ describe('turn-taking over WebRTC', () => {
     // heard in it (the defaults answer some 700 ms after the end of speech), so a turn taken too early shows.
     const longest = corpus.filter((i) => i.category === 'pause' && i.voice === 'en-us').sort((a, b) => b.pauses_ms[0]! - a.pauses_ms[0]!).slice(0, 5);
     for (const item of longest) results.push(await runTurn(call, item));
-    expect(results.filter((r) => !r.cut_in && r.replied).length).toBeGreaterThanOrEqual(4);
+    expect(results.filter((r) => !r.cut_in && r.replied).length, JSON.stringify(results)).toBeGreaterThanOrEqual(4);
   }, 180_000);
 
   it('a complete question is answered', async () => {
     const results = [];
     for (const item of items('complete', 5)) results.push(await runTurn(call, item));
-    expect(results.filter((r) => r.replied && !r.cut_in).length).toBeGreaterThanOrEqual(4);
+    expect(results.filter((r) => r.replied && !r.cut_in).length, JSON.stringify(results)).toBeGreaterThanOrEqual(4);
   }, 180_000);
 
   it('a barge-in stops the agent', async () => {
     const results = [];
     for (const item of items('complete', 3, 'en-gb+f3')) results.push(await runBargeIn(rig, call, item));
     const valid = results.filter((r) => r.valid);
-    expect(valid.length).toBeGreaterThanOrEqual(2);
-    expect(valid.filter((r) => r.stop_ms !== null).length).toBeGreaterThanOrEqual(valid.length - 1);
+    expect(valid.length, JSON.stringify(results)).toBeGreaterThanOrEqual(2);
+    expect(valid.filter((r) => r.stop_ms !== null).length, JSON.stringify(results)).toBeGreaterThanOrEqual(valid.length - 1);
   }, 240_000);
 
   it('a backchannel does not stop the agent', async () => {
     const results = [];
     for (const item of items('backchannel', 4)) results.push(await runBackchannel(rig, call, item));
     const valid = results.filter((r) => r.valid);
-    expect(valid.length).toBeGreaterThanOrEqual(3);
-    expect(valid.filter((r) => !r.stopped).length).toBeGreaterThanOrEqual(valid.length - 1);
+    expect(valid.length, JSON.stringify(results)).toBeGreaterThanOrEqual(3);
+    expect(valid.filter((r) => !r.stopped).length, JSON.stringify(results)).toBeGreaterThanOrEqual(valid.length - 1);
   }, 240_000);
 });
