@@ -88,7 +88,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   if (applied.length) log.info({ applied }, 'migrations applied');
 
   // Every process can enqueue jobs; only JOBS_ENABLED ones run workers (see the queue loop below).
-  const boss: PgBoss = await startBoss(db.url, log);
+  const boss: PgBoss = await startBoss(db.url, log, { superviseIntervalSeconds: config.JOBS_SUPERVISE_INTERVAL_SECONDS });
 
   // Filled in once the listener is up; used for signed URLs when PUBLIC_BASE_URL is not set.
   let publicUrl = `http://${config.HOST}:${config.PORT}`;

@@ -78,6 +78,8 @@ class ControlPlane {
       WORKER_TOKEN: stack.workerToken,
       SSRF_ALLOWLIST: '127.0.0.1,localhost',
       OUTBOUND_RING_TIMEOUT_SECONDS: '20',
+      // The resumed job is found as soon as its dead process misses its heartbeats, not at the next minute.
+      JOBS_SUPERVISE_INTERVAL_SECONDS: '5',
       // No media worker here: the answered leg must not be reaped as a lost worker while the test looks at it.
       WORKER_SILENCE_SECONDS: '600',
       OUTBOUND_AGENT_WAIT_SECONDS: '0',

@@ -15,13 +15,17 @@ export interface QueueDef<T extends object = object> {
   schedule?: string;
 }
 
-export async function startBoss(url: string, log: Logger, opts: { listenNotify?: boolean } = {}): Promise<PgBoss> {
+export async function startBoss(url: string, log: Logger, opts: { listenNotify?: boolean; superviseIntervalSeconds?: number } = {}): Promise<PgBoss> {
+  // Supervision (expiry, dead heartbeats) runs in the monitor pass, which needs both timers: set them together.
+  const interval = opts.superviseIntervalSeconds ?? 60;
   const boss = new PgBoss({
     connectionString: url,
     schema: 'pgboss',
     application_name: 'vap-jobs',
     useListenNotify: opts.listenNotify ?? true,
     max: 5,
+    superviseIntervalSeconds: interval,
+    monitorIntervalSeconds: interval,
   });
   boss.on('error', (err) => log.error({ err }, 'pg-boss error'));
   boss.on('warning', (w) => log.warn({ warning: w }, 'pg-boss warning'));
