@@ -71,8 +71,9 @@ beforeAll(async () => {
   });
   expect(agent.status).toBe(201);
   agentId = ((await agent.json()) as { id: string }).id;
-  // The question after the greeting (4 s of silence first), then a long silence before Chromium loops the file.
-  mic = await speechWav('What time do you open tomorrow morning?');
+  // The question (4 s of silence first), then a long silence before Chromium loops the file: unmuted after the
+  // greeting, the microphone plays the question within one loop.
+  mic = await speechWav('What time do you open tomorrow morning?', { trailSilenceMs: 20_000 });
   browser = await launchBrowser({ audioFile: mic.file });
 }, 240_000);
 
@@ -119,9 +120,16 @@ describe('the playground', () => {
       expect(await page.locator('#credential').inputValue()).toBe('');
       await page.getByLabel('Agent', { exact: true }).selectOption(agentId);
       await page.getByRole('button', { name: 'Start call' }).click();
+      // Muted while the call connects: the fake microphone plays its question on a fixed schedule, and a question
+      // heard while the greeting is being prepared would interrupt it (a busy machine makes that overlap).
+      const mute = page.locator('#mute');
+      await mute.click();
+      expect(await mute.getAttribute('aria-pressed')).toBe('true');
 
-      // The first message, then the spoken question's turn: a row of the latency table with numbers in it.
+      // The first message; then, unmuted, the spoken question's turn: a row of the latency table with numbers in it.
       await page.locator('#transcript li.agent', { hasText: 'Acme Dental' }).first().waitFor({ timeout: 120_000 });
+      await mute.click();
+      expect(await mute.getAttribute('aria-pressed')).toBe('false');
       await page.locator('#transcript li.user').first().waitFor({ timeout: 120_000 });
       await page.locator('#transcript li.agent', { hasText: 'nine in the morning' }).first().waitFor({ timeout: 120_000 });
       const row = page.locator('#metrics-body tr').first();

@@ -45,6 +45,8 @@ const ui = {
 };
 
 let call: VapCall | null = null;
+/** The mute toggle's state: pressed while the call connects, it applies as soon as the microphone is there. */
+let micMuted = false;
 let lastCallId: string | null = null;
 let turns: TurnMetrics[] = [];
 let pollTimer: ReturnType<typeof setTimeout> | null = null;
@@ -178,8 +180,8 @@ async function start(): Promise<void> {
   drawChart(ui.chart, turns);
   setState('connecting');
   ui.callId.textContent = '';
-  ui.mute.setAttribute('aria-pressed', 'false');
-  ui.mute.textContent = 'Mute microphone';
+  micMuted = false;
+  showMute();
   ui.mute.disabled = false;
   ui.stop.disabled = false;
   shownRecordFor = null;
@@ -189,6 +191,7 @@ async function start(): Promise<void> {
   try {
     const c = await startCall({ apiBase: window.location.origin, authorization: authorization(), agentId, metadata: { source: 'playground' } });
     call = c;
+    if (micMuted) c.mute();
     lastCallId = c.id;
     ui.callId.textContent = `(call ${c.id})`;
     setState(c.state);
@@ -221,12 +224,18 @@ async function stop(): Promise<void> {
   await afterCall(c.id);
 }
 
+function showMute(): void {
+  ui.mute.setAttribute('aria-pressed', String(micMuted));
+  ui.mute.textContent = micMuted ? 'Unmute microphone' : 'Mute microphone';
+}
+
 function toggleMute(): void {
-  if (!call) return;
-  if (call.muted) call.unmute();
-  else call.mute();
-  ui.mute.setAttribute('aria-pressed', String(call.muted));
-  ui.mute.textContent = call.muted ? 'Unmute microphone' : 'Mute microphone';
+  micMuted = !micMuted;
+  if (call) {
+    if (micMuted) call.mute();
+    else call.unmute();
+  }
+  showMute();
 }
 
 // ---- the call record ----
