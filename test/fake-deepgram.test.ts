@@ -49,13 +49,14 @@ function trim(s: Int16Array): Int16Array {
 
 /**
  * Pushes audio in 10 ms frames at real time, as a room's audio stream does. `stallMs`: a sender held up that
- * long at the start, which then sends the audio it owes at once and goes on in real time.
+ * long (at the start, or `stallAtMs` into the audio), which then sends the audio it owes at once and goes on in
+ * real time.
  */
-async function play(stream: stt.SpeechStream, pcm: Pcm, stallMs = 0): Promise<void> {
+async function play(stream: stt.SpeechStream, pcm: Pcm, stallMs = 0, stallAtMs = 0): Promise<void> {
   const step = RATE / 100;
-  if (stallMs) await new Promise((r) => setTimeout(r, stallMs));
-  const t0 = performance.now() - stallMs;
+  const t0 = performance.now();
   for (let i = 0, k = 0; i < pcm.samples.length; i += step, k++) {
+    if (stallMs && k === Math.round(stallAtMs / 10)) await new Promise((r) => setTimeout(r, stallMs));
     const frame = new Int16Array(step);
     frame.set(pcm.samples.subarray(i, Math.min(i + step, pcm.samples.length)));
     stream.pushFrame(new AudioFrame(frame, RATE, 1, step));
@@ -110,6 +111,23 @@ describe('Deepgram stand-in with the deepgram plugin', () => {
     const reading = collect(stream, events);
     // The whole first stretch of speech arrives in one burst.
     await play(stream, pcm, script.segments[0]!.endMs);
+    stream.endInput();
+    await reading;
+    expect(finals(events)).toEqual(["I'd like to book a table for", 'four people on Friday.']);
+    await engine.close();
+  });
+
+  it('finds the endpoint on the audio clock: a sender held up mid-word for longer than the final delay cuts no word', async () => {
+    const { pcm, script } = await utterance(["I'd like to book a table for", 700, 'four people on Friday.', 1200]);
+    const engine = new deepgram.STT({ apiKey: 'test-key', baseUrl: dg.url, language: 'en-US' });
+    const stream = engine.stream();
+    const conn = await dg.nextConnection();
+    conn.expect(script);
+    const events: stt.SpeechEvent[] = [];
+    const reading = collect(stream, events);
+    // Held up for 600 ms (three times the final delay) half-way through the first stretch of speech.
+    const first = script.segments[0]!;
+    await play(stream, pcm, 600, first.startMs + (first.endMs - first.startMs) / 2);
     stream.endInput();
     await reading;
     expect(finals(events)).toEqual(["I'd like to book a table for", 'four people on Friday.']);

@@ -3,7 +3,8 @@
 // interim_results, vad_events...), `Authorization: Token <key>`, binary linear16 audio, the KeepAlive,
 // Finalize and CloseStream messages in, and SpeechStarted, Results (is_final / speech_final) and Metadata
 // out. It hears speech by energy in the audio it receives and times its messages like the real service: an
-// interim while speech runs, and a final `finalDelayMs` after the last speech (150-300 ms in practice).
+// interim while speech runs, and a final once the audio holds `finalDelayMs` of silence after the last speech
+// (150-300 ms in practice): the endpoint is on the audio's clock, so a sender that stalls does not cut a word.
 //
 // The words come from labels, not recognition: each connection has a queue of scripts (one per utterance
 // the caller will speak), each a list of segments with their offsets in the utterance. A script's words are
@@ -55,6 +56,9 @@ interface Word {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** No audio at all for this long after speech (beyond the final delay): the client stopped streaming. */
+const STREAM_STOPPED_MS = 2000;
 
 /** The script's words with times from the first segment's start, spread over each segment by length. */
 function scriptWords(script: Script): Word[] {
@@ -207,7 +211,12 @@ export class DeepgramConnection {
         lastVoiced = end;
       }
     }
-    if (firstVoiced < 0) return;
+    if (firstVoiced < 0) {
+      // The endpoint is found in the audio, as Deepgram's is: once the audio received holds finalDelayMs of
+      // silence after the last speech. A sender held up mid-word (a busy worker's event loop) only delays it.
+      if (this.#speaking && this.audioMs - this.#lastSpeechAudio >= this.#opts.finalDelayMs) this.#final(false);
+      return;
+    }
     const ago = (i: number) => ((frames - i) / this.#rate) * 1000;
     if (!this.#speaking) {
       this.#speaking = true;
@@ -225,8 +234,9 @@ export class DeepgramConnection {
     }
     this.#lastSpeech = now - ago(lastVoiced);
     this.#lastSpeechAudio = chunkStartAudio + (lastVoiced / this.#rate) * 1000;
+    // Only for a client that stops streaming altogether (Deepgram would wait for more audio or a Finalize).
     if (this.#finalTimer) clearTimeout(this.#finalTimer);
-    this.#finalTimer = setTimeout(() => this.#final(false), Math.max(0, this.#lastSpeech + this.#opts.finalDelayMs - Date.now()));
+    this.#finalTimer = setTimeout(() => this.#final(false), Math.max(0, this.#lastSpeech + this.#opts.finalDelayMs + STREAM_STOPPED_MS - Date.now()));
     if (now - this.#lastInterim >= this.#opts.interimIntervalMs) this.#interim();
   }
 
