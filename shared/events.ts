@@ -41,7 +41,11 @@ export interface EventPayloads {
     duration_seconds: number | null;
     to_number: string | null;
     from_number: string | null;
-    /** Usually still null: the analysis runs after the call (see `call.analyzed`). */
+    /**
+     * The analysis' result: call.ended waits for it up to CALL_ENDED_ANALYSIS_WAIT_SECONDS. Null when it was not
+     * ready by then, is off or failed (then `call.analyzed` brings it, if it comes); `outcome` also when the
+     * extractive summary names none.
+     */
     outcome: string | null;
     ai_summary: string | null;
     analysis: { summary: string | null; [k: string]: unknown };

@@ -115,10 +115,10 @@ export const internalCallRoutes = [
       if (!call) return ack(true);
       if (isFinal(call.status)) {
         // Stopped: the stop fixed the end; the report only brings the conversation.
-        if (call.awaiting_report) await completeConversation(db, services.boss, call.id, { messages: body.messages, latency: body.latency, usage: body.usage });
+        if (call.awaiting_report) await completeConversation(db, services, call.id, { messages: body.messages, latency: body.latency, usage: body.usage });
         return ack(false);
       }
-      await finishCall(db, services.boss, call, {
+      await finishCall(db, services, call, {
         endReason: body.end_reason,
         endedAt: body.ended_at,
         durationSeconds: body.duration_seconds,
