@@ -139,7 +139,8 @@ describe('call.ended', () => {
         const [ended, final] = received(id);
         expect(ended).toMatchObject({ event: 'call.ended', status: 'completed', outcome: null, ai_summary: null });
         expect(final).toMatchObject({ event: 'transcript.final', messages: MESSAGES });
-        expect((await getCall(id)).analysis.status).toBe('running');
+        // Not done (queued, or waiting on the model): call.ended did not wait for it.
+        expect(['pending', 'running']).toContain((await getCall(id)).analysis.status);
         release();
         await until(id, 3, 'call.analyzed');
         expect(received(id)[2]).toMatchObject({ event: 'call.analyzed', outcome: 'appointment_booked', ai_summary: SUMMARY });
