@@ -41,7 +41,11 @@ export interface EventPayloads {
     duration_seconds: number | null;
     to_number: string | null;
     from_number: string | null;
-    /** Usually still null: the analysis runs after the call (see `call.analyzed`). */
+    /**
+     * The analysis' result: call.ended waits for it up to CALL_ENDED_ANALYSIS_WAIT_SECONDS. Null when it was not
+     * ready by then, is off or failed (then `call.analyzed` brings it, if it comes); `outcome` also when the
+     * extractive summary names none.
+     */
     outcome: string | null;
     ai_summary: string | null;
     analysis: { summary: string | null; [k: string]: unknown };
@@ -62,7 +66,10 @@ export interface EventPayloads {
   };
   'call.recording.available': {
     call_id: string;
+    /** A download link signed when the delivery attempt is sent, valid RECORDING_URL_TTL_SECONDS (4 hours). */
     recording_url: string;
+    /** The stable GET /v1/calls/{id}/recording: needs the API key, never expires, redirects to a fresh link. */
+    recording_api_url: string;
   };
   /** A snapshot of the conversation so far; a later partial supersedes an earlier one. */
   'transcript.partial': {
@@ -78,6 +85,17 @@ export interface EventPayloads {
     message: string;
   };
 }
+
+/**
+ * Fields that each delivery attempt fills in rather than the stored event, because they expire: a link signed
+ * with the event would be dead for a retry hours later (control-plane/src/modules/webhooks/render.ts).
+ */
+export interface RenderedAtDelivery {
+  'call.recording.available': 'recording_url';
+}
+
+/** What `emitEvent` stores for an event: its payload without the fields rendered at delivery. */
+export type StoredPayload<T extends EventName> = T extends keyof RenderedAtDelivery ? Omit<EventPayloads[T], RenderedAtDelivery[T]> : EventPayloads[T];
 
 /** The JSON body a receiver gets. */
 export type EventBody<T extends EventName = EventName> = { id: string; event: T; created_at: string } & EventPayloads[T];

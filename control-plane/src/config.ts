@@ -151,6 +151,13 @@ const Env = Type.Object({
   OPENAI_API_KEY: Type.Optional(Type.String()),
   ANALYSIS_RETRY_LIMIT: Type.Integer({ minimum: 0, maximum: 20, default: 4 }),
   ANALYSIS_RETRY_DELAY_SECONDS: Type.Integer({ minimum: 1, default: 5 }),
+  CALL_ENDED_ANALYSIS_WAIT_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 300,
+    default: 10,
+    description:
+      'How long call.ended waits for the post-call analysis so that it carries outcome, ai_summary and analysis (transcript.final waits behind it); past this it goes with what is known, and call.analyzed follows. 0: no wait',
+  }),
   WORKER_SILENCE_SECONDS: Type.Integer({ minimum: 5, default: 90, description: 'An in-progress call whose worker has not reported for this long, and whose room is gone, is reaped' }),
   DISPATCH_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, default: 60 }),
   // Code health: the reaper's wait after LiveKit says the agent left a room (it may rejoin); tests shorten it.

@@ -163,7 +163,11 @@ describe.skipIf(!sipBridgeVersion())('inbound phone calls over the SIP bridge', 
     expect(call.latency.tts_ttfb.samples).toBeGreaterThanOrEqual(1);
     // The simulated carrier's inbound rate (1 cent a minute) times the billed minutes (rounded up).
     expect(call.cost_cents).toBe(Math.ceil(call.duration_seconds / 60) * 1);
-    const events = await sql<{ type: string }[]>`select type from events where call_id = ${call.id} order by seq`;
+    // call.ended waits for the post-call analysis (at most CALL_ENDED_ANALYSIS_WAIT_SECONDS).
+    const events = await until('call.ended', async () => {
+      const rows = await sql<{ type: string }[]>`select type from events where call_id = ${call.id} order by seq`;
+      return rows.some((e) => e.type === 'call.ended') ? rows : null;
+    });
     expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['call.started', 'call.ended']));
     expect(events.findIndex((e) => e.type === 'call.started')).toBeLessThan(events.findIndex((e) => e.type === 'call.ended'));
     const usage = await api('GET', '/v1/usage');

@@ -221,6 +221,9 @@ describe('the call lifecycle through the internal API', () => {
       analysis: { outcome: 'appointment_booked', summary: 'The caller booked a cleaning.', status: 'completed', error: null },
     });
     expect(await eventsOf(id)).toEqual(['call.started', 'transcript.partial', 'call.ended', 'transcript.final', 'call.analyzed']);
+    // call.ended waited for the analysis: it carries the outcome and summary.
+    const [endedEvent] = await tp.sql`select payload from events where call_id = ${id} and type = 'call.ended'`;
+    expect(endedEvent!.payload).toMatchObject({ outcome: 'appointment_booked', ai_summary: 'The caller booked a cleaning.', analysis: { summary: 'The caller booked a cleaning.' } });
   });
 
   it('an outcome set by PATCH is stored exactly and never overwritten by the analysis', async () => {
@@ -275,10 +278,14 @@ describe('POST /v1/calls/{id}/stop', () => {
     const { analysis: _a, ai_summary: _s, outcome: _o, ...rest } = again.body;
     const { analysis: _a2, ai_summary: _s2, outcome: _o2, ...first } = res.body;
     expect(rest).toEqual(first);
-    // The analysis (no conversation: no model needed) may already have fired call.analyzed, always last.
-    const events = await eventsOf(id);
-    expect(events.slice(0, 2)).toEqual(['call.ended', 'transcript.final']);
-    expect(events.slice(2)).toEqual(events.length > 2 ? ['call.analyzed'] : []);
+    // call.ended waits for the analysis (no conversation: no model needed), then the three go in order.
+    const events = await until(async () => {
+      const e = await eventsOf(id);
+      return e.length >= 3 ? e : null;
+    });
+    expect(events).toEqual(['call.ended', 'transcript.final', 'call.analyzed']);
+    const [endedEvent] = await tp.sql`select payload from events where call_id = ${id} and type = 'call.ended'`;
+    expect(endedEvent!.payload).toMatchObject({ status: 'completed', outcome: 'no_conversation', ai_summary: expect.any(String) });
   });
 
   it('on a call in progress ends it at once with api_stop; the late worker report only brings the conversation', async () => {
@@ -297,7 +304,8 @@ describe('POST /v1/calls/{id}/stop', () => {
     expect(res.body.duration_seconds).toBeGreaterThanOrEqual(7);
     expect(endedAt).toBeGreaterThanOrEqual(before - 1000);
     expect(endedAt).toBeLessThanOrEqual(after + 1000);
-    expect(await eventsOf(id)).toEqual(['call.started', 'transcript.partial', 'call.ended']);
+    // The call is completed, but call.ended waits for the conversation's analysis (the worker's report first).
+    expect(await eventsOf(id)).toEqual(['call.started', 'transcript.partial']);
     // call.started is dated when the call connected (the worker's started_at), not when the report came in.
     const [started] = await tp.sql`select payload from events where call_id = ${id} and type = 'call.started'`;
     expect(JSON.parse(JSON.stringify(started!.payload)).created_at).toBe(startedAt);
@@ -320,10 +328,18 @@ describe('POST /v1/calls/{id}/stop', () => {
       credits_used: res.body.duration_seconds / 60,
       messages: [{ role: 'agent', content: 'Hello!' }, { role: 'user', content: 'Bye.' }],
     });
-    const events = await eventsOf(id);
-    expect(events.slice(0, 4)).toEqual(['call.started', 'transcript.partial', 'call.ended', 'transcript.final']);
+    // Once the analysis of the reported conversation is done: call.ended with its result, then the rest.
+    const events = await until(async () => {
+      const e = await eventsOf(id);
+      return e.includes('call.ended') ? e : null;
+    });
+    expect(events).toEqual(['call.started', 'transcript.partial', 'call.ended', 'transcript.final', 'call.analyzed']);
     const [final] = await tp.sql`select payload from events where call_id = ${id} and type = 'transcript.final'`;
     expect(JSON.parse(JSON.stringify(final!.payload)).messages).toHaveLength(2);
+    const [endedEvent] = await tp.sql`select payload from events where call_id = ${id} and type = 'call.ended'`;
+    expect(endedEvent!.payload).toMatchObject({ status: 'completed', outcome: 'appointment_booked', ai_summary: 'The caller booked a cleaning.' });
+    // Dated when the call ended (the stop), not when it was sent.
+    expect(JSON.parse(JSON.stringify(endedEvent!.payload)).created_at).toBe(res.body.ended_at);
     // A repeated report changes nothing more.
     await internal('post', `/calls/${id}/ended`, { seq: 4, end_reason: 'worker_shutdown', ended_at: new Date().toISOString(), duration_seconds: 30, messages: [] });
     expect((await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body).toMatchObject({ duration_seconds: res.body.duration_seconds, messages: call.messages });
@@ -496,7 +512,10 @@ describe('post-call analysis failure', () => {
     }, 600);
     expect(failed.analysis.error).toBe('analysis failed: connection refused');
     expect(failed.ai_summary).toBeNull();
-    expect(await eventsOf(id)).not.toContain('call.analyzed');
+    // No analysis will come: call.ended went when it failed for good (or at the bound), with nulls.
+    expect(await eventsOf(id)).toEqual(['call.started', 'call.ended', 'transcript.final']);
+    const [endedEvent] = await tp.sql`select payload from events where call_id = ${id} and type = 'call.ended'`;
+    expect(endedEvent!.payload).toMatchObject({ outcome: null, ai_summary: null });
     const attempts = await tp.sql`select retry_count from pgboss.job where name = 'calls.analyze' and data->>'call_id' = ${id}`;
     expect(attempts[0]!.retry_count).toBe(1);
   }, 90_000);

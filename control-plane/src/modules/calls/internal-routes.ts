@@ -115,10 +115,10 @@ export const internalCallRoutes = [
       if (!call) return ack(true);
       if (isFinal(call.status)) {
         // Stopped: the stop fixed the end; the report only brings the conversation.
-        if (call.awaiting_report) await completeConversation(db, services.boss, call.id, { messages: body.messages, latency: body.latency, usage: body.usage });
+        if (call.awaiting_report) await completeConversation(db, services, call.id, { messages: body.messages, latency: body.latency, usage: body.usage });
         return ack(false);
       }
-      await finishCall(db, services.boss, call, {
+      await finishCall(db, services, call, {
         endReason: body.end_reason,
         endedAt: body.ended_at,
         durationSeconds: body.duration_seconds,
@@ -176,8 +176,8 @@ export const internalCallRoutes = [
         services.log.error({ err, call_id: call.id, storage: storage.kind }, 'recording upload to storage failed');
         throw new HttpError(503, 'service_unavailable', 'Recording storage is unavailable; retry later', { headers: { 'Retry-After': '5' } });
       }
-      // Events carry the stable, authenticated URL: a retried delivery hours later still works (a signed link
-      // would expire after RECORDING_URL_TTL_SECONDS while retries go on for about 27 hours).
+      // The event stores the stable, authenticated URL; each delivery attempt adds `recording_url`, a link signed
+      // when it is sent (webhooks/render.ts): retries go on for about 27 hours, a signed link lasts 4.
       const url = stableRecordingUrl(services, call.id);
       await services.sql.begin(async (tx) => {
         await setRecordingKey(tx, call.id, key);
@@ -187,7 +187,7 @@ export const internalCallRoutes = [
           callId: call.id,
           agentId: call.agent_id,
           webhookUrl: call.webhook_url,
-          payload: { call_id: call.id, recording_url: url },
+          payload: { call_id: call.id, recording_api_url: url },
         });
       });
       return reply(204);

@@ -1,15 +1,16 @@
 // Background work on calls (pg-boss):
 //  - calls.analyze: after a call ends, an LLM writes `ai_summary` and `analysis {outcome, summary}`, then
-//    `call.analyzed` fires. Retried with backoff; a final failure is recorded on the call, never thrown away.
+//    `call.analyzed` fires, after call.ended if that was held for it. Retried with backoff; a final failure is
+//    recorded on the call, never thrown away, and sends a held call.ended at once.
+//  - calls.end-event: the bound of call.ended's wait for the analysis (CALL_ENDED_ANALYSIS_WAIT_SECONDS).
 //  - calls.reap: finishes a call whose worker is gone (room closed or no agent in it) with `worker_lost`,
 //    and fails a call no worker picked up in time (`dispatch_timeout`). Run by a sweep every minute and by
 //    LiveKit webhooks (room finished, agent left).
 import type { Job, QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
-import { emitEvent } from '../events/emit.ts';
 import { analyseCall, AnalysisError, type AnalysisResult } from './analysis.ts';
 import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, saveAnalysis, touchWorker } from './queries.ts';
-import { ANALYZE_QUEUE, completeConversation, FINALIZE_QUEUE, failCall, finishCall } from './lifecycle.ts';
+import { ANALYZE_QUEUE, completeConversation, emitAnalyzed, END_EVENT_QUEUE, FINALIZE_QUEUE, failCall, finishCall, releaseEndedEvent } from './lifecycle.ts';
 import { purgeIdempotencyKeys } from './outbound.ts';
 
 export const REAP_QUEUE = 'calls.reap';
@@ -21,8 +22,11 @@ export async function runAnalysis(services: Services, job: Job<{ call_id: string
   const call = await getCallById(services.sql, job.data.call_id);
   if (!call || call.status !== 'completed' || call.analysis_status === 'completed' || call.analysis_status === 'skipped') return;
   if (services.config.ANALYSIS_MODE === 'off') {
-    // Not silently missing: the call says the analysis was not made, and why.
-    await markAnalysisSkipped(services.sql, call.id, 'post-call analysis is turned off (ANALYSIS_MODE=off)');
+    // Not silently missing: the call says the analysis was not made, and why. Nothing left to wait for.
+    await services.sql.begin(async (tx) => {
+      await markAnalysisSkipped(tx, call.id, 'post-call analysis is turned off (ANALYSIS_MODE=off)');
+      await releaseEndedEvent(tx, call.id);
+    });
     return;
   }
   await markAnalysisRunning(services.sql, call.id);
@@ -32,21 +36,20 @@ export async function runAnalysis(services: Services, job: Job<{ call_id: string
   } catch (err) {
     const final = job.retryCount >= services.config.ANALYSIS_RETRY_LIMIT;
     services.log.warn({ err, call_id: call.id, attempt: job.retryCount + 1, final }, 'call analysis failed');
-    await markAnalysisFailed(services.sql, call.id, final, (err as Error).message, err instanceof AnalysisError ? { method: err.method, model: err.model } : null);
+    await services.sql.begin(async (tx) => {
+      await markAnalysisFailed(tx, call.id, final, (err as Error).message, err instanceof AnalysisError ? { method: err.method, model: err.model } : null);
+      // No analysis will come: a held call.ended goes now. (A retry may still land within the bound: wait for it.)
+      if (final) await releaseEndedEvent(tx, call.id);
+    });
     if (final) return; // recorded on the call; nothing more to try
     throw err; // pg-boss retries with backoff
   }
   await services.sql.begin(async (tx) => {
     const row = await saveAnalysis(tx, call.id, result);
     if (!row) return;
-    await emitEvent(tx, {
-      orgId: row.org_id,
-      type: 'call.analyzed',
-      callId: row.id,
-      agentId: row.agent_id,
-      webhookUrl: row.webhook_url,
-      payload: { call_id: row.id, agent_id: row.agent_id, outcome: row.outcome, ai_summary: row.ai_summary },
-    });
+    // A held call.ended goes now, with the result, followed by transcript.final and call.analyzed; if the bound
+    // already sent it, call.analyzed alone follows.
+    if (!(await releaseEndedEvent(tx, call.id))) await emitAnalyzed(tx, row);
   });
 }
 
@@ -71,7 +74,7 @@ export async function reapCall(services: Services, callId: string): Promise<'ali
     const locked = await getCallById(tx, callId, { lock: true });
     if (!locked || locked.status === 'completed' || locked.status === 'failed') return null;
     if (locked.status === 'in_progress') {
-      return finishCall(tx, services.boss, locked, { endReason: 'worker_lost', endedAt: now });
+      return finishCall(tx, services, locked, { endReason: 'worker_lost', endedAt: now });
     }
     // Never started: no worker took the dispatch in time, or the room closed before it did.
     const age = (Date.now() - locked.created_at.getTime()) / 1000;
@@ -106,7 +109,17 @@ export function callQueues(services: Services): QueueDef<never>[] {
       // Delayed jobs: NOTIFY fires at insert, before they are due, so poll for them (the default is 30 s).
       work: { pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 2 },
       handler: async (jobs: Job<{ call_id: string }>[]) => {
-        for (const job of jobs) await services.sql.begin((tx) => completeConversation(tx, services.boss, job.data.call_id));
+        for (const job of jobs) await services.sql.begin((tx) => completeConversation(tx, services, job.data.call_id));
+      },
+    },
+    {
+      name: END_EVENT_QUEUE,
+      // Retried like any job if a process dies with it; the flag makes a second run a no-op.
+      options: { retryLimit: 10, retryDelay: 5, retryBackoff: true },
+      // Delayed jobs: NOTIFY fires at insert, before they are due, so poll for them (the default is 30 s).
+      work: { pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 2 },
+      handler: async (jobs: Job<{ call_id: string }>[]) => {
+        for (const job of jobs) await services.sql.begin((tx) => releaseEndedEvent(tx, job.data.call_id));
       },
     },
     {

@@ -37,6 +37,8 @@ export interface CallRow {
   recording_key: string | null;
   last_seq: number;
   awaiting_report: boolean;
+  /** call.ended is held for the analysis (lifecycle.ts, releaseEndedEvent). */
+  ended_event_pending: boolean;
   dialed_at: Date | null;
   worker_seen_at: Date | null;
   created_at: Date;
@@ -263,7 +265,16 @@ export async function setInProgress(db: Db, callId: string, startedAt: string, r
 export async function setCompleted(
   db: Db,
   callId: string,
-  f: { endReason: string; endedAt: string; durationSeconds: number; messages?: unknown[] | null; latency?: unknown; usage?: unknown; awaitingReport?: boolean },
+  f: {
+    endReason: string;
+    endedAt: string;
+    durationSeconds: number;
+    messages?: unknown[] | null;
+    latency?: unknown;
+    usage?: unknown;
+    awaitingReport?: boolean;
+    holdEndedEvent?: boolean;
+  },
   from: CallRow['status'][],
 ): Promise<CallRow | undefined> {
   const [row] = await db<CallRow[]>`
@@ -276,11 +287,25 @@ export async function setCompleted(
       latency = coalesce(${f.latency === undefined ? null : db.json(f.latency as never)}::jsonb, latency),
       usage = coalesce(${f.usage === undefined ? null : db.json(f.usage as never)}::jsonb, usage),
       awaiting_report = ${f.awaitingReport ?? false},
+      ended_event_pending = ${f.holdEndedEvent ?? false},
       -- Phone calls: the carrier rate captured at open times the billed minutes (phone-numbers/rates.ts).
       cost_cents = case when rate_cents_per_minute is null then cost_cents
                         else ceil(rate_cents_per_minute * ceil(${f.durationSeconds}::numeric / 60))::int end,
       updated_at = now()
     where id = ${callId} and status = any(${from})
+    returning *`;
+  return row;
+}
+
+/**
+ * Takes the held call.ended of a call: clears the flag and returns the row, or undefined when it is not held
+ * (already sent, or never held). The row lock it takes orders it with fillConversation and saveAnalysis, so
+ * whichever runs second sees what the first did.
+ */
+export async function takeHeldEndedEvent(db: Db, callId: string): Promise<CallRow | undefined> {
+  const [row] = await db<CallRow[]>`
+    update calls set ended_event_pending = false
+    where id = ${callId} and ended_event_pending
     returning *`;
   return row;
 }

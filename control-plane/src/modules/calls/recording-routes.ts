@@ -1,6 +1,7 @@
-// GET /v1/calls/{call_id}/recording: the recording behind a stable, authenticated URL. Webhook events carry
-// this URL (a `call.recording.available` may be retried for about 27 hours, far past a signed link's 4 hours);
-// it answers with a redirect to a freshly signed link, so the bytes are served the same way as `recording_url`.
+// GET /v1/calls/{call_id}/recording: the recording behind a stable, authenticated URL, which
+// `call.recording.available` carries as `recording_api_url` (next to `recording_url`, a link signed at each
+// delivery attempt). It answers with a redirect to a freshly signed link, so the bytes are served the same way
+// as `recording_url`.
 import { defineRoute, reply } from '../../http/route.ts';
 import { notFound } from '../../http/errors.ts';
 import { CallParams } from '../../../../schemas/calls.ts';
@@ -8,7 +9,7 @@ import type { Services } from '../../services.ts';
 import { getCall } from './queries.ts';
 import { recordingUrl } from './storage/index.ts';
 
-/** The URL `call.recording.available` carries: it never expires, and needs the organisation's API key. */
+/** `recording_api_url` of `call.recording.available`: it never expires, and needs the organisation's API key. */
 export const stableRecordingUrl = (services: Services, callId: string) => `${services.publicBaseUrl().replace(/\/$/, '')}/v1/calls/${callId}/recording`;
 
 export const callRecordingRoutes = [
@@ -19,8 +20,8 @@ export const callRecordingRoutes = [
     tag: 'calls',
     summary: "Download a call's recording",
     description:
-      'A stable URL for the recording, authenticated with the API key like any other endpoint (this is the ' +
-      '`recording_url` of the `call.recording.available` event, which stays valid however late it is delivered). ' +
+      'A stable URL for the recording, authenticated with the API key like any other endpoint (the ' +
+      '`recording_api_url` of the `call.recording.available` event, which stays valid however late it is used). ' +
       'Answers 302 to a freshly signed download link (valid 4 hours; no Authorization header needed there). 404 while ' +
       'the call has no recording.',
     params: CallParams,

@@ -6,16 +6,19 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { startFakeS3, type FakeS3 } from '../../../../test/support/fake-s3.ts';
+import { Receiver } from '../../../../test/support/webhook-receiver.ts';
 import { recordingUploadUrl, signedUrl } from './recordings.ts';
 import { s3Client } from './storage/s3.ts';
 
 let tp: TestPlatform;
 let s3: FakeS3;
+let rx: Receiver;
 let org: { orgId: string; key: string };
 let agentId: string;
 
 beforeAll(async () => {
   s3 = await startFakeS3({ bucket: 'vap-recordings', region: 'eu-west-3' });
+  rx = await new Receiver().start();
   tp = await usePlatform({
     S3_ENDPOINT: s3.url,
     S3_BUCKET: s3.bucket,
@@ -25,6 +28,8 @@ beforeAll(async () => {
     SSRF_ALLOWLIST: '127.0.0.1',
   });
   org = await tp.createOrg();
+  const hook = await tp.request('post', '/v1/webhooks', { key: org.key, body: { name: 'rec', url: rx.url('/rec'), events: ['call.recording.available'] } });
+  expect(hook.status).toBe(201);
   const model = await tp.request('post', '/v1/models', { key: org.key, body: { name: 'm', model: 'llama3', base_url: 'http://127.0.0.1:9/v1' } });
   expect(model.status).toBe(201);
   const [agent] = await tp.sql`
@@ -34,7 +39,10 @@ beforeAll(async () => {
     returning id`;
   agentId = agent!.id as string;
 });
-afterAll(() => s3?.close());
+afterAll(async () => {
+  await rx?.close();
+  await s3?.close();
+});
 
 async function newCall(): Promise<string> {
   const [row] = await tp.sql`insert into calls (org_id, agent_id, type, status) values (${org.orgId}, ${agentId}, 'web', 'completed') returning id`;
@@ -67,11 +75,19 @@ describe('recordings in S3', () => {
     const [row] = await tp.sql`select recording_key from calls where id = ${id}`;
     expect(row!.recording_key).toBe(`s3://${s3.bucket}/${key}`);
 
+    // The delivered event: `recording_url` is presigned when the attempt is sent, and downloads as it is.
+    await rx.until(() => rx.at('/rec').some((r) => r.json?.call_id === id), 'call.recording.available');
+    const delivered = rx.at('/rec').find((r) => r.json?.call_id === id)!.json;
+    expect(delivered.recording_url.startsWith(`${s3.url}/${s3.bucket}/${key}?`)).toBe(true);
+    expect(new URL(delivered.recording_url).searchParams.get('X-Amz-Expires')).toBe('14400');
+    expect(Buffer.from(await (await fetch(delivered.recording_url)).arrayBuffer()).equals(body)).toBe(true);
+    // The stored event keeps only the stable, authenticated URL (retries outlive a presigned one); it
+    // redirects to a freshly presigned S3 URL.
     const [event] = await tp.sql`select payload from events where call_id = ${id} and type = 'call.recording.available'`;
-    // The event carries the stable, authenticated URL (retries outlive a presigned one); it redirects to a
-    // freshly presigned S3 URL.
-    const eventUrl = (event!.payload as { recording_url: string }).recording_url;
+    expect((event!.payload as { recording_url?: string }).recording_url).toBeUndefined();
+    const eventUrl = (event!.payload as { recording_api_url: string }).recording_api_url;
     expect(eventUrl).toBe(`${tp.url}/v1/calls/${id}/recording`);
+    expect(delivered.recording_api_url).toBe(eventUrl);
     const redirect = await fetch(eventUrl, { headers: { authorization: `Bearer ${org.key}` }, redirect: 'manual' });
     expect(redirect.status).toBe(302);
     expect(redirect.headers.get('location')!.startsWith(`${s3.url}/${s3.bucket}/${key}?`)).toBe(true);

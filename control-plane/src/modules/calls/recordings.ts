@@ -1,5 +1,6 @@
 // Call recordings on the local filesystem, reached through URLs signed with an HMAC and an expiry
-// (`recording_url`, valid RECORDING_URL_TTL_SECONDS, 4 hours by default; a fresh one on each fetch of the call).
+// (`recording_url`, valid RECORDING_URL_TTL_SECONDS, 4 hours by default; a fresh one on each fetch of the call
+// and each delivery attempt of `call.recording.available`).
 // The worker uploads to PUT /v1/recordings/{id}/upload with the call's capability (calls/capability.ts).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';

@@ -168,7 +168,7 @@ export const callRoutes = [
     operationId: 'downloadRecording',
     tag: 'calls',
     summary: 'Download a call recording (signed URL)',
-    description: 'The URL comes from `recording_url` on the call; it is valid for 4 hours. No Authorization header.',
+    description: 'The URL comes from `recording_url` on the call or in a `call.recording.available` event; it is valid for 4 hours. No Authorization header.',
     auth: 'none',
     params: CallParams,
     query: Type.Object({ expires: Type.Integer(), signature: Type.String({ minLength: 1, maxLength: 200 }) }),

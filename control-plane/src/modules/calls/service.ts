@@ -200,11 +200,11 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
     });
     if (connected) {
       return (
-        (await finishCall(tx, services.boss, locked, { endReason, endedAt }, { awaitReport: { graceSeconds: services.config.STOP_REPORT_GRACE_SECONDS } })) ?? locked
+        (await finishCall(tx, services, locked, { endReason, endedAt }, { awaitReport: { graceSeconds: services.config.STOP_REPORT_GRACE_SECONDS } })) ?? locked
       );
     }
     // No conversation took place: nothing more will be reported.
-    return (await finishCall(tx, services.boss, locked, { endReason, endedAt, durationSeconds: 0, messages: [] })) ?? locked;
+    return (await finishCall(tx, services, locked, { endReason, endedAt, durationSeconds: 0, messages: [] })) ?? locked;
   });
   if (row.room_name && row.status !== before.status) {
     await services.livekit.rooms.deleteRoom(row.room_name).catch((err: unknown) => {

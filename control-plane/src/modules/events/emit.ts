@@ -6,7 +6,7 @@
 // gets it, and a call's own `webhook_url` gets every event of that call; each destination once per event.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/types.ts';
-import type { EventBody, EventName, EventPayloads } from '../../../../shared/events.ts';
+import type { EventName, StoredPayload } from '../../../../shared/events.ts';
 import { dropSupersededPartials, insertEventAndMessages, notifyWebhookChannel, WEBHOOK_CHANNEL } from './queries.ts';
 
 export { WEBHOOK_CHANNEL };
@@ -20,7 +20,8 @@ export interface EmitInput<T extends EventName> {
   webhookUrl?: string | null;
   /** When the event happened, if not now: `call.started` carries the moment the call connected. */
   createdAt?: string;
-  payload: EventPayloads[T];
+  /** Without the fields each delivery attempt renders (shared/events.ts, RenderedAtDelivery). */
+  payload: StoredPayload<T>;
 }
 
 export interface EmittedEvent {
@@ -34,7 +35,7 @@ export interface EmittedEvent {
 export async function emitEvent<T extends EventName>(db: Db, e: EmitInput<T>): Promise<EmittedEvent> {
   const id = randomUUID();
   const createdAt = e.createdAt ? new Date(e.createdAt).toISOString() : new Date().toISOString();
-  const body = { id, event: e.type, created_at: createdAt, ...e.payload } as EventBody<T>;
+  const body = { id, event: e.type, created_at: createdAt, ...e.payload };
   const callId = e.callId ?? null;
   const url = e.webhookUrl ?? null;
 

@@ -1,5 +1,6 @@
-// One delivery attempt: a signed POST through the SSRF guard, then one statement that records the attempt,
-// moves the message on (done, or back to pending at its next retry time) and tracks endpoint failures.
+// One delivery attempt: the body rendered for this attempt (render.ts), a signed POST through the SSRF guard,
+// then one statement that records the attempt, moves the message on (done, or back to pending at its next
+// retry time) and tracks endpoint failures.
 import client from 'prom-client';
 import type { Agent } from 'undici';
 import type { Services } from '../../services.ts';
@@ -8,6 +9,7 @@ import { createGuardedAgent, describeRequestError, guardedRequest, type SsrfOpti
 import { ssrfOptions } from '../../net/ssrf.ts';
 import { signatureHeaders } from '../../../../shared/signing.ts';
 import { writeAudit } from '../audit-events/queries.ts';
+import { renderBody } from './render.ts';
 import { GONE, isRetriableStatus, nextDelay, parseRetryAfter, parseSchedule } from './retry.ts';
 import { openWebhookSecrets, orgSigningSecrets, recordAttempt, setFailingInactive, setInactive, pauseMessages, type ClaimedMessage } from './queries.ts';
 
@@ -56,14 +58,16 @@ export class WebhookDeliverer {
     let retryAfterMs: number | undefined;
     try {
       const keys = m.webhook_id ? openWebhookSecrets(secrets, m.webhook_id, m) : (await orgSigningSecrets(sql, secrets, m.org_id)).secrets;
+      // Signed over what this attempt sends: a body with fields made at send time differs between attempts.
+      const body = await renderBody(this.services, m.event_type, m.body);
       const res = await guardedRequest(this.agent, m.endpoint, this.ssrf, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
           'user-agent': 'vap-webhooks/1',
-          ...signatureHeaders(keys, m.event_id, m.body),
+          ...signatureHeaders(keys, m.event_id, body),
         },
-        body: m.body,
+        body,
         timeoutMs: config.WEBHOOK_TIMEOUT_MS,
         maxResponseBytes: RESPONSE_BODY_LIMIT,
         ...(opts.signal ? { signal: opts.signal } : {}),

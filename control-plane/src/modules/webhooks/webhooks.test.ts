@@ -6,7 +6,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { usePlatform } from '../../../../test/support/platform.ts';
 import { eventually, Receiver } from '../../../../test/support/webhook-receiver.ts';
 import { emitEvent } from '../events/emit.ts';
-import type { CallEventName, EventPayloads } from '../../../../shared/events.ts';
+import type { CallEventName, StoredPayload } from '../../../../shared/events.ts';
 
 const tp = await usePlatform({
   SSRF_ALLOWLIST: '127.0.0.1',
@@ -31,7 +31,7 @@ async function createWebhook(path: string, events: string[] = ['*'], key = org.k
   return res.body as { id: string; secret: string; url: string };
 }
 
-function payloadOf<T extends CallEventName>(type: T, callId: string): EventPayloads[T] {
+function payloadOf<T extends CallEventName>(type: T, callId: string): StoredPayload<T> {
   const agent = '5f0e2c1a-1111-4222-8333-444455556666';
   const p: Record<CallEventName, unknown> = {
     'call.started': { call_id: callId, agent_id: agent, to_number: '+14155550100', from_number: '+14155550199' },
@@ -41,11 +41,11 @@ function payloadOf<T extends CallEventName>(type: T, callId: string): EventPaylo
     },
     'call.analyzed': { call_id: callId, agent_id: agent, outcome: 'booked', ai_summary: 'Booked a table.' },
     'call.failed': { call_id: callId, agent_id: agent, to_number: '+14155550100', from_number: null, reason: 'busy' },
-    'call.recording.available': { call_id: callId, recording_url: 'https://files.example.com/r.ogg' },
+    'call.recording.available': { call_id: callId, recording_api_url: `https://api.example.com/v1/calls/${callId}/recording` },
     'transcript.partial': { call_id: callId, messages: [{ role: 'user', content: 'hi' }] },
     'transcript.final': { call_id: callId, messages: [{ role: 'agent', content: 'hello' }, { role: 'user', content: 'hi' }] },
   };
-  return p[type] as EventPayloads[T];
+  return p[type] as StoredPayload<T>;
 }
 
 const emit = (type: CallEventName, callId = randomUUID(), extra: { webhookUrl?: string; orgId?: string } = {}) =>
