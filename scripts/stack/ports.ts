@@ -64,3 +64,50 @@ export async function freeUdpRange(size: number, host = '127.0.0.1'): Promise<[n
   }
   throw new Error(`no block of ${size} free UDP ports`);
 }
+
+export interface PortProbes {
+  tcp: () => Promise<number>;
+  udp: () => Promise<number>;
+  tcpUdp: () => Promise<number>;
+}
+
+/**
+ * Free ports for the services of one stack, never the same port twice. Each probe releases its port before the
+ * next one runs, and the kernel may hand that port out again: two services of one stack were once given one
+ * port (the worker's health server and LiveKit's HTTP port), the worker died on EADDRINUSE, and its readiness
+ * probe was answered by LiveKit.
+ */
+export class PortPicker {
+  readonly #taken = new Set<number>();
+  readonly #probes: PortProbes;
+
+  constructor(probes: PortProbes = { tcp: () => freeTcpPort(), udp: () => freeUdpPort(), tcpUdp: () => freeTcpUdpPort() }) {
+    this.#probes = probes;
+  }
+
+  /** A port fixed by the caller: never handed out by a probe. */
+  take(port: number): number {
+    this.#taken.add(port);
+    return port;
+  }
+
+  tcp(): Promise<number> {
+    return this.#distinct(this.#probes.tcp);
+  }
+
+  udp(): Promise<number> {
+    return this.#distinct(this.#probes.udp);
+  }
+
+  tcpUdp(): Promise<number> {
+    return this.#distinct(this.#probes.tcpUdp);
+  }
+
+  async #distinct(probe: () => Promise<number>): Promise<number> {
+    for (let i = 0; i < 100; i++) {
+      const port = await probe();
+      if (!this.#taken.has(port)) return this.take(port);
+    }
+    throw new Error('no free port that this stack has not taken already');
+  }
+}

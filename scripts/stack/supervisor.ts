@@ -7,7 +7,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { renderTemplate } from './render.ts';
-import { freeTcpPort, freeTcpUdpPort, freeUdpPort, freeUdpRange } from './ports.ts';
+import { freeUdpRange, PortPicker } from './ports.ts';
 import { Service } from './process.ts';
 import { httpOk, redisPing, tcpOpen, waitReady } from './readiness.ts';
 
@@ -136,27 +136,28 @@ export function sipBridgeVersion(toolsDir?: string): string | null {
   return toolVersion('livekit-sip', toolsDir);
 }
 
-async function choosePorts(opts: StackOptions): Promise<StackPorts> {
+async function choosePorts(opts: StackOptions, pick: PortPicker): Promise<StackPorts> {
   const given = opts.ports ?? {};
   if (!opts.freePorts) return { ...DEFAULT_PORTS, ...given };
   // The SIP bridge binds even RTP ports only, and keeps a finished call's port draining until no packet has
   // come for 30 s: 20 ports (10 calls per half-minute) ran out in the inbound e2e file, and the INVITE got a
   // 500. 100, like the fixed default range, holds 50.
   const [rtpStart, rtpEnd] = given.sipRtpStart && given.sipRtpEnd ? [given.sipRtpStart, given.sipRtpEnd] : await freeUdpRange(100);
+  for (const port of Object.values(given)) if (typeof port === 'number') pick.take(port);
   return {
-    livekit: given.livekit ?? (await freeTcpPort()),
-    rtcTcp: given.rtcTcp ?? (await freeTcpPort()),
-    rtcUdp: given.rtcUdp ?? (await freeUdpPort()),
+    livekit: given.livekit ?? (await pick.tcp()),
+    rtcTcp: given.rtcTcp ?? (await pick.tcp()),
+    rtcUdp: given.rtcUdp ?? (await pick.udp()),
     // Redis: probed at its usual port in `auto` mode; a stack that starts its own picks a free one then.
     redis: given.redis ?? DEFAULT_PORTS.redis,
-    sip: given.sip ?? (await freeTcpUdpPort()),
+    sip: given.sip ?? (await pick.tcpUdp()),
     sipRtpStart: rtpStart,
     sipRtpEnd: rtpEnd,
-    sipHealth: given.sipHealth ?? (await freeTcpPort()),
-    controlPlane: given.controlPlane ?? (await freeTcpPort()),
-    controlPlaneMetrics: given.controlPlaneMetrics ?? (await freeTcpPort()),
-    worker: given.worker ?? (await freeTcpPort()),
-    workerMetrics: given.workerMetrics ?? (await freeTcpPort()),
+    sipHealth: given.sipHealth ?? (await pick.tcp()),
+    controlPlane: given.controlPlane ?? (await pick.tcp()),
+    controlPlaneMetrics: given.controlPlaneMetrics ?? (await pick.tcp()),
+    worker: given.worker ?? (await pick.tcp()),
+    workerMetrics: given.workerMetrics ?? (await pick.tcp()),
   };
 }
 
@@ -203,7 +204,9 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
   if (!opts.runDir) chmodSync(runDir, 0o711);
   const logDir = path.join(runDir, 'logs');
   mkdirSync(logDir, { recursive: true });
-  const ports = await choosePorts(opts);
+  // One picker for every port this stack chooses, the ones chosen later (Redis, PostgreSQL) too.
+  const pick = new PortPicker();
+  const ports = await choosePorts(opts, pick);
   const nodeIp = opts.nodeIp ?? '127.0.0.1';
   const apiKey = opts.apiKey ?? `API${randomBytes(6).toString('hex')}`;
   // LiveKit asks for secrets of at least 32 characters.
@@ -244,7 +247,7 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
       redisPort = Number(u.port || 6379);
       if (!(await redisPing(redisPort, redisHost))) throw new Error(`no Redis answers at ${mode}`);
     } else if (mode === 'own' || !(await redisPing(redisPort, redisHost))) {
-      if (opts.freePorts && opts.ports?.redis === undefined) redisPort = await freeTcpPort();
+      if (opts.freePorts && opts.ports?.redis === undefined) redisPort = await pick.tcp();
       progress(`starting redis on ${redisHost}:${redisPort}`);
       const redis = start('redis', 'redis-server', ['--port', String(redisPort), '--bind', redisHost, '--save', '', '--appendonly', 'no', '--dir', runDir], baseEnv(), 3000);
       await waitReady(redis, 'redis', () => redisPing(redisPort, redisHost), timeout, opts.signal);
@@ -326,7 +329,7 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
     };
     if (opts.controlPlane) {
       // With free ports and no DATABASE_URL, the embedded PostgreSQL gets a port and a folder of its own too.
-      const embedded = opts.freePorts && !appEnv.DATABASE_URL ? { DATA_DIR: path.join(runDir, 'data'), EMBEDDED_PG_PORT: String(await freeTcpPort()) } : {};
+      const embedded = opts.freePorts && !appEnv.DATABASE_URL ? { DATA_DIR: path.join(runDir, 'data'), EMBEDDED_PG_PORT: String(await pick.tcp()) } : {};
       progress(`starting control plane on ${controlPlaneUrl}`);
       const cp = start(
         'control-plane',
