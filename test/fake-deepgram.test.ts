@@ -4,7 +4,7 @@ import * as deepgram from '@livekit/agents-plugin-deepgram';
 import { AudioFrame } from '@livekit/rtc-node';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeDeepgram, type FakeDeepgram, type Script } from './support/fake-deepgram.ts';
+import { startFakeDeepgram, type DeepgramConnection, type FakeDeepgram, type Script } from './support/fake-deepgram.ts';
 import { resample, synthesize, type Pcm } from './support/speech.ts';
 
 const { SpeechEventType } = stt;
@@ -71,18 +71,30 @@ async function collect(stream: stt.SpeechStream, into: stt.SpeechEvent[]): Promi
 
 const finals = (evs: stt.SpeechEvent[]) => evs.filter((e) => e.type === SpeechEventType.FINAL_TRANSCRIPT).map((e) => e.alternatives![0].text);
 
+const PAUSED = ["I'd like to book a table for", 700, 'four people on Friday.', 1200];
+
+/**
+ * The paused sentence through the plugin and the stand-in, played in real time (`stall`: play()'s hold-up, given
+ * the script to place it); resolves once the stream closed, with every event the plugin gave.
+ */
+async function transcribePaused(stall?: (script: Script) => [number, number]): Promise<{ events: stt.SpeechEvent[]; conn: DeepgramConnection }> {
+  const { pcm, script } = await utterance(PAUSED);
+  const engine = new deepgram.STT({ apiKey: 'test-key', baseUrl: dg.url, language: 'en-US' });
+  const stream = engine.stream();
+  const conn = await dg.nextConnection();
+  conn.expect(script);
+  const events: stt.SpeechEvent[] = [];
+  const reading = collect(stream, events);
+  await play(stream, pcm, ...(stall ? stall(script) : []));
+  stream.endInput();
+  await reading;
+  await engine.close();
+  return { events, conn };
+}
+
 describe('Deepgram stand-in with the deepgram plugin', () => {
   it('a paused sentence: start, interims, a final per stretch of speech with its words, an endpoint after each, then the close handshake', async () => {
-    const { pcm, script } = await utterance(["I'd like to book a table for", 700, 'four people on Friday.', 1200]);
-    const engine = new deepgram.STT({ apiKey: 'test-key', baseUrl: dg.url, language: 'en-US' });
-    const stream = engine.stream();
-    const conn = await dg.nextConnection();
-    conn.expect(script);
-    const events: stt.SpeechEvent[] = [];
-    const reading = collect(stream, events);
-    await play(stream, pcm);
-    stream.endInput();
-    await reading;
+    const { events, conn } = await transcribePaused();
 
     expect(conn.params.get('encoding')).toBe('linear16');
     expect(conn.params.get('sample_rate')).toBe('16000');
@@ -98,40 +110,18 @@ describe('Deepgram stand-in with the deepgram plugin', () => {
     expect(final.alternatives![0].words?.map((w) => w.text)).toEqual(["I'd", 'like', 'to', 'book', 'a', 'table', 'for']);
     expect(conn.control).toContain('CloseStream');
     expect(conn.sent.at(-1)?.type).toBe('Metadata');
-    await engine.close();
   });
 
   it('hears the words on the audio clock: a sender that stalls, then catches up, still gets every word in its finals', async () => {
-    const { pcm, script } = await utterance(["I'd like to book a table for", 700, 'four people on Friday.', 1200]);
-    const engine = new deepgram.STT({ apiKey: 'test-key', baseUrl: dg.url, language: 'en-US' });
-    const stream = engine.stream();
-    const conn = await dg.nextConnection();
-    conn.expect(script);
-    const events: stt.SpeechEvent[] = [];
-    const reading = collect(stream, events);
     // The whole first stretch of speech arrives in one burst.
-    await play(stream, pcm, script.segments[0]!.endMs);
-    stream.endInput();
-    await reading;
+    const { events } = await transcribePaused((script) => [script.segments[0]!.endMs, 0]);
     expect(finals(events)).toEqual(["I'd like to book a table for", 'four people on Friday.']);
-    await engine.close();
   });
 
   it('finds the endpoint on the audio clock: a sender held up mid-word for longer than the final delay cuts no word', async () => {
-    const { pcm, script } = await utterance(["I'd like to book a table for", 700, 'four people on Friday.', 1200]);
-    const engine = new deepgram.STT({ apiKey: 'test-key', baseUrl: dg.url, language: 'en-US' });
-    const stream = engine.stream();
-    const conn = await dg.nextConnection();
-    conn.expect(script);
-    const events: stt.SpeechEvent[] = [];
-    const reading = collect(stream, events);
     // Held up for 600 ms (three times the final delay) half-way through the first stretch of speech.
-    const first = script.segments[0]!;
-    await play(stream, pcm, 600, first.startMs + (first.endMs - first.startMs) / 2);
-    stream.endInput();
-    await reading;
+    const { events } = await transcribePaused((script) => [600, (script.segments[0]!.startMs + script.segments[0]!.endMs) / 2]);
     expect(finals(events)).toEqual(["I'd like to book a table for", 'four people on Friday.']);
-    await engine.close();
   });
 
   it('the final comes the configured delay after the last speech, not before', async () => {
