@@ -19,6 +19,7 @@ import { publishTurnMetrics } from './session/room-metrics.ts';
 import { hangUpRoom } from './session/hang-up.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
+import { StartTimeline } from './session/start-timeline.ts';
 
 const log = createLogger('media-worker');
 
@@ -91,6 +92,16 @@ async function entry(ctx: JobContext): Promise<void> {
 }
 
 async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Promise<string> {
+  // The call's first seconds, logged once (with the call id) when they have passed or the call ended first.
+  const timeline = new StartTimeline();
+  try {
+    return await runTimedCall(ctx, onCallId, timeline);
+  } finally {
+    timeline.finish();
+  }
+}
+
+async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void, timeline: StartTimeline): Promise<string> {
   const cfg = loadWorkerConfig();
   const api = new InternalApiClient({
     baseUrl: cfg.controlPlaneUrl,
@@ -101,6 +112,7 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
   const metrics = process.env.VAP_METRICS_PUSH_URL ? new PushMetricsSink(process.env.VAP_METRICS_PUSH_URL) : nullSink;
 
   await ctx.connect();
+  timeline.mark('connected');
   const room = ctx.room;
   let callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata, room.metadata);
   // Web and outbound calls: the dispatch brings the call's capability; inbound calls get it from the open.
@@ -143,6 +155,7 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
 
   onCallId(callId);
   const config = await api.getConfig(callId);
+  timeline.mark('config');
   if (config.call.type === 'outbound') {
     // The control plane places the call after dispatching this job: the session starts when the callee
     // answers, so the agent's timers and greeting run from the answer, not from the ringing.
@@ -154,6 +167,7 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
     }
   }
   const logger = log.child({ call_id: callId });
+  void timeline.closed.then((t) => logger.info({ call_type: config.call.type, ...t }, 'call start timeline'));
   const keys = config.provider_keys;
   // The control plane resolves the transcriber's language (its own, else the agent's) before it gets here.
   const stt = createSTT(config.agent.transcriber, keys);
@@ -224,7 +238,12 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
     await recorder?.finish();
   });
 
+  timeline.mark('session_built');
+  call.session.on(voice.AgentSessionEventTypes.AgentStateChanged, (ev) => {
+    if (ev.newState === 'speaking') timeline.mark('first_audio');
+  });
   await call.start({ room, roomName: room.name });
+  timeline.mark('session_started');
 
   // Keypad input on a phone leg: one user turn per entry (keypad.ts; the log counts the digits, never shows them).
   const keypad = new KeypadCollector({

@@ -1,0 +1,362 @@
+// bench:firstaudio — how long a caller waits in silence for the greeting, against the floor, in one run
+// (docs/benchmarks.md, "First audio"):
+//   - web: POST /v1/calls/web sent -> the first frame of the agent above the speech threshold at a real rtc-node
+//     participant, one call at a time;
+//   - phone: SIPp's INVITE -> the first non-silent decoded RTP sample of the greeting, on a purchased number;
+//   - floor: the same POST, dispatched the same way (same agent name, same process pool), to a bare agents-js
+//     job that joins and publishes the greeting as a prepared WAV (first-audio/floor-agent.ts): what the control
+//     plane, dispatch, a prewarmed job process, the join and the audio path cost with no agent behind them;
+//   - the job process's own timeline (worker log, "call start timeline"): each step's end, and each event-loop
+//     stall over 50 ms in the call's first 3 s;
+//   - the end: POST /v1/calls/{id}/stop (the caller leaves first, as a hang-up) -> the worker's job process gone
+//     (voice_active_calls back to 0), so the next call has it.
+// The agent and the floor take turns in blocks of BLOCK calls, each behind its own worker process (one runs at a
+// time; both register under the agent name the control plane dispatches to). Each worker's first call of each
+// kind is a warm-up, not counted. Providers: local STT (pocketsphinx) and TTS (espeak-ng); the LLM stand-in is
+// not on the greeting's path. A p95 of fewer than 100 samples is printed "n/a".
+// Usage: npm run bench:firstaudio [-- CALLS]   (default 100 of each kind)   Env: BENCH_BLOCK (default 10),
+// BENCH_PHONE=0 skips phone calls, BENCH_FLOOR=0 skips the floor.
+import { disposeRtc, nowMs, RtcClient } from '../test/support/rtc-client.ts';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import path from 'node:path';
+import { once } from 'node:events';
+import { percentile } from '../shared/latency.ts';
+import { REPO_ROOT, startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
+import { PortPicker } from '../scripts/stack/ports.ts';
+import { startFakeOpenAI } from '../test/support/fake-openai.ts';
+import { SipPhone } from '../test/support/sip-phone.ts';
+import { resample, synthesize, writeWav } from '../test/support/speech.ts';
+import { writeResults } from './support/results.ts';
+import { api, devKey } from './support/room-call.ts';
+
+const CALLS = Number(process.argv[2] ?? 100);
+const BLOCK = Number(process.env.BENCH_BLOCK ?? 10);
+const PHONE = process.env.BENCH_PHONE !== '0';
+const FLOOR = process.env.BENCH_FLOOR !== '0';
+const AGENT = process.env.BENCH_AGENT !== '0';
+const FIRST_MESSAGE = 'Hello, thank you for calling. How can I help you today?';
+/** The job's stalls are counted over the call's first seconds (start-timeline.ts's window). */
+const STALL_MS = 50;
+/** Each call lasts this long from the POST (or the INVITE), past the job's 3 s window, then the caller leaves. */
+const HOLD_MS = 3300;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round = (x: number) => +x.toFixed(1);
+const stats = (v: number[]) =>
+  v.length === 0
+    ? { n: 0, p50: null, p95: null, max: null }
+    : { n: v.length, p50: round(percentile(v, 50)), p95: v.length >= 100 ? round(percentile(v, 95)) : null, max: round(Math.max(...v)) };
+const fmt = (s: ReturnType<typeof stats>) => `p50 ${s.p50 ?? 'n/a'} ms, p95 ${s.p95 ?? 'n/a'} ms, max ${s.max ?? 'n/a'} ms (n=${s.n})`;
+
+type WorkerKind = 'agent' | 'floor';
+
+interface Worker {
+  kind: WorkerKind;
+  proc: ChildProcess;
+  log: string;
+  metricsPort: number;
+}
+
+async function httpOk(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url)).ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts the media worker or the floor worker against the stack, as the supervisor starts the worker. */
+async function startWorker(stack: RunningStack, kind: WorkerKind, env: Record<string, string>, pick: PortPicker, n: number): Promise<Worker> {
+  const health = await pick.tcp();
+  const metricsPort = await pick.tcp();
+  const log = path.join(stack.logDir, `${kind}-worker-${n}.log`);
+  const script = kind === 'agent' ? 'media-worker/src/main.ts' : 'bench/first-audio/floor-worker.ts';
+  const proc = spawn(process.execPath, [path.join(REPO_ROOT, script), 'start'], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      LIVEKIT_URL: stack.livekitUrl,
+      LIVEKIT_API_KEY: stack.apiKey,
+      LIVEKIT_API_SECRET: stack.apiSecret,
+      WORKER_TOKEN: stack.workerToken,
+      CONTROL_PLANE_URL: stack.controlPlaneUrl!,
+      LOG_LEVEL: 'info',
+      DRAIN_TIMEOUT_MS: '5000',
+      LOAD_INCLUDES_CPU: 'false',
+      // The LLM stand-in is on loopback: a private model host the operator allows (shared/model-egress.ts).
+      LLM_PRIVATE_HOSTS: '127.0.0.1',
+      WORKER_HEALTH_PORT: String(health),
+      WORKER_METRICS_PORT: String(metricsPort),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const out = createWriteStream(log);
+  proc.stdout!.pipe(out);
+  proc.stderr!.pipe(out);
+  const end = Date.now() + 60_000;
+  while (!(await httpOk(`http://127.0.0.1:${health}/`))) {
+    if (proc.exitCode !== null || Date.now() > end) throw new Error(`the ${kind} worker did not start (log: ${log})`);
+    await sleep(100);
+  }
+  return { kind, proc, log, metricsPort };
+}
+
+async function stopWorker(w: Worker): Promise<void> {
+  if (w.proc.exitCode !== null) return;
+  w.proc.kill('SIGTERM');
+  const killer = setTimeout(() => w.proc.kill('SIGKILL'), 20_000);
+  await once(w.proc, 'exit');
+  clearTimeout(killer);
+}
+
+/** The worker's job processes running a call, from its Prometheus gauge; null where it has no metrics (the floor). */
+async function activeCalls(w: Worker): Promise<number | null> {
+  if (w.kind !== 'agent') return null;
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${w.metricsPort}/metrics`)).text();
+    const m = /^voice_active_calls\s+(\d+)/m.exec(text);
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** ms from `from` until the worker holds no call (polled every 20 ms, up to 30 s); null without the gauge. */
+async function freedAfter(w: Worker, from: number): Promise<number | null> {
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const n = await activeCalls(w);
+    if (n === null) return null;
+    if (n === 0) return nowMs() - from;
+    if (Date.now() > end) return nowMs() - from;
+    await sleep(20);
+  }
+}
+
+interface CallResult {
+  id: string;
+  /** Wall-clock ms (nowMs) of the POST or the INVITE. */
+  t0: number;
+  first_audio_ms: number;
+  /** POST sent -> 201 received. */
+  create_ms: number;
+  /** Stop sent -> the worker held no call. */
+  freed_ms: number | null;
+}
+
+async function webCall(stack: RunningStack, key: string, agentId: string, w: Worker): Promise<CallResult> {
+  const t0 = nowMs();
+  const created = await api(stack, key, 'POST', '/v1/calls/web', { agent_id: agentId });
+  const t1 = nowMs();
+  if (created.status !== 201) throw new Error(`POST /v1/calls/web answered ${created.status}: ${JSON.stringify(created.body)}`);
+  const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+  let first: number;
+  try {
+    const rec = client.record({});
+    await client.publishMicrophone();
+    await rec.until(() => rec.firstSpeechAt !== undefined, 60_000, 'the first message');
+    first = rec.firstSpeechAt! - t0;
+    // The caller listens to the greeting: the job's first seconds (its loop stalls) are part of the call.
+    await sleep(Math.max(0, HOLD_MS - (nowMs() - t0)));
+  } finally {
+    await client.leave();
+  }
+  const stopAt = nowMs();
+  await api(stack, key, 'POST', `/v1/calls/${created.body.id}/stop`);
+  return { id: created.body.id, t0, first_audio_ms: first, create_ms: t1 - t0, freed_ms: await freedAfter(w, stopAt) };
+}
+
+async function phoneCall(stack: RunningStack, number: string, from: string, w: Worker): Promise<CallResult> {
+  const phone = await SipPhone.call({ bridge: stack.sipAddress!, to: number, from, timeoutSeconds: 120 });
+  let first: number;
+  let hungUp: number;
+  try {
+    await phone.waitFor('the answer', () => phone.answered || phone.finalStatus, 120_000);
+    if (!phone.answered) throw new Error(`call refused with ${phone.finalStatus}`);
+    await phone.startMedia();
+    await phone.waitFor('the first audio', () => phone.firstAudioAt !== null, 60_000);
+    first = phone.firstAudioAt! - phone.startedAt;
+    await sleep(Math.max(0, HOLD_MS - (performance.now() - phone.startedAt)));
+  } finally {
+    hungUp = nowMs();
+    await phone.close();
+  }
+  return { id: phone.callId, t0: phone.startedAt + performance.timeOrigin, first_audio_ms: first, create_ms: 0, freed_ms: await freedAfter(w, hungUp) };
+}
+
+interface Timeline {
+  call_id: string;
+  started_at_ms: number;
+  call_type: string;
+  steps: Record<string, number>;
+  loop_blocks: { at_ms: number; ms: number }[];
+}
+
+/** The job processes' "call start timeline" lines in a worker's log. */
+function timelines(log: string): Timeline[] {
+  const out: Timeline[] = [];
+  for (const line of readFileSync(log, 'utf8').split('\n')) {
+    if (!line.includes('call start timeline')) continue;
+    try {
+      out.push(JSON.parse(line) as Timeline);
+    } catch {
+      // not a JSON line
+    }
+  }
+  return out;
+}
+
+/** Each counted call with its job's timeline (calls whose job logged none are left out). */
+function joinTimelines(calls: CallResult[], lines: Timeline[]): { c: CallResult; t: Timeline }[] {
+  const byId = new Map(lines.map((t) => [t.call_id, t]));
+  return calls.flatMap((c) => {
+    const t = byId.get(c.id);
+    return t ? [{ c, t }] : [];
+  });
+}
+
+/** POST -> the job's entry and each step's end, over the calls. */
+function stepStats(rows: { c: CallResult; t: Timeline }[]): Record<string, ReturnType<typeof stats>> {
+  const names = [...new Set(rows.flatMap(({ t }) => Object.keys(t.steps)))];
+  const entry = (r: { c: CallResult; t: Timeline }) => r.t.started_at_ms - r.c.t0;
+  const out: Record<string, ReturnType<typeof stats>> = { job_entry: stats(rows.map(entry)) };
+  for (const n of names) out[n] = stats(rows.flatMap((r) => (r.t.steps[n] === undefined ? [] : [entry(r) + r.t.steps[n]!])));
+  out.heard = stats(rows.map(({ c }) => c.first_audio_ms));
+  return out;
+}
+
+async function main() {
+  const started = Date.now();
+  const llm = await startFakeOpenAI({ ttftMs: 200 });
+  llm.setResponder(() => ({ text: 'We open at nine.' }));
+  // The floor plays what the agent would: the greeting from the same engine, at the agent's output rate.
+  const wavDir = mkdtempSync(path.join(tmpdir(), 'vap-firstaudio-'));
+  const floorWav = path.join(wavDir, 'greeting.wav');
+  writeWav(floorWav, resample(await synthesize(FIRST_MESSAGE, 'espeak-ng'), 24000));
+  const pick = new PortPicker();
+  let stack: RunningStack | null = null;
+  let worker: Worker | null = null;
+  try {
+    stack = await startStack({
+      freePorts: true,
+      redis: 'own',
+      sip: PHONE,
+      controlPlane: true,
+      worker: false,
+      logLevel: 'warn',
+      env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost' },
+      onProgress: (m) => process.stderr.write(`${m}\n`),
+    });
+    const key = await devKey(stack);
+    const model = await api(stack, key, 'POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'Answer in one short sentence.' });
+    const agent = await api(stack, key, 'POST', '/v1/agents', {
+      name: 'First audio',
+      llm_id: model.body.id,
+      transcriber: { provider: 'local' },
+      tts: { provider: 'local', model: 'espeak-ng' },
+      first_message: FIRST_MESSAGE,
+      silence_timeout_seconds: 600,
+    });
+    if (agent.status !== 201 && agent.status !== 200) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
+    let number = '';
+    if (PHONE) {
+      const n = await api(stack, key, 'POST', '/v1/phone-numbers', { agent_id: agent.body.id, area_code: '415' });
+      if (n.status !== 200) throw new Error(`purchase answered ${n.status}: ${JSON.stringify(n.body)}`);
+      number = n.body.phone_number as string;
+    }
+
+    const web: CallResult[] = [];
+    const phone: CallResult[] = [];
+    const floor: CallResult[] = [];
+    const agentLogs: string[] = [];
+    const floorLogs: string[] = [];
+    const loadAt = { start: os.loadavg(), end: [] as number[] };
+    let workers = 0;
+    let caller = 0;
+    const from = () => `+1555010${String(1000 + (caller++ % 1000)).slice(1)}`;
+    while ((AGENT && (web.length < CALLS || (PHONE && phone.length < CALLS))) || (FLOOR && floor.length < CALLS)) {
+      for (const kind of ['agent', 'floor'] as const) {
+        if (kind === 'floor' && (!FLOOR || floor.length >= CALLS)) continue;
+        if (kind === 'agent' && (!AGENT || (web.length >= CALLS && (!PHONE || phone.length >= CALLS)))) continue;
+        worker = await startWorker(stack, kind, kind === 'floor' ? { FLOOR_WAV: floorWav } : {}, pick, ++workers);
+        (kind === 'agent' ? agentLogs : floorLogs).push(worker.log);
+        // Warm-up, not counted: the first call of each kind on a new worker.
+        await webCall(stack, key, agent.body.id, worker);
+        if (kind === 'agent' && PHONE) await phoneCall(stack, number, from(), worker);
+        for (let i = 0; i < BLOCK; i++) {
+          if (kind === 'floor') {
+            if (floor.length >= CALLS) break;
+            floor.push(await webCall(stack, key, agent.body.id, worker));
+            process.stderr.write(`floor ${floor.length}: ${floor.at(-1)!.first_audio_ms.toFixed(0)} ms\n`);
+            continue;
+          }
+          if (web.length < CALLS) {
+            web.push(await webCall(stack, key, agent.body.id, worker));
+            process.stderr.write(`web ${web.length}: ${web.at(-1)!.first_audio_ms.toFixed(0)} ms, freed ${web.at(-1)!.freed_ms?.toFixed(0)} ms after the stop\n`);
+          }
+          if (PHONE && phone.length < CALLS) {
+            phone.push(await phoneCall(stack, number, from(), worker));
+            process.stderr.write(`phone ${phone.length}: ${phone.at(-1)!.first_audio_ms.toFixed(0)} ms, freed ${phone.at(-1)!.freed_ms?.toFixed(0)} ms after the hang-up\n`);
+          }
+        }
+        // The last calls' timelines are logged 3 s after their start.
+        await sleep(3500);
+        await stopWorker(worker);
+        worker = null;
+      }
+    }
+    loadAt.end = os.loadavg();
+
+    const webLines = joinTimelines(web, agentLogs.flatMap(timelines));
+    const floorLines = joinTimelines(floor, floorLogs.flatMap(timelines));
+    const blocksPerCall = webLines.map(({ t }) => t.loop_blocks.filter((b) => b.ms > STALL_MS).length);
+    const allBlocks = webLines.flatMap(({ t }) => t.loop_blocks.map((b) => b.ms));
+    const webStats = stats(web.map((c) => c.first_audio_ms));
+    const floorStats = stats(floor.map((c) => c.first_audio_ms));
+    const phoneStats = stats(phone.map((c) => c.first_audio_ms));
+    const freed = [...web, ...phone].map((c) => c.freed_ms).filter((x): x is number => x !== null);
+    const results = {
+      setup: { tts: 'local espeak-ng', stt: 'local pocketsphinx', llm: 'stand-in (not on the greeting path)', web_client: 'rtc-node', phone_client: 'SIPp + decoded G.711 RTP', block: BLOCK, first_message: FIRST_MESSAGE },
+      calls: CALLS,
+      load_average: loadAt,
+      web_post_to_first_audio_ms: webStats,
+      floor_post_to_first_audio_ms: floorStats,
+      web_over_floor_p50_ms: webStats.p50 !== null && floorStats.p50 !== null ? round(webStats.p50 - floorStats.p50) : null,
+      phone_invite_to_first_audio_ms: phoneStats,
+      phone_over_web_p50_ms: phoneStats.p50 !== null && webStats.p50 !== null ? round(phoneStats.p50 - webStats.p50) : null,
+      // POST sent -> the job's entry, and the end of each of its steps (the job process's clock, the same host).
+      web_post_to_step_ms: stepStats(webLines),
+      floor_post_to_step_ms: stepStats(floorLines),
+      loop_blocks_over_50ms: { calls: webLines.length, calls_with_any: blocksPerCall.filter((n) => n > 0).length, total: blocksPerCall.reduce((a, b) => a + b, 0), longest_ms: allBlocks.length ? Math.max(...allBlocks) : 0 },
+      end_to_worker_free_ms: stats(freed),
+      targets: {
+        web_p50_le_500: webStats.p50 !== null && webStats.p50 <= 500,
+        web_p95_le_800: webStats.p95 !== null && webStats.p95 <= 800,
+        web_p50_le_floor_plus_150: webStats.p50 !== null && floorStats.p50 !== null && webStats.p50 <= floorStats.p50 + 150,
+        no_loop_block_over_50ms: blocksPerCall.every((n) => n === 0),
+        phone_p50_le_web_plus_50: phoneStats.p50 !== null && webStats.p50 !== null && phoneStats.p50 <= webStats.p50 + 50,
+        worker_free_within_1s: freed.length > 0 && freed.every((x) => x <= 1000),
+      },
+      samples: { web: web.map((c) => round(c.first_audio_ms)), floor: floor.map((c) => round(c.first_audio_ms)), phone: phone.map((c) => round(c.first_audio_ms)), freed: freed.map(round) },
+      timelines: webLines.map(({ c, t }) => ({ entry_ms: round(t.started_at_ms - c.t0), steps: t.steps, loop_blocks: t.loop_blocks })),
+      wall_seconds: Math.round((Date.now() - started) / 1000),
+    };
+    const file = writeResults(process.env.BENCH_RESULTS ?? 'first-audio', results);
+    console.log(`web   ${fmt(webStats)}\nfloor ${fmt(floorStats)}\nphone ${fmt(phoneStats)}\nfreed ${fmt(results.end_to_worker_free_ms)}`);
+    console.log(`loop blocks over ${STALL_MS} ms: ${JSON.stringify(results.loop_blocks_over_50ms)}`);
+    for (const [k, v] of Object.entries(results.web_post_to_step_ms)) console.log(`web   POST -> ${k}: ${fmt(v)}`);
+    for (const [k, v] of Object.entries(results.floor_post_to_step_ms)) console.log(`floor POST -> ${k}: ${fmt(v)}`);
+    console.log(`-> ${file}`);
+  } finally {
+    if (worker) await stopWorker(worker);
+    await disposeRtc();
+    await stack?.stop();
+    await llm.close();
+  }
+}
+
+await main();
+process.exit(0);

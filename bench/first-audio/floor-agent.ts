@@ -1,0 +1,43 @@
+// The floor of bench:firstaudio: an agents-js job that does nothing but join the room and publish a prepared WAV
+// (the agent's greeting, synthesized once by the benchmark) as soon as it has joined. It is dispatched exactly
+// as the media worker is (the control plane's POST /v1/calls/web, the same agent name), so POST -> first audio
+// here is what the control plane, LiveKit's dispatch, a prewarmed job process, the room join and the audio path
+// cost with no agent behind them. FLOOR_WAV names the file.
+import { type JobContext, type JobProcess, defineAgent, log } from '@livekit/agents';
+import { AudioFrame, AudioSource, LocalAudioTrack, RoomEvent, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
+import { readWav } from '../../test/support/speech.ts';
+import { StartTimeline } from '../../media-worker/src/session/start-timeline.ts';
+import { callIdFromMetadata } from '../../media-worker/src/worker-metadata.ts';
+
+/** agents-js's room output publishes 20 ms frames from a queue of 200 ms; the floor does the same. */
+const QUEUE_MS = 200;
+
+export default defineAgent({
+  prewarm: async (proc: JobProcess) => {
+    proc.userData.pcm = readWav(process.env.FLOOR_WAV!);
+  },
+  entry: async (ctx: JobContext) => {
+    const timeline = new StartTimeline();
+    const callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata);
+    void timeline.closed.then((t) => log().info({ call_id: callId, call_type: 'floor', ...t }, 'call start timeline'));
+    const pcm = ctx.proc.userData.pcm as ReturnType<typeof readWav>;
+    await ctx.connect();
+    timeline.mark('connected');
+    const source = new AudioSource(pcm.sampleRate, 1, QUEUE_MS);
+    const track = LocalAudioTrack.createAudioTrack('agent', source);
+    await ctx.room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+    timeline.mark('published');
+    const frame = pcm.sampleRate / 50;
+    let closed = false;
+    const done = new Promise<void>((resolve) => ctx.room.once(RoomEvent.Disconnected, () => ((closed = true), resolve())));
+    for (let at = 0; at < pcm.samples.length && !closed; at += frame) {
+      const data = new Int16Array(frame);
+      data.set(pcm.samples.subarray(at, Math.min(at + frame, pcm.samples.length)));
+      await source.captureFrame(new AudioFrame(data, pcm.sampleRate, 1, frame));
+      timeline.mark('first_audio');
+    }
+    await done;
+    timeline.finish();
+    ctx.shutdown('room closed');
+  },
+});

@@ -1,0 +1,74 @@
+// The first seconds of a call in its job process: when each start-up step ended, and every stall of the event
+// loop over a threshold, so a slow greeting can be traced to its step (the connect, the config, the session's
+// start, the first audio) or to a blocked loop. One log line per call once the window closes; the bench
+// (bench:firstaudio) and an SRE read the same line.
+import { performance } from 'node:perf_hooks';
+
+export interface LoopBlock {
+  /** ms from the timeline's start to the start of the stall. */
+  at_ms: number;
+  ms: number;
+}
+
+export interface StartTimelineSummary {
+  /** Wall-clock ms (epoch, sub-ms) of the timeline's start: comparable with other processes' clocks on the host. */
+  started_at_ms: number;
+  /** ms from the job's start to the end of each step. */
+  steps: Record<string, number>;
+  loop_blocks: LoopBlock[];
+  window_ms: number;
+}
+
+/** The loop is checked this often; a tick that comes this much later than due is a stall. */
+const TICK_MS = 20;
+
+export class StartTimeline {
+  readonly #t0 = performance.now();
+  readonly #steps: Record<string, number> = {};
+  readonly #blocks: LoopBlock[] = [];
+  readonly #thresholdMs: number;
+  readonly #windowMs: number;
+  #timer: NodeJS.Timeout | null = null;
+  #closed: Promise<StartTimelineSummary>;
+  #resolve!: (s: StartTimelineSummary) => void;
+
+  constructor(opts: { thresholdMs?: number; windowMs?: number } = {}) {
+    this.#thresholdMs = opts.thresholdMs ?? 50;
+    this.#windowMs = opts.windowMs ?? 3000;
+    this.#closed = new Promise((resolve) => {
+      this.#resolve = resolve;
+      let last = performance.now();
+      this.#timer = setInterval(() => {
+        const now = performance.now();
+        const late = now - last - TICK_MS;
+        if (late >= this.#thresholdMs) this.#blocks.push({ at_ms: Math.round(last - this.#t0), ms: Math.round(late) });
+        last = now;
+        if (now - this.#t0 >= this.#windowMs) this.finish();
+      }, TICK_MS);
+      // A job that ends inside the window must not be kept alive by the check.
+      this.#timer.unref();
+    });
+  }
+
+  /** Marks the end of a step (the first mark of a name wins). */
+  mark(step: string): void {
+    this.#steps[step] ??= Math.round(performance.now() - this.#t0);
+  }
+
+  summary(): StartTimelineSummary {
+    return { started_at_ms: Math.round((performance.timeOrigin + this.#t0) * 10) / 10, steps: { ...this.#steps }, loop_blocks: [...this.#blocks], window_ms: this.#windowMs };
+  }
+
+  /** Resolves with the summary when the window has passed, or the call ended first (finish). */
+  get closed(): Promise<StartTimelineSummary> {
+    return this.#closed;
+  }
+
+  /** Closes the window now (the call ended inside it); `closed` resolves with what was seen. */
+  finish(): void {
+    if (!this.#timer) return;
+    clearInterval(this.#timer);
+    this.#timer = null;
+    this.#resolve(this.summary());
+  }
+}
