@@ -15,7 +15,8 @@
 // kind is a warm-up, not counted. Providers: local STT (pocketsphinx) and TTS (espeak-ng); the LLM stand-in is
 // not on the greeting's path. A p95 of fewer than 100 samples is printed "n/a".
 // Usage: npm run bench:firstaudio [-- CALLS]   (default 100 of each kind)   Env: BENCH_BLOCK (default 10),
-// BENCH_PHONE=0 skips phone calls, BENCH_FLOOR=0 skips the floor.
+// BENCH_PHONE=0 skips phone calls, BENCH_FLOOR=0 the floor, BENCH_AGENT=0 the agent; BENCH_WORKER_NODE_ARGS
+// (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") are Node flags for the workers and their job processes.
 import { disposeRtc, nowMs, RtcClient } from '../test/support/rtc-client.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
@@ -73,7 +74,9 @@ async function startWorker(stack: RunningStack, kind: WorkerKind, env: Record<st
   const metricsPort = await pick.tcp();
   const log = path.join(stack.logDir, `${kind}-worker-${n}.log`);
   const script = kind === 'agent' ? 'media-worker/src/main.ts' : 'bench/first-audio/floor-worker.ts';
-  const proc = spawn(process.execPath, [path.join(REPO_ROOT, script), 'start'], {
+  // BENCH_WORKER_NODE_ARGS: Node flags for the worker, which its job processes inherit (--cpu-prof ...).
+  const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const proc = spawn(process.execPath, [...nodeArgs, path.join(REPO_ROOT, script), 'start'], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -224,6 +227,7 @@ function stepStats(rows: { c: CallResult; t: Timeline }[]): Record<string, Retur
   const entry = (r: { c: CallResult; t: Timeline }) => r.t.started_at_ms - r.c.t0;
   const out: Record<string, ReturnType<typeof stats>> = { job_entry: stats(rows.map(entry)) };
   for (const n of names) out[n] = stats(rows.flatMap((r) => (r.t.steps[n] === undefined ? [] : [entry(r) + r.t.steps[n]!])));
+  out.created = stats(rows.map(({ c }) => c.create_ms));
   out.heard = stats(rows.map(({ c }) => c.first_audio_ms));
   return out;
 }
@@ -246,7 +250,7 @@ async function main() {
       sip: PHONE,
       controlPlane: true,
       worker: false,
-      logLevel: 'warn',
+      logLevel: process.env.BENCH_STACK_LOG_LEVEL ?? 'warn',
       env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost' },
       onProgress: (m) => process.stderr.write(`${m}\n`),
     });

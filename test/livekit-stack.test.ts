@@ -12,6 +12,8 @@ import { RtcClient, disposeRtc, roomToken } from './support/rtc-client.ts';
 import { until } from './support/e2e.ts';
 import { synthesize, transcribe, wordErrorRate } from './support/speech.ts';
 import { freeTcpUdpPort } from '../scripts/stack/ports.ts';
+import { hangUpRoom } from '../media-worker/src/session/hang-up.ts';
+import { WorkerMetrics } from '../media-worker/src/metrics.ts';
 
 const stack = await useStack({ sip: 'if-built' });
 const rooms = new RoomServiceClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
@@ -90,6 +92,24 @@ describe('LiveKit stack', () => {
         // Already gone.
       }
     }
+  });
+
+  it('takes a hang-up of a room that is already gone as done: no error, no failure counted', async () => {
+    // The stop of a call deletes its room before the worker's own hang-up does; LiveKit answers 404 then.
+    const room = `gone-${randomUUID()}`;
+    await rooms.createRoom({ name: room, emptyTimeout: 60 });
+    await rooms.deleteRoom(room);
+    const errors: unknown[] = [];
+    const m = new WorkerMetrics();
+    const logger = { error: (o: unknown) => errors.push(o), debug: () => {} };
+    expect(await hangUpRoom({ rooms, room, callId: 'call_gone', callType: 'web', logger: logger as never, metrics: m })).toBe(true);
+    expect(errors).toEqual([]);
+    expect(await m.registry.metrics()).not.toContain('voice_call_action_failures_total{action="hang_up"');
+    // A LiveKit that refuses the request (a wrong secret) is still a failure, logged and counted.
+    const wrong = new RoomServiceClient(stack.livekitHttpUrl, stack.apiKey, 'not-the-secret-not-the-secret-xx');
+    expect(await hangUpRoom({ rooms: wrong, room, callId: 'call_gone', callType: 'web', logger: logger as never, metrics: m })).toBe(false);
+    expect(errors).toHaveLength(1);
+    expect(await m.registry.metrics()).toContain('voice_call_action_failures_total{action="hang_up",call_type="web"} 1');
   });
 
   it('runs a second stack with a control plane beside the first, and stops every process of it', { timeout: 90_000 }, async () => {

@@ -23,6 +23,10 @@ export interface WorkerConfig {
   jobInitTimeoutMs: number;
   /** Job processes kept started and prewarmed ahead of calls (JOB_IDLE_PROCESSES; unset: agents-js's min(cores, 4)). */
   jobIdleProcesses: number | undefined;
+  /** Longest wait, after a call takes a prewarmed process, before its replacement is forked (FORK_DEFER_MS; 0 = at once). */
+  forkDeferMs: number;
+  /** Each idle job process keeps a local STT helper loaded for its call (PREWARM_LOCAL_STT, default true). */
+  prewarmLocalStt: boolean;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min = 0): number {
@@ -63,6 +67,10 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     // A CPU-starved node (or a shared test machine) can need longer to load the VAD model in a new process.
     jobInitTimeoutMs: int(env, 'JOB_INIT_TIMEOUT_MS', 10_000, 1000),
     jobIdleProcesses: env.JOB_IDLE_PROCESSES ? int(env, 'JOB_IDLE_PROCESSES', 0, 0) : undefined,
+    // The replacement waits for the call's first audio (usually well under a second), at most this long.
+    forkDeferMs: int(env, 'FORK_DEFER_MS', 3000, 0),
+    // ~40 MB and no CPU per idle process; off where no agent uses `transcriber: local`.
+    prewarmLocalStt: !['0', 'false', 'off', 'no'].includes((env.PREWARM_LOCAL_STT ?? 'true').toLowerCase()),
   };
 }
 

@@ -10,6 +10,7 @@ import { WorkerMetrics, startMetricsServer } from './metrics.ts';
 import { Heartbeat } from './heartbeat.ts';
 import { assertRaceFixTarget } from './session/race-fix.ts';
 import { assertPromptPauseTarget } from './session/prompt-pause.ts';
+import { assertForkAfterGreetingTarget, installForkAfterGreeting, loadProcPool } from './fork-after-greeting.ts';
 
 const log = createLogger('media-worker');
 const cfg = loadWorkerConfig();
@@ -17,6 +18,7 @@ const cfg = loadWorkerConfig();
 // rather than fail each call in its job process.
 assertRaceFixTarget();
 assertPromptPauseTarget();
+assertForkAfterGreetingTarget();
 
 let server: AgentServer | null = null;
 let lastLoad = 0;
@@ -24,6 +26,9 @@ const cpu = new CpuSampler();
 const heartbeat = new Heartbeat({ baseUrl: cfg.controlPlaneUrl, token: cfg.workerToken, agentName: cfg.agentName, log });
 
 const metrics = new WorkerMetrics({ activeCalls: () => server?.activeJobs.length ?? 0, load: () => lastLoad, defaultMetrics: true });
+// A call's replacement job process is forked once its greeting has played (fork-after-greeting.ts).
+const forks = installForkAfterGreeting(await loadProcPool(), { maxDeferMs: cfg.forkDeferMs });
+metrics.onFirstAudio = (jobId) => forks.release(jobId);
 const metricsServer = await startMetricsServer(metrics, cfg.metricsHost, cfg.metricsPort);
 const port = (metricsServer.address() as { port: number }).port;
 // Job processes inherit the environment and push their observations here.

@@ -31,6 +31,10 @@ export interface MetricsSink {
   preemptiveWaste?(labels: LatencyLabels, tokens: number, generations: number): void;
   /** A pause of the agent's speech on the caller's sound that no word confirmed: resumed, or not (a new reply). */
   falseInterruption?(callType: string, resumed: boolean): void;
+  /** The call's first audio played, `seconds` after its job started (the job's id lets the worker fork its replacement). */
+  firstAudio?(callType: string, jobId: string, seconds: number): void;
+  /** Event-loop stalls over 50 ms in the job process during the call's first 3 s (start-timeline.ts). */
+  startLoopBlocks?(callType: string, count: number): void;
 }
 
 export const CALL_ACTIONS = ['hang_up', 'transfer', 'send_dtmf'] as const;
@@ -51,6 +55,10 @@ export class WorkerMetrics implements MetricsSink {
   readonly preemptiveDiscarded: Counter<'provider' | 'model' | 'call_type'>;
   readonly preemptiveWastedTokens: Counter<'provider' | 'model' | 'call_type'>;
   readonly falseInterruptions: Counter<'call_type' | 'resumed'>;
+  readonly firstAudioSeconds: Histogram<'call_type'>;
+  readonly startLoopBlocksTotal: Counter<'call_type'>;
+  /** Called with the job id when a job process reports its call's first audio. */
+  onFirstAudio?: (jobId: string) => void;
 
   constructor(opts: { activeCalls?: () => number; load?: () => number; defaultMetrics?: boolean } = {}) {
     const labelNames = ['provider', 'model', 'call_type'] as const;
@@ -97,6 +105,19 @@ export class WorkerMetrics implements MetricsSink {
       name: 'voice_false_interruptions_total',
       help: "Pauses of the agent's speech on the caller's sound that no word confirmed (a backchannel or a noise); resumed=yes when the reply went on",
       labelNames: ['call_type', 'resumed'],
+      registers: [this.registry],
+    });
+    this.firstAudioSeconds = new Histogram({
+      name: 'voice_first_audio_seconds',
+      help: "From a call's job starting in its process to the agent's first audio playing (the greeting, on web and inbound calls)",
+      labelNames: ['call_type'],
+      buckets: [0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5],
+      registers: [this.registry],
+    });
+    this.startLoopBlocksTotal = new Counter({
+      name: 'voice_start_loop_blocks_total',
+      help: "Event-loop stalls over 50 ms in job processes during their call's first 3 s",
+      labelNames: ['call_type'],
       registers: [this.registry],
     });
     const activeCalls = opts.activeCalls;
@@ -148,6 +169,15 @@ export class WorkerMetrics implements MetricsSink {
     this.falseInterruptions.inc({ call_type: callType, resumed: resumed ? 'yes' : 'no' });
   }
 
+  firstAudio(callType: string, jobId: string, seconds: number): void {
+    if (Number.isFinite(seconds) && seconds >= 0) this.firstAudioSeconds.observe({ call_type: callType }, seconds);
+    this.onFirstAudio?.(jobId);
+  }
+
+  startLoopBlocks(callType: string, count: number): void {
+    if (Number.isFinite(count) && count > 0) this.startLoopBlocksTotal.inc({ call_type: callType }, count);
+  }
+
   /** Apply an observation pushed by a job process. */
   apply(msg: unknown): boolean {
     const m = msg as { op?: string; kind?: LatencyKind; labels?: LatencyLabels; seconds?: number; reason?: string; call_type?: string };
@@ -177,6 +207,18 @@ export class WorkerMetrics implements MetricsSink {
       const a = msg as { action?: unknown; call_type?: unknown };
       if (!(CALL_ACTIONS as readonly unknown[]).includes(a.action) || typeof a.call_type !== 'string') return false;
       this.actionFailed(a.action as CallAction, a.call_type);
+      return true;
+    }
+    if (m?.op === 'first_audio') {
+      const f = msg as { call_type?: unknown; job_id?: unknown; seconds?: unknown };
+      if (typeof f.call_type !== 'string' || typeof f.job_id !== 'string' || typeof f.seconds !== 'number') return false;
+      this.firstAudio(f.call_type, f.job_id, f.seconds);
+      return true;
+    }
+    if (m?.op === 'start_loop_blocks') {
+      const b = msg as { call_type?: unknown; count?: unknown };
+      if (typeof b.call_type !== 'string' || typeof b.count !== 'number') return false;
+      this.startLoopBlocks(b.call_type, b.count);
       return true;
     }
     if (m?.op === 'call_ended' && typeof m.reason === 'string' && typeof m.call_type === 'string') {
@@ -260,6 +302,14 @@ export class PushMetricsSink implements MetricsSink {
   }
   falseInterruption(callType: string, resumed: boolean): void {
     this.#push({ op: 'false_interruption', call_type: callType, resumed });
+  }
+  firstAudio(callType: string, jobId: string, seconds: number): void {
+    // At once: the worker waits for it to fork this process's replacement (fork-after-greeting.ts).
+    this.#push({ op: 'first_audio', call_type: callType, job_id: jobId, seconds });
+    void this.flush();
+  }
+  startLoopBlocks(callType: string, count: number): void {
+    this.#push({ op: 'start_loop_blocks', call_type: callType, count });
   }
   #push(m: unknown) {
     this.#batch.push(m);

@@ -11,6 +11,7 @@ import { loadWorkerConfig } from './config.ts';
 import { callIdFromMetadata, capabilityFromJobMetadata } from './worker-metadata.ts';
 import { PushMetricsSink, nullSink } from './metrics.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
+import { LocalSTT } from './providers/local-stt.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
 import { CallSession } from './session/call-session.ts';
 import { vadSilenceFor } from './session/mappings.ts';
@@ -111,9 +112,21 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   });
   const metrics = process.env.VAP_METRICS_PUSH_URL ? new PushMetricsSink(process.env.VAP_METRICS_PUSH_URL) : nullSink;
 
+  // Web and outbound calls name the call in the dispatch: its config is fetched while the room connects.
+  const dispatchedId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata);
+  const dispatchedCapability = capabilityFromJobMetadata(ctx.job.metadata);
+  if (dispatchedId && dispatchedCapability) api.setCapability(dispatchedId, dispatchedCapability);
+  const earlyConfig = dispatchedId ? api.getConfig(dispatchedId) : null;
+  // Awaited below; a failure then is the call's, not an unhandled rejection now.
+  earlyConfig?.catch(() => {});
+
   await ctx.connect();
   timeline.mark('connected');
   const room = ctx.room;
+  // The agent's audio plays once the caller has subscribed to it (agents-js waits for that).
+  if (room.remoteParticipants.size > 0) timeline.mark('caller_present');
+  room.once(RoomEvent.ParticipantConnected, () => timeline.mark('caller_present'));
+  room.once(RoomEvent.LocalTrackSubscribed, () => timeline.mark('audio_subscribed'));
   let callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata, room.metadata);
   // Web and outbound calls: the dispatch brings the call's capability; inbound calls get it from the open.
   let capability = capabilityFromJobMetadata(ctx.job.metadata);
@@ -154,7 +167,7 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   }
 
   onCallId(callId);
-  const config = await api.getConfig(callId);
+  const config = earlyConfig && callId === dispatchedId ? await earlyConfig : await api.getConfig(callId);
   timeline.mark('config');
   if (config.call.type === 'outbound') {
     // The control plane places the call after dispatching this job: the session starts when the callee
@@ -167,7 +180,10 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
     }
   }
   const logger = log.child({ call_id: callId });
-  void timeline.closed.then((t) => logger.info({ call_type: config.call.type, ...t }, 'call start timeline'));
+  void timeline.closed.then((t) => {
+    logger.info({ call_type: config.call.type, ...t }, 'call start timeline');
+    metrics.startLoopBlocks?.(config.call.type, t.loop_blocks.length);
+  });
   const keys = config.provider_keys;
   // The control plane resolves the transcriber's language (its own, else the agent's) before it gets here.
   const stt = createSTT(config.agent.transcriber, keys);
@@ -222,6 +238,9 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
     },
   });
 
+  // The greeting's audio is made while the recorder and the session start.
+  call.prepareGreeting();
+
   // Each turn's latency, for the clients in the room (the web SDK's `metrics` event).
   call.turnMetrics.onTurn((t) => void publishTurnMetrics(room, t, logger));
 
@@ -239,9 +258,13 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   });
 
   timeline.mark('session_built');
-  call.session.on(voice.AgentSessionEventTypes.AgentStateChanged, (ev) => {
-    if (ev.newState === 'speaking') timeline.mark('first_audio');
-  });
+  const onSpeaking = (ev: voice.AgentStateChangedEvent) => {
+    if (ev.newState !== 'speaking') return;
+    call.session.off(voice.AgentSessionEventTypes.AgentStateChanged, onSpeaking);
+    timeline.mark('first_audio');
+    metrics.firstAudio?.(config.call.type, ctx.job.id, timeline.elapsedMs() / 1000);
+  };
+  call.session.on(voice.AgentSessionEventTypes.AgentStateChanged, onSpeaking);
   await call.start({ room, roomName: room.name });
   timeline.mark('session_started');
 
@@ -282,6 +305,8 @@ export default defineAgent({
   prewarm: async (proc: JobProcess) => {
     // Loads the Silero model once per process, before a call arrives.
     proc.userData.vad = new inference.VAD({ minSilenceDuration: 250 });
+    // The local STT's recogniser, loaded while the process waits rather than beside the call's greeting.
+    if (loadWorkerConfig().prewarmLocalStt) LocalSTT.prewarm({ language: 'en-US' });
   },
   entry,
 });

@@ -76,6 +76,36 @@ describe('LocalSTT', () => {
     expect(metrics[0]).toMatchObject({ type: 'stt_metrics', label: 'local.STT', streamed: true, metadata: { modelProvider: 'local', modelName: 'pocketsphinx-en-us' } });
   });
 
+  it('takes the helper started ahead (prewarm) when its options match, and transcribes with it', async () => {
+    const frames = await speak('I would like to book a table for two people tomorrow evening.');
+    const spare = LocalSTT.prewarm();
+    const engine = new LocalSTT();
+    const spawned = vi.spyOn(engine, '_spawnHelper');
+    const events = await transcribe(engine, [...frames, silence(800, 32000)], false);
+    const child = spawned.mock.results[0]!.value as { spawnargs: string[]; pid: number };
+    expect(child.pid).toBe(spare.pid);
+    // The spare is taken once: the next helper is a new process.
+    LocalSTT.prewarm();
+    const other = new LocalSTT({ endSilenceMs: 600 });
+    const fresh = other._spawnHelper();
+    expect(fresh.pid).not.toBe(child.pid);
+    fresh.kill('SIGKILL');
+    const text = finals(events).join(' ');
+    for (const word of ['table', 'two', 'people']) expect(text.split(' ')).toContain(word);
+  });
+
+  it('starts its own helper when the spare was started with other options', () => {
+    LocalSTT.prewarm({ endSilenceMs: 400 });
+    const a = new LocalSTT({ endSilenceMs: 700 })._spawnHelper();
+    // The spare (400 ms) did not fit and was stopped; this one was started with the STT's own options.
+    expect(a.spawnargs.at(-1)).toContain('"vadPostspeech":70');
+    a.kill('SIGKILL');
+    LocalSTT.prewarm();
+    const b = new LocalSTT()._spawnHelper();
+    expect(b.spawnargs.at(-1)).toContain('"vadPostspeech":40');
+    b.kill('SIGKILL');
+  });
+
   it('ends the utterance at once on flush, and separates utterances', async () => {
     const engine = new LocalSTT();
     const one = await speak('Good morning.');

@@ -33,6 +33,8 @@ export interface LocalSTTOptions {
 }
 
 const SAMPLE_RATE = 16000;
+/** The helper started ahead (LocalSTT.prewarm), with the command line it was started with. */
+let spare: { key: string; child: ChildProcessWithoutNullStreams } | null = null;
 const HELPER = fileURLToPath(new URL('./pocketsphinx-stream.py', import.meta.url));
 
 const defaultOptions: LocalSTTOptions = {
@@ -74,8 +76,8 @@ export class LocalSTT extends stt.STT {
     this.#opts = { ...this.#opts, ...opts };
   }
 
-  /** @internal */
-  _spawnHelper(): ChildProcessWithoutNullStreams {
+  /** The helper's command line: a spare started with the same one can serve this STT. */
+  #helperArgs(): string[] {
     const o = this.#opts;
     const config = {
       grammar: o.grammar,
@@ -83,7 +85,32 @@ export class LocalSTT extends stt.STT {
       vadPostspeech: Math.max(1, Math.round(o.endSilenceMs / 10)),
       partialIntervalMs: o.interimIntervalMs,
     };
-    return spawn(o.pythonPath, [HELPER, JSON.stringify(config)]);
+    return [o.pythonPath, HELPER, JSON.stringify(config)];
+  }
+
+  /**
+   * Starts a helper now, to be taken by the next stream of an STT with the same options: loading pocketsphinx's
+   * model takes ~0.3 s of CPU, which a job process pays in its prewarm instead of at its call's start, beside
+   * the greeting. One spare per process (a job process serves one call).
+   */
+  static prewarm(opts: Partial<LocalSTTOptions> = {}): ChildProcessWithoutNullStreams {
+    const args = new LocalSTT(opts).#helperArgs();
+    spare?.child.kill('SIGKILL');
+    const child = spawn(args[0]!, args.slice(1));
+    // Its 'ready' line and any early error wait in the pipes for the stream that takes it.
+    child.on('error', () => {});
+    spare = { key: args.join('\0'), child };
+    return child;
+  }
+
+  /** @internal */
+  _spawnHelper(): ChildProcessWithoutNullStreams {
+    const args = this.#helperArgs();
+    const taken = spare;
+    spare = null;
+    if (taken && taken.key === args.join('\0') && taken.child.exitCode === null && taken.child.signalCode === null) return taken.child;
+    taken?.child.kill('SIGKILL');
+    return spawn(args[0]!, args.slice(1));
   }
 
   protected async _recognize(buffer: AudioBuffer, abortSignal?: AbortSignal): Promise<stt.SpeechEvent> {

@@ -21,6 +21,7 @@ import { PreemptiveWaste } from './preemptive-waste.ts';
 import { interimSoundsFinished } from './transcript-turn-detector.ts';
 import { BeepDetector, VoicemailClassifier, transcriptLooksLikeVoicemail } from './voicemail.ts';
 import { CallerSilence, tapVad } from './vad-tap.ts';
+import { type GreetingAudio, synthesizeAhead } from './greeting-audio.ts';
 
 export interface CallModels {
   stt: agentsStt.STT;
@@ -108,6 +109,7 @@ export class CallSession {
   #lastTranscriptAt = 0;
   #hangupRequested = false;
   #firstMessageSaid = false;
+  #greeting: GreetingAudio | null = null;
   /** Outbound: the first message is said (or decided against); the callee's words go to the LLM from here. */
   #greetingDone = false;
   /** Outbound: the callee has answered the agent as a person would; no more answering-machine checks. */
@@ -209,7 +211,25 @@ export class CallSession {
     return template ? interpolate(template, this.variables).trim() : '';
   }
 
+  /**
+   * Starts synthesizing the first message now, ahead of the session's start (greeting-audio.ts), where the
+   * agent greets as the call starts (web and inbound). Outbound calls wait for the callee, who may turn out to
+   * be a machine. Called again by start(); only the first call does anything.
+   */
+  prepareGreeting(): void {
+    if (this.#greeting || this.#firstMessageSaid || this.endReason || this.config.call.type === 'outbound') return;
+    const text = this.render(this.config.agent.first_message);
+    if (!text) return;
+    try {
+      this.#greeting = synthesizeAhead(this.#opts.models.tts, text);
+    } catch (err) {
+      // The session's own TTS path says it instead.
+      this.#log.warn({ call_id: this.config.call.id, err: (err as Error).message }, 'greeting synthesis ahead failed');
+    }
+  }
+
   async start(io: { room?: Room; audioInput?: voice.AudioInput; audioOutput?: voice.AudioOutput; roomName?: string } = {}): Promise<void> {
+    this.prepareGreeting();
     if (io.audioInput) this.session.input.audio = io.audioInput;
     if (io.audioOutput) this.session.output.audio = io.audioOutput;
     const inputOptions = this.#opts.inputSampleRate ? { audioSampleRate: this.#opts.inputSampleRate } : undefined;
@@ -308,7 +328,10 @@ export class CallSession {
     if (this.#firstMessageSaid || this.endReason) return;
     this.#firstMessageSaid = true;
     const text = this.render(this.config.agent.first_message);
-    if (text) this.session.say(text, { allowInterruptions: true });
+    const greeting = this.#greeting;
+    this.#greeting = null;
+    if (text) this.session.say(text, { allowInterruptions: true, ...(greeting ? { audio: greeting.audio } : {}) });
+    else greeting?.cancel();
   }
 
   /**
@@ -439,6 +462,8 @@ export class CallSession {
     this.#voicemailLeaving = true;
     this.#greetingDone = true;
     this.#clearGreetingTimer();
+    this.#greeting?.cancel();
+    this.#greeting = null;
     this.#humanPending = null;
     this.voicemail?.markMachine(reason);
     this.#log.info({ call_id: this.config.call.id, reason: this.voicemail?.reason, wait_for_beep: waitForBeep && !this.beep?.detected }, 'voicemail detected');
@@ -592,6 +617,8 @@ export class CallSession {
     if (this.#onsetHold) clearTimeout(this.#onsetHold.timer);
     this.#onsetHold = null;
     this.#clearGreetingTimer();
+    this.#greeting?.cancel();
+    this.#greeting = null;
     this.#humanPending = null;
     if (this.#transcriptTimer) clearTimeout(this.#transcriptTimer);
     this.#log.info({ call_id: this.config.call.id, end_reason: reason }, 'call ending');

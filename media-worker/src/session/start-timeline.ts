@@ -55,6 +55,11 @@ export class StartTimeline {
     this.#steps[step] ??= Math.round(performance.now() - this.#t0);
   }
 
+  /** ms since the timeline's start. */
+  elapsedMs(): number {
+    return performance.now() - this.#t0;
+  }
+
   summary(): StartTimelineSummary {
     return { started_at_ms: Math.round((performance.timeOrigin + this.#t0) * 10) / 10, steps: { ...this.#steps }, loop_blocks: [...this.#blocks], window_ms: this.#windowMs };
   }

@@ -221,6 +221,19 @@ describe('turn metrics', () => {
     expect(text).toContain('voice_preemptive_discarded_total{provider="openai",model="gpt",call_type="web"} 1');
     expect(text).toContain('voice_preemptive_wasted_tokens_total{provider="openai",model="gpt",call_type="web"} 17');
   });
+  it("records job processes' first audio (and hands its job id to the fork deferral) and start-up loop stalls", async () => {
+    const m = new WorkerMetrics();
+    const released: string[] = [];
+    m.onFirstAudio = (id) => released.push(id);
+    expect(m.apply({ op: 'first_audio', call_type: 'web', job_id: 'AJ_1', seconds: 0.42 })).toBe(true);
+    expect(m.apply({ op: 'first_audio', call_type: 'web', job_id: 7, seconds: 0.42 })).toBe(false);
+    expect(m.apply({ op: 'start_loop_blocks', call_type: 'inbound', count: 2 })).toBe(true);
+    expect(m.apply({ op: 'start_loop_blocks', call_type: 'inbound', count: 'two' })).toBe(false);
+    expect(released).toEqual(['AJ_1']);
+    const text = await m.registry.metrics();
+    expect(text).toContain('voice_first_audio_seconds_bucket{le="0.5",call_type="web"} 1');
+    expect(text).toContain('voice_start_loop_blocks_total{call_type="inbound"} 2');
+  });
   it('counts pauses no word confirmed (false interruptions) pushed by job processes, resumed or not', async () => {
     const m = new WorkerMetrics();
     expect(m.apply({ op: 'false_interruption', call_type: 'inbound', resumed: true })).toBe(true);
