@@ -23,7 +23,7 @@ import { initializeLogger } from '@livekit/agents';
 import { percentile } from '../../shared/latency.ts';
 import { writeResults } from '../support/results.ts';
 import { loadCorpus, type CorpusItem } from './corpus.ts';
-import { seededRandom } from './corpus-labels.ts';
+import { seededRandom } from '../../test/support/seeded-random.ts';
 import { runFloor, type FloorTrial } from './floor.ts';
 import {
   LLM_TTFT_MS,
@@ -136,16 +136,15 @@ function shuffled<T>(xs: T[], rnd: () => number): T[] {
   return a;
 }
 
-/** The trials of a configuration: turns (40 % complete, 40 % paused, 10 % lists, 10 % digits), barge-ins, backchannels. */
+/** The trials of a configuration: turns (40 % complete, 40 % paused, 20 % lists and digit groups), barge-ins, backchannels. */
 function tasksFor(corpus: CorpusItem[], turns: number, seed: number, bargeIns: number, backchannels: number): Task[] {
   const rnd = seededRandom(seed);
   const of = (c: CorpusItem['category']) => shuffled(corpus.filter((i) => i.category === c), rnd);
   const pick = (pool: CorpusItem[], n: number) => Array.from({ length: n }, (_, i) => pool[i % pool.length]!);
-  const nList = Math.round(turns * 0.1);
-  const nDigits = Math.round(turns * 0.1);
+  const nList = Math.round(turns * 0.2);
   const nPause = Math.round(turns * 0.4);
-  const nComplete = turns - nList - nDigits - nPause;
-  const turnTasks: Task[] = [...pick(of('complete'), nComplete), ...pick(of('pause'), nPause), ...pick(of('list'), nList), ...pick(of('digits'), nDigits)].map((item) => ({ kind: 'turn', item }));
+  const nComplete = turns - nList - nPause;
+  const turnTasks: Task[] = [...pick(of('complete'), nComplete), ...pick(of('pause'), nPause), ...pick(of('list'), nList)].map((item) => ({ kind: 'turn', item }));
   const barge: Task[] = pick(of('complete'), bargeIns).map((item) => ({ kind: 'barge_in', item }));
   const back: Task[] = pick(of('backchannel'), backchannels).map((item) => ({ kind: 'backchannel', item }));
   // Interleaved, so the calls' load is even over the run.
@@ -218,13 +217,13 @@ async function summarize(rig: Rig, run: ConfigRun) {
   const v2v = ended.map((t) => t.v2v_ms!);
   // The end-of-turn model's probability at the end of each utterance, by category (the model configurations).
   const eot = Object.fromEntries(
-    ['complete', 'pause', 'list', 'digits'].map((c) => {
+    ['complete', 'pause', 'list'].map((c) => {
       const ps = traced.filter((r) => r.category === c && typeof r.eot_probability === 'number').map((r) => r.eot_probability as number);
       return [c, ps.length ? { n: ps.length, median: +percentile(ps, 50).toFixed(3) } : null];
     }),
   );
   const pause = turns.filter((t) => t.category === 'pause');
-  const listy = turns.filter((t) => t.category === 'list' || t.category === 'digits');
+  const listy = turns.filter((t) => t.category === 'list');
   const barge = run.results.filter((r): r is BargeInResult & { call_id: string } => r.kind === 'barge_in');
   const bargeValid = barge.filter((b) => b.valid);
   // Where each stopped barge-in's time went: the caller's start to the worker's pause (the audio in, and the onset
@@ -352,7 +351,7 @@ async function main() {
   const result = {
     bench: 'turn-taking',
     wall_seconds: Math.round((Date.now() - started) / 1000),
-    corpus: { utterances: corpus.length, by_category: Object.fromEntries(['complete', 'pause', 'list', 'digits', 'backchannel'].map((c) => [c, corpus.filter((i) => i.category === c).length])) },
+    corpus: { utterances: corpus.length, by_category: Object.fromEntries(['complete', 'pause', 'list', 'backchannel'].map((c) => [c, corpus.filter((i) => i.category === c).length])) },
     stand_ins: { stt_final_delay_ms: STT_FINAL_DELAY_MS, llm_ttft_ms: LLM_TTFT_MS, llm_token_ms: LLM_TOKEN_MS, tts_ttfb_ms: TTS_TTFB_MS },
     calls_at_once: CALLS,
     targets: { eou_p50_ms: 200, eou_p95_ms: 350, v2v_p50_ms: LLM_TTFT_MS + TTS_TTFB_MS + 250, cut_ins: 'no more than the Silero baseline' },
