@@ -376,6 +376,8 @@ export interface FakeDeepgram {
   setFinalDelay(ms: number): void;
   /** The mode of the connections made from now on: realistic with these options (over the defaults), or the oracle (null). */
   setRealistic(options: RealisticSttOptions | null): void;
+  /** The speech threshold of the connections made from now on (each can change its own: `speechRms`). */
+  setSpeechRms(rms: number): void;
   close(): Promise<void>;
 }
 
@@ -461,6 +463,9 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     },
     setRealistic(o: RealisticSttOptions | null) {
       realistic = realisticOptions(o);
+    },
+    setSpeechRms(rms: number) {
+      opts.speechRms = rms;
     },
     close: () =>
       new Promise<void>((r) => {
