@@ -4,7 +4,7 @@
 // keyed by a hash of the labels, so a second run (or the tests) reads WAV files instead of synthesizing.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -63,6 +63,16 @@ async function synthSegment(text: string, voice: string, rate: number, dir: stri
   const pcm = resample(readWav(out), CORPUS_RATE);
   const [a, b] = speechBounds(pcm);
   return { samples: pcm.samples.slice(a, b), sampleRate: CORPUS_RATE };
+}
+
+/** One text spoken by espeak-ng in a voice at a rate, trimmed to its speech, at CORPUS_RATE (no cache). */
+export async function speakText(text: string, voice: string, rate: number): Promise<Pcm> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vap-speak-'));
+  try {
+    return await synthSegment(text, voice, rate, dir, 'text');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function buildItem(label: LabelItem, dir: string): Promise<CorpusItem> {
