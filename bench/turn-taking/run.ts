@@ -206,6 +206,9 @@ function weight(b: Block): number {
   return b.tasks.reduce((n, t) => n + (t.kind === 'turn' ? slower : 2), 0);
 }
 
+/** The first corpus with complete utterances: the barge-ins of the floor and of the dirty lines. */
+const withComplete = (corpora: LoadedCorpus[]) => corpora.find((c) => c.items.some((i) => i.category === 'complete'));
+
 function plan(args: ReturnType<typeof parseArgs>, corpora: LoadedCorpus[]): { blocks: Block[]; unknown: string[] } {
   const all = [currentConfig(TURNS), ...deepgramConfigs(COUNTS)];
   const configs = all.filter((c) => (args.configs.length ? args.configs.includes(c.name) : c.name !== 'current'));
@@ -229,15 +232,15 @@ function plan(args: ReturnType<typeof parseArgs>, corpora: LoadedCorpus[]): { bl
       }
     }
     // The dirty lines once, in the headline mode, with the first corpus's complete utterances as the barge-ins.
-    if (m === 0 && lineConfig && LINES.length) {
-      const corpus = corpora[0]!;
-      const complete = corpus.items.filter((i) => i.category === 'complete');
+    const lineCorpus = withComplete(corpora);
+    if (m === 0 && lineConfig && LINES.length && lineCorpus) {
+      const complete = lineCorpus.items.filter((i) => i.category === 'complete');
       LINES.forEach((condition) => {
-        const seed = mixSeed(nameSeed(`line-${condition}`), nameSeed(corpus.corpus.name));
+        const seed = mixSeed(nameSeed(`line-${condition}`), nameSeed(lineCorpus.corpus.name));
         const rnd = seededRandom(seed);
         const pool = shuffled(complete, rnd);
         const tasks: Task[] = [...Array.from({ length: LINE_BARGE_INS }, (_, i): Task => ({ kind: 'barge_in', item: pool[i % pool.length]! })), ...Array.from({ length: LINE_QUIET }, (): Task => ({ kind: 'quiet' }))];
-        blocks.push({ kind: 'line', stt, corpus, config: lineConfig, condition, tasks: seeded(shuffled(tasks, rnd), seed) });
+        blocks.push({ kind: 'line', stt, corpus: lineCorpus, config: lineConfig, condition, tasks: seeded(shuffled(tasks, rnd), seed) });
       });
     }
   });
@@ -253,12 +256,13 @@ async function main() {
   const { blocks, unknown } = plan(args, corpora);
   if (unknown.length) throw new Error(`unknown configuration(s): ${unknown.join(', ')} (known: current, ${deepgramConfigs(COUNTS).map((c) => c.name).join(', ')})`);
   const units = blocks.reduce((n, b) => n + weight(b), 0);
-  const estimateS = Math.round(WARM_UP_S + FLOOR * S_PER_FLOOR_TRIAL + units * S_PER_UNIT);
+  const estimateS = Math.round(WARM_UP_S + (withComplete(corpora) ? FLOOR : 0) * S_PER_FLOOR_TRIAL + units * S_PER_UNIT);
   const budgetS = num('BENCH_BUDGET_S', Math.round(estimateS * 1.5));
   process.stderr.write(
     `plan: STT ${args.stt.join(', ')}; corpora ${corpora.map((c) => `${c.corpus.name} (${c.items.length} items)`).join(', ')}; ${blocks.length} blocks, ${blocks.reduce((n, b) => n + b.tasks.length, 0)} trials; about ${Math.round(estimateS / 60)} min at the last full run's pace (budget ${Math.round(budgetS / 60)} min)\n`,
   );
-  const lineSetups = LINES.length && blocks.some((b) => b.kind === 'line') ? await prepareLines(LINES, corpora[0]!.items.filter((i) => i.category === 'complete'), LINE_OPTIONS) : [];
+  const bargeCorpus = withComplete(corpora);
+  const lineSetups = bargeCorpus && blocks.some((b) => b.kind === 'line') ? await prepareLines(LINES, bargeCorpus.items.filter((i) => i.category === 'complete'), LINE_OPTIONS) : [];
   const rig = await startRig({ onProgress: (m) => process.stderr.write(`${m}\n`), replyTags: REPLY_TAGS });
   const summaries: Summary[] = [];
   const lines: LineSummary[] = [];
@@ -273,9 +277,9 @@ async function main() {
       const warm = { ...first.config, name: 'warm-up' };
       await runConfig(rig, warm, first.tasks.filter((t) => t.kind !== 'quiet').slice(0, 4), { corpus: first.corpus.corpus.name, stt: first.stt }).catch((err: unknown) => process.stderr.write(`warm-up failed: ${(err as Error).message}\n`));
     }
-    if (FLOOR > 0) {
+    if (FLOOR > 0 && bargeCorpus) {
       process.stderr.write(`floor: ${FLOOR} barge-ins on a bare rtc-node participant\n`);
-      floor = await runFloor(rig.stack, shuffled(corpora[0]!.items.filter((i) => i.category === 'complete'), seededRandom(7)), FLOOR);
+      floor = await runFloor(rig.stack, shuffled(bargeCorpus.items.filter((i) => i.category === 'complete'), seededRandom(7)), FLOOR);
     }
     // Each block's share of what is left of the budget, by its planned trials.
     let left = units;

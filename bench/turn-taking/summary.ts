@@ -213,11 +213,16 @@ const pct = (a: number, n: number) => (n ? `${a}/${n} (${Math.round((100 * a) / 
 const rate = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)} %` : 'n/a');
 const sttName = (s: Summary | LineSummary) => (s.stt_mode === 'offline' ? 'offline (pocketsphinx)' : s.stt_mode === 'oracle' ? 'oracle stand-in (floor)' : 'realistic stand-in');
 
+const fixed2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
+
 function budgetCells(s: Summary): [string, string] {
   const b = s.budget;
   const alone = b.points.length === 1;
   const fco = b.cut_off_rate_at_300ms;
   const lat = b.latency_ms_at_5pct_cut_offs;
+  // A point with no scored pause or no clean end has no place on the plane.
+  const p = s.operating_point;
+  if (alone && !(Number.isFinite(p.false_cut_off_rate) && Number.isFinite(p.mean_latency_ms))) return ['n/a', 'n/a'];
   return [
     fco ? `${rate(fco.value)}${alone ? '' : ` (${fco.at})`}` : alone ? `over (mean ${f(s.operating_point.mean_latency_ms)} ms)` : 'none within',
     lat ? `${f(lat.value)} ms${alone ? '' : ` (${lat.at})`}` : alone ? `over (${rate(s.operating_point.false_cut_off_rate)})` : 'none within',
@@ -230,7 +235,7 @@ export function turnTable(rows: Summary[]): string {
   const lines = rows.map((r) => {
     const c = r.cut_offs;
     const [fco, lat] = budgetCells(r);
-    return `| ${r.corpus} | ${sttName(r)} | ${r.label} | ${f(r.eou_delay_ms.all.p50)} / ${f(r.eou_delay_ms.all.p95)} (n=${r.eou_delay_ms.all.n}) | ${f(r.voice_to_voice_ms.p50)} / ${f(r.voice_to_voice_ms.p95)} (n=${r.voice_to_voice_ms.n}) | ${pct(c.false_cut_offs, c.pauses_scored)} | ${fco} | ${lat} | ${c.premature_commits.per_utterance.toFixed(2)} (${c.premature_commits.commits}/${c.premature_commits.utterances}) | ${pct(r.cut_ins.pause.cut_in, r.cut_ins.pause.n)} |`;
+    return `| ${r.corpus} | ${sttName(r)} | ${r.label} | ${f(r.eou_delay_ms.all.p50)} / ${f(r.eou_delay_ms.all.p95)} (n=${r.eou_delay_ms.all.n}) | ${f(r.voice_to_voice_ms.p50)} / ${f(r.voice_to_voice_ms.p95)} (n=${r.voice_to_voice_ms.n}) | ${pct(c.false_cut_offs, c.pauses_scored)} | ${fco} | ${lat} | ${fixed2(c.premature_commits.per_utterance)} (${c.premature_commits.commits}/${c.premature_commits.utterances}) | ${pct(r.cut_ins.pause.cut_in, r.cut_ins.pause.n)} |`;
   });
   return [head, '|---|---|---|---|---|---|---|---|---|---|', ...lines].join('\n');
 }
@@ -249,7 +254,7 @@ export function sweepTable(rows: Summary[]): string {
   const lines = rows.map((r) => {
     const c = r.cut_offs;
     const tt = r.turn_taking;
-    return `| ${r.corpus} | ${sttName(r)} | ${r.sweep_of ?? r.name} | ${tt?.min_delay_ms ?? '-'} / ${tt?.max_delay_ms ?? '-'} | ${pct(c.false_cut_offs, c.pauses_scored)} | ${f(c.end_latency_ms.mean)} (n=${c.end_latency_ms.n}) | ${f(c.end_latency_ms.median_any_n)} | ${c.premature_commits.per_utterance.toFixed(2)} |`;
+    return `| ${r.corpus} | ${sttName(r)} | ${r.sweep_of ?? r.name} | ${tt?.min_delay_ms ?? '-'} / ${tt?.max_delay_ms ?? '-'} | ${pct(c.false_cut_offs, c.pauses_scored)} | ${f(c.end_latency_ms.mean)} (n=${c.end_latency_ms.n}) | ${f(c.end_latency_ms.median_any_n)} | ${fixed2(c.premature_commits.per_utterance)} |`;
   });
   return [head, '|---|---|---|---|---|---|---|---|', ...lines].join('\n');
 }
