@@ -191,6 +191,7 @@ async function runConfig(
   );
   await Promise.all(calls.map((c) => endCall(rig, c).catch((err: unknown) => run.errors.push(`end: ${(err as Error).message}`))));
   run.wall_s = Math.round((Date.now() - t0) / 1000);
+  if (run.errors.length) process.stderr.write(`  ${config.name}: ${run.errors.length} error(s), the first: ${run.errors.slice(0, 3).join(' | ')}\n`);
   return run;
 }
 
