@@ -1,15 +1,15 @@
-// Builds the turn-taking corpus's audio from its labels (corpus-labels.ts) with espeak-ng: each segment
+// Builds a turn-taking corpus's audio from its labels (corpus-file.ts) with espeak-ng: each segment
 // synthesized on its own, its leading and trailing silence trimmed, resampled to 48 kHz (the rate the rtc
 // client publishes at), then joined with the item's pauses. The result is cached under the temp folder,
 // keyed by a hash of the labels, so a second run (or the tests) reads WAV files instead of synthesizing.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { concatSamples, readWav, resample, writeWav, type Pcm } from '../../test/support/speech.ts';
-import { corpusLabels, type LabelItem } from './corpus-labels.ts';
+import { DEFAULT_CORPORA, corpusLabels, readCorpusFile, type CorpusFile, type LabelItem } from './corpus-file.ts';
 
 const run = promisify(execFile);
 
@@ -65,6 +65,16 @@ async function synthSegment(text: string, voice: string, rate: number, dir: stri
   return { samples: pcm.samples.slice(a, b), sampleRate: CORPUS_RATE };
 }
 
+/** One text spoken by espeak-ng in a voice at a rate, trimmed to its speech, at CORPUS_RATE (no cache). */
+export async function speakText(text: string, voice: string, rate: number): Promise<Pcm> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'vap-speak-'));
+  try {
+    return await synthSegment(text, voice, rate, dir, 'text');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function buildItem(label: LabelItem, dir: string): Promise<CorpusItem> {
   const parts: Int16Array[] = [];
   const segments_at: SegmentSpan[] = [];
@@ -88,21 +98,27 @@ async function buildItem(label: LabelItem, dir: string): Promise<CorpusItem> {
   return { ...label, sample_rate: CORPUS_RATE, length: at, segments_at, speech_end: segments_at.at(-1)!.end, pauses_at, wav };
 }
 
-/** Where the corpus is cached: one folder per version of the labels. */
-export function corpusDir(): string {
-  const labels = corpusLabels();
+/** Where a corpus is cached: one folder per version of its labels. */
+export function corpusDir(labels: LabelItem[]): string {
   const hash = createHash('sha256').update(JSON.stringify({ labels, rate: CORPUS_RATE, rms: SPEECH_RMS })).digest('hex').slice(0, 12);
-  return path.join(process.env.VAP_CORPUS_CACHE ?? tmpdir(), `vap-turn-corpus-${hash}`);
+  return path.join(process.env.VAP_CORPUS_CACHE ?? tmpdir(), `vap-turn-corpus-${labels[0]?.corpus ?? 'empty'}-${hash}`);
 }
 
-/** The corpus, synthesized on first use and cached (manifest.json beside the WAV files). */
-export async function loadCorpus(opts: { onProgress?: (m: string) => void } = {}): Promise<CorpusItem[]> {
-  const dir = corpusDir();
+export interface LoadedCorpus {
+  file: string;
+  corpus: CorpusFile;
+  items: CorpusItem[];
+}
+
+/** A corpus file's items, synthesized on first use and cached (manifest.json beside the WAV files). */
+export async function loadCorpusFile(file: string, opts: { onProgress?: (m: string) => void } = {}): Promise<LoadedCorpus> {
+  const corpus = readCorpusFile(file);
+  const labels = corpusLabels(corpus);
+  const dir = corpusDir(labels);
   const manifest = path.join(dir, 'manifest.json');
-  if (existsSync(manifest)) return JSON.parse(readFileSync(manifest, 'utf8')) as CorpusItem[];
+  if (existsSync(manifest)) return { file, corpus, items: JSON.parse(readFileSync(manifest, 'utf8')) as CorpusItem[] };
   mkdirSync(dir, { recursive: true });
-  const labels = corpusLabels();
-  opts.onProgress?.(`synthesizing the turn-taking corpus (${labels.length} utterances) into ${dir}`);
+  opts.onProgress?.(`synthesizing the turn-taking corpus ${corpus.name} (${labels.length} utterances) into ${dir}`);
   const items: CorpusItem[] = new Array(labels.length);
   // Two at a time: espeak-ng is quick, and the machine has two cores.
   let next = 0;
@@ -116,7 +132,12 @@ export async function loadCorpus(opts: { onProgress?: (m: string) => void } = {}
   // Written last and renamed, so a run stopped half way leaves no manifest to trust.
   writeFileSync(`${manifest}.tmp`, JSON.stringify(items, null, 1));
   renameSync(`${manifest}.tmp`, manifest);
-  return items;
+  return { file, corpus, items };
+}
+
+/** The built-in corpus's items (corpora/builtin.json). */
+export async function loadCorpus(opts: { onProgress?: (m: string) => void } = {}): Promise<CorpusItem[]> {
+  return (await loadCorpusFile(DEFAULT_CORPORA[0]!, opts)).items;
 }
 
 /** The item's audio at CORPUS_RATE. */

@@ -12,10 +12,12 @@ import { startStack, type RunningStack } from '../../scripts/stack/supervisor.ts
 import { startFakeDeepgram, type DeepgramConnection, type FakeDeepgram, type Script } from '../../test/support/fake-deepgram.ts';
 import { lastUserText, startFakeOpenAI, type ChatRequest, type FakeOpenAI } from '../../test/support/fake-openai.ts';
 import { concatSamples, resample, synthesize, type Pcm } from '../../test/support/speech.ts';
-import { Mic } from '../support/mic.ts';
+import { mixSeed } from '../../test/support/seeded-random.ts';
+import { Mic, type LineSource } from '../support/mic.ts';
 import { CORPUS_RATE, SPEECH_RMS, itemPcm, ms, speechBounds, type CorpusItem } from './corpus.ts';
 import { devKey } from '../support/room-call.ts';
 import type { TurnTaking } from '../../shared/turn-taking.ts';
+import type { Commit } from './cut-offs.ts';
 
 export const LLM_TTFT_MS = 200;
 export const TTS_TTFB_MS = 100;
@@ -196,13 +198,19 @@ export class AgentEar {
   readonly speech: number[] = [];
   #stream: AudioStream | null = null;
   #done: Promise<void> | null = null;
+  #tap: { stream: AudioStream; done: Promise<void> } | null = null;
   #stopped = false;
 
-  attach(client: RtcClient): void {
+  /** Listens to the agent; `tap` also gets its audio as it arrives, at 48 kHz (a dirty line's echo). */
+  attach(client: RtcClient, tap?: (samples: Int16Array) => void): void {
     const offer = (track: RemoteTrack) => {
       if (this.#stream || track.kind !== TrackKind.KIND_AUDIO) return;
       this.#stream = new AudioStream(track, { sampleRate: 16000, numChannels: 1 });
       this.#done = this.#read(this.#stream);
+      if (tap) {
+        const stream = new AudioStream(track, { sampleRate: 48000, numChannels: 1 });
+        this.#tap = { stream, done: this.#forward(stream, tap) };
+      }
     };
     client.room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => offer(track));
     for (const p of client.room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) offer(pub.track);
@@ -219,6 +227,13 @@ export class AgentEar {
       for (let w = 0; w < windows; w++) {
         if (rms(data.subarray(w * step, (w + 1) * step)) > SPEECH_RMS) this.speech.push(at - (windows - 1 - w) * 10);
       }
+    }
+  }
+
+  async #forward(stream: AudioStream, tap: (samples: Int16Array) => void): Promise<void> {
+    for await (const frame of stream) {
+      if (this.#stopped) break;
+      tap(frame.data.subarray(0, frame.samplesPerChannel));
     }
   }
 
@@ -279,20 +294,25 @@ export class AgentEar {
     this.#stopped = true;
     await this.#stream?.cancel().catch(() => {});
     await this.#done?.catch(() => {});
+    await this.#tap?.stream.cancel().catch(() => {});
+    await this.#tap?.done.catch(() => {});
   }
 }
 
-/** The script of a corpus item for the Deepgram stand-in. */
-export function scriptOf(item: CorpusItem): Script {
-  return { segments: item.segments_at.map((s) => ({ text: s.text, startMs: ms(item, s.start), endMs: ms(item, s.end) })) };
+/** The script of a corpus item for the Deepgram stand-in; `seed` (a trial's) draws its realistic mode's latencies. */
+export function scriptOf(item: CorpusItem, seed?: number): Script {
+  return { segments: item.segments_at.map((s) => ({ text: s.text, startMs: ms(item, s.start), endMs: ms(item, s.end) })), ...(seed === undefined ? {} : { seed }) };
 }
 
 export interface TurnResult {
   kind: 'turn';
   item: string;
   category: CorpusItem['category'];
-  /** Wall-clock ms of the end of the user's speech at the client. */
+  /** Wall-clock ms of the start and the end of the user's speech at the client. */
+  speech_start_at: number;
   speech_end_at: number;
+  /** The utterance's pauses, [start, end) in wall-clock ms at the client. */
+  pauses_at: [number, number][];
   /** End of speech -> first agent speech at the client; null when there was no reply or it cut in. */
   v2v_ms: number | null;
   /** The agent started speaking before the user finished (during a pause or over the rest). */
@@ -326,8 +346,23 @@ export interface BackchannelResult {
   longest_gap_ms: number;
 }
 
-export type TaskResult = TurnResult | BargeInResult | BackchannelResult;
-export type Task = { kind: 'turn' | 'barge_in' | 'backchannel'; item: CorpusItem };
+/** The agent's long reply with the caller silent: on a dirty line, only the line's noise or echo is sent. */
+export interface QuietResult {
+  kind: 'quiet';
+  /** The long reply started. */
+  valid: boolean;
+  /** Wall-clock ms of the reply's start at the client, and of its end had it played through. */
+  began_at: number;
+  natural_end_at: number;
+  /** The longest gap in the agent's audio at the client within the reply (200 ms in from each end). */
+  longest_gap_ms: number;
+  /** The reply was not heard to its end. */
+  stopped: boolean;
+}
+
+export type TaskResult = TurnResult | BargeInResult | BackchannelResult | QuietResult;
+/** A trial; `seed` draws the realistic STT stand-in's latencies and punctuation for it (the same on every run). */
+export type Task = { kind: 'turn' | 'barge_in' | 'backchannel'; item: CorpusItem; seed?: number } | { kind: 'quiet'; seed?: number };
 
 export interface CallHandle {
   callId: string;
@@ -337,19 +372,30 @@ export interface CallHandle {
   mic: Mic;
 }
 
+export interface CallOptions {
+  /** Added to everything the caller sends, from the call's start (a dirty line). */
+  line?: LineSource;
+  /** Gets the agent's audio as the caller receives it, at 48 kHz (the line's echo). */
+  onAgentAudio?: (samples: Int16Array) => void;
+  /** The Deepgram stand-in's speech threshold for this call (raised over a line's noise). */
+  sttSpeechRms?: number;
+}
+
 /**
  * Starts a web call and waits for its first message to play out. With the Deepgram stand-in, call starts
  * must not overlap (the caller holds `startLock`): the next stand-in connection is this call's.
  */
-export async function startCall(rig: Rig, agentId: string, stt: 'deepgram' | 'local'): Promise<CallHandle> {
+export async function startCall(rig: Rig, agentId: string, stt: 'deepgram' | 'local', opts: CallOptions = {}): Promise<CallHandle> {
   const created = await api(rig, 'POST', '/v1/calls/web', { agent_id: agentId });
   if (created.status !== 201) throw new Error(`POST /v1/calls/web answered ${created.status}: ${JSON.stringify(created.body)}`);
+  // Set before the call's stand-in connection exists (it takes the threshold when made), reset once it does.
+  if (opts.sttSpeechRms !== undefined) rig.deepgram.setSpeechRms(opts.sttSpeechRms);
   const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
   const ear = new AgentEar();
-  ear.attach(client);
+  ear.attach(client, opts.onAgentAudio);
   await client.publishMicrophone();
-  const mic = new Mic(client);
-  const conn = stt === 'deepgram' ? await rig.deepgram.nextConnection(60_000) : null;
+  const mic = new Mic(client, opts.line);
+  const conn = stt === 'deepgram' ? await rig.deepgram.nextConnection(60_000).finally(() => rig.deepgram.setSpeechRms(SPEECH_RMS)) : null;
   // The first message, then quiet.
   await ear.until(() => ear.speech.length > 0, 60_000);
   await ear.quiet(700);
@@ -364,11 +410,12 @@ export async function endCall(rig: Rig, call: CallHandle): Promise<void> {
 }
 
 /** Speaks an utterance and measures the agent's answer to it. */
-export async function runTurn(call: CallHandle, item: CorpusItem): Promise<TurnResult> {
-  call.conn?.expectNext(scriptOf(item));
+export async function runTurn(call: CallHandle, item: CorpusItem, seed?: number): Promise<TurnResult> {
+  call.conn?.expectNext(scriptOf(item, seed));
   const mark = nowMs();
   const { start } = await call.mic.say(itemPcm(item));
   const speechEnd = start + ms(item, item.speech_end);
+  const speechStart = start + ms(item, item.segments_at[0]?.start ?? 0);
   // Up to 6 s for the reply (the longest endpointing delay plus the stand-ins' latency, with room to spare).
   await call.ear.until(() => call.ear.firstAfter(mark) !== undefined, 6000);
   const first = call.ear.firstAfter(mark);
@@ -378,7 +425,9 @@ export async function runTurn(call: CallHandle, item: CorpusItem): Promise<TurnR
     kind: 'turn',
     item: item.id,
     category: item.category,
+    speech_start_at: speechStart,
     speech_end_at: speechEnd,
+    pauses_at: item.pauses_at.map(([a, b]) => [start + ms(item, a), start + ms(item, b)]),
     v2v_ms: first !== undefined && !cutIn ? first - speechEnd : null,
     cut_in: cutIn,
     cut_in_pause: inPause,
@@ -401,8 +450,8 @@ async function settle(call: CallHandle, utteranceEnd: number): Promise<void> {
 const SETTLE_AFTER_UTTERANCE_MS = 2500;
 
 /** Gets the agent talking (the long reply) and returns when its speech started, or null. */
-async function startLongReply(rig: Rig, call: CallHandle): Promise<number | null> {
-  call.conn?.expectNext(rig.longQuestion.script);
+export async function startLongReply(rig: Rig, call: CallHandle, seed?: number): Promise<number | null> {
+  call.conn?.expectNext({ ...rig.longQuestion.script, ...(seed === undefined ? {} : { seed: mixSeed(seed, 1) }) });
   const mark = nowMs();
   await call.mic.say(rig.longQuestion.pcm);
   await call.ear.until(() => call.ear.firstAfter(mark) !== undefined, 6000);
@@ -414,16 +463,16 @@ async function startLongReply(rig: Rig, call: CallHandle): Promise<number | null
  * resumed plays to its end (about 3/4 of its length is voiced); one interrupted 1.5 s in, with a short answer
  * after it, stays near 1/4. Half its length in voiced audio tells them apart.
  */
-function heardWhole(rig: Rig, call: CallHandle, began: number): boolean {
+export function heardWhole(rig: Rig, call: CallHandle, began: number): boolean {
   return call.ear.speechMs(began, nowMs()) >= 0.5 * rig.longReplyMs;
 }
 
 /** The caller speaks a complete utterance over the agent's long reply: how soon does the agent stop? */
-export async function runBargeIn(rig: Rig, call: CallHandle, item: CorpusItem): Promise<BargeInResult> {
-  const began = await startLongReply(rig, call);
+export async function runBargeIn(rig: Rig, call: CallHandle, item: CorpusItem, seed?: number): Promise<BargeInResult> {
+  const began = await startLongReply(rig, call, seed);
   if (began === null) return { kind: 'barge_in', item: item.id, valid: false, stop_ms: null, start_at: nowMs(), stop_at: null };
   await sleep(Math.max(0, began + 1200 - nowMs()));
-  call.conn?.expectNext(scriptOf(item));
+  call.conn?.expectNext(scriptOf(item, seed));
   const { start, end } = await call.mic.say(itemPcm(item));
   // Valid only if the reply was still playing when the caller started (a reply too short ends on its own).
   const valid = call.ear.speech.some((s) => s >= start && s < start + 150);
@@ -438,11 +487,11 @@ export async function runBargeIn(rig: Rig, call: CallHandle, item: CorpusItem): 
 }
 
 /** The caller says "mm-hm" (or the like) over the agent's long reply: does the agent stop? */
-export async function runBackchannel(rig: Rig, call: CallHandle, item: CorpusItem): Promise<BackchannelResult> {
-  const began = await startLongReply(rig, call);
+export async function runBackchannel(rig: Rig, call: CallHandle, item: CorpusItem, seed?: number): Promise<BackchannelResult> {
+  const began = await startLongReply(rig, call, seed);
   if (began === null) return { kind: 'backchannel', item: item.id, valid: false, stopped: false, gap_over_400: false, longest_gap_ms: 0 };
   await sleep(Math.max(0, began + 1500 - nowMs()));
-  call.conn?.expectNext(scriptOf(item));
+  call.conn?.expectNext(scriptOf(item, seed));
   const { start, end } = await call.mic.say(itemPcm(item));
   const valid = call.ear.speech.some((s) => s >= start && s < start + 150);
   const natural = began + rig.longReplyMs;
@@ -455,10 +504,22 @@ export async function runBackchannel(rig: Rig, call: CallHandle, item: CorpusIte
   return { kind: 'backchannel', item: item.id, valid, stopped, gap_over_400: gapOver400, longest_gap_ms: longestGap };
 }
 
+/** The agent's long reply while the caller says nothing: does it pause or stop anyway (on a dirty line, from the line alone)? */
+export async function runQuiet(rig: Rig, call: CallHandle, seed?: number): Promise<QuietResult> {
+  const began = await startLongReply(rig, call, seed);
+  if (began === null) return { kind: 'quiet', valid: false, began_at: nowMs(), natural_end_at: nowMs(), longest_gap_ms: 0, stopped: false };
+  const natural = began + rig.longReplyMs;
+  await sleep(Math.max(0, natural + 500 - nowMs()));
+  const longest = call.ear.longestGap(began + 200, natural - 200);
+  await call.ear.quiet(1500, 30_000);
+  return { kind: 'quiet', valid: true, began_at: began, natural_end_at: natural, longest_gap_ms: longest, stopped: !heardWhole(rig, call, began) };
+}
+
 export async function runTask(rig: Rig, call: CallHandle, task: Task): Promise<TaskResult> {
-  if (task.kind === 'barge_in') return runBargeIn(rig, call, task.item);
-  if (task.kind === 'backchannel') return runBackchannel(rig, call, task.item);
-  return runTurn(call, task.item);
+  if (task.kind === 'quiet') return runQuiet(rig, call, task.seed);
+  if (task.kind === 'barge_in') return runBargeIn(rig, call, task.item, task.seed);
+  if (task.kind === 'backchannel') return runBackchannel(rig, call, task.item, task.seed);
+  return runTurn(call, task.item, task.seed);
 }
 
 // ---- what the worker and the control plane recorded ----
@@ -496,6 +557,11 @@ export function workerTurns(stack: RunningStack): WorkerTurn[] {
     stt_final_ms: (rec.stt_final_ms as number | null) ?? null,
     eot_probability: (rec.eot_probability as number | null) ?? null,
   }));
+}
+
+/** The worker's commits of user turns (their trace records), for cut-offs.ts. */
+export function workerCommits(stack: RunningStack): Commit[] {
+  return workerTurns(stack).map((t) => ({ call_id: t.call_id, at: t.at, eou_delay_ms: t.eou_delay_ms }));
 }
 
 /** When the worker paused the agent's reply (call-session.ts): by the onset of the sound, or by agents-js (the VAD's speech, or words). */

@@ -1,131 +1,112 @@
 // Turn-taking benchmark (npm run bench:turns; docs/benchmarks.md, "Turn-taking"): for each turn-taking
 // configuration, web calls over the real WebRTC path (rig.ts) in which an rtc-node caller speaks corpus
-// utterances (corpus.ts) and listens to the agent. Per configuration:
+// utterances (corpus.ts, corpora/*.json) and listens to the agent. Per corpus, STT mode and configuration:
 //   - EOU delay: end of the user's speech to the turn being committed, from the worker's per-turn trace
 //     (cross-checked at the client as voice-to-voice minus the stand-ins' fixed latency);
 //   - voice-to-voice: end of speech to the agent's first audio at the client;
-//   - false cut-ins: the agent starts speaking before the caller finished a paused sentence;
+//   - false cut-offs and premature commits, from the worker's commits (cut-offs.ts): the share of mid-turn pauses
+//     the worker committed in, commits before the end of the last segment per utterance, and eot-bench's budget
+//     figures (false cut-offs within 300 ms of mean latency, latency within 5 % of false cut-offs) over a sweep of
+//     the default configuration's delays;
+//   - audible cut-ins: the agent starts speaking before the caller finished a paused sentence;
 //   - barge-in stop time: the caller speaks over the agent's long reply; start of that speech to the agent's
 //     audio stopping at the client;
 //   - backchannel false stops: "mm-hm" and the like over the agent's reply stop it (the reply is not heard to its
 //     end), and the longest gap in the agent's audio after one (a pause that resumed shows here);
 //   - wasted LLM tokens per turn: tokens streamed for replies no call used (preemptive generation).
-// The configurations run one after the other on one stack, several calls at once. Counts per configuration
-// are in the output; a p50 of fewer than 30 samples or a p95 of fewer than 100 is printed "n/a".
-// Usage: node bench/turn-taking/run.ts [config names...]   Env: BENCH_TURNS (turn trials per configuration),
-// BENCH_TURNS_BEST, BENCH_BARGE_INS_BEST, BENCH_BACKCHANNELS_BEST (the transcript configuration, for p95s),
-// BENCH_BARGE_INS, BENCH_BACKCHANNELS, BENCH_BUDGET_S (the whole run, default 3300), BENCH_CALLS
-// (calls at once), BENCH_OFFLINE=0 to skip the offline-STT run, BENCH_REPLY_TAGS=0 for untagged replies,
-// BENCH_RESULTS (the results file's name in bench/results, default turn-taking) for a partial run, BENCH_FLOOR
-// (barge-ins on a bare rtc-node participant: the transport's floor, floor.ts; 0 skips them).
+// Then barge-ins on dirty lines (pink noise, babble, the agent's echo; dirty-line.ts), and the agent's reply with
+// only the line under it (false pauses). The Deepgram stand-in runs realistic (the headline) or as the oracle of
+// the earlier runs (`--stt oracle`: its figures are floors). The configurations run one after the other on one
+// stack, several calls at once. Counts are in the output; a p50 of fewer than 30 samples or a p95 of fewer than
+// 100 is printed "n/a".
+// Usage: node bench/turn-taking/run.ts [config names...] [--stt realistic|oracle]... [--corpus FILE]...
+// Env: BENCH_TURNS (turn trials per configuration), BENCH_TURNS_BEST, BENCH_BARGE_INS_BEST,
+// BENCH_BACKCHANNELS_BEST (the transcript configuration, for p95s), BENCH_BARGE_INS, BENCH_BACKCHANNELS,
+// BENCH_SWEEP (min/max delay pairs, 0: none), BENCH_SWEEP_TURNS, BENCH_SWEEP_CONFIG, BENCH_LINE (conditions, 0:
+// none), BENCH_LINE_BARGE_INS, BENCH_LINE_QUIET, BENCH_LINE_CONFIG, BENCH_PINK_SNR_DB, BENCH_BABBLE_SNR_DB,
+// BENCH_ECHO_DELAY_MS, BENCH_ECHO_GAIN_DB, the realistic stand-in's BENCH_STT_SEED, BENCH_STT_LAG_MS (min-max),
+// BENCH_STT_FINAL_MS (min-max), BENCH_STT_END_PERIOD, BENCH_STT_PAUSE_PERIOD, BENCH_STT_WER, BENCH_BUDGET_S (the
+// whole run; default half again over the plan's estimate), BENCH_CALLS (calls at once), BENCH_OFFLINE=0 to skip
+// the offline-STT run, BENCH_REPLY_TAGS=0 for untagged replies, BENCH_RESULTS (the results file's name in
+// bench/results, default turn-taking) for a partial run, BENCH_FLOOR (barge-ins on a bare rtc-node participant: the
+// transport's floor, floor.ts; 0 skips them).
 import { disposeRtc } from '../../test/support/rtc-client.ts';
 import { initializeLogger } from '@livekit/agents';
-import { percentile } from '../../shared/latency.ts';
+import path from 'node:path';
 import { writeResults } from '../support/results.ts';
-import { loadCorpus, type CorpusItem } from './corpus.ts';
-import { seededRandom } from './corpus-labels.ts';
+import { REALISTIC_DEFAULTS, type RealisticSttOptions } from '../../test/support/fake-deepgram.ts';
+import { mixSeed, seededRandom } from '../../test/support/seeded-random.ts';
+import { parseArgs, type SttMode } from './args.ts';
+import { DEFAULT_SWEEP, SWEPT_CONFIG, currentConfig, deepgramConfigs, parseSweep, sweepConfigs, type BenchConfig } from './configs.ts';
+import { midTurnPauses } from './corpus-file.ts';
+import { loadCorpusFile, type CorpusItem, type LoadedCorpus } from './corpus.ts';
+import { prepareLines } from './dirty-line.ts';
 import { runFloor, type FloorTrial } from './floor.ts';
-import {
-  LLM_TTFT_MS,
-  STT_FINAL_DELAY_MS,
-  TTS_TTFB_MS,
-  LLM_TOKEN_MS,
-  createAgent,
-  endCall,
-  endedCall,
-  eouOf,
-  runTask,
-  startCall,
-  startRig,
-  wastedTokens,
-  workerPauses,
-  workerTurns,
-  type BackchannelResult,
-  type BargeInResult,
-  type CallHandle,
-  type Rig,
-  type Task,
-  type TaskResult,
-  type TurnResult,
-  type TurnTakingConfig,
-} from './rig.ts';
+import { LINE_CONDITIONS, type LineCondition } from './line-noise.ts';
+import { LLM_TTFT_MS, STT_FINAL_DELAY_MS, TTS_TTFB_MS, LLM_TOKEN_MS, createAgent, endCall, runTask, startCall, startRig, type CallHandle, type CallOptions, type Rig, type Task } from './rig.ts';
+import { budgets, interruptionTable, known, lineTable, stats, summarize, summarizeLine, sweepTable, turnTable, type ConfigRun, type LineSummary, type Summary } from './summary.ts';
 
 const env = process.env;
-const TURNS = Number(env.BENCH_TURNS ?? 40);
-const TURNS_BEST = Number(env.BENCH_TURNS_BEST ?? 280);
-const BARGE_INS = Number(env.BENCH_BARGE_INS ?? 5);
-const BACKCHANNELS = Number(env.BENCH_BACKCHANNELS ?? 6);
-// Some trials are not valid (the reply ended before the caller spoke): 120 leave the p95 its 100 samples.
-const BARGE_INS_BEST = Number(env.BENCH_BARGE_INS_BEST ?? 120);
-const FLOOR = Number(env.BENCH_FLOOR ?? 110);
-const BACKCHANNELS_BEST = Number(env.BENCH_BACKCHANNELS_BEST ?? 30);
-const CALLS = Number(env.BENCH_CALLS ?? 3);
-/** The whole run's budget (s): a configuration that would overrun its share stops taking trials (counts are reported). */
-const BUDGET_S = Number(env.BENCH_BUDGET_S ?? 3300);
+const num = (name: string, fallback: number) => {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new Error(`${name}=${v}: not a number`);
+  return n;
+};
+const range = (name: string, fallback: { min: number; max: number }) => {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)\s*$/.exec(v);
+  if (!m || Number(m[1]) > Number(m[2])) throw new Error(`${name}=${v}: min-max in ms, as 150-350`);
+  return { min: Number(m[1]), max: Number(m[2]) };
+};
+
+const TURNS = num('BENCH_TURNS', 40);
+const COUNTS = { TURNS, TURNS_BEST: num('BENCH_TURNS_BEST', 280), BARGE_INS_BEST: num('BENCH_BARGE_INS_BEST', 120), BACKCHANNELS_BEST: num('BENCH_BACKCHANNELS_BEST', 30) };
+const BARGE_INS = num('BENCH_BARGE_INS', 5);
+const BACKCHANNELS = num('BENCH_BACKCHANNELS', 6);
+const FLOOR = num('BENCH_FLOOR', 110);
+const CALLS = num('BENCH_CALLS', 3);
 const OFFLINE = env.BENCH_OFFLINE !== '0';
 /** BENCH_REPLY_TAGS=0: replies without the request tag (wasted tokens are then not counted). */
 const REPLY_TAGS = env.BENCH_REPLY_TAGS !== '0';
 const RESULTS = env.BENCH_RESULTS ?? 'turn-taking';
+const SWEEP = parseSweep(env.BENCH_SWEEP ?? DEFAULT_SWEEP);
+const SWEEP_TURNS = num('BENCH_SWEEP_TURNS', 60);
+const SWEEP_CONFIG = env.BENCH_SWEEP_CONFIG ?? SWEPT_CONFIG;
+const LINES = ((): LineCondition[] => {
+  const v = env.BENCH_LINE ?? LINE_CONDITIONS.join(',');
+  if (v.trim() === '0' || v.trim() === '') return [];
+  return v.split(',').map((c) => {
+    if (!LINE_CONDITIONS.includes(c.trim() as LineCondition)) throw new Error(`BENCH_LINE: ${c}: one of ${LINE_CONDITIONS.join(', ')} (or 0)`);
+    return c.trim() as LineCondition;
+  });
+})();
+const LINE_BARGE_INS = num('BENCH_LINE_BARGE_INS', 20);
+const LINE_QUIET = num('BENCH_LINE_QUIET', 10);
+const LINE_CONFIG = env.BENCH_LINE_CONFIG ?? 'transcript';
+const LINE_OPTIONS = { pinkSnrDb: num('BENCH_PINK_SNR_DB', 20), babbleSnrDb: num('BENCH_BABBLE_SNR_DB', 20), echoDelayMs: num('BENCH_ECHO_DELAY_MS', 60), echoGainDb: num('BENCH_ECHO_GAIN_DB', -20), seed: 31 };
+/** The realistic stand-in's distributions (test/support/realistic-stt.ts). */
+const REALISTIC: Required<RealisticSttOptions> = {
+  seed: num('BENCH_STT_SEED', REALISTIC_DEFAULTS.seed),
+  interimLagMs: range('BENCH_STT_LAG_MS', REALISTIC_DEFAULTS.interimLagMs),
+  finalDelayMs: range('BENCH_STT_FINAL_MS', REALISTIC_DEFAULTS.finalDelayMs),
+  endPeriodProbability: num('BENCH_STT_END_PERIOD', REALISTIC_DEFAULTS.endPeriodProbability),
+  pausePeriodProbability: num('BENCH_STT_PAUSE_PERIOD', REALISTIC_DEFAULTS.pausePeriodProbability),
+  pausePeriodMinMs: REALISTIC_DEFAULTS.pausePeriodMinMs,
+  wordErrorRate: num('BENCH_STT_WER', REALISTIC_DEFAULTS.wordErrorRate),
+};
 
-interface BenchConfig {
-  name: string;
-  label: string;
-  stt: 'deepgram' | 'local';
-  turnTaking: TurnTakingConfig | null;
-  /** Other agent fields (interruption_sensitivity). */
-  agent?: Record<string, unknown>;
-  turns: number;
-  /** Default BENCH_BARGE_INS and BENCH_BACKCHANNELS. */
-  bargeIns?: number;
-  backchannels?: number;
-}
-
-/** The transcript rules' rows start from this (the default's turn taking but for barge_in), each changing one thing. */
-const TRANSCRIPT = { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true } as const;
-
-// Silero only at agents-js's default delays (500 ms after the VAD's end of speech); the end-of-turn model
-// with fixed delays; the same with dynamic endpointing; and that plus preemptive generation.
-const DEEPGRAM_CONFIGS: BenchConfig[] = [
-  { name: 'silero', label: 'Silero only (VAD, 500 ms silence)', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'vad', endpointing: 'fixed', min_delay_ms: 500, max_delay_ms: 3000, preemptive_generation: false, ignore_backchannels: false, barge_in: 'words' } },
-  { name: 'eot-fixed', label: 'EOT model, fixed 300/1500 ms', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'model', endpointing: 'fixed', min_delay_ms: 300, max_delay_ms: 1500, preemptive_generation: false, ignore_backchannels: true, barge_in: 'words' } },
-  { name: 'eot-dynamic', label: 'EOT model, dynamic 300/1500 ms', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'model', endpointing: 'dynamic', min_delay_ms: 300, max_delay_ms: 1500, preemptive_generation: false, ignore_backchannels: true, barge_in: 'words' } },
-  { name: 'eot-dynamic-preemptive', label: 'EOT model, dynamic 300/1500 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'model', endpointing: 'dynamic', min_delay_ms: 300, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'words' } },
-  // Silero alone with the delay cut to 200 ms: what a short silence costs without a turn detector.
-  { name: 'silero-200', label: 'Silero only, 200 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { detection: 'vad', endpointing: 'fixed', min_delay_ms: 200, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'words' } },
-  // The transcript rules (below), stopping on sound alone (any 100 ms of speech, no word needed): the fastest
-  // barge-in, at the cost of backchannels stopping the agent too.
-  { name: 'transcript-sound-barge-in', label: 'Transcript rules, 150/1500 ms, barge-in on sound (sensitivity 1)', stt: 'deepgram', turns: TURNS, bargeIns: 10, backchannels: 10, agent: { interruption_sensitivity: 1 }, turnTaking: { ...TRANSCRIPT, ignore_backchannels: false, barge_in: 'words' } },
-  // The transcript rules with the previous default floor (200 ms), and without preemptive generation: what
-  // the shorter floor and starting the reply early (on a finished-sounding interim, LLM and TTS) buy.
-  { name: 'transcript-200', label: 'Transcript rules, fixed 200/1500 ms, preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { ...TRANSCRIPT, min_delay_ms: 200, barge_in: 'words' } },
-  // The previous default: the same, but the agent speaks on until the caller's first word that is not a
-  // backchannel (barge_in 'words'): no pause on a backchannel, a later stop on a barge-in.
-  { name: 'transcript-words', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, stop on words', stt: 'deepgram', turns: TURNS, bargeIns: 10, backchannels: 10, turnTaking: { ...TRANSCRIPT, barge_in: 'words' } },
-  // The default but for the pause's trigger: the VAD's start of speech (barge_in 'pause_on_speech', the default
-  // until the onset), against the onset of the caller's sound.
-  { name: 'transcript-pause-on-speech', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, pause on the VAD\'s speech', stt: 'deepgram', turns: TURNS, bargeIns: 20, backchannels: 10, turnTaking: { ...TRANSCRIPT, barge_in: 'pause_on_speech' } },
-  { name: 'transcript-no-preemptive', label: 'Transcript rules, fixed 150/1500 ms, no preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { ...TRANSCRIPT, preemptive_generation: false, barge_in: 'words' } },
-  // The transcript rules (media-worker/src/session/transcript-turn-detector.ts), the default: 150 ms after a
-  // finished sentence, 1500 ms after an open one. The most trials, for p95s: 280 turns hold 112 complete
-  // sentences, so the p95 on complete utterances has its 100 samples.
-  { name: 'transcript', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, pause on the onset of sound', stt: 'deepgram', turns: TURNS_BEST, bargeIns: BARGE_INS_BEST, backchannels: BACKCHANNELS_BEST, turnTaking: { ...TRANSCRIPT, barge_in: 'pause' } },
-];
-
-/** The agent's defaults (no turn_taking sent): `node bench/turn-taking/run.ts current`. */
-const CURRENT: BenchConfig = { name: 'current', label: "The agent's defaults", stt: 'deepgram', turns: TURNS, turnTaking: null };
+/**
+ * The previous full run's pace (2932 s, 3 calls at once): 1.9 s of wall time per turn trial, twice that per barge-in,
+ * backchannel or quiet trial, 3 s per floor trial; for the plan's estimate and the default budget.
+ */
+const S_PER_UNIT = 1.9 * (3 / Math.max(1, CALLS));
+const S_PER_FLOOR_TRIAL = 3;
+const WARM_UP_S = 60;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-// A p50 of fewer than 30 samples or a p95 of fewer than 100 is NaN (printed "n/a").
-const stats = (xs: number[]) => ({
-  n: xs.length,
-  p50: xs.length >= 30 ? +percentile(xs, 50).toFixed(1) : NaN,
-  p95: xs.length >= 100 ? +percentile(xs, 95).toFixed(1) : NaN,
-  median_any_n: xs.length ? +percentile(xs, 50).toFixed(1) : NaN,
-  max: xs.length ? +Math.max(...xs).toFixed(1) : NaN,
-});
-
-const known = (xs: (number | null)[]) => xs.filter((x): x is number => x !== null);
 
 function shuffled<T>(xs: T[], rnd: () => number): T[] {
   const a = [...xs];
@@ -136,43 +117,58 @@ function shuffled<T>(xs: T[], rnd: () => number): T[] {
   return a;
 }
 
-/** The trials of a configuration: turns (40 % complete, 40 % paused, 10 % lists, 10 % digits), barge-ins, backchannels. */
+/** FNV-1a: a seed from a name, so a configuration's trials are the same in every STT mode and run. */
+function nameSeed(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** Each task's own seed: the realistic stand-in's draws for it. */
+const seeded = (tasks: Task[], seed: number): Task[] => tasks.map((t, i) => ({ ...t, seed: mixSeed(seed, i) }));
+
+/**
+ * The trials of a configuration: turns (40 % complete, 40 % paused, 20 % lists and digit groups; a kind the corpus
+ * lacks gives its share to the others), barge-ins (complete utterances), backchannels; interleaved.
+ */
 function tasksFor(corpus: CorpusItem[], turns: number, seed: number, bargeIns: number, backchannels: number): Task[] {
   const rnd = seededRandom(seed);
   const of = (c: CorpusItem['category']) => shuffled(corpus.filter((i) => i.category === c), rnd);
-  const pick = (pool: CorpusItem[], n: number) => Array.from({ length: n }, (_, i) => pool[i % pool.length]!);
-  const nList = Math.round(turns * 0.1);
-  const nDigits = Math.round(turns * 0.1);
-  const nPause = Math.round(turns * 0.4);
-  const nComplete = turns - nList - nDigits - nPause;
-  const turnTasks: Task[] = [...pick(of('complete'), nComplete), ...pick(of('pause'), nPause), ...pick(of('list'), nList), ...pick(of('digits'), nDigits)].map((item) => ({ kind: 'turn', item }));
-  const barge: Task[] = pick(of('complete'), bargeIns).map((item) => ({ kind: 'barge_in', item }));
+  const pick = (pool: CorpusItem[], n: number) => (pool.length ? Array.from({ length: n }, (_, i) => pool[i % pool.length]!) : []);
+  const pools = { complete: of('complete'), pause: of('pause'), list: of('list') };
+  const shares = { complete: 0.4, pause: 0.4, list: 0.2 };
+  const present = (Object.keys(shares) as (keyof typeof shares)[]).filter((k) => pools[k].length);
+  const total = present.reduce((n, k) => n + shares[k], 0);
+  let left = turns;
+  const turnTasks: Task[] = present.flatMap((k, i) => {
+    const n = i === present.length - 1 ? left : Math.round((turns * shares[k]) / total);
+    left -= n;
+    return pick(pools[k], n).map((item): Task => ({ kind: 'turn', item }));
+  });
+  const barge: Task[] = pick(pools.complete, bargeIns).map((item) => ({ kind: 'barge_in', item }));
   const back: Task[] = pick(of('backchannel'), backchannels).map((item) => ({ kind: 'backchannel', item }));
   // Interleaved, so the calls' load is even over the run.
-  return shuffled([...turnTasks, ...barge, ...back], rnd);
+  return seeded(shuffled([...turnTasks, ...barge, ...back], rnd), seed);
 }
 
-interface ConfigRun {
-  config: BenchConfig;
-  results: (TaskResult & { call_id: string })[];
-  callIds: string[];
-  errors: string[];
-  llmFrom: number;
-  wall_s: number;
-}
-
-async function runConfig(rig: Rig, corpus: CorpusItem[], config: BenchConfig, seed: number, deadline = Infinity): Promise<ConfigRun> {
+async function runConfig(
+  rig: Rig,
+  config: BenchConfig,
+  tasks: Task[],
+  ctx: { corpus: string; stt: SttMode | 'offline'; deadline?: number; callOptions?: (i: number) => CallOptions },
+): Promise<ConfigRun> {
   const t0 = Date.now();
+  const deadline = ctx.deadline ?? Infinity;
   const agentId = await createAgent(rig, `Turns ${config.name}`, config.stt, config.turnTaking, config.agent);
-  const queue = tasksFor(corpus, config.turns, seed, config.bargeIns ?? BARGE_INS, config.backchannels ?? BACKCHANNELS);
+  const queue = [...tasks];
   const total = queue.length;
   const llmFrom = rig.llm.completions.length;
-  const run: ConfigRun = { config, results: [], callIds: [], errors: [], llmFrom, wall_s: 0 };
+  const run: ConfigRun = { config, corpus: ctx.corpus, stt: ctx.stt, results: [], callIds: [], errors: [], llmFrom, wall_s: 0 };
   const calls: CallHandle[] = [];
   // One call start at a time: the next Deepgram stand-in connection is the new call's.
   for (let c = 0; c < CALLS; c++) {
     try {
-      calls.push(await startCall(rig, agentId, config.stt));
+      calls.push(await startCall(rig, agentId, config.stt, ctx.callOptions?.(c)));
       run.callIds.push(calls.at(-1)!.callId);
     } catch (err) {
       run.errors.push(`call start: ${(err as Error).message}`);
@@ -185,7 +181,7 @@ async function runConfig(rig: Rig, corpus: CorpusItem[], config: BenchConfig, se
         try {
           run.results.push({ ...(await runTask(rig, call, task)), call_id: call.callId });
         } catch (err) {
-          run.errors.push(`${task.kind} ${task.item.id}: ${(err as Error).message}`);
+          run.errors.push(`${task.kind} ${task.kind === 'quiet' ? '' : task.item.id}: ${(err as Error).message}`);
           await sleep(500);
         }
         done++;
@@ -195,168 +191,159 @@ async function runConfig(rig: Rig, corpus: CorpusItem[], config: BenchConfig, se
   );
   await Promise.all(calls.map((c) => endCall(rig, c).catch((err: unknown) => run.errors.push(`end: ${(err as Error).message}`))));
   run.wall_s = Math.round((Date.now() - t0) / 1000);
+  if (run.errors.length) process.stderr.write(`  ${config.name}: ${run.errors.length} error(s), the first: ${run.errors.slice(0, 3).join(' | ')}\n`);
   return run;
 }
 
-async function summarize(rig: Rig, run: ConfigRun) {
-  const records = await Promise.all(run.callIds.map((id) => endedCall(rig, id)));
-  const agentMessages = records.flatMap((r) => (r?.messages ?? []).filter((m: { role: string }) => m.role === 'agent').map((m: { content: string }) => m.content ?? ''));
-  const userTurns = records.reduce((n, r) => n + (r?.messages ?? []).filter((m: { role: string }) => m.role === 'user').length, 0);
-  const trace = workerTurns(rig.stack);
-  const turns = run.results.filter((r): r is TurnResult & { call_id: string } => r.kind === 'turn');
-  const ended = turns.filter((t) => !t.cut_in && t.replied);
-  const eouAll: number[] = [];
-  const eouComplete: number[] = [];
-  const traced: Record<string, unknown>[] = [];
-  for (const t of ended) {
-    const rec = eouOf(trace, t.call_id, t.speech_end_at);
-    if (!rec) continue;
-    traced.push({ item: t.item, category: t.category, ...rec });
-    eouAll.push(rec.eou_delay_ms);
-    if (t.category === 'complete') eouComplete.push(rec.eou_delay_ms);
-  }
-  const v2v = ended.map((t) => t.v2v_ms!);
-  // The end-of-turn model's probability at the end of each utterance, by category (the model configurations).
-  const eot = Object.fromEntries(
-    ['complete', 'pause', 'list', 'digits'].map((c) => {
-      const ps = traced.filter((r) => r.category === c && typeof r.eot_probability === 'number').map((r) => r.eot_probability as number);
-      return [c, ps.length ? { n: ps.length, median: +percentile(ps, 50).toFixed(3) } : null];
-    }),
-  );
-  const pause = turns.filter((t) => t.category === 'pause');
-  const listy = turns.filter((t) => t.category === 'list' || t.category === 'digits');
-  const barge = run.results.filter((r): r is BargeInResult & { call_id: string } => r.kind === 'barge_in');
-  const bargeValid = barge.filter((b) => b.valid);
-  // Where each stopped barge-in's time went: the caller's start to the worker's pause (the audio in, and the onset
-  // or the VAD), then the pause to the stop at the client (the audio already out, both ways of the transport).
-  const pauses = workerPauses(rig.stack);
-  const split = bargeValid.flatMap((b) => {
-    if (b.stop_at === null) return [];
-    const p = pauses.find((x) => x.call_id === b.call_id && x.at >= b.start_at - 30 && x.at <= b.stop_at!);
-    return p ? [{ to_pause: p.at - b.start_at, pause_to_stop: b.stop_at - p.at, by: p.by }] : [];
-  });
-  const back = run.results.filter((r): r is BackchannelResult & { call_id: string } => r.kind === 'backchannel');
-  const backValid = back.filter((b) => b.valid);
-  const waste = wastedTokens(rig.llm, run.llmFrom, agentMessages);
-  const committed = Math.max(1, userTurns);
-  return {
-    name: run.config.name,
-    label: run.config.label,
-    stt: run.config.stt,
-    turn_taking: run.config.turnTaking,
-    wall_seconds: run.wall_s,
-    trials_run: run.results.length,
-    calls: run.callIds.length,
-    errors: run.errors,
-    eou_delay_ms: { all: stats(eouAll), complete: stats(eouComplete), trace_records_matched: eouAll.length },
-    voice_to_voice_ms: stats(v2v),
-    eot_probability_at_end: eot,
-    // Client-side cross-check of the EOU delay: voice-to-voice minus the stand-ins' fixed latency.
-    client_eou_estimate_p50_ms: v2v.length ? +(percentile(v2v, 50) - LLM_TTFT_MS - TTS_TTFB_MS).toFixed(1) : null,
-    turns: { n: turns.length, replied: turns.filter((t) => t.replied).length, no_reply: turns.filter((t) => !t.replied).length },
-    cut_ins: {
-      pause: { n: pause.length, cut_in: pause.filter((t) => t.cut_in).length, in_pause: pause.filter((t) => t.cut_in_pause).length },
-      lists_and_digits: { n: listy.length, cut_in: listy.filter((t) => t.cut_in).length },
-      complete: { n: turns.filter((t) => t.category === 'complete').length, cut_in: turns.filter((t) => t.category === 'complete' && t.cut_in).length },
-    },
-    barge_in: {
-      trials: barge.length,
-      valid: bargeValid.length,
-      stopped: bargeValid.filter((b) => b.stop_ms !== null).length,
-      stop_ms: stats(known(bargeValid.map((b) => b.stop_ms))),
-      to_worker_pause_ms: stats(split.map((x) => x.to_pause)),
-      worker_pause_to_stop_ms: stats(split.map((x) => x.pause_to_stop)),
-      paused_by: { onset: split.filter((x) => x.by === 'onset').length, agents_js: split.filter((x) => x.by === 'agents-js').length },
-      samples: bargeValid.map((b) => b.stop_ms),
-    },
-    backchannel: {
-      trials: back.length,
-      valid: backValid.length,
-      false_stops: backValid.filter((b) => b.stopped).length,
-      gaps_over_400: backValid.filter((b) => b.gap_over_400).length,
-      longest_gap_ms: stats(backValid.map((b) => b.longest_gap_ms)),
-    },
-    llm: { ...waste, committed_user_turns: userTurns, wasted_tokens_per_turn: +(waste.wasted / committed).toFixed(2) },
-    call_latency_eou_p50_ms: records.map((r) => r?.latency?.eou_delay?.p50_ms ?? null),
-    samples: run.results,
-    worker_trace: traced,
-  };
+/** One block of the run: a configuration on a corpus in an STT mode, or a dirty line's trials. */
+type Block =
+  | { kind: 'config'; stt: SttMode | 'offline'; corpus: LoadedCorpus; config: BenchConfig; tasks: Task[] }
+  | { kind: 'line'; stt: SttMode; corpus: LoadedCorpus; config: BenchConfig; condition: LineCondition; tasks: Task[] };
+
+/** A block's planned cost in turn trials: a barge-in, backchannel or quiet trial takes about two; a longer delay slows a turn. */
+function weight(b: Block): number {
+  const tt = b.config.turnTaking;
+  const slower = 1 + (0.18 * Math.max(0, (tt?.min_delay_ms ?? 150) - 150)) / 1000;
+  return b.tasks.reduce((n, t) => n + (t.kind === 'turn' ? slower : 2), 0);
 }
 
-type Summary = Awaited<ReturnType<typeof summarize>>;
+/** The first corpus with complete utterances: the barge-ins of the floor and of the dirty lines. */
+const withComplete = (corpora: LoadedCorpus[]) => corpora.find((c) => c.items.some((i) => i.category === 'complete'));
 
-const f = (x: number | null | undefined) => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : `${Math.round(x)}`);
-const pct = (a: number, n: number) => (n ? `${a}/${n} (${Math.round((100 * a) / n)} %)` : 'n/a');
-
-function table(rows: Summary[]): string {
-  const head = '| Configuration | STT | EOU p50 / p95 (ms) | v2v p50 / p95 (ms) | cut-ins, paused sentences | barge-in stop p50 / p95 (ms), stopped | backchannel false stops; longest gap p50 (ms) | wasted tokens / turn |';
-  const lines = rows.map(
-    (r) =>
-      `| ${r.label} | ${r.stt === 'deepgram' ? 'Deepgram stand-in' : 'offline (pocketsphinx)'} | ${f(r.eou_delay_ms.all.p50)} / ${f(r.eou_delay_ms.all.p95)} (n=${r.eou_delay_ms.all.n}) | ${f(r.voice_to_voice_ms.p50)} / ${f(r.voice_to_voice_ms.p95)} (n=${r.voice_to_voice_ms.n}) | ${pct(r.cut_ins.pause.cut_in, r.cut_ins.pause.n)} | ${f(r.barge_in.stop_ms.median_any_n)}${r.barge_in.stop_ms.n < 30 ? '*' : ''} / ${f(r.barge_in.stop_ms.p95)}, ${r.barge_in.stopped}/${r.barge_in.valid} | ${pct(r.backchannel.false_stops, r.backchannel.valid)}; ${f(r.backchannel.longest_gap_ms.median_any_n)} | ${r.llm.wasted_tokens_per_turn} |`,
-  );
-  return [head, '|---|---|---|---|---|---|---|---|', ...lines].join('\n');
+function plan(args: ReturnType<typeof parseArgs>, corpora: LoadedCorpus[]): { blocks: Block[]; unknown: string[] } {
+  const all = [currentConfig(TURNS), ...deepgramConfigs(COUNTS)];
+  const configs = all.filter((c) => (args.configs.length ? args.configs.includes(c.name) : c.name !== 'current'));
+  const unknown = args.configs.filter((n) => !all.some((c) => c.name === n));
+  const blocks: Block[] = [];
+  const swept = all.find((c) => c.name === SWEEP_CONFIG);
+  const lineConfig = all.find((c) => c.name === LINE_CONFIG);
+  if (!swept && SWEEP.length) unknown.push(`BENCH_SWEEP_CONFIG=${SWEEP_CONFIG}`);
+  if (!lineConfig && LINES.length) unknown.push(`BENCH_LINE_CONFIG=${LINE_CONFIG}`);
+  args.stt.forEach((stt, m) => {
+    for (const corpus of corpora) {
+      const forConfig = (config: BenchConfig) =>
+        tasksFor(corpus.items, config.turns, mixSeed(nameSeed(corpus.corpus.name), nameSeed(config.sweepOf ?? config.name)), config.bargeIns ?? BARGE_INS, config.backchannels ?? BACKCHANNELS);
+      for (const config of configs) blocks.push({ kind: 'config', stt, corpus, config, tasks: forConfig(config) });
+      if (swept && configs.includes(swept)) for (const config of sweepConfigs(swept, SWEEP, SWEEP_TURNS)) blocks.push({ kind: 'config', stt, corpus, config, tasks: forConfig(config) });
+      // The offline STT once per corpus (no Deepgram stand-in), with the configuration agents get by default.
+      const shipped = configs.find((c) => c.name === 'transcript') ?? configs.at(-1);
+      if (OFFLINE && m === 0 && shipped) {
+        const offline: BenchConfig = { ...shipped, name: `${shipped.name}-offline`, label: `${shipped.label} (offline STT)`, stt: 'local', turns: TURNS, bargeIns: BARGE_INS, backchannels: BACKCHANNELS };
+        blocks.push({ kind: 'config', stt: 'offline', corpus, config: offline, tasks: forConfig(offline) });
+      }
+    }
+    // The dirty lines once, in the headline mode, with the first corpus's complete utterances as the barge-ins.
+    const lineCorpus = withComplete(corpora);
+    if (m === 0 && lineConfig && LINES.length && lineCorpus) {
+      const complete = lineCorpus.items.filter((i) => i.category === 'complete');
+      LINES.forEach((condition) => {
+        const seed = mixSeed(nameSeed(`line-${condition}`), nameSeed(lineCorpus.corpus.name));
+        const rnd = seededRandom(seed);
+        const pool = shuffled(complete, rnd);
+        const tasks: Task[] = [...Array.from({ length: LINE_BARGE_INS }, (_, i): Task => ({ kind: 'barge_in', item: pool[i % pool.length]! })), ...Array.from({ length: LINE_QUIET }, (): Task => ({ kind: 'quiet' }))];
+        blocks.push({ kind: 'line', stt, corpus: lineCorpus, config: lineConfig, condition, tasks: seeded(shuffled(tasks, rnd), seed) });
+      });
+    }
+  });
+  return { blocks, unknown };
 }
 
 async function main() {
   initializeLogger({ pretty: false, level: 'error' });
   const started = Date.now();
-  const only = process.argv.slice(2);
-  const corpus = await loadCorpus({ onProgress: (m) => process.stderr.write(`${m}\n`) });
+  const args = parseArgs(process.argv.slice(2));
+  const corpora: LoadedCorpus[] = [];
+  for (const file of args.corpora) corpora.push(await loadCorpusFile(file, { onProgress: (m) => process.stderr.write(`${m}\n`) }));
+  const { blocks, unknown } = plan(args, corpora);
+  if (unknown.length) throw new Error(`unknown configuration(s): ${unknown.join(', ')} (known: current, ${deepgramConfigs(COUNTS).map((c) => c.name).join(', ')})`);
+  const units = blocks.reduce((n, b) => n + weight(b), 0);
+  const estimateS = Math.round(WARM_UP_S + (withComplete(corpora) ? FLOOR : 0) * S_PER_FLOOR_TRIAL + units * S_PER_UNIT);
+  const budgetS = num('BENCH_BUDGET_S', Math.round(estimateS * 1.5));
+  process.stderr.write(
+    `plan: STT ${args.stt.join(', ')}; corpora ${corpora.map((c) => `${c.corpus.name} (${c.items.length} items)`).join(', ')}; ${blocks.length} blocks, ${blocks.reduce((n, b) => n + b.tasks.length, 0)} trials; about ${Math.round(estimateS / 60)} min at the last full run's pace (budget ${Math.round(budgetS / 60)} min)\n`,
+  );
+  const bargeCorpus = withComplete(corpora);
+  const lineSetups = bargeCorpus && blocks.some((b) => b.kind === 'line') ? await prepareLines(LINES, bargeCorpus.items.filter((i) => i.category === 'complete'), LINE_OPTIONS) : [];
   const rig = await startRig({ onProgress: (m) => process.stderr.write(`${m}\n`), replyTags: REPLY_TAGS });
   const summaries: Summary[] = [];
+  const lines: LineSummary[] = [];
   let floor: FloorTrial[] = [];
   let failed = true;
-  let best: BenchConfig | null = null;
   try {
-    const configs = [CURRENT, ...DEEPGRAM_CONFIGS].filter((c) => (only.length ? only.includes(c.name) : c !== CURRENT));
     // A warm-up call (job process start, model loads), not counted.
     process.stderr.write('warm-up\n');
-    await runConfig(rig, corpus, { ...configs[0]!, name: 'warm-up', turns: 3, bargeIns: 1, backchannels: 0 }, 1).catch((err: unknown) => process.stderr.write(`warm-up failed: ${(err as Error).message}\n`));
-    if (FLOOR > 0) {
-      process.stderr.write(`floor: ${FLOOR} barge-ins on a bare rtc-node participant\n`);
-      floor = await runFloor(rig.stack, shuffled(corpus.filter((i) => i.category === 'complete'), seededRandom(7)), FLOOR);
+    const first = blocks[0];
+    if (first) {
+      if (first.stt !== 'offline') rig.deepgram.setRealistic(first.stt === 'realistic' ? REALISTIC : null);
+      const warm = { ...first.config, name: 'warm-up' };
+      await runConfig(rig, warm, first.tasks.filter((t) => t.kind !== 'quiet').slice(0, 4), { corpus: first.corpus.corpus.name, stt: first.stt }).catch((err: unknown) => process.stderr.write(`warm-up failed: ${(err as Error).message}\n`));
     }
-    let seed = 100;
-    // Each configuration's share of what is left of the budget, by its planned trials (a barge-in or a
-    // backchannel takes about twice a turn); the offline run counts as one more configuration.
-    const weight = (c: BenchConfig) => c.turns + 2 * ((c.bargeIns ?? BARGE_INS) + (c.backchannels ?? BACKCHANNELS));
-    let left = configs.reduce((n, c) => n + weight(c), 0) + (OFFLINE ? weight({ ...configs[0]!, turns: TURNS }) : 0);
-    const share = (c: BenchConfig) => {
-      const remaining = BUDGET_S * 1000 - (Date.now() - started);
-      const ms = (remaining * weight(c)) / left;
-      left -= weight(c);
+    if (FLOOR > 0 && bargeCorpus) {
+      process.stderr.write(`floor: ${FLOOR} barge-ins on a bare rtc-node participant\n`);
+      floor = await runFloor(rig.stack, shuffled(bargeCorpus.items.filter((i) => i.category === 'complete'), seededRandom(7)), FLOOR);
+    }
+    // Each block's share of what is left of the budget, by its planned trials.
+    let left = units;
+    const share = (b: Block) => {
+      const remaining = budgetS * 1000 - (Date.now() - started);
+      const ms = (remaining * weight(b)) / Math.max(1e-9, left);
+      left -= weight(b);
       return Date.now() + ms;
     };
-    for (const config of configs) {
-      process.stderr.write(`config ${config.name} (${config.turns} turns, ${BARGE_INS} barge-ins, ${BACKCHANNELS} backchannels, ${CALLS} calls)\n`);
-      summaries.push(await summarize(rig, await runConfig(rig, corpus, config, seed++, share(config))));
+    for (const b of blocks) {
+      if (b.stt !== 'offline') rig.deepgram.setRealistic(b.stt === 'realistic' ? REALISTIC : null);
+      const what = b.kind === 'line' ? `line ${b.condition}, ${b.config.name}` : b.config.name;
+      process.stderr.write(`${b.stt} / ${b.corpus.corpus.name}: ${what} (${b.tasks.length} trials, ${CALLS} calls)\n`);
+      if (b.kind === 'line') {
+        const setup = lineSetups.find((s) => s.condition === b.condition)!;
+        const run = await runConfig(rig, b.config, b.tasks, { corpus: b.corpus.corpus.name, stt: b.stt, deadline: share(b), callOptions: (i) => setup.callOptions(i) });
+        lines.push(summarizeLine(rig, run, setup));
+      } else {
+        summaries.push(await summarize(rig, await runConfig(rig, b.config, b.tasks, { corpus: b.corpus.corpus.name, stt: b.stt, deadline: share(b) })));
+      }
     }
-    // The best: the lowest EOU p50 among those that cut in no more than the Silero baseline.
-    const base = summaries.find((s) => s.name === 'silero');
-    const eligible = summaries.filter((s) => !base || s.cut_ins.pause.cut_in / Math.max(1, s.cut_ins.pause.n) <= base.cut_ins.pause.cut_in / Math.max(1, base.cut_ins.pause.n));
-    const bestSummary = [...eligible].sort((a, b) => a.eou_delay_ms.all.median_any_n - b.eou_delay_ms.all.median_any_n)[0];
-    best = configs.find((c) => c.name === bestSummary?.name) ?? null;
-    // The offline STT with the configuration agents get by default (the transcript rules), else the best.
-    const shipped = configs.find((c) => c.name === 'transcript') ?? best;
-    if (OFFLINE && shipped) {
-      const offline: BenchConfig = { ...shipped, name: `${shipped.name}-offline`, label: `${shipped.label} (offline STT)`, stt: 'local', turns: TURNS, bargeIns: BARGE_INS, backchannels: BACKCHANNELS };
-      process.stderr.write(`config ${offline.name} (${offline.turns} turns)\n`);
-      summaries.push(await summarize(rig, await runConfig(rig, corpus, offline, seed++, share(offline))));
-    }
+    budgets(summaries);
     failed = false;
   } finally {
     await rig.close({ keepLogs: failed });
     await disposeRtc();
   }
 
+  // The best per STT mode and corpus: the lowest EOU p50 among those that cut in no more than the Silero baseline.
+  const best: Record<string, string | null> = {};
+  for (const stt of args.stt) {
+    for (const c of corpora) {
+      const group = summaries.filter((s) => s.stt_mode === stt && s.corpus === c.corpus.name && !s.sweep_of);
+      const base = group.find((s) => s.name === 'silero');
+      const cut = (s: Summary) => s.cut_ins.pause.cut_in / Math.max(1, s.cut_ins.pause.n);
+      const eligible = group.filter((s) => !base || cut(s) <= cut(base));
+      best[`${stt}/${c.corpus.name}`] = [...eligible].sort((a, b) => a.eou_delay_ms.all.median_any_n - b.eou_delay_ms.all.median_any_n)[0]?.name ?? null;
+    }
+  }
   const result = {
     bench: 'turn-taking',
     wall_seconds: Math.round((Date.now() - started) / 1000),
-    corpus: { utterances: corpus.length, by_category: Object.fromEntries(['complete', 'pause', 'list', 'digits', 'backchannel'].map((c) => [c, corpus.filter((i) => i.category === c).length])) },
-    stand_ins: { stt_final_delay_ms: STT_FINAL_DELAY_MS, llm_ttft_ms: LLM_TTFT_MS, llm_token_ms: LLM_TOKEN_MS, tts_ttfb_ms: TTS_TTFB_MS },
+    plan: { stt_modes: args.stt, headline: args.stt[0], estimate_s: estimateS, budget_s: budgetS, sweep: { config: SWEEP_CONFIG, points: SWEEP, turns: SWEEP_TURNS }, lines: { conditions: LINES, configuration: LINE_CONFIG, barge_ins: LINE_BARGE_INS, quiet: LINE_QUIET } },
+    corpora: corpora.map((c) => ({
+      name: c.corpus.name,
+      file: path.relative(path.resolve(import.meta.dirname, '../..'), c.file),
+      items: c.items.length,
+      by_category: Object.fromEntries(['complete', 'pause', 'list', 'backchannel'].map((k) => [k, c.items.filter((i) => i.category === k).length])),
+      mid_turn_pauses_in_file: midTurnPauses(c.corpus),
+      mid_turn_pauses_spoken: c.items.reduce((n, i) => n + i.pauses_ms.length, 0),
+    })),
+    stand_ins: {
+      stt: {
+        realistic: REALISTIC,
+        oracle: { what: "the script's words and punctuation, each word out up to 120 ms before its end, interims every 250 ms, the final a fixed time after the speech; its figures are floors", final_delay_ms: STT_FINAL_DELAY_MS },
+      },
+      llm_ttft_ms: LLM_TTFT_MS,
+      llm_token_ms: LLM_TOKEN_MS,
+      tts_ttfb_ms: TTS_TTFB_MS,
+    },
     calls_at_once: CALLS,
     targets: { eou_p50_ms: 200, eou_p95_ms: 350, v2v_p50_ms: LLM_TTFT_MS + TTS_TTFB_MS + 250, cut_ins: 'no more than the Silero baseline' },
-    best: best?.name ?? null,
+    best,
     barge_in_floor: {
       what: 'a bare rtc-node participant in place of the agent: it drops its 200 ms queue on the first 10 ms frame of the caller over the speech threshold',
       trials: floor.length,
@@ -367,14 +354,30 @@ async function main() {
       samples: floor,
     },
     configs: summaries,
+    dirty_line: lines,
   };
   writeResults(RESULTS, result);
+  const f = (x: number) => (Number.isNaN(x) ? 'n/a' : `${Math.round(x)}`);
   const split = summaries
     .filter((r) => r.barge_in.to_worker_pause_ms.n > 0)
-    .map((r) => `- ${r.name}: start -> worker pause ${f(r.barge_in.to_worker_pause_ms.median_any_n)} ms, pause -> stop at the client ${f(r.barge_in.worker_pause_to_stop_ms.median_any_n)} ms (medians, n=${r.barge_in.to_worker_pause_ms.n}; paused by the onset ${r.barge_in.paused_by.onset}, by agents-js ${r.barge_in.paused_by.agents_js})`);
+    .map((r) => `- ${r.corpus} / ${r.stt_mode} / ${r.name}: start -> worker pause ${f(r.barge_in.to_worker_pause_ms.median_any_n)} ms, pause -> stop at the client ${f(r.barge_in.worker_pause_to_stop_ms.median_any_n)} ms (medians, n=${r.barge_in.to_worker_pause_ms.n}; paused by the onset ${r.barge_in.paused_by.onset}, by agents-js ${r.barge_in.paused_by.agents_js})`);
   const fl = result.barge_in_floor;
   if (fl.trials) split.push(`- floor (bare rtc-node participant): stop p50 ${f(fl.stop_ms.p50)} / p95 ${f(fl.stop_ms.p95)} ms (n=${fl.stop_ms.n}, max ${f(fl.stop_ms.max)}); start -> heard ${f(fl.heard_ms.median_any_n)} ms, drop -> stop at the client ${f(fl.drop_to_stop_ms.median_any_n)} ms (medians)`);
-  console.log(`\nTurn-taking (${result.wall_seconds} s; * = fewer than 30 samples, a median only)\n\n${table(summaries)}\n\nBarge-ins, where the time went:\n${split.join('\n')}\n\nBest: ${best?.label ?? 'n/a'}. JSON: bench/results/${RESULTS}.json`);
+  const rows = summaries.filter((s) => !s.sweep_of);
+  const swept = summaries.filter((s) => s.sweep_of || summaries.some((x) => x.sweep_of === s.name && x.corpus === s.corpus && x.stt_mode === s.stt_mode));
+  console.log(
+    [
+      `\nTurn-taking (${result.wall_seconds} s; STT: ${args.stt.map((m) => (m === 'oracle' ? 'oracle (its figures are floors)' : m)).join(', ')}; * = fewer than 30 samples, a median only)`,
+      `\nTurns\n\n${turnTable(rows)}`,
+      `\nBarge-ins and backchannels\n\n${interruptionTable(rows)}`,
+      swept.length ? `\nSweep of ${SWEEP_CONFIG}'s delays (the budget figures above come from these points)\n\n${sweepTable(swept)}` : '',
+      lines.length ? `\nDirty lines (${LINE_CONFIG})\n\n${lineTable(lines)}` : '',
+      `\nBarge-ins, where the time went:\n${split.join('\n')}`,
+      `\nBest (lowest EOU p50 cutting in no more than Silero): ${Object.entries(best).map(([k, v]) => `${k}: ${v ?? 'n/a'}`).join('; ')}. JSON: bench/results/${RESULTS}.json`,
+    ]
+      .filter(Boolean)
+      .join('\n'),
+  );
 }
 
 await main();

@@ -13,10 +13,18 @@
 // that drives the caller pushes the scripts: in process (`connection.expect(...)`) or over HTTP
 // (`POST /_scripts/<connection id>`). Connections are taken in arrival order (`nextConnection()`), so a rig
 // that starts calls one at a time knows which connection is which call's.
+//
+// That is an oracle: words out before they are finished, the script's punctuation, a fixed endpoint. The realistic
+// mode (`realistic` option, or setRealistic()) releases each word a drawn lag after its end, finalizes after a drawn
+// silence, punctuates on its own and can mishear (realistic-stt.ts); its draws are seeded per script.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { REALISTIC_DEFAULTS, realisticTranscript, timedWords, type RealisticSttOptions } from './realistic-stt.ts';
+import { mixSeed } from './seeded-random.ts';
 import { acceptWebSocket, type WsConnection } from './ws-server.ts';
+
+export { REALISTIC_DEFAULTS, type RealisticSttOptions } from './realistic-stt.ts';
 
 export interface ScriptSegment {
   text: string;
@@ -27,6 +35,8 @@ export interface ScriptSegment {
 
 export interface Script {
   segments: ScriptSegment[];
+  /** The realistic mode's draws for this script come from this seed (with the options' seed); default: its order. */
+  seed?: number;
 }
 
 export interface FakeDeepgramOptions {
@@ -38,6 +48,11 @@ export interface FakeDeepgramOptions {
   speechRms?: number;
   /** Keys accepted in `Authorization: Token <key>`; default: any non-empty key. */
   apiKeys?: string[];
+  /**
+   * A realistic STT in place of the oracle (defaults in REALISTIC_DEFAULTS): finalDelayMs and interimIntervalMs
+   * are then unused. Default: none (the oracle).
+   */
+  realistic?: RealisticSttOptions | null;
 }
 
 export interface SentMessage {
@@ -53,30 +68,27 @@ interface Word {
   /** ms from the utterance's first speech. */
   start: number;
   end: number;
+  /** Realistic mode: the audio time (ms from the utterance's first speech) from which an interim may show it. */
+  release?: number;
+}
+
+/** The utterance being heard: its words, how many were finalized and shown, and its endpoint delays. */
+interface Utterance {
+  words: Word[];
+  finalized: number;
+  /** Realistic mode: words (from `finalized`) the last interim showed. */
+  shown: number;
+  /** The end of the script's speech (ms from its first speech). */
+  endMs: number;
+  nextFinalDelay: () => number;
+  /** The silence that ends the current stretch of speech (drawn as it starts). */
+  finalDelay: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** No audio at all for this long after speech (beyond the final delay): the client stopped streaming. */
 const STREAM_STOPPED_MS = 2000;
-
-/** The script's words with times from the first segment's start, spread over each segment by length. */
-function scriptWords(script: Script): Word[] {
-  const anchor = script.segments[0]?.startMs ?? 0;
-  const out: Word[] = [];
-  for (const seg of script.segments) {
-    const words = seg.text.split(/\s+/).filter(Boolean);
-    const total = words.reduce((n, w) => n + w.length + 1, 0);
-    let at = seg.startMs - anchor;
-    const span = seg.endMs - seg.startMs;
-    for (const w of words) {
-      const d = (span * (w.length + 1)) / total;
-      out.push({ text: w, start: at, end: at + d });
-      at += d;
-    }
-  }
-  return out;
-}
 
 const bare = (w: string) => w.toLowerCase().replace(/[^\p{L}\p{N}'-]+/gu, '');
 
@@ -89,18 +101,25 @@ export class DeepgramConnection {
   readonly control: string[] = [];
   /** Audio received, in ms of audio. */
   audioMs = 0;
+  /** A 10 ms window is speech above this RMS; a caller on a noisy line can have it raised above the line's noise. */
+  speechRms: number;
   closed = false;
 
   readonly #ws: WsConnection;
-  readonly #opts: Required<Omit<FakeDeepgramOptions, 'apiKeys'>>;
+  readonly #opts: OracleOptions;
+  /** The realistic mode's options, or null for the oracle. */
+  readonly realistic: Required<RealisticSttOptions> | null;
+  /** The connection's number on its server: the default seed of its scripts, with their order. */
+  readonly #index: number;
+  #scriptsStarted = 0;
   readonly #requestId = randomUUID();
   readonly #rate: number;
   readonly #channels: number;
   #scripts: Script[] = [];
   /** expectNext(): the next speech starts a new utterance, even if the last one was left open. */
   #restart = false;
-  /** The script being spoken: its words and how many have been finalized. */
-  #current: { words: Word[]; finalized: number } | null = null;
+  /** The script being spoken. */
+  #current: Utterance | null = null;
   #speaking = false;
   /** Wall-clock ms of the last speech heard (the final is timed from it). */
   #lastSpeech = 0;
@@ -118,10 +137,13 @@ export class DeepgramConnection {
   #interimText = '';
   #pending: Buffer = Buffer.alloc(0);
 
-  constructor(ws: WsConnection, params: URLSearchParams, opts: Required<Omit<FakeDeepgramOptions, 'apiKeys'>>) {
+  constructor(ws: WsConnection, params: URLSearchParams, opts: OracleOptions, realistic: Required<RealisticSttOptions> | null = null, index = 0) {
     this.#ws = ws;
     this.params = params;
     this.#opts = opts;
+    this.realistic = realistic;
+    this.#index = index;
+    this.speechRms = opts.speechRms;
     this.#rate = Number(params.get('sample_rate') ?? 16000);
     this.#channels = Number(params.get('channels') ?? 1);
     ws.on('message', (data, isBinary) => {
@@ -206,7 +228,7 @@ export class DeepgramConnection {
         const s = data.readInt16LE(i * bytesPerFrame);
         sum += s * s;
       }
-      if (Math.sqrt(sum / (end - at)) > this.#opts.speechRms) {
+      if (Math.sqrt(sum / (end - at)) > this.speechRms) {
         if (firstVoiced < 0) firstVoiced = at;
         lastVoiced = end;
       }
@@ -214,7 +236,8 @@ export class DeepgramConnection {
     if (firstVoiced < 0) {
       // The endpoint is found in the audio, as Deepgram's is: once the audio received holds finalDelayMs of
       // silence after the last speech. A sender held up mid-word (a busy worker's event loop) only delays it.
-      if (this.#speaking && this.audioMs - this.#lastSpeechAudio >= this.#opts.finalDelayMs) this.#final(false);
+      if (this.#speaking && this.audioMs - this.#lastSpeechAudio >= this.#finalDelay()) this.#final(false);
+      else if (this.#speaking && this.realistic) this.#releaseInterim();
       return;
     }
     const ago = (i: number) => ((frames - i) / this.#rate) * 1000;
@@ -225,10 +248,10 @@ export class DeepgramConnection {
         this.#current = null;
       }
       if (!this.#current) {
-        const next = this.#scripts.shift();
-        this.#current = next ? { words: scriptWords(next), finalized: 0 } : { words: [], finalized: 0 };
+        this.#current = this.#utterance(this.#scripts.shift());
         this.#utteranceStartAudio = chunkStartAudio + (firstVoiced / this.#rate) * 1000;
       }
+      this.#current.finalDelay = this.#current.nextFinalDelay();
       this.#segmentAudioStart = (chunkStartAudio + (firstVoiced / this.#rate) * 1000) / 1000;
       this.#send({ type: 'SpeechStarted', channel: [0, 1], timestamp: this.#segmentAudioStart });
     }
@@ -236,8 +259,42 @@ export class DeepgramConnection {
     this.#lastSpeechAudio = chunkStartAudio + (lastVoiced / this.#rate) * 1000;
     // Only for a client that stops streaming altogether (Deepgram would wait for more audio or a Finalize).
     if (this.#finalTimer) clearTimeout(this.#finalTimer);
-    this.#finalTimer = setTimeout(() => this.#final(false), Math.max(0, this.#lastSpeech + this.#opts.finalDelayMs + STREAM_STOPPED_MS - Date.now()));
-    if (now - this.#lastInterim >= this.#opts.interimIntervalMs) this.#interim();
+    this.#finalTimer = setTimeout(() => this.#final(false), Math.max(0, this.#lastSpeech + this.#finalDelay() + STREAM_STOPPED_MS - Date.now()));
+    if (this.realistic) this.#releaseInterim();
+    else if (now - this.#lastInterim >= this.#opts.interimIntervalMs) this.#interim();
+  }
+
+  /** A new utterance: the oracle's words as scripted, or what the realistic mode makes of them. */
+  #utterance(script: Script | undefined): Utterance {
+    const segments = script?.segments ?? [];
+    if (this.realistic) {
+      const seed = mixSeed(this.realistic.seed, script?.seed ?? mixSeed(this.#index, this.#scriptsStarted++));
+      const t = realisticTranscript(segments, this.realistic, seed);
+      return { words: t.words, finalized: 0, shown: 0, endMs: t.endMs, nextFinalDelay: t.nextFinalDelay, finalDelay: 0 };
+    }
+    const words = timedWords(segments);
+    // Read at each stretch of speech: setFinalDelay() applies to the next one.
+    return { words, finalized: 0, shown: 0, endMs: words.at(-1)?.end ?? 0, nextFinalDelay: () => this.#opts.finalDelayMs, finalDelay: this.#opts.finalDelayMs };
+  }
+
+  /** The silence (ms of audio) after the last speech that ends the current stretch with a final. */
+  #finalDelay(): number {
+    return this.#current?.finalDelay ?? this.#opts.finalDelayMs;
+  }
+
+  /**
+   * Realistic interims: the words whose release time the audio has reached, in order (a prefix of those not yet
+   * finalized), sent as soon as one more is due: the lag is the drawn one, not an interval's.
+   */
+  #releaseInterim(): void {
+    const cur = this.#current;
+    if (!cur) return;
+    const clock = this.audioMs - this.#utteranceStartAudio;
+    let upto = cur.finalized;
+    while (upto < cur.words.length && cur.words[upto]!.release! <= clock) upto++;
+    if (upto - cur.finalized <= cur.shown) return;
+    cur.shown = upto - cur.finalized;
+    this.#send(this.#results(cur.words.slice(cur.finalized, upto), false, false, false));
   }
 
   /** Words of the current script heard so far (their end reached), not yet finalized. */
@@ -252,7 +309,11 @@ export class DeepgramConnection {
 
   #results(words: Word[], isFinal: boolean, speechFinal: boolean, fromFinalize: boolean): Record<string, unknown> {
     const base = this.#segmentAudioStart;
+    // Word times are from the utterance's first speech. (The oracle adds them to the stretch's start, which puts a
+    // later stretch's words late; kept as it was, the realistic mode reads them from the utterance's start.)
+    const wordBase = this.realistic ? this.#utteranceStartAudio / 1000 : base;
     const transcript = words.map((w) => w.text).join(' ');
+    // start + duration: the audio received when the message was sent (the realistic tests read the lag from it).
     const duration = Math.max(0, this.audioMs / 1000 - base);
     return {
       type: 'Results',
@@ -267,7 +328,7 @@ export class DeepgramConnection {
           {
             transcript,
             confidence: words.length ? 0.99 : 0,
-            words: words.map((w) => ({ word: bare(w.text), start: base + w.start / 1000, end: base + w.end / 1000, confidence: 0.99, punctuated_word: w.text })),
+            words: words.map((w) => ({ word: bare(w.text), start: wordBase + w.start / 1000, end: wordBase + w.end / 1000, confidence: 0.99, punctuated_word: w.text })),
           },
         ],
       },
@@ -294,10 +355,12 @@ export class DeepgramConnection {
     const cur = this.#current;
     const elapsed = this.#lastSpeechAudio - this.#utteranceStartAudio;
     // The last segment heard to its end (a word's tolerance) closes the utterance: all its words go out.
-    const last = cur?.words.at(-1);
-    const done = !cur || !last || elapsed + 250 >= last.end;
+    const done = !cur || cur.words.length === 0 || elapsed + 250 >= cur.endMs;
     const words = this.#heard(done);
-    if (cur) cur.finalized += words.length;
+    if (cur) {
+      cur.finalized += words.length;
+      cur.shown = 0;
+    }
     this.#send(this.#results(words, true, true, fromFinalize));
     if (done) this.#current = null;
   }
@@ -311,11 +374,20 @@ export interface FakeDeepgram {
   /** The oldest connection not yet taken, waiting for one if none is there. */
   nextConnection(timeoutMs?: number): Promise<DeepgramConnection>;
   setFinalDelay(ms: number): void;
+  /** The mode of the connections made from now on: realistic with these options (over the defaults), or the oracle (null). */
+  setRealistic(options: RealisticSttOptions | null): void;
+  /** The speech threshold of the connections made from now on (each can change its own: `speechRms`). */
+  setSpeechRms(rms: number): void;
   close(): Promise<void>;
 }
 
+type OracleOptions = Required<Pick<FakeDeepgramOptions, 'finalDelayMs' | 'interimIntervalMs' | 'speechRms'>>;
+
+const realisticOptions = (o: RealisticSttOptions | null | undefined): Required<RealisticSttOptions> | null => (o ? { ...REALISTIC_DEFAULTS, ...o } : null);
+
 export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Promise<FakeDeepgram> {
-  const opts = { finalDelayMs: options.finalDelayMs ?? 200, interimIntervalMs: options.interimIntervalMs ?? 250, speechRms: options.speechRms ?? 300 };
+  const opts: OracleOptions = { finalDelayMs: options.finalDelayMs ?? 200, interimIntervalMs: options.interimIntervalMs ?? 250, speechRms: options.speechRms ?? 300 };
+  let realistic = realisticOptions(options.realistic);
   const connections: DeepgramConnection[] = [];
   const untaken: DeepgramConnection[] = [];
   const waiters: ((c: DeepgramConnection) => void)[] = [];
@@ -359,7 +431,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     const ws = acceptWebSocket(req, socket, head);
     sockets.add(ws);
     ws.on('close', () => sockets.delete(ws));
-    const conn = new DeepgramConnection(ws, url.searchParams, opts);
+    const conn = new DeepgramConnection(ws, url.searchParams, opts, realistic, connections.length);
     connections.push(conn);
     const w = waiters.shift();
     if (w) w(conn);
@@ -388,6 +460,12 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     },
     setFinalDelay(ms: number) {
       opts.finalDelayMs = ms;
+    },
+    setRealistic(o: RealisticSttOptions | null) {
+      realistic = realisticOptions(o);
+    },
+    setSpeechRms(rms: number) {
+      opts.speechRms = rms;
     },
     close: () =>
       new Promise<void>((r) => {

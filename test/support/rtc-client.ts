@@ -233,6 +233,17 @@ export class RtcClient {
     return { startedAt: startedAt ?? endedAt, endedAt, durationMs: (audio.samples.length / source.sampleRate) * 1000 };
   }
 
+  /**
+   * Captures one frame of microphone audio at the track's rate (48 kHz unless published otherwise), paced by the
+   * source's short queue as speak() is; resolves with the ms of audio still queued ahead of it (its playout delay).
+   */
+  async sendFrame(samples: Int16Array): Promise<number> {
+    await this.publishMicrophone();
+    const source = this.source!;
+    await source.captureFrame(new AudioFrame(samples, source.sampleRate, 1, samples.length));
+    return source.queuedDuration;
+  }
+
   /** Speaks a WAV file (any rate, mono or stereo). */
   async speakFile(file: string, opts: { trailingSilenceMs?: number } = {}): Promise<SpeakResult> {
     return this.speak(readWav(file), opts);
