@@ -175,19 +175,22 @@ async function webCall(stack: RunningStack, key: string, agentId: string, w: Wor
 async function phoneCall(stack: RunningStack, number: string, from: string, w: Worker): Promise<CallResult> {
   const phone = await SipPhone.call({ bridge: stack.sipAddress!, to: number, from, timeoutSeconds: 120 });
   let first: number;
+  let invite: number;
   let hungUp: number;
   try {
     await phone.waitFor('the answer', () => phone.answered || phone.finalStatus, 120_000);
     if (!phone.answered) throw new Error(`call refused with ${phone.finalStatus}`);
     await phone.startMedia();
     await phone.waitFor('the first audio', () => phone.firstAudioAt !== null, 60_000);
-    first = phone.firstAudioAt! - phone.startedAt;
-    await sleep(Math.max(0, HOLD_MS - (performance.now() - phone.startedAt)));
+    // From the INVITE on the wire (SIPp's trace), not from SIPp's start.
+    invite = phone.inviteSentAt ?? phone.startedAt + performance.timeOrigin;
+    first = phone.firstAudioAt! + performance.timeOrigin - invite;
+    await sleep(Math.max(0, HOLD_MS - (nowMs() - invite)));
   } finally {
     hungUp = nowMs();
     await phone.close();
   }
-  return { id: phone.callId, t0: phone.startedAt + performance.timeOrigin, first_audio_ms: first, create_ms: 0, freed_ms: await freedAfter(w, hungUp) };
+  return { id: phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: await freedAfter(w, hungUp) };
 }
 
 interface Timeline {

@@ -255,6 +255,17 @@ export class SipPhone {
     return phone;
   }
 
+  /**
+   * When SIPp sent the INVITE (wall-clock ms, as nowMs() gives it), from its message trace; null before it has.
+   * SIPp starts some tens of ms after `startedAt`, so this is where a caller's wait begins.
+   */
+  get inviteSentAt(): number | null {
+    const head = this.file('messages.log')?.split('\n', 1)[0] ?? '';
+    const m = /(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)\.(\d+)/.exec(head);
+    // SIPp prints local time, as Date reads a string without a zone.
+    return m ? new Date(`${m[1]}T${m[2]}`).getTime() + Number(`0.${m[3]}`) * 1000 : null;
+  }
+
   private file(name: string): string | null {
     const p = path.join(this.dir, name);
     return existsSync(p) ? readFileSync(p, 'utf8').trim() : null;
