@@ -317,7 +317,11 @@ export const InboundOpenRequest = Strict(
 export type InboundOpenRequest = Static<typeof InboundOpenRequest>;
 
 export const InboundOpenResult = Type.Object(
-  { call_id: Type.String(), capability: Type.String({ description: "The call's capability for the per-call routes (x-call-capability)" }) },
+  {
+    call_id: Type.String(),
+    capability: Type.String({ description: "The call's capability for the per-call routes (x-call-capability)" }),
+    config: Type.Optional({ ...CallConfig, description: 'The call\'s resolved config, as GET /internal/v1/calls/{id}/config gives it: the worker starts the session without a second round trip' }),
+  },
   { title: 'InboundOpenResult' },
 );
 export type InboundOpenResult = Static<typeof InboundOpenResult>;

@@ -5,6 +5,7 @@ import { type JobContext, type JobProcess, defineAgent, inference, telemetry, vo
 import { ParticipantKind, RoomEvent, type RemoteParticipant, type Room } from '@livekit/rtc-node';
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { InternalApiClient } from '../../shared/internal-api.ts';
+import type { CallConfig } from '../../schemas/internal.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { KeypadCollector } from './session/keypad.ts';
 import { loadWorkerConfig } from './config.ts';
@@ -132,6 +133,7 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   let capability = capabilityFromJobMetadata(ctx.job.metadata);
   if (callId && capability) api.setCapability(callId, capability);
   let participant: RemoteParticipant | null = null;
+  let inboundConfig: CallConfig | null = null;
   if (!callId) {
     // Inbound SIP: a number's dispatch rule made the room; the control plane checks the room, trunk and rule
     // against the dialled number, routes it and opens the call.
@@ -155,6 +157,7 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
       });
       callId = opened.call_id;
       capability = opened.capability;
+      inboundConfig = opened.config ?? null;
     } catch (err) {
       // Refused (unknown or inactive number, no agent, limits) or the control plane is unreachable. Deleting the
       // room while the call still rings makes the SIP bridge answer the INVITE with a final 486; leaving it
@@ -167,7 +170,7 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   }
 
   onCallId(callId);
-  const config = earlyConfig && callId === dispatchedId ? await earlyConfig : await api.getConfig(callId);
+  const config = inboundConfig ?? (earlyConfig && callId === dispatchedId ? await earlyConfig : await api.getConfig(callId));
   timeline.mark('config');
   if (config.call.type === 'outbound') {
     // The control plane places the call after dispatching this job: the session starts when the callee

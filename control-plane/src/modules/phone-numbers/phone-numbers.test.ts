@@ -255,8 +255,12 @@ describe('the worker opens inbound calls', () => {
     expect(res.body.capability).toMatch(/^vcap1\./);
     const config = (capability?: string) =>
       tp.request('get', `/internal/v1/calls/${res.body.call_id}/config`, { key: null, headers: { ...WORKER, ...(capability ? { 'x-call-capability': capability } : {}) } });
-    expect((await config(res.body.capability)).status).toBe(200);
+    const fetched = await config(res.body.capability);
+    expect(fetched.status).toBe(200);
     expect((await config()).status).toBe(403);
+    // The open brings the same config, so the worker starts the session without asking for it.
+    expect(res.body.config).toEqual(fetched.body);
+    expect(res.body.config.call.id).toBe(res.body.call_id);
     // A retried request answers the same call.
     expect((await open(n, 'room-1')).body.call_id).toBe(res.body.call_id);
 

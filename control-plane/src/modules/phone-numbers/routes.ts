@@ -19,6 +19,7 @@ import { getNumber, listNumbers, updateNumber } from './queries.ts';
 import { carrierHttpError, normaliseRouting, phoneNumberView, purchaseNumber, releaseNumber, routingReferences } from './service.ts';
 import { openInboundCall } from './inbound.ts';
 import { mintCapability } from '../calls/capability.ts';
+import { resolveCallConfig } from '../calls/service.ts';
 import { ValidationFailure } from '../../http/errors.ts';
 
 const meta = (ctx: { state: { requestId: string }; ip: string }) => ({ requestId: ctx.state.requestId, ip: ctx.ip || null });
@@ -178,7 +179,7 @@ export const internalInboundRoutes = [
     tag: 'calls',
     summary: 'Open an inbound call from the dialled number',
     description:
-      '200 `{call_id, capability}` (the call\'s capability for the rest of the internal API); 404 `{reason: number_not_found | number_inactive | route_mismatch}` (no call; route_mismatch: the ' +
+      '200 `{call_id, capability, config}` (the call\'s capability for the rest of the internal API, and its config as GET .../config gives it); 404 `{reason: number_not_found | number_inactive | route_mismatch}` (no call; route_mismatch: the ' +
       "trunk, dispatch rule or room is not the number's own); 409 `{reason, call_id}` when no " +
       'agent can take it (a failed call and `call.failed`). On 404 or 409 the worker deletes the room, which makes ' +
       'the SIP bridge answer the INVITE with 486.',
@@ -188,7 +189,9 @@ export const internalInboundRoutes = [
     // The platform worker token opens the call; everything after needs the capability returned with it.
     handler: async ({ body, services }) => {
       const opened = await openInboundCall(services, body);
-      return { ...opened, capability: mintCapability(services, opened.call_id) };
+      // The config comes with the open: the caller is on the line, waiting for the greeting.
+      const config = await resolveCallConfig(services, services.sql, opened.call_id);
+      return { ...opened, capability: mintCapability(services, opened.call_id), config };
     },
   }),
 ];
