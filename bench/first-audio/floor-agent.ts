@@ -23,6 +23,8 @@ export default defineAgent({
     const pcm = ctx.proc.userData.pcm as ReturnType<typeof readWav>;
     await ctx.connect();
     timeline.mark('connected');
+    // Noted, not waited for: the floor plays at once, where the agent waits for the caller's subscription.
+    ctx.room.once(RoomEvent.LocalTrackSubscribed, () => timeline.mark('audio_subscribed'));
     const source = new AudioSource(pcm.sampleRate, 1, QUEUE_MS);
     const track = LocalAudioTrack.createAudioTrack('agent', source);
     await ctx.room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
