@@ -128,10 +128,11 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   if (room.remoteParticipants.size > 0) timeline.mark('caller_present');
   room.once(RoomEvent.ParticipantConnected, () => timeline.mark('caller_present'));
   room.once(RoomEvent.LocalTrackSubscribed, () => timeline.mark('audio_subscribed'));
-  let callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata, room.metadata);
+  // The room's own metadata, now readable, can name the call where the dispatch did not.
+  let callId = dispatchedId ?? callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata, room.metadata);
   // Web and outbound calls: the dispatch brings the call's capability; inbound calls get it from the open.
-  let capability = capabilityFromJobMetadata(ctx.job.metadata);
-  if (callId && capability) api.setCapability(callId, capability);
+  let capability = dispatchedCapability;
+  if (!dispatchedId && callId && capability) api.setCapability(callId, capability);
   let participant: RemoteParticipant | null = null;
   let inboundConfig: CallConfig | null = null;
   if (!callId) {
