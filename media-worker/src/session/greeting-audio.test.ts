@@ -1,0 +1,34 @@
+import { initializeLogger } from '@livekit/agents';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { LocalTTS } from '../providers/local-tts.ts';
+import { synthesizeAhead } from './greeting-audio.ts';
+
+beforeAll(() => initializeLogger({ pretty: false, level: 'warn' }));
+
+describe('greeting synthesized ahead', () => {
+  it("holds the whole greeting, in the agent's 20 ms frames, before anyone reads it", async () => {
+    const tts = new LocalTTS({ model: 'espeak-ng' });
+    const greeting = synthesizeAhead(tts, 'Hello, thank you for calling. How can I help you today?');
+    const frames = [];
+    for await (const f of greeting.audio) frames.push(f);
+    expect(frames.length).toBeGreaterThan(50);
+    // 20 ms each; the last holds what is left.
+    for (const f of frames.slice(0, -1)) expect(f.samplesPerChannel).toBe(tts.sampleRate / 50);
+    expect(frames.at(-1)!.samplesPerChannel).toBeLessThanOrEqual(tts.sampleRate / 50);
+    expect(frames.some((f) => f.data.some((s) => Math.abs(s) > 1000))).toBe(true);
+    await tts.close();
+  });
+
+  it('stops the synthesis when the greeting will not be played', async () => {
+    const tts = new LocalTTS({ model: 'espeak-ng' });
+    const greeting = synthesizeAhead(tts, 'A long greeting that will never be heard, because the caller hung up first. '.repeat(20));
+    greeting.cancel();
+    const frames = [];
+    for await (const f of greeting.audio) frames.push(f);
+    // Cancelled at once: far less than the ~100 s of speech (5000 frames) the text holds, and no synthesizer left running.
+    expect(frames.length).toBeLessThan(3000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(tts._runningPids).toEqual([]);
+    await tts.close();
+  });
+});
