@@ -6,15 +6,16 @@ import { synthesizeAhead } from './greeting-audio.ts';
 beforeAll(() => initializeLogger({ pretty: false, level: 'warn' }));
 
 describe('greeting synthesized ahead', () => {
-  it("holds the whole greeting, in the agent's 20 ms frames, before anyone reads it", async () => {
+  it("holds the whole greeting, in the agent's frames of at most 20 ms", async () => {
     const tts = new LocalTTS({ model: 'espeak-ng' });
     const greeting = synthesizeAhead(tts, 'Hello, thank you for calling. How can I help you today?');
     const frames = [];
     for await (const f of greeting.audio) frames.push(f);
     expect(frames.length).toBeGreaterThan(50);
-    // 20 ms each; the last holds what is left.
-    for (const f of frames.slice(0, -1)) expect(f.samplesPerChannel).toBe(tts.sampleRate / 50);
-    expect(frames.at(-1)!.samplesPerChannel).toBeLessThanOrEqual(tts.sampleRate / 50);
+    // At most 20 ms each (output-frames.ts splits each TTS frame; a piece's remainder is shorter).
+    for (const f of frames) expect(f.samplesPerChannel).toBeGreaterThan(0);
+    for (const f of frames) expect(f.samplesPerChannel).toBeLessThanOrEqual(tts.sampleRate / 50);
+    expect(frames.filter((f) => f.samplesPerChannel === tts.sampleRate / 50).length).toBeGreaterThan(frames.length / 2);
     expect(frames.some((f) => f.data.some((s) => Math.abs(s) > 1000))).toBe(true);
     await tts.close();
   });
