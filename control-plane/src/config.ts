@@ -179,6 +179,8 @@ const Env = Type.Object({
   // ---- Phone numbers and inbound calls (modules/phone-numbers) ----
   SIP_INGRESS_ADDRESS: Type.String({ default: '127.0.0.1:5060', description: 'host:port of the SIP bridge, where the carrier sends calls for our numbers' }),
   SIP_INGRESS_TRANSPORT: Type.Union([Type.Literal('udp'), Type.Literal('tcp'), Type.Literal('tls')], { default: 'udp' }),
+  INBOUND_ANSWER_WAIT_SECONDS: Type.Integer({ minimum: 1, maximum: 60, default: 5, description: "How long an inbound call's dispatch may go untaken by any worker before the number's fallback agent is tried" }),
+  INBOUND_FALLBACK_WAIT_SECONDS: Type.Integer({ minimum: 1, maximum: 60, default: 5, description: "How long the fallback agent's dispatch may go untaken before the number's voicemail_message is played and the call fails (agent_unavailable)" }),
   SIP_RINGING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 120, default: 30, description: 'An inbound call no agent picks up within this time is refused (SIP 486)' }),
   SIMULATED_CARRIER_SOURCE_ADDRESSES: Type.String({ default: '127.0.0.0/8,::1', description: 'Comma-separated IPs/CIDRs calls to simulated numbers may come from' }),
   SIMULATED_CARRIER_TERMINATION_ADDRESS: Type.String({ default: '127.0.0.1:5080', description: 'host:port that plays the simulated carrier for outbound calls' }),

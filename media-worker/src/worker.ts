@@ -165,6 +165,9 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
       // would let the caller ring until the trunk's ringing timeout.
       const reason = (err as { body?: { reason?: string } }).body?.reason ?? (err as Error).message;
       log.info({ room: room.name, to: attrs['sip.trunkPhoneNumber'], reason }, 'inbound call refused');
+      // This job came too late: the control plane gave the call to the number's fallback agent, whose job is
+      // in the room. Leave it be.
+      if (reason === 'answered_elsewhere') return 'inbound call answered elsewhere';
       await new RoomServiceClient(cfg.livekitUrl.replace(/^ws/, 'http'), cfg.livekitApiKey, cfg.livekitApiSecret).deleteRoom(room.name ?? '').catch(() => {});
       return 'inbound call refused';
     }

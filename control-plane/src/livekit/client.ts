@@ -5,6 +5,8 @@ import type { Config } from '../config.ts';
 
 export interface LiveKit {
   publicUrl: string;
+  /** Where the control plane itself joins rooms (the worker-less announcer): the server's own URL, as ws(s). */
+  serverUrl: string;
   agentName: string;
   rooms: RoomServiceClient;
   dispatch: AgentDispatchClient;
@@ -26,6 +28,7 @@ export function createLiveKit(config: Config): LiveKit {
   const dispatch = new AgentDispatchClient(apiUrl, config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET);
   return {
     publicUrl: config.LIVEKIT_PUBLIC_URL ?? toWs(config.LIVEKIT_URL),
+    serverUrl: toWs(config.LIVEKIT_URL),
     agentName: config.AGENT_NAME,
     rooms,
     dispatch,

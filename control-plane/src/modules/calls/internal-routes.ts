@@ -22,6 +22,7 @@ import { REAP_QUEUE } from './jobs.ts';
 import type { Db } from '../../db/types.ts';
 import { readText } from '../../http/body.ts';
 import { searchForCall } from '../knowledge-bases/search.ts';
+import { watchInboundRoom } from '../phone-numbers/unanswered.ts';
 
 const ack = (duplicate: boolean) => ({ ok: true, duplicate });
 const MAX_RECORDING_BYTES = 512 * 1024 * 1024;
@@ -216,6 +217,8 @@ export const internalCallRoutes = [
       // A room that closed, or an agent that left, may mean a worker died: check the call shortly, once the
       // worker has had time to report `ended` itself.
       const agentLeft = event.event === 'participant_left' && event.participant?.kind === 4; // ParticipantInfo_Kind.AGENT
+      // A caller in a number's room: check shortly that a worker took the dispatch (unanswered.ts).
+      if (room && event.event === 'participant_joined') await watchInboundRoom(services, room, event.participant);
       if (room && (event.event === 'room_finished' || agentLeft)) {
         const call = await liveCallInRoom(services.sql, room);
         if (call) await services.boss.send(REAP_QUEUE, { call_id: call.id }, { startAfter: services.config.REAP_DELAY_SECONDS, singletonKey: call.id });

@@ -495,3 +495,14 @@ export async function fillConversation(db: Db, callId: string, r: { messages?: u
     returning *`;
   return row;
 }
+
+/** The call of a room, whatever its state (rooms are unique per call). */
+export async function callIdInRoom(db: Db, room: string): Promise<string | undefined> {
+  const [row] = await db<{ id: string }[]>`select id from calls where room_name = ${room}`;
+  return row?.id;
+}
+
+/** Adds keys to a call's metadata (a shallow merge). */
+export async function mergeCallMetadata(db: Db, callId: string, patch: Record<string, unknown>): Promise<void> {
+  await db`update calls set metadata = metadata || ${db.json(patch as never)}, updated_at = now() where id = ${callId}`;
+}

@@ -33,9 +33,9 @@ export function toE164(raw: string | null | undefined): string | null {
   return null;
 }
 
-export type Rejection = 'number_not_found' | 'number_inactive' | 'route_mismatch' | 'no_agent' | 'daily_cap_reached' | 'concurrency_limit_reached';
+export type Rejection = 'number_not_found' | 'number_inactive' | 'route_mismatch' | 'no_agent' | 'daily_cap_reached' | 'concurrency_limit_reached' | 'answered_elsewhere';
 
-const refused = (status: 404 | 409, reason: Rejection, detail: string, callId?: string) =>
+export const refused = (status: 404 | 409, reason: Rejection, detail: string, callId?: string) =>
   new HttpError(status, status === 404 ? 'not_found' : 'conflict', detail, { extra: { reason, ...(callId ? { call_id: callId } : {}) } });
 
 type Admission = 'ok' | 'daily_cap_reached' | 'concurrency_limit_reached';
@@ -48,13 +48,13 @@ async function admit(db: Db, orgId: string): Promise<Admission> {
 }
 
 /** The overflow line still counts toward the day's calls, past the cap. */
-async function countDailyCall(db: Db, orgId: string): Promise<void> {
+export async function countDailyCall(db: Db, orgId: string): Promise<void> {
   await db`
     insert into org_daily_calls as d (org_id, day, calls) values (${orgId}, (now() at time zone 'utc')::date, 1)
     on conflict (org_id, day) do update set calls = d.calls + 1`;
 }
 
-async function liveAgent(db: Db, orgId: string, id: string | null | undefined): Promise<string | null> {
+export async function liveAgent(db: Db, orgId: string, id: string | null | undefined): Promise<string | null> {
   if (!id) return null;
   const [row] = await db<{ id: string }[]>`select id from agents where id = ${id} and org_id = ${orgId} and deleted_at is null`;
   return row?.id ?? null;
@@ -98,6 +98,7 @@ const REJECTION_DETAIL: Record<Rejection, string> = {
   no_agent: 'No agent can take calls for this number',
   daily_cap_reached: 'The organisation reached its daily call cap',
   concurrency_limit_reached: 'The organisation reached its concurrent-call limit',
+  answered_elsewhere: 'The call went to the fallback agent after this dispatch went unanswered',
 };
 
 /** The room, trunk and rule the SIP bridge reported are the number's own (its rule names rooms `pn-<id>_…`). */
@@ -111,47 +112,73 @@ export function routeIsTheNumbers(number: PhoneNumberRow, req: Pick<InboundOpenR
   );
 }
 
+/** The SIP participant's view of an inbound call, as the bridge reports it (its attributes). */
+export type InboundLeg = Pick<InboundOpenRequest, 'to_number' | 'from_number' | 'room_name' | 'sip_call_id' | 'trunk_id' | 'dispatch_rule_id'>;
+
+/**
+ * The dialled number, when the call came through its own trunk, rule and room; otherwise the refusal. Checked
+ * before anything else (the retry lookup too), so a forged request learns nothing and opens nothing.
+ */
+export async function numberOfLeg(services: Services, leg: InboundLeg): Promise<PhoneNumberRow> {
+  const to = toE164(leg.to_number);
+  const number = to ? await findLiveByNumber(services.sql, to) : undefined;
+  if (!number) throw refused(404, 'number_not_found', REJECTION_DETAIL.number_not_found);
+  if (!routeIsTheNumbers(number, leg)) {
+    services.log.warn({ phone_number_id: number.id, room: leg.room_name, trunk_id: leg.trunk_id, dispatch_rule_id: leg.dispatch_rule_id }, 'inbound call refused: not the number\'s trunk, rule and room');
+    throw refused(404, 'route_mismatch', REJECTION_DETAIL.route_mismatch);
+  }
+  return number;
+}
+
+/** Inserts the inbound call row (with its carrier's rate) inside the caller's transaction. */
+export async function insertInboundCall(
+  services: Services,
+  tx: Db,
+  number: PhoneNumberRow,
+  leg: InboundLeg,
+  c: { id: string; agentId: string; routedVia: string; metadata?: Record<string, unknown> },
+): Promise<CallRow> {
+  const voicemail = number.inbound_routing?.voicemail_message;
+  const call = await insertCall(tx, {
+    id: c.id,
+    org_id: number.org_id,
+    agent_id: c.agentId,
+    type: 'inbound',
+    direction: 'inbound',
+    to_number: number.phone_number,
+    from_number: toE164(leg.from_number),
+    room_name: leg.room_name,
+    variables: {},
+    metadata: { phone_number_id: number.id, routed_via: c.routedVia, ...c.metadata },
+    overrides: voicemail ? { voicemail_message: voicemail } : {},
+    webhook_url: null,
+  });
+  const carrier = carrierFor(services);
+  await tx`
+    update calls set carrier_call_sid = ${leg.sip_call_id}, rate_cents_per_minute = ${callRateCents(carrier, 'inbound', number.phone_number, rateTableFor(services.config))}
+    where id = ${c.id}`;
+  return call;
+}
+
 /** POST /internal/v1/calls/inbound. Idempotent per room: a retried request answers the call already opened. */
 export async function openInboundCall(services: Services, req: InboundOpenRequest): Promise<{ call_id: string }> {
   const { sql } = services;
-  const to = toE164(req.to_number);
-  const number = to ? await findLiveByNumber(sql, to) : undefined;
-  if (!number) throw refused(404, 'number_not_found', REJECTION_DETAIL.number_not_found);
-  // Checked before anything else (the retry lookup too), so a forged request learns nothing and opens nothing.
-  if (!routeIsTheNumbers(number, req)) {
-    services.log.warn({ phone_number_id: number.id, room: req.room_name, trunk_id: req.trunk_id, dispatch_rule_id: req.dispatch_rule_id }, 'inbound call refused: not the number\'s trunk, rule and room');
-    throw refused(404, 'route_mismatch', REJECTION_DETAIL.route_mismatch);
-  }
+  const number = await numberOfLeg(services, req);
   const [existing] = await sql<CallRow[]>`select * from calls where room_name = ${req.room_name}`;
   if (existing) {
     if (existing.status === 'failed') throw refused(409, (existing.end_reason as Rejection) ?? 'no_agent', 'The call was refused', existing.id);
+    // The control plane gave the call to the fallback agent after this dispatch went unanswered (unanswered.ts):
+    // a late primary job leaves the room to it.
+    if (existing.metadata?.unanswered_by) throw refused(409, 'answered_elsewhere', REJECTION_DETAIL.answered_elsewhere, existing.id);
     return { call_id: existing.id };
   }
   if (number.status !== 'active') throw refused(404, 'number_inactive', REJECTION_DETAIL.number_inactive);
 
-  const carrier = carrierFor(services);
   const id = randomUUID();
   const result = await sql.begin(async (tx) => {
     const route = await routeInbound(tx, number);
-    const voicemail = number.inbound_routing?.voicemail_message;
-    const call = await insertCall(tx, {
-      id,
-      org_id: number.org_id,
-      // A refused call is recorded against the agent the number names (agents are soft-deleted, so it exists).
-      agent_id: route.agentId ?? number.inbound_routing?.agent_id ?? number.agent_id,
-      type: 'inbound',
-      direction: 'inbound',
-      to_number: number.phone_number,
-      from_number: toE164(req.from_number),
-      room_name: req.room_name,
-      variables: {},
-      metadata: { phone_number_id: number.id, routed_via: route.via },
-      overrides: voicemail ? { voicemail_message: voicemail } : {},
-      webhook_url: null,
-    });
-    await tx`
-      update calls set carrier_call_sid = ${req.sip_call_id}, rate_cents_per_minute = ${callRateCents(carrier, 'inbound', number.phone_number, rateTableFor(services.config))}
-      where id = ${id}`;
+    // A refused call is recorded against the agent the number names (agents are soft-deleted, so it exists).
+    const call = await insertInboundCall(services, tx, number, req, { id, agentId: route.agentId ?? number.inbound_routing?.agent_id ?? number.agent_id, routedVia: route.via });
     if (!route.agentId) {
       await failCall(tx, call, route.via, route.via);
       return { refused: route.via as Rejection };

@@ -276,6 +276,21 @@ describe('the worker opens inbound calls', () => {
     expect((await tp.request('post', '/internal/v1/calls/inbound', { key: a.key, body })).status).toBe(401);
   });
 
+  it('a late job for a call the control plane gave to the fallback agent gets 409 answered_elsewhere (and leaves the room be)', async () => {
+    const n = (await tp.request('post', '/v1/phone-numbers', { key: a.key, body: { agent_id: agentA, area_code: '415' } })).body;
+    const room = `pn-${n.id}_late-1`;
+    // As unanswered.ts records it: no worker took the primary's dispatch, the fallback's call was opened.
+    const [row] = await tp.sql`
+      insert into calls (org_id, agent_id, type, direction, to_number, room_name, metadata, status)
+      values (${a.orgId}, ${agentA2}, 'inbound', 'inbound', ${n.phone_number}, ${room}, ${tp.sql.json({ routed_via: 'fallback', unanswered_by: [agentA] })}, 'initiated')
+      returning id`;
+    const res = await open(n, 'late-1');
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ reason: 'answered_elsewhere', call_id: row!.id });
+    const [call] = await tp.sql`select status from calls where id = ${row!.id}`;
+    expect(call!.status).toBe('initiated');
+  });
+
   it('over the daily cap: the fallback agent answers; without one the call fails with call.failed', async () => {
     const withFallback = (await tp.request('post', '/v1/phone-numbers', { key: b.key, body: { agent_id: agentB, area_code: '604', country: 'CA' } })).body;
     const fallbackAgent = await agent(b.key, 'b-overflow');
