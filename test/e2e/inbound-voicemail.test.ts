@@ -50,8 +50,16 @@ beforeAll(async () => {
     controlPlane: true,
     worker: true,
     sip: true,
-    // A loaded machine can take a while to start an agent job: let calls ring long enough.
-    env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', SIP_RINGING_TIMEOUT_SECONDS: '90' },
+    // A loaded machine can take a while to start an agent job (a job process's start and prewarm went past
+    // agents-js's 10 s there): let calls ring long enough, and the job process start.
+    env: {
+      DATABASE_URL: db.url,
+      SSRF_ALLOWLIST: '127.0.0.1,localhost',
+      WORKER_SILENCE_SECONDS: '15',
+      DISPATCH_TIMEOUT_SECONDS: '30',
+      SIP_RINGING_TIMEOUT_SECONDS: '90',
+      JOB_INIT_TIMEOUT_MS: '60000',
+    },
   });
   sql = createSql(db.url, { max: 2 });
   ({ api_key: key } = (await createOrgWithKey(sql, 'inbound-voicemail')) as { api_key: string });
