@@ -63,6 +63,13 @@ export const InternalCall = Type.Object(
     from_number: Nullable(Type.String()),
     variables: Type.Record(Type.String(), Type.Unknown(), { description: 'Per-call template variables' }),
     metadata: Metadata(),
+    // Optional for a worker newer than its control plane: without it, outbound calls follow the agent's flag.
+    voicemail_detection: Type.Optional(
+      Type.Boolean({
+        description:
+          "Listen for an answering machine: outbound, the agent's voicemail_detection; inbound, the dialled number's inbound_routing.voicemail_message is set; web, never",
+      }),
+    ),
   },
   { title: 'InternalCall' },
 );

@@ -1,6 +1,7 @@
 // One call: the AgentSession and every behaviour of the agent around it (first message, end-call phrases,
-// max duration, silence timeout, voicemail, tools, knowledge), the reports to the control plane and the
-// latency metrics. It needs no room: audio I/O can be a room (through `room`) or any AudioInput/AudioOutput.
+// max duration, silence timeout, voicemail on outbound and inbound calls, tools, knowledge), the reports to the
+// control plane and the latency metrics. It needs no room: audio I/O can be a room (through `room`) or any
+// AudioInput/AudioOutput.
 import { VADEventType, voice, type llm, type stt as agentsStt, type tts as agentsTts, type VAD, type VADEvent } from '@livekit/agents';
 import type { AudioFrame, Room } from '@livekit/rtc-node';
 import type { CallConfig, EndReason, EndedMessage, EndedReport } from '../../../schemas/internal.ts';
@@ -53,8 +54,12 @@ export interface CallSessionOptions {
   outboundHumanSilenceMs?: number;
   /** Overrides the preemptive-generation choice (benchmarks compare like with like). */
   preemptiveGeneration?: boolean;
-  /** After a voicemail greeting, the longest wait for the beep before leaving the message. */
+  /** After a voicemail greeting, the longest wait for the beep before leaving the message (outbound), or before
+   * taking the caller for a person after all (inbound). */
   voicemailBeepWaitMs?: number;
+  /** Inbound with voicemail detection: how long from the start a beep or a greeting cue can still make the caller a
+   * machine (the window closes earlier once the caller answers a reply the agent said in full). */
+  inboundVoicemailWindowMs?: number;
   /** How long the end of a call waits for the agent session to close before it reports and hangs up anyway. */
   sessionCloseWaitMs?: number;
   /** Sample rate of the caller's audio taken from the room (the STT's own; agents-js defaults to 24 kHz). */
@@ -112,8 +117,11 @@ export class CallSession {
   #greeting: GreetingAudio | null = null;
   /** Outbound: the first message is said (or decided against); the callee's words go to the LLM from here. */
   #greetingDone = false;
-  /** Outbound: the callee has answered the agent as a person would; no more answering-machine checks. */
+  /** The callee has answered the agent as a person would, or (inbound) the opening window is over: no more
+   * answering-machine checks. */
   #openingOver = false;
+  /** Inbound with voicemail detection: a reply of the agent to the caller played out in full (not cut off). */
+  #replyPlayedOut = false;
   #greetingTimer: NodeJS.Timeout | null = null;
   /** Outbound: a short first utterance (its text) waiting for the callee's silence before it counts as a person. */
   #humanPending: string | null = null;
@@ -148,7 +156,10 @@ export class CallSession {
     this.ended = new Promise((r) => (this.#resolveEnded = r));
 
     const outbound = call.type === 'outbound';
-    if (outbound && agent.voicemail_detection) {
+    // The control plane says whether this call listens for a machine: outbound, the agent's flag; inbound, the
+    // number's voicemail_message. An older control plane leaves it out, and then outbound follows the agent.
+    const detects = call.voicemail_detection ?? (outbound && agent.voicemail_detection);
+    if (detects && call.type !== 'web') {
       this.voicemail = new VoicemailClassifier();
       this.beep = new BeepDetector();
     }
@@ -196,7 +207,7 @@ export class CallSession {
       tts: opts.models.tts,
       // The callee's silence after a short first utterance decides a person from a machine: it is read off the
       // VAD's events, in the callee's audio. A timer would race the VAD, which runs behind the line under load.
-      vad: this.voicemail ? tapVad(opts.models.vad, (ev) => this.#onVadEvent(ev)) : opts.models.vad,
+      vad: this.voicemail && outbound ? tapVad(opts.models.vad, (ev) => this.#onVadEvent(ev)) : opts.models.vad,
       userAwayTimeout: agent.silence_timeout_seconds,
       // A SIP line has no echo to cancel, and a web client cancels its own.
       aecWarmupDuration: null,
@@ -242,6 +253,8 @@ export class CallSession {
     this.#timers.push(setTimeout(() => void this.end('max_duration'), agent.max_duration_seconds * 1000));
 
     if (call.type !== 'outbound') {
+      // Inbound with voicemail detection: the agent greets as usual, and the opening window listens for a machine.
+      if (this.voicemail) this.#timers.push(setTimeout(() => this.#closeInboundOpening('the window ran out'), this.#opts.inboundVoicemailWindowMs ?? 30_000));
       this.#sayFirstMessage();
     } else {
       // Outbound: the callee speaks first ("Hello?", or a machine's greeting); if they don't, we greet anyway.
@@ -274,13 +287,14 @@ export class CallSession {
   }
 
   /**
-   * Feed an input frame to the beep detector (voicemail detection on outbound calls). A beep means a machine
-   * until the callee has answered the agent: also after a greeting said on silence, or after a short first
-   * utterance the STT made of a machine's greeting (8 kHz phone audio is hard on it).
+   * Feed an input frame to the beep detector (voicemail detection). A beep means a machine until the callee has
+   * answered the agent: also after a greeting said on silence, or after a short first utterance the STT made of a
+   * machine's greeting (8 kHz phone audio is hard on it). Inbound, it does in the opening window, and for a
+   * greeting cue's wait begun in it.
    */
   onInputFrame = (frame: AudioFrame): void => {
     if (this.#onset?.push(frame)) this.#pauseOnOnset();
-    if (!this.beep || this.#openingOver || this.beep.detected) return;
+    if (!this.beep || this.beep.detected || (this.#openingOver && !this.#beepWaiter)) return;
     if (this.beep.push(frame)) {
       this.#log.info({ call_id: this.config.call.id }, 'voicemail beep detected');
       if (this.#beepWaiter) this.#beepWaiter();
@@ -368,6 +382,7 @@ export class CallSession {
   /** Decides whether a completed user turn gets an LLM reply. */
   async #beforeReply(text: string): Promise<boolean> {
     if (this.endReason || this.#voicemailLeaving) return false;
+    if (this.config.call.type === 'inbound') return this.#inboundTurn(text);
     if (this.config.call.type !== 'outbound' || this.#openingOver) return true;
     const words = text.trim().split(/\s+/).filter(Boolean).length;
     if (!this.#greetingDone) {
@@ -406,6 +421,51 @@ export class CallSession {
     }
     if (words > 0) this.#openingOver = true;
     return true;
+  }
+
+  /**
+   * Inbound with voicemail detection, a caller's turn in the opening window. A greeting cue ("you've reached...")
+   * holds the reply while the beep is awaited: cue and beep make a machine, which gets the voicemail message. A
+   * cue alone does not: a person calling in says "I got your voicemail" or "I'm not available on Monday", and
+   * the cost of taking them for a machine (the message, then a hang-up on a customer) is far above that of
+   * talking to a machine that never beeped. Without a beep the turn is answered, a little late.
+   */
+  async #inboundTurn(text: string): Promise<boolean> {
+    if (!this.voicemail || this.#openingOver) return true;
+    if (transcriptLooksLikeVoicemail(text)) {
+      this.#log.info({ call_id: this.config.call.id }, 'inbound opening: a voicemail cue; waiting for the beep');
+      const beeped = await this.#waitForBeep(this.#opts.voicemailBeepWaitMs ?? 2500);
+      if (this.endReason || this.#voicemailLeaving) return false;
+      if (beeped) {
+        void this.#leaveVoicemail(false, 'transcript_cue');
+        return false;
+      }
+      this.#log.info({ call_id: this.config.call.id }, 'inbound opening: no beep after the cue; answered as a person');
+    }
+    return true;
+  }
+
+  /** Inbound: no more answering-machine checks (a cue's wait already begun still hears its beep). */
+  #closeInboundOpening(why: string): void {
+    if (!this.voicemail || this.#openingOver || this.#voicemailLeaving || this.endReason) return;
+    this.#openingOver = true;
+    this.#log.info({ call_id: this.config.call.id, why }, 'inbound opening over: no voicemail');
+  }
+
+  /** Resolves true on the beep (at once if it was heard already), false after `ms` without one. */
+  #waitForBeep(ms: number): Promise<boolean> {
+    if (this.beep?.detected) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const t = setTimeout(() => {
+        this.#beepWaiter = null;
+        resolve(false);
+      }, ms);
+      this.#beepWaiter = () => {
+        clearTimeout(t);
+        this.#beepWaiter = null;
+        resolve(true);
+      };
+    });
   }
 
   /**
@@ -467,16 +527,7 @@ export class CallSession {
     this.#humanPending = null;
     this.voicemail?.markMachine(reason);
     this.#log.info({ call_id: this.config.call.id, reason: this.voicemail?.reason, wait_for_beep: waitForBeep && !this.beep?.detected }, 'voicemail detected');
-    if (waitForBeep && !this.beep?.detected) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.#opts.voicemailBeepWaitMs ?? 2500);
-        this.#beepWaiter = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      this.#beepWaiter = null;
-    }
+    if (waitForBeep && !this.beep?.detected) await this.#waitForBeep(this.#opts.voicemailBeepWaitMs ?? 2500);
     const message = this.render(this.config.agent.voicemail_message);
     if (message && !this.endReason) {
       try {
@@ -511,7 +562,20 @@ export class CallSession {
       if (ev.metrics.type === 'llm_metrics') this.preemptive.onLlmMetrics(ev.metrics);
       this.turnMetrics.onMetrics(ev.metrics);
     });
-    s.on(voice.AgentSessionEventTypes.SpeechCreated, (ev) => this.preemptive.onSpeechCreated(ev.speechHandle));
+    s.on(voice.AgentSessionEventTypes.SpeechCreated, (ev) => {
+      this.preemptive.onSpeechCreated(ev.speechHandle);
+      // Inbound opening: an LLM reply (not the first message, a `say`) heard to its end. A discarded preemptive
+      // reply counts as interrupted.
+      const handle = ev.speechHandle;
+      if (this.config.call.type === 'inbound' && this.voicemail && !this.#openingOver && ev.source === 'generate_reply') {
+        void handle.waitForPlayout().then(
+          () => {
+            if (!handle.interrupted) this.#replyPlayedOut = true;
+          },
+          () => {},
+        );
+      }
+    });
     // Knowledge retrieval starts on the transcript of the turn in progress, off the reply's latency path.
     s.on(voice.AgentSessionEventTypes.UserInputTranscribed, (ev) => this.agent.onTranscript(ev.transcript, ev.isFinal));
     s.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
@@ -528,6 +592,9 @@ export class CallSession {
     s.on(voice.AgentSessionEventTypes.UserStateChanged, (ev) => {
       if (ev.newState === 'speaking') this.#overAgent = s.agentState === 'speaking' || this.#replyHeld();
       if (ev.newState === 'away' && !this.#voicemailLeaving) void this.end('silence_timeout');
+      // Inbound: speaking after a reply the agent said in full is answering it, as a person does; a machine's
+      // greeting runs on over the agent (and cuts its replies off).
+      if (ev.newState === 'speaking' && this.#replyPlayedOut) this.#closeInboundOpening('the caller answered the agent');
       // Outbound, before the greeting: the callee's speech holds the greeting timer; its end re-arms it.
       if (this.config.call.type === 'outbound' && !this.#greetingDone && this.startedAt) {
         if (ev.newState === 'speaking') {

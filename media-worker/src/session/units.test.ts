@@ -87,6 +87,15 @@ describe('end-call phrases', () => {
 describe('voicemail detection', () => {
   it('classifies greetings', () => {
     expect(transcriptLooksLikeVoicemail("Hi, you've reached Sam, please leave a message after the tone")).toBe(true);
+    // Contractions, with the STT's apostrophe, a typographic one, or none.
+    for (const greeting of ["You've reached Sam.", 'You’ve reached the Smith family', 'youve reached acme dental', 'You reached the voicemail of Sam',
+      "Sorry, we're unable to take your call", "I'm away from the phone", 'Speak at the tone', 'Leave your name and number']) {
+      expect(transcriptLooksLikeVoicemail(greeting), greeting).toBe(true);
+    }
+    // A person's words: none of them is a cue.
+    for (const said of ['Hello?', 'Hi, I would like to book a cleaning for next week', "I've reached the front door, which floor are you on?", 'You reached me at a bad time']) {
+      expect(transcriptLooksLikeVoicemail(said), said).toBe(false);
+    }
     expect(new VoicemailClassifier().onTranscript('hello?')).toBe('human');
     expect(new VoicemailClassifier().onTranscript('the person you are calling is not available')).toBe('machine');
     expect(new VoicemailClassifier().onTranscript('one two three four five six seven eight nine ten eleven twelve thirteen fourteen')).toBe('machine');

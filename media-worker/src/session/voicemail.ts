@@ -1,4 +1,5 @@
-// Answering-machine detection for outbound calls, local and deterministic (no extra model, no network).
+// Answering-machine detection, local and deterministic (no extra model, no network). Outbound calls use all of it;
+// inbound calls (a number with a voicemail_message) use the cues and the beep only (call-session.ts).
 // Three signals, any of which classifies the callee as a machine:
 //   - transcript cues of a voicemail greeting ("leave a message", "after the tone", "not available"...);
 //   - a long greeting: a person answers with a few words ("Hello?"), a greeting runs on (at least
@@ -24,12 +25,20 @@ const CUES = [
   /\bmailbox\b/,
   /\brecord your message\b/,
   /\byou have reached\b/,
+  // Contractions as greetings say them, with or without the STT's apostrophe ("you've", "youve").
+  /\byou'?ve reached\b/,
+  /\byou reached (the )?(voice|mail|office|desk|phone|line|number)/,
+  /\bunable to (take|answer|come to) (your|the) (call|phone)\b/,
+  /\bat the (tone|beep)\b/,
+  /\bleave (your|a) name and (phone )?number\b/,
+  /\baway from (the|my|our) (phone|desk)\b/,
   /\bplease leave\b/,
   /\bget back to you\b/,
 ];
 
 export function transcriptLooksLikeVoicemail(text: string): boolean {
-  const t = text.toLowerCase().replace(/[^a-z' ]+/g, ' ').replace(/\s+/g, ' ');
+  // Typographic apostrophes ("you’ve") count as the plain one.
+  const t = text.toLowerCase().replace(/[\u2018\u2019`]/g, "'").replace(/[^a-z' ]+/g, ' ').replace(/\s+/g, ' ');
   return CUES.some((re) => re.test(t));
 }
 

@@ -170,7 +170,7 @@ describe('the call lifecycle through the internal API', () => {
     expect(cfg.status).toBe(200);
     expect(cfg.body.prompt).toBe('# Role\nYou book dentist appointments.\n\nHelp Ada politely.');
     expect(cfg.body.agent.first_message).toBe('Hi {{customer_name}}, Ava here.');
-    expect(cfg.body.call).toMatchObject({ id, type: 'web', variables: { customer_name: 'Ada' } });
+    expect(cfg.body.call).toMatchObject({ id, type: 'web', variables: { customer_name: 'Ada' }, voicemail_detection: false });
     expect(cfg.body.llm).toMatchObject({ provider: 'openai', model: 'llama3', base_url: llm.url });
     expect(cfg.body.recording).toEqual({ enabled: false });
 

@@ -52,6 +52,20 @@ describe('POST /v1/calls', () => {
     expect(await dialJobs(res.body.id)).toHaveLength(1);
   });
 
+  it("the worker's config listens for an answering machine as the agent's voicemail_detection says", async () => {
+    const config = async (id: string) =>
+      (await tp.request('get', `/internal/v1/calls/${id}/config`, { key: 'test-worker-token-0123456789abcdef0123', headers: { 'x-call-capability': tp.capability(id) } })).body;
+    const plain = await create({ agent_id: agentId, to_number: '+15550001112' });
+    expect((await config(plain.body.id)).call.voicemail_detection).toBe(false);
+    await tp.sql`update agents set voicemail_detection = true where id = ${agentId}`;
+    try {
+      const detecting = await create({ agent_id: agentId, to_number: '+15550001113' });
+      expect((await config(detecting.body.id)).call).toMatchObject({ type: 'outbound', voicemail_detection: true });
+    } finally {
+      await tp.sql`update agents set voicemail_detection = false where id = ${agentId}`;
+    }
+  });
+
   it('uses a given from_number of the org; refuses one it does not hold, and an agent without a number', async () => {
     const ok = await create({ agent_id: agentId, to_number: '+15550001111', from_number: OTHER_FROM });
     expect(ok.status).toBe(201);

@@ -256,6 +256,19 @@ function withOverrides(agent: AgentRow, overrides: Record<string, unknown>): Age
   return out as unknown as AgentRow;
 }
 
+/**
+ * Whether the worker listens for an answering machine. Outbound: the agent's `voicemail_detection` (after the
+ * call's overrides). Inbound: the dialled number's `inbound_routing.voicemail_message`, which the call keeps as
+ * its `voicemail_message` override (phone-numbers/inbound.ts): the number's message is the opt-in, whatever the
+ * agent's flag says (docs/decisions.md, "Voicemail on inbound calls").
+ */
+function detectsVoicemail(call: CallRow, agent: AgentRow): boolean {
+  if (call.type === 'outbound') return agent.voicemail_detection;
+  if (call.type !== 'inbound') return false;
+  const message = call.overrides.voicemail_message;
+  return typeof message === 'string' && message.trim() !== '';
+}
+
 /** GET /internal/v1/calls/{id}/config: everything a worker needs, resolved and decrypted. */
 export async function resolveCallConfig(services: Services, db: Db, callId: string): Promise<CallConfig> {
   const call = await getCallById(db, callId);
@@ -298,6 +311,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
       from_number: call.from_number,
       variables,
       metadata: call.metadata,
+      voicemail_detection: detectsVoicemail(call, agent),
     },
     // Every behaviour field of the agent schema (schemas/agents.ts), so a field added there reaches the worker.
     agent: { id: agent.id, name: agent.name, ...pickBehaviour(agent) },

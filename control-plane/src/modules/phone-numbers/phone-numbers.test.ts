@@ -291,6 +291,23 @@ describe('the worker opens inbound calls', () => {
     expect(call!.status).toBe('initiated');
   });
 
+  it("the call's config listens for a mailbox when the number has a voicemail_message, whatever the agent's voicemail_detection", async () => {
+    // The agent's own flag (and message) is for its outbound calls.
+    const dialler = await agent(a.key, 'dialler');
+    expect((await tp.request('patch', `/v1/agents/${dialler}`, { key: a.key, body: { voicemail_detection: true, voicemail_message: 'The agent\'s message.' } })).status).toBe(200);
+    const withMessage = (await tp.request('post', '/v1/phone-numbers', { key: a.key, body: { agent_id: agentA, area_code: '415', inbound_routing: { voicemail_message: 'Please ring us back.' } } })).body;
+    const plain = (await tp.request('post', '/v1/phone-numbers', { key: a.key, body: { agent_id: dialler, area_code: '415' } })).body;
+    const detecting = await open(withMessage, 'vm-1');
+    expect(detecting.status).toBe(200);
+    expect(detecting.body.config.call).toMatchObject({ type: 'inbound', voicemail_detection: true });
+    expect(detecting.body.config.agent).toMatchObject({ voicemail_detection: false, voicemail_message: 'Please ring us back.' });
+    const notDetecting = await open(plain, 'vm-2');
+    expect(notDetecting.body.config.call).toMatchObject({ type: 'inbound', voicemail_detection: false });
+    // A message removed from the number takes detection away from the next call.
+    await tp.request('patch', `/v1/phone-numbers/${withMessage.id}/inbound-routing`, { key: a.key, body: { voicemail_message: null } });
+    expect((await open(withMessage, 'vm-3')).body.config.call.voicemail_detection).toBe(false);
+  });
+
   it('over the daily cap: the fallback agent answers; without one the call fails with call.failed', async () => {
     const withFallback = (await tp.request('post', '/v1/phone-numbers', { key: b.key, body: { agent_id: agentB, area_code: '604', country: 'CA' } })).body;
     const fallbackAgent = await agent(b.key, 'b-overflow');
