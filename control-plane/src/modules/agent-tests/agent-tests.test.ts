@@ -3,6 +3,8 @@
 // on a real tool server reached through the SSRF guard, a tool mock, 422 shapes, tenancy, 100 scenarios under
 // the organisation's concurrency bound without taking call capacity, a cancel mid-way, the event and usage.
 import http from 'node:http';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
@@ -18,6 +20,7 @@ const toolRequests: { headers: http.IncomingHttpHeaders; body: string }[] = [];
 let org: { orgId: string; key: string };
 
 const AGENT_PROMPT = 'You are the front desk of Bright Smiles dental.';
+const PLATFORM_KEY = 'sk-platform-canary-0123456789abcdef';
 const system = (req: ChatRequest) => contentText(req.messages[0]!);
 
 /** Each test sets what the agent's model says; the judge and caller have their own rules below. */
@@ -48,7 +51,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => toolServer.listen(0, '127.0.0.1', r));
   toolUrl = `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}/book`;
-  tp = await usePlatform({ SSRF_ALLOWLIST: '127.0.0.1' } as never);
+  // A canary platform key: it must never reach the agent's model, whose base_url is the tenant's.
+  tp = await usePlatform({ SSRF_ALLOWLIST: '127.0.0.1', OPENAI_API_KEY: PLATFORM_KEY } as never);
   org = await tp.createOrg('agent-tests');
 });
 
@@ -336,6 +340,70 @@ describe('text-mode runs', () => {
       ctrl.signal,
     );
     expect(r).toEqual({ type: 'llm_judge', name: 'Polite?', passed: false, reason: 'Not judged: no model is configured to judge: add a credential' });
+  });
+});
+
+describe('the agent-test CLI', () => {
+  const cli = (args: string[], env: Record<string, string>) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const script = path.resolve(import.meta.dirname, '../../../../scripts/agent-test.ts');
+      execFile(process.execPath, [script, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+
+  it('exits 0 when the suite passes, 1 naming the failed expectation when a prompt change breaks it, 2 on bad input', async () => {
+    agentReply = () => ({ text: 'We are open from nine to five.' });
+    const agentId = await agentWith();
+    const id = await scenario({
+      name: 'Opening hours',
+      script: [{ say: 'When are you open?' }],
+      expectations: [{ type: 'transcript_contains', text: 'nine', role: 'agent' }],
+    });
+    const suite = await api('post', '/v1/test-suites', { name: 'ci', agent_id: agentId, scenario_ids: [id] });
+    const env = { VAP_API_KEY: org.key, VAP_API_URL: tp.url };
+    const ok = await cli(['--agent', agentId, '--suite', suite.body.id], env);
+    expect(ok.stdout).toContain('PASS  Opening hours');
+    expect(ok.code).toBe(0);
+
+    agentReply = () => ({ text: 'Please check our website.' });
+    const broken = await cli(['--agent', agentId, '--suite', suite.body.id], env);
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toContain('FAIL  Opening hours');
+    expect(broken.stdout).toContain('✗ agent says "nine": "nine" was never said by the agent');
+
+    expect((await cli(['--agent', agentId], env)).code).toBe(2);
+    expect((await cli(['--agent', agentId, '--suite', suite.body.id], { VAP_API_KEY: '', VAP_API_URL: tp.url })).code).toBe(2);
+    const unknown = await cli(['--agent', '00000000-0000-4000-8000-000000000000', '--suite', suite.body.id], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('404');
+  });
+});
+
+describe('security', () => {
+  it('never sends the platform key to the tenant model, and a tool at a private address is refused by the SSRF guard', async () => {
+    // A private address is refused at creation; one reached later (a name re-pointed, as in DNS rebinding) is
+    // refused when the test calls it: stored straight into the row here.
+    const tool = await api('post', '/v1/tools', { type: 'function', name: 'lookup', url: 'https://tools.example.com/lookup' });
+    await tp.sql`update tools set url = 'http://10.255.255.1/internal' where id = ${tool.body.id}`;
+    agentReply = (req) =>
+      req.messages.at(-1)!.role === 'tool' ? { text: 'Sorry, I could not look that up.' } : { toolCalls: [{ name: 'lookup', arguments: {} }] };
+    const agentId = await agentWith({ tools: [tool.body.id] });
+    const id = await scenario({ script: [{ say: 'Look it up.' }] });
+    const before = openai.headers.length;
+    const run = await runToEnd(agentId, { scenario_ids: [id] });
+    expect(run.results[0].tool_calls).toEqual([
+      {
+        tool: 'lookup',
+        arguments: {},
+        output: 'The lookup service is at an address the platform may not call (private or local network).',
+        error: true,
+        mocked: false,
+      },
+    ]);
+    const sent = openai.headers.slice(before);
+    expect(sent.length).toBeGreaterThan(0);
+    for (const h of sent) expect(JSON.stringify(h)).not.toContain(PLATFORM_KEY);
   });
 });
 
