@@ -223,6 +223,9 @@ export const Usage = Type.Object(
     minutes_used_this_month: Type.Number(),
     cost_cents_this_month: Type.Integer(),
     kb_token_budget: Type.Integer(),
+    test_minutes_this_month: Type.Number({
+      description: 'Conversation time of agent test runs this month (minutes, 2 decimals). Test runs are not calls: they are in none of the call figures',
+    }),
     period_start: DateTime(),
   },
   {
@@ -236,6 +239,7 @@ export const Usage = Type.Object(
         minutes_used_this_month: 611.5,
         cost_cents_this_month: 0,
         kb_token_budget: 1000000,
+        test_minutes_this_month: 12.25,
         period_start: '2026-11-01T00:00:00.000Z',
       },
     ],

@@ -14,11 +14,15 @@ export const CALL_EVENTS = [
 ] as const;
 export type CallEventName = (typeof CALL_EVENTS)[number];
 
+/** Events of agent test runs (modules/agent-tests); not about a call. */
+export const TEST_RUN_EVENTS = ['test_run.completed'] as const;
+export type TestRunEventName = (typeof TEST_RUN_EVENTS)[number];
+
 /** Sent only by `POST /v1/webhooks/{id}/test`, to that webhook; it cannot be subscribed to. */
 export const TEST_EVENT = 'webhook.test';
-export type EventName = CallEventName | typeof TEST_EVENT;
+export type EventName = CallEventName | TestRunEventName | typeof TEST_EVENT;
 
-/** A webhook may subscribe to `*`: every call event, including ones added later. */
+/** A webhook may subscribe to `*`: every event, including ones added later. */
 export const ALL_EVENTS = '*';
 
 export interface TranscriptMessage {
@@ -79,6 +83,18 @@ export interface EventPayloads {
   'transcript.final': {
     call_id: string;
     messages: TranscriptMessage[];
+  };
+  /** A test run finished (every scenario done) or was canceled; the counts are of its scenarios. */
+  'test_run.completed': {
+    test_run_id: string;
+    agent_id: string;
+    suite_id: string | null;
+    mode: 'text' | 'voice';
+    status: 'completed' | 'canceled';
+    total: number;
+    passed: number;
+    failed: number;
+    errored: number;
   };
   'webhook.test': {
     webhook_id: string;

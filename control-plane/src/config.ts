@@ -163,6 +163,14 @@ const Env = Type.Object({
   // Code health: the reaper's wait after LiveKit says the agent left a room (it may rejoin); tests shorten it.
   REAP_DELAY_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 10, description: 'Seconds between LiveKit reporting that the agent left a call\'s room and the check that ends the call with worker_lost' }),
   JOBS_ENABLED: Type.Boolean({ default: true }),
+  // ---- Agent tests (modules/agent-tests) ----
+  AGENT_TEST_CONCURRENCY: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    default: 4,
+    description: "Test conversations one organisation runs at once, across its runs (never more than its max_concurrent_calls); the rest of a run waits its turn",
+  }),
+  AGENT_TEST_JOBS_PER_PROCESS: Type.Integer({ minimum: 1, maximum: 100, default: 4, description: 'Test runs one control-plane process works on at once' }),
   JOBS_SUPERVISE_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: 'How often pg-boss looks for jobs whose process died (missed heartbeats) or that expired, and retries them: the longest a dial, delivery or ingestion waits for another process after a crash' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 15000 }),
   SSRF_ALLOWLIST: Type.Optional(Type.String({ description: 'URL hosts that may be private, e.g. "127.0.0.1,::1,localhost" (tests and local development only)' })),

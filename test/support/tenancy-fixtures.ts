@@ -50,6 +50,10 @@ export const fixtures: Record<string, Fixture> = {
       returning id`;
     return row!.id;
   },
+  // Agent tests
+  scenario_id: (c) => created(c, '/v1/test-scenarios', { name: 'tenancy', script: [{ say: 'Hello?' }] }),
+  suite_id: async (c) => created(c, '/v1/test-suites', { name: 'tenancy', agent_id: await c.get('agent_id'), scenario_ids: [await c.get('scenario_id')] }),
+  test_run_id: async (c) => created(c, `/v1/agents/${await c.get('agent_id')}/test-runs`, { scenario_ids: [await c.get('scenario_id')] }),
   publishable_key_id: (c) =>
     created(c, '/v1/publishable-keys', { name: 'tenancy', allowed_origins: ['https://tenancy.example.com'], scopes: ['voices:read'] }),
 };

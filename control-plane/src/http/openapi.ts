@@ -22,6 +22,7 @@ const TAG_DESCRIPTIONS: Record<(typeof TAGS)[number], string> = {
   usage: 'Consumption against the organisation limits',
   'audit-events': 'Who changed what, and when',
   activity: 'Organisation-level activity summary',
+  'agent-tests': 'Simulated callers (scenarios), suites and test runs of an agent, with expectations judged per scenario',
 };
 
 const ERROR_RESPONSES: Record<string, { status: number; description: string }> = {

@@ -1,4 +1,4 @@
-// Exactly the spec's resource groups, in its order.
+// The spec's resource groups, in its order, then the platform's own additions (agent tests).
 export const TAGS = [
   'health',
   'integrations',
@@ -14,5 +14,6 @@ export const TAGS = [
   'usage',
   'audit-events',
   'activity',
+  'agent-tests',
 ] as const;
 export type Tag = (typeof TAGS)[number];

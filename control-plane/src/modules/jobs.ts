@@ -8,7 +8,8 @@ import { phoneNumberQueues } from './phone-numbers/jobs.ts';
 import { inboundWatchQueues } from './phone-numbers/unanswered.ts';
 // Knowledge bases
 import { knowledgeQueues } from './knowledge-bases/jobs.ts';
+import { agentTestQueues } from './agent-tests/jobs.ts';
 
 export function queueDefinitions(services: Services): QueueDef<never>[] {
-  return [...webhookQueues(services), ...callQueues(services), ...knowledgeQueues(services), ...phoneNumberQueues(services), ...inboundWatchQueues(services), ...dialQueues(services)];
+  return [...webhookQueues(services), ...callQueues(services), ...knowledgeQueues(services), ...phoneNumberQueues(services), ...inboundWatchQueues(services), ...dialQueues(services), ...agentTestQueues(services)];
 }

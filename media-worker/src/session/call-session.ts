@@ -7,6 +7,7 @@ import type { AudioFrame, Room } from '@livekit/rtc-node';
 import type { CallConfig, EndReason, EndedMessage, EndedReport } from '../../../schemas/internal.ts';
 import type { CallReporter, InternalApiClient } from '../../../shared/internal-api.ts';
 import { interpolate, mergeVariables } from '../../../shared/template.ts';
+import { matchesEndPhrase } from '../../../shared/phrases.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import type { MetricsSink } from '../metrics.ts';
 import { VapAgent } from './agent.ts';
@@ -75,15 +76,8 @@ const ONSET_CONFIRM_MS = 200;
 const ONSET_CHECK_MS = 50;
 const ONSET_HOLD_MAX_MS = 1000;
 
-const normalise = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').replace(/\s+/g, ' ').trim();
-
-export function matchesEndPhrase(text: string, phrases: readonly string[]): boolean {
-  const t = ` ${normalise(text)} `;
-  return phrases.some((p) => {
-    const n = normalise(p);
-    return n.length > 0 && t.includes(` ${n} `);
-  });
-}
+// The end-phrase rule is shared with agent tests (control plane), which judge a transcript the same way.
+export { matchesEndPhrase };
 
 export class CallSession {
   readonly session: voice.AgentSession;

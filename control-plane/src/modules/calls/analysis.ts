@@ -78,12 +78,12 @@ export function extractiveSummary(messages: Message[]): string {
   return parts.join(' ');
 }
 
-interface Target extends LlmEndpoint {
+export interface Target extends LlmEndpoint {
   model: string;
   method: 'agent_model' | 'analysis_model';
 }
 
-function platformEnv(services: Services): Record<string, string | undefined> {
+export function platformEnv(services: Services): Record<string, string | undefined> {
   const c = services.config;
   return {
     OPENAI_API_KEY: c.OPENAI_API_KEY,
@@ -130,8 +130,11 @@ async function target(
   return { ...endpoint, model, method };
 }
 
-/** Picks the model per ANALYSIS_MODE; null means no model can be used (offline). Throws for `model` mode without a key. */
-export async function chooseTarget(services: Services, call: CallRow): Promise<Target | null> {
+/**
+ * Picks the model per ANALYSIS_MODE; null means no model can be used (offline). Throws for `model` mode without a
+ * key. Agent tests pick their judge and simulated caller the same way (agent-tests/models.ts).
+ */
+export async function chooseTarget(services: Services, call: Pick<CallRow, 'org_id' | 'agent_id'>): Promise<Target | null> {
   const c = services.config;
   const configured = () => target(services, call.org_id, c.ANALYSIS_PROVIDER, c.ANALYSIS_MODEL, { operator: c.ANALYSIS_BASE_URL }, 'analysis_model');
   if (c.ANALYSIS_MODE === 'model') {

@@ -269,19 +269,9 @@ function detectsVoicemail(call: CallRow, agent: AgentRow): boolean {
   return typeof message === 'string' && message.trim() !== '';
 }
 
-/** GET /internal/v1/calls/{id}/config: everything a worker needs, resolved and decrypted. */
-export async function resolveCallConfig(services: Services, db: Db, callId: string): Promise<CallConfig> {
-  const call = await getCallById(db, callId);
-  if (!call) throw notFound('Call');
-  if (isFinal(call.status)) throw conflict('The call has already ended');
-  const { agent: agentRow, model } = await agentAndModelForCall(db, call.agent_id);
-  if (!agentRow) throw notFound('Agent');
-  const agent = withOverrides(agentRow, call.overrides);
-  if (!model) throw notFound('LLM model');
-
-  const variables = mergeVariables(agent.dynamic_variables ?? {}, call.variables ?? {});
-  const prompt = interpolate(effectiveSystemPrompt(agent.job_description, model.system_prompt) ?? '', variables);
-  const tools: ToolConfig[] = (await loadToolsForCall(db, services.secrets, call.org_id, model.tool_ids)).map((t) => {
+/** The tools of a model as a session carries them: decrypted headers, the current signing secret, defaults filled. */
+export async function toolConfigs(services: Services, db: Db, orgId: string, toolIds: string[]): Promise<ToolConfig[]> {
+  return (await loadToolsForCall(db, services.secrets, orgId, toolIds)).map((t): ToolConfig => {
     switch (t.type) {
       case 'function':
         return {
@@ -301,6 +291,21 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
         return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) };
     }
   });
+}
+
+/** GET /internal/v1/calls/{id}/config: everything a worker needs, resolved and decrypted. */
+export async function resolveCallConfig(services: Services, db: Db, callId: string): Promise<CallConfig> {
+  const call = await getCallById(db, callId);
+  if (!call) throw notFound('Call');
+  if (isFinal(call.status)) throw conflict('The call has already ended');
+  const { agent: agentRow, model } = await agentAndModelForCall(db, call.agent_id);
+  if (!agentRow) throw notFound('Agent');
+  const agent = withOverrides(agentRow, call.overrides);
+  if (!model) throw notFound('LLM model');
+
+  const variables = mergeVariables(agent.dynamic_variables ?? {}, call.variables ?? {});
+  const prompt = interpolate(effectiveSystemPrompt(agent.job_description, model.system_prompt) ?? '', variables);
+  const tools = await toolConfigs(services, db, call.org_id, model.tool_ids);
   const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
   return {
     call: {

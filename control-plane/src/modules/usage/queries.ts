@@ -9,6 +9,7 @@ export async function usageOf(db: Db, orgId: string) {
     calls_this_month: number;
     seconds_this_month: number;
     cost_cents_this_month: number;
+    test_ms_this_month: number;
     period_start: Date;
   }[]>`
     with bounds as (select date_trunc('month', now() at time zone 'utc') at time zone 'utc' as month_start)
@@ -17,6 +18,8 @@ export async function usageOf(db: Db, orgId: string) {
            (select count(*) from calls c, bounds b where c.org_id = o.id and c.created_at >= b.month_start)::int as calls_this_month,
            (select coalesce(sum(duration_seconds), 0) from calls c, bounds b where c.org_id = o.id and c.created_at >= b.month_start)::int as seconds_this_month,
            (select coalesce(sum(cost_cents), 0) from calls c, bounds b where c.org_id = o.id and c.created_at >= b.month_start)::int as cost_cents_this_month,
+           (select coalesce(sum(duration_ms), 0) from agent_test_results r, bounds b
+             where r.org_id = o.id and r.duration_ms is not null and r.ended_at >= b.month_start)::float8 as test_ms_this_month,
            (select month_start from bounds) as period_start
     from orgs o where o.id = ${orgId}`;
   return row;

@@ -13,7 +13,8 @@ export const usageRoutes = [
     summary: 'Usage snapshot',
     description:
       '`calls_made_today` counts calls created today (UTC), including ones that failed to connect; ' +
-      '`minutes_used_this_month` is the billed credit total (1 credit = 1 active minute, duration_seconds / 60).',
+      '`minutes_used_this_month` is the billed credit total (1 credit = 1 active minute, duration_seconds / 60). ' +
+      '`test_minutes_this_month` is the conversation time of agent test runs, which are not calls and not billed as calls.',
     responses: { 200: { description: 'Usage', schema: Usage } },
     handler: async ({ auth, db }) => {
       const row = await usageOf(db, auth.orgId);
@@ -26,6 +27,7 @@ export const usageRoutes = [
         minutes_used_this_month: Math.round((r.seconds_this_month / 60) * 100) / 100,
         cost_cents_this_month: r.cost_cents_this_month,
         kb_token_budget: r.kb_token_budget,
+        test_minutes_this_month: Math.round((r.test_ms_this_month / 60000) * 100) / 100,
         period_start: r.period_start,
       };
     },
