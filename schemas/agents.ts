@@ -1,5 +1,6 @@
 import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, Metadata, type Static } from './common.ts';
 import { STT_DEFAULT_MODEL, STT_PROVIDERS, TTS_DEFAULTS, TTS_PROVIDERS } from '../shared/voices.ts';
+import { DATA_RETENTION_MODES } from '../shared/privacy.ts';
 import { BARGE_IN_MODES, DELAY_LIMITS, delaysFor, ENDPOINTING_MODES, TURN_DETECTIONS, TURN_TAKING_DEFAULTS } from '../shared/turn-taking.ts';
 
 // The one definition of an agent's configuration. The public API (create, update, read), the web call
@@ -33,6 +34,7 @@ export const AGENT_DEFAULTS = {
   background_sound: null,
   emotions: false,
   job_description: null,
+  data_retention: null,
   metadata: {},
 } as const satisfies Record<string, unknown>;
 const D = AGENT_DEFAULTS;
@@ -156,6 +158,14 @@ export const agentSettings = {
   background_sound: Type.Optional(Nullable(StringEnum(BackgroundSounds, { description: 'Ambient sound mixed under the agent; default null (none)' }))),
   emotions: Type.Optional(Type.Boolean({ description: 'Let the agent vary its tone with the conversation where the voice supports it; default false' })),
   job_description: Type.Optional(Nullable(Type.String({ maxLength: 10000, description: 'Prepended to the model\'s system prompt as a "# Role" block; default null' }))),
+  data_retention: Type.Optional(
+    Nullable(
+      StringEnum(DATA_RETENTION_MODES, {
+        description:
+          "What this agent's calls keep of the conversation, over the workspace's `data_retention`: `everything`; `redact_pii` (card numbers, SSNs, emails, phone numbers, dates of birth and addresses become [card_number], [ssn], [email], [phone], [date_of_birth], [address] in messages, analysis, webhooks and logs); `no_content` (no message text, analysis or recording: metadata and latency only). Default null: the workspace's setting",
+      }),
+    ),
+  ),
   metadata: Type.Optional(Metadata({ description: 'Free-form key/value pairs; default {}' })),
 };
 
@@ -182,6 +192,7 @@ const agentExample = {
   background_sound: null,
   emotions: false,
   job_description: 'Receptionist of a dental clinic.',
+  data_retention: null,
   metadata: {},
   created_at: '2025-01-15T09:30:00Z',
   updated_at: '2025-01-15T09:30:00Z',
@@ -211,6 +222,7 @@ export const agentBehaviour = {
   background_sound: Nullable(StringEnum(BackgroundSounds)),
   emotions: Type.Boolean(),
   job_description: Nullable(Type.String()),
+  data_retention: Nullable(StringEnum(DATA_RETENTION_MODES)),
   metadata: Metadata(),
 };
 

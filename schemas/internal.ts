@@ -7,6 +7,7 @@ import { agentBehaviour, Transcriber as AgentTranscriber, Tts as AgentTts, TurnT
 import { LlmProviders } from './models.ts';
 import type { CallLatency as SharedCallLatency } from '../shared/latency.ts';
 import type { ProviderKeys as SharedProviderKeys } from '../shared/providers.ts';
+import { DATA_RETENTION_MODES } from '../shared/privacy.ts';
 
 // ---- Speech and model providers --------------------------------------------------------------------------
 // The agent's fields and enums come from the public schema (schemas/agents.ts, schemas/models.ts): one
@@ -160,6 +161,12 @@ export const CallConfig = Type.Object(
     recording: RecordingConfig,
     // Optional for a worker newer than its control plane; without it the worker refuses every transfer.
     destination_policy: Type.Optional(InternalDestinationPolicy),
+    // Optional for a worker newer than its control plane (which knows no such setting: everything is kept).
+    data_retention: Type.Optional(
+      StringEnum(DATA_RETENTION_MODES, {
+        description: "The call's data retention (the agent's, else the workspace's): what the worker may report and log of the conversation (shared/privacy.ts)",
+      }),
+    ),
   },
   { title: 'CallConfig' },
 );

@@ -13,6 +13,8 @@ import { STT_DEFAULT_MODEL, TTS_DEFAULTS, type SttProvider, type TtsProvider } f
 import { createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { pausesOnOnset, turnHandlingFor } from './session/mappings.ts';
 import type { TurnTaking } from '../../shared/turn-taking.ts';
+import { CallPrivacy } from './session/privacy.ts';
+import type { DataRetention } from '../../shared/privacy.ts';
 import { ambientFrames, ambientPath, isAmbientSound, readWav, type AmbientSound } from './session/background.ts';
 
 /** Every `enum` (and union of literals) in a JSON schema, by dotted property path. */
@@ -69,6 +71,11 @@ const WORKER_CHECKS: Record<string, (value: string) => Promise<void> | void> = {
     // sound: the call's own); 'words' waits for a word.
     expect(h.interruption).toMatchObject(value === 'words' ? { minWords: 1 } : { minWords: 0, resumeFalseInterruption: true });
     expect(pausesOnOnset(0.5, turn_taking)).toBe(value === 'pause');
+  },
+  data_retention: (value) => {
+    const privacy = new CallPrivacy(value as DataRetention);
+    const [said] = privacy.ended([{ role: 'user', content: 'card 4111 1111 1111 1111' }]);
+    expect(said!.content).toBe({ everything: 'card 4111 1111 1111 1111', redact_pii: 'card [card_number]', no_content: '' }[value]);
   },
   background_sound: async (value) => {
     expect(isAmbientSound(value)).toBe(true);

@@ -249,8 +249,9 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   call.turnMetrics.onTurn((t) => void publishTurnMetrics(room, t, logger));
 
   // Both sides of the call, mixed into one WAV and uploaded to the session config's URL with the call's capability.
+  // A `no_content` call keeps no recording, even if a control plane that does not know the mode asked for one.
   const recorder =
-    config.recording.enabled && config.recording.upload_url
+    config.recording.enabled && config.recording.upload_url && call.privacy.mode !== 'no_content'
       ? await RoomRecorder.start({ room, callId, callType: config.call.type, uploadUrl: config.recording.upload_url, ...(capability ? { capability } : {}), logger })
       : null;
 

@@ -22,6 +22,7 @@ import { interimSoundsFinished } from './transcript-turn-detector.ts';
 import { BeepDetector, VoicemailClassifier, transcriptLooksLikeVoicemail } from './voicemail.ts';
 import { CallerSilence, tapVad } from './vad-tap.ts';
 import { type GreetingAudio, synthesizeAhead } from './greeting-audio.ts';
+import { CallPrivacy } from './privacy.ts';
 
 export interface CallModels {
   stt: agentsStt.STT;
@@ -87,6 +88,8 @@ export class CallSession {
   /** Where each user turn's end-of-utterance time went (debug log). */
   readonly turnTrace: TurnTrace;
   readonly config: CallConfig;
+  /** What the reports and logs may carry of the conversation (the call's data retention). */
+  readonly privacy: CallPrivacy;
   readonly variables: Record<string, unknown>;
   readonly ended: Promise<EndedReport>;
   endReason: EndReason | null = null;
@@ -140,6 +143,9 @@ export class CallSession {
     this.#opts = opts;
     this.#log = opts.logger;
     this.config = opts.config;
+    this.privacy = new CallPrivacy(opts.config.data_retention);
+    // Before the AgentSession is made: its loggers are taken from the framework's when it is constructed.
+    this.privacy.guardFrameworkLogs();
     const { agent, call } = opts.config;
     this.variables = mergeVariables(agent.dynamic_variables, call.variables);
     this.turnMetrics = new TurnMetrics(opts.metrics, opts.labels, call.type);
@@ -360,7 +366,7 @@ export class CallSession {
     this.backchannelsIgnored++;
     if (isFinal) {
       this.backchannelFinalsIgnored++;
-      this.#log.debug({ call_id: this.config.call.id, text }, 'backchannel ignored');
+      this.#log.debug({ call_id: this.config.call.id, text: this.privacy.log(text) }, 'backchannel ignored');
     }
     return true;
   }
@@ -572,7 +578,8 @@ export class CallSession {
       this.#transcriptTimer = null;
       if (this.endReason) return;
       this.#lastTranscriptAt = Date.now();
-      this.#opts.reporter?.transcript(this.messages().map(({ role, content }) => ({ role, content })).filter((m) => m.content));
+      const partial = this.privacy.partial(this.messages().map(({ role, content }) => ({ role, content })).filter((m) => m.content));
+      if (partial) this.#opts.reporter?.transcript(partial);
     }, wait);
   }
 
@@ -644,7 +651,7 @@ export class CallSession {
       end_reason: reason,
       ended_at: new Date(endedAt).toISOString(),
       duration_seconds: this.startedAt ? Math.round((endedAt - this.startedAt) / 100) / 10 : 0,
-      messages: this.messages(),
+      messages: this.privacy.ended(this.messages()),
       usage: this.turnMetrics.usageReport(),
       latency: this.turnMetrics.summary(),
       ...(reason === 'error' && this.#error ? { error: this.#error.slice(0, 500) } : {}),

@@ -54,6 +54,7 @@ describe('POST /v1/agents', () => {
       background_sound: null,
       emotions: false,
       job_description: null,
+      data_retention: null,
       metadata: {},
       created_at: expect.any(String),
       updated_at: expect.any(String),

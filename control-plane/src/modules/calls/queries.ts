@@ -1,6 +1,7 @@
 // SQL of the calls resource.
 import type { Db } from '../../db/types.ts';
 import type { AgentRow } from '../agents/queries.ts';
+import type { DataRetention } from '../../../../shared/privacy.ts';
 
 export interface CallRow {
   id: string;
@@ -123,6 +124,16 @@ export async function reserveDailyCall(db: Db, orgId: string, publishable = fals
       where ${counted} < (select max_calls_per_day from orgs where id = ${orgId})
     returning calls`;
   return rows.length > 0;
+}
+
+/** The call's data retention: its agent's, else its organisation's (read each time: a change applies at once). */
+export async function retentionOfCall(db: Db, callId: string): Promise<DataRetention> {
+  const [row] = await db<{ mode: DataRetention }[]>`
+    select coalesce(a.data_retention, o.data_retention) as mode
+    from calls c join agents a on a.id = c.agent_id join orgs o on o.id = c.org_id
+    where c.id = ${callId}`;
+  // A call that does not exist keeps nothing.
+  return row?.mode ?? 'no_content';
 }
 
 /** Records a worker report's sequence number; false when that (call, seq) was applied before. */

@@ -16,7 +16,7 @@ import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { loadToolsForCall } from '../tools/service.ts';
 import { resolveProviderKeys } from '../credentials/service.ts';
 import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
-import { agentAndModelForCall, getCall, getCallById, insertCall, type CallRow } from './queries.ts';
+import { agentAndModelForCall, getCall, getCallById, insertCall, retentionOfCall, type CallRow } from './queries.ts';
 import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { overridesRefused, refusedFields } from '../publishable-keys/allowed-overrides.ts';
@@ -289,6 +289,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
     }
   });
   const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
+  const dataRetention = await retentionOfCall(db, call.id);
   return {
     call: {
       id: call.id,
@@ -306,9 +307,12 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
     tools,
     knowledge,
     provider_keys: await resolveProviderKeys(db, services.secrets, call.org_id),
-    recording: agent.enable_recording
-      ? { enabled: true, upload_url: recordingUploadUrl(services, call.id) }
-      : { enabled: false },
+    // `no_content` keeps no recording, whatever the agent or a web call's override says.
+    recording:
+      agent.enable_recording && dataRetention !== 'no_content'
+        ? { enabled: true, upload_url: recordingUploadUrl(services, call.id) }
+        : { enabled: false },
+    data_retention: dataRetention,
     // Transfers (the worker's transfer_call tool) go where outbound calls may (shared/destination-policy.ts).
     destination_policy: await destinationPolicyFor(db, call.org_id, policyOptionsFor(carrierFor(services))),
   };
