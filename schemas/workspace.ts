@@ -30,7 +30,7 @@ const privacyDescriptions = {
   data_retention:
     "What calls keep of the conversation; an agent's own `data_retention` wins. `everything` (the default); `redact_pii`: card numbers (Luhn-checked), SSNs, emails, phone numbers, dates of birth and street addresses, written or spoken, become [card_number], [ssn], [email], [phone], [date_of_birth], [address] in messages, the analysis, webhook payloads and logs, before anything is stored or sent; `no_content`: no message text, analysis or recording is stored or sent, only metadata and latency",
   retain_days:
-    "Days a call's content (messages, analysis text, recording, and the events that carry them) is kept after the call was created; a daily job deletes it after that and keeps the call's metadata (audited as `call.content_deleted`). null (the default) keeps it",
+    "Days a call's content (messages, analysis text, recording, and the events that carry them) is kept after the call was created; an hourly job deletes it after that and keeps the call's metadata (audited as `call.content_deleted`). null (the default) keeps it",
 };
 const RetainDays = Type.Integer({ minimum: 1, maximum: 3650 });
 

@@ -5,9 +5,10 @@ import { webhookQueues } from './webhooks/jobs.ts';
 import { callQueues } from './calls/jobs.ts';
 import { dialQueues } from './calls/dial.ts';
 import { phoneNumberQueues } from './phone-numbers/jobs.ts';
+import { retentionQueues } from './retention/jobs.ts';
 // Knowledge bases
 import { knowledgeQueues } from './knowledge-bases/jobs.ts';
 
 export function queueDefinitions(services: Services): QueueDef<never>[] {
-  return [...webhookQueues(services), ...callQueues(services), ...knowledgeQueues(services), ...phoneNumberQueues(services), ...dialQueues(services)];
+  return [...webhookQueues(services), ...callQueues(services), ...knowledgeQueues(services), ...phoneNumberQueues(services), ...dialQueues(services), ...retentionQueues(services)];
 }
