@@ -12,6 +12,15 @@ import { BARGE_IN_MODES, DELAY_LIMITS, delaysFor, ENDPOINTING_MODES, TURN_DETECT
 export const BackgroundSounds = ['office', 'cafe', 'call_center', 'restaurant', 'static'] as const;
 export type BackgroundSound = (typeof BackgroundSounds)[number];
 
+/** What a recording call says about being recorded (media-worker/src/session/recording-consent.ts). */
+export const RECORDING_CONSENT_MODES = ['none', 'announce', 'ask'] as const;
+export type RecordingConsentMode = (typeof RECORDING_CONSENT_MODES)[number];
+/** What is said when recording_consent_message is null. */
+export const RECORDING_CONSENT_DEFAULTS = {
+  announce: 'This call is recorded for quality and training purposes.',
+  ask: 'This call may be recorded for quality and training purposes. Is that okay with you?',
+} as const;
+
 /** Defaults of every optional agent field; the schema descriptions below quote them. */
 export const AGENT_DEFAULTS = {
   webhook_id: null,
@@ -35,6 +44,8 @@ export const AGENT_DEFAULTS = {
   emotions: false,
   job_description: null,
   data_retention: null,
+  recording_consent: 'none',
+  recording_consent_message: null,
   metadata: {},
 } as const satisfies Record<string, unknown>;
 const D = AGENT_DEFAULTS;
@@ -166,6 +177,21 @@ export const agentSettings = {
       }),
     ),
   ),
+  recording_consent: Type.Optional(
+    StringEnum(RECORDING_CONSENT_MODES, {
+      description:
+        "On calls that record (enable_recording): `none` says nothing; `announce` plays recording_consent_message before anything else the agent says; `ask` asks it as a question, and the recording starts only when the caller answers yes (no, an unclear answer or none within 10 s leave it off for that call). The call's `recording_consent` says which applied. Default 'none'",
+    }),
+  ),
+  recording_consent_message: Type.Optional(
+    Nullable(
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        description: `The announcement or question of recording_consent; null uses "${RECORDING_CONSENT_DEFAULTS.announce}" (announce) or "${RECORDING_CONSENT_DEFAULTS.ask}" (ask). Default null`,
+      }),
+    ),
+  ),
   metadata: Type.Optional(Metadata({ description: 'Free-form key/value pairs; default {}' })),
 };
 
@@ -193,6 +219,8 @@ const agentExample = {
   emotions: false,
   job_description: 'Receptionist of a dental clinic.',
   data_retention: null,
+  recording_consent: 'none',
+  recording_consent_message: null,
   metadata: {},
   created_at: '2025-01-15T09:30:00Z',
   updated_at: '2025-01-15T09:30:00Z',
@@ -223,6 +251,8 @@ export const agentBehaviour = {
   emotions: Type.Boolean(),
   job_description: Nullable(Type.String()),
   data_retention: Nullable(StringEnum(DATA_RETENTION_MODES)),
+  recording_consent: StringEnum(RECORDING_CONSENT_MODES),
+  recording_consent_message: Nullable(Type.String()),
   metadata: Metadata(),
 };
 

@@ -3,6 +3,7 @@
 // Responses are what the control plane sends (no `additionalProperties: false`, so the control plane can add
 // fields without breaking running workers); worker reports are strict.
 import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, type Static } from './common.ts';
+import { RECORDING_CONSENT_RESULTS } from './calls.ts';
 import { agentBehaviour, Transcriber as AgentTranscriber, Tts as AgentTts, TurnTaking as AgentTurnTaking } from './agents.ts';
 import { LlmProviders } from './models.ts';
 import type { CallLatency as SharedCallLatency } from '../shared/latency.ts';
@@ -263,10 +264,13 @@ export const EndedReport = Strict(
     usage: CallUsage,
     latency: CallLatency,
     error: Type.Optional(Type.String({ description: 'Short description when end_reason is error' })),
+    recording_consent: Type.Optional(StringEnum(RECORDING_CONSENT_RESULTS, { description: 'Which recording consent applied (media-worker/src/session/recording-consent.ts)' })),
   },
   { title: 'EndedReport' },
 );
 export type EndedReport = Static<typeof EndedReport>;
+export type { RecordingConsentMode } from './agents.ts';
+export type { RecordingConsentResult } from './calls.ts';
 
 export const ReportAck = Type.Object(
   { ok: Type.Boolean(), duplicate: Type.Boolean({ description: 'true when this seq was already applied' }) },

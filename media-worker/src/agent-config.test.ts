@@ -14,6 +14,8 @@ import { createLLM, createSTT, createTTS, inputSampleRateFor } from './providers
 import { pausesOnOnset, turnHandlingFor } from './session/mappings.ts';
 import type { TurnTaking } from '../../shared/turn-taking.ts';
 import { CallPrivacy } from './session/privacy.ts';
+import { RecordingConsent } from './session/recording-consent.ts';
+import type { RecordingConsentMode } from '../../schemas/agents.ts';
 import type { DataRetention } from '../../shared/privacy.ts';
 import { ambientFrames, ambientPath, isAmbientSound, readWav, type AmbientSound } from './session/background.ts';
 
@@ -76,6 +78,13 @@ const WORKER_CHECKS: Record<string, (value: string) => Promise<void> | void> = {
     const privacy = new CallPrivacy(value as DataRetention);
     const [said] = privacy.ended([{ role: 'user', content: 'card 4111 1111 1111 1111' }]);
     expect(said!.content).toBe({ everything: 'card 4111 1111 1111 1111', redact_pii: 'card [card_number]', no_content: '' }[value]);
+  },
+  recording_consent: (value) => {
+    const consent = new RecordingConsent(value as RecordingConsentMode, true, null);
+    const spoken: string[] = [];
+    const holds = consent.before(async (text) => void spoken.push(text), () => {});
+    expect(spoken).toHaveLength(value === 'none' ? 0 : 1);
+    expect(holds).toBe(value === 'ask');
   },
   background_sound: async (value) => {
     expect(isAmbientSound(value)).toBe(true);

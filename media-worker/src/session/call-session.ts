@@ -23,6 +23,7 @@ import { BeepDetector, VoicemailClassifier, transcriptLooksLikeVoicemail } from 
 import { CallerSilence, tapVad } from './vad-tap.ts';
 import { type GreetingAudio, synthesizeAhead } from './greeting-audio.ts';
 import { CallPrivacy } from './privacy.ts';
+import { RecordingConsent } from './recording-consent.ts';
 
 export interface CallModels {
   stt: agentsStt.STT;
@@ -90,6 +91,8 @@ export class CallSession {
   readonly config: CallConfig;
   /** What the reports and logs may carry of the conversation (the call's data retention). */
   readonly privacy: CallPrivacy;
+  /** The agent's recording consent: said before anything else; `ask` holds the recording for the caller's yes. */
+  readonly consent: RecordingConsent;
   readonly variables: Record<string, unknown>;
   readonly ended: Promise<EndedReport>;
   endReason: EndReason | null = null;
@@ -147,6 +150,7 @@ export class CallSession {
     // Before the AgentSession is made: its loggers are taken from the framework's when it is constructed.
     this.privacy.guardFrameworkLogs();
     const { agent, call } = opts.config;
+    this.consent = new RecordingConsent(agent.recording_consent, opts.config.recording.enabled && this.privacy.mode !== 'no_content', agent.recording_consent_message);
     this.variables = mergeVariables(agent.dynamic_variables, call.variables);
     this.turnMetrics = new TurnMetrics(opts.metrics, opts.labels, call.type);
     const llmLabels = { provider: opts.labels.llm.provider, model: opts.labels.llm.model, call_type: call.type };
@@ -332,6 +336,8 @@ export class CallSession {
 
   #sayFirstMessage(): void {
     if (this.#firstMessageSaid || this.endReason) return;
+    // Recording consent goes before anything else the agent says; a question holds the first message for its answer.
+    if (this.consent.before((text) => this.session.say(text, { allowInterruptions: false }).waitForPlayout(), () => this.#sayFirstMessage())) return;
     this.#firstMessageSaid = true;
     const text = this.render(this.config.agent.first_message);
     const greeting = this.#greeting;
@@ -374,6 +380,11 @@ export class CallSession {
   /** Decides whether a completed user turn gets an LLM reply. */
   async #beforeReply(text: string): Promise<boolean> {
     if (this.endReason || this.#voicemailLeaving) return false;
+    if (this.consent.pending) {
+      // The answer to the recording question: no LLM reply; the first message follows it.
+      this.#log.info({ call_id: this.config.call.id, verdict: this.consent.answer(text) }, 'recording consent answered');
+      return false;
+    }
     if (this.config.call.type !== 'outbound' || this.#openingOver) return true;
     const words = text.trim().split(/\s+/).filter(Boolean).length;
     if (!this.#greetingDone) {
@@ -628,6 +639,7 @@ export class CallSession {
     this.#greeting = null;
     this.#humanPending = null;
     if (this.#transcriptTimer) clearTimeout(this.#transcriptTimer);
+    this.consent.close();
     this.#log.info({ call_id: this.config.call.id, end_reason: reason }, 'call ending');
     // The session's close drains speech, STT and audio I/O; a stuck part must not keep the line open (the
     // hang-up below is what the callee hears), so the wait for it is bounded.
@@ -654,6 +666,7 @@ export class CallSession {
       messages: this.privacy.ended(this.messages()),
       usage: this.turnMetrics.usageReport(),
       latency: this.turnMetrics.summary(),
+      recording_consent: this.consent.result,
       ...(reason === 'error' && this.#error ? { error: this.#error.slice(0, 500) } : {}),
     } as EndedReport;
     const seq = this.#opts.reporter?.ended(report) ?? 0;

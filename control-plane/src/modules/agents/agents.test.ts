@@ -55,6 +55,8 @@ describe('POST /v1/agents', () => {
       emotions: false,
       job_description: null,
       data_retention: null,
+      recording_consent: 'none',
+      recording_consent_message: null,
       metadata: {},
       created_at: expect.any(String),
       updated_at: expect.any(String),

@@ -14,7 +14,7 @@ import {
   TranscriptReport,
 } from '../../../../schemas/internal.ts';
 import { emitEvent } from '../events/emit.ts';
-import { getCallById, liveCallInRoom, noteReport, recordReport, retentionOfCall, setPartialMessages, setRecordingKey, type CallRow } from './queries.ts';
+import { getCallById, liveCallInRoom, noteReport, recordReport, retentionOfCall, setPartialMessages, setRecordingConsent, setRecordingKey, type CallRow } from './queries.ts';
 import { retainMessages } from '../../../../shared/privacy.ts';
 import { completeConversation, finishCall, isFinal, markStarted } from './lifecycle.ts';
 import { resolveCallConfig } from './service.ts';
@@ -120,6 +120,7 @@ export const internalCallRoutes = [
       const call = await claim(db, params.call_id, body.seq, 'ended');
       if (!call) return ack(true);
       const messages = retainMessages(await retentionOfCall(db, call.id), body.messages);
+      if (body.recording_consent) await setRecordingConsent(db, call.id, body.recording_consent);
       if (isFinal(call.status)) {
         // Stopped: the stop fixed the end; the report only brings the conversation.
         if (call.awaiting_report) await completeConversation(db, services, call.id, { messages, latency: body.latency, usage: body.usage });
@@ -174,6 +175,8 @@ export const internalCallRoutes = [
       if (!call) throw notFound('Call');
       // A worker that records anyway (an older version, a stale config) stores nothing for a `no_content` call.
       if ((await retentionOfCall(services.sql, call.id)) === 'no_content') throw forbidden('Recording is off for this call: its data retention is no_content');
+      // The caller said no (the worker reports it with the end of the call, before it uploads).
+      if (call.recording_consent === 'declined') throw forbidden('Recording is off for this call: the caller did not consent');
       const format = ctx.is('audio/ogg', 'audio/opus') ? 'ogg' : 'wav';
       const storage = recordingStorage(services);
       let key: string;

@@ -156,6 +156,8 @@ describe('redact_pii', () => {
   it("an agent's own everything wins over the workspace's redact_pii", async () => {
     const id = await runCall(await agent({ data_retention: 'everything' }));
     expect((await callRow(id)).messages).toContain(CARD);
+    // Its analysis is done before the next test counts the model's requests.
+    await expect.poll(async () => (await callRow(id)).analysis_status, { timeout: 20_000 }).toBe('completed');
   });
 });
 
@@ -192,5 +194,34 @@ describe('no_content', () => {
     });
     expect(upload.status).toBe(403);
     expect((await tp.sql`select recording_key from calls where id = ${id}`)[0]!.recording_key).toBeNull();
+  });
+});
+
+describe('recording consent', () => {
+  const ended = (id: string, consent: string) =>
+    report(id, 'ended', { seq: 1, end_reason: 'user_hangup', ended_at: new Date().toISOString(), duration_seconds: 30, messages: [], usage: USAGE, latency: NO_LATENCY, recording_consent: consent });
+  const upload = (id: string) =>
+    fetch(`${tp.url}/v1/recordings/${id}/upload`, { method: 'PUT', headers: { authorization: `Bearer ${tp.capability(id)}`, 'content-type': 'audio/wav' }, body: new Uint8Array(64) });
+
+  it('the agent says which consent to ask; the call record says which applied; a declined call stores no recording', async () => {
+    await tp.request('patch', '/v1/workspace', { key: org.key, body: { settings: { data_retention: 'everything' } } });
+    expect((await tp.request('post', '/v1/agents', { key: org.key, body: { name: 'x', llm_id: modelId, recording_consent: 'always' } })).status).toBe(422);
+    const agentId = await agent({ enable_recording: true, recording_consent: 'ask', recording_consent_message: 'May we record this call?' });
+    const got = await tp.request('get', `/v1/agents/${agentId}`, { key: org.key });
+    expect(got.body).toMatchObject({ recording_consent: 'ask', recording_consent_message: 'May we record this call?' });
+    const plain = await tp.request('get', `/v1/agents/${await agent()}`, { key: org.key });
+    expect(plain.body).toMatchObject({ recording_consent: 'none', recording_consent_message: null });
+
+    const accepted = await liveCall(agentId);
+    expect((await getConfig(accepted)).body.agent).toMatchObject({ recording_consent: 'ask', recording_consent_message: 'May we record this call?' });
+    expect((await tp.request('get', `/v1/calls/${accepted}`, { key: org.key })).body.recording_consent).toBeNull();
+    expect((await ended(accepted, 'accepted')).status).toBe(200);
+    expect((await upload(accepted)).status).toBe(204);
+    expect((await tp.request('get', `/v1/calls/${accepted}`, { key: org.key })).body).toMatchObject({ recording_consent: 'accepted', recording_url: expect.any(String) });
+
+    const declined = await liveCall(agentId);
+    expect((await ended(declined, 'declined')).status).toBe(200);
+    expect((await upload(declined)).status).toBe(403);
+    expect((await tp.request('get', `/v1/calls/${declined}`, { key: org.key })).body).toMatchObject({ recording_consent: 'declined', recording_url: null });
   });
 });

@@ -36,6 +36,8 @@ export interface CallRow {
   usage: Record<string, unknown> | null;
   cost_cents: number | null;
   recording_key: string | null;
+  /** Which recording consent applied (the worker's ended report); null before it. */
+  recording_consent: 'none' | 'announced' | 'accepted' | 'declined' | null;
   last_seq: number;
   awaiting_report: boolean;
   /** call.ended is held for the analysis (lifecycle.ts, releaseEndedEvent). */
@@ -159,6 +161,11 @@ export async function getRecordingKey(db: Db, callId: string): Promise<string | 
 
 export async function setRecordingKey(db: Db, callId: string, key: string): Promise<void> {
   await db`update calls set recording_key = ${key}, updated_at = now() where id = ${callId}`;
+}
+
+/** Which recording consent applied to the call, as its worker reports with the end. */
+export async function setRecordingConsent(db: Db, callId: string, consent: NonNullable<CallRow['recording_consent']>): Promise<void> {
+  await db`update calls set recording_consent = ${consent} where id = ${callId}`;
 }
 
 /** A worker report was applied: its seq and the worker's last sign of life. */

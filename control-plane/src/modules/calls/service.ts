@@ -55,6 +55,7 @@ export async function callView(services: Services, row: CallRow) {
     end_reason: row.end_reason,
     outcome: row.outcome,
     recording_url: row.recording_key ? await recordingUrl(services, row.id, row.recording_key) : null,
+    recording_consent: row.recording_consent ?? null,
     // `messages` is the conversation once the call has ended; `transcript` is its deprecated mirror.
     transcript: ended ? messages : null,
     messages: ended ? messages : null,
