@@ -408,7 +408,8 @@ export class CallSession {
       }
       this.#clearGreetingTimer();
       this.#greetingDone = true;
-      if (this.render(this.config.agent.first_message)) {
+      // A recording consent sentence goes where the first message would, even without one.
+      if (this.render(this.config.agent.first_message) || this.consent.mode !== 'none') {
         this.#sayFirstMessage();
         return false;
       }
@@ -457,7 +458,8 @@ export class CallSession {
     this.#log.info({ call_id: this.config.call.id, quiet_ms: quiet }, 'outbound opening: a person answered');
     this.#clearGreetingTimer();
     this.#greetingDone = true;
-    if (this.render(this.config.agent.first_message)) {
+    // A recording consent sentence goes where the first message would, even without one.
+    if (this.render(this.config.agent.first_message) || this.consent.mode !== 'none') {
       this.#sayFirstMessage();
       return;
     }
