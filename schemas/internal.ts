@@ -72,7 +72,19 @@ export type InternalCall = Static<typeof InternalCall>;
 
 /** Every behaviour field of the spec's Agent (schemas/agents.ts), with its id and name. */
 export const InternalAgent = Type.Object(
-  { id: Type.String(), name: Type.String(), ...agentBehaviour, transcriber: Transcriber, tts: Tts, turn_taking: TurnTaking },
+  {
+    id: Type.String(),
+    name: Type.String(),
+    ...agentBehaviour,
+    transcriber: Transcriber,
+    tts: Tts,
+    turn_taking: TurnTaking,
+    // Optional for a worker newer than its control plane: without them, no consent step and nothing withheld
+    // (the call's own `data_retention` below is what the worker applies).
+    data_retention: Type.Optional(agentBehaviour.data_retention),
+    recording_consent: Type.Optional(agentBehaviour.recording_consent),
+    recording_consent_message: Type.Optional(agentBehaviour.recording_consent_message),
+  },
   { title: 'InternalAgent' },
 );
 export type InternalAgent = Static<typeof InternalAgent>;

@@ -148,7 +148,7 @@ export class CallSession {
     this.config = opts.config;
     this.privacy = new CallPrivacy(opts.config.data_retention);
     // Before the AgentSession is made: its loggers are taken from the framework's when it is constructed.
-    this.privacy.guardFrameworkLogs();
+    this.privacy.guardFrameworkOutput();
     const { agent, call } = opts.config;
     this.consent = new RecordingConsent(agent.recording_consent, opts.config.recording.enabled && this.privacy.mode !== 'no_content', agent.recording_consent_message);
     this.variables = mergeVariables(agent.dynamic_variables, call.variables);

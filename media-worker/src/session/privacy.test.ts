@@ -79,7 +79,7 @@ describe('CallPrivacy', () => {
     const { logger, lines } = captureLogger();
     g[key] = logger;
     try {
-      new CallPrivacy('redact_pii').guardFrameworkLogs();
+      new CallPrivacy('redact_pii').guardFrameworkOutput();
       log().info({ 'lk.pii.new_transcript': `my card is ${CARD}`, transcriptConfidence: 0.9 }, 'starting preemptive generation');
       log().child({ component: 'activity' }).info({ 'lk.pii.user_input': CARD, 'lk.pii.chat_ctx': { items: [CARD] } }, 'user input');
       expect(lines).toHaveLength(2);

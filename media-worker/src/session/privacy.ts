@@ -2,11 +2,13 @@
 // the conversation. The worker applies it before anything leaves it; the control plane applies it again.
 //
 // The agents framework logs what callers say under `lk.pii.*` fields ("starting preemptive generation" carries
-// the transcript at info level). A job process serves one call, so once the call's mode is known the
-// framework's process-wide logger is swapped for a child that rewrites those fields.
+// the transcript at info level), and puts it on its spans. A job process serves one call, so once the call's
+// mode is known the framework's process-wide logger is swapped for a child that rewrites those fields, and the
+// span exporter drops them.
 import type { Logger } from 'pino';
 import type { EndedMessage, TranscriptReport } from '../../../schemas/internal.ts';
 import { DEFAULT_DATA_RETENTION, retainMessages, retainText, type DataRetention } from '../../../shared/privacy.ts';
+import { withholdConversation } from '../../../shared/tracing.ts';
 
 /** The framework's logger, kept process-wide under this symbol (@livekit/agents, log_core). */
 const FRAMEWORK_LOGGER = Symbol.for('@livekit/agents:logger');
@@ -44,9 +46,13 @@ export class CallPrivacy {
     return out;
   }
 
-  /** Swaps the framework's logger for one that applies the mode to `lk.pii.*` fields (no-op for `everything`). */
-  guardFrameworkLogs(): void {
+  /**
+   * Swaps the framework's logger for one that applies the mode to `lk.pii.*` fields, and drops conversation
+   * content from exported spans (shared/tracing.ts). A no-op for `everything`.
+   */
+  guardFrameworkOutput(): void {
     if (this.mode === 'everything') return;
+    withholdConversation(true);
     const g = globalThis as unknown as Record<symbol, Logger | undefined>;
     const current = g[FRAMEWORK_LOGGER];
     if (!current) return;
