@@ -1,5 +1,6 @@
 import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, Metadata, type Static } from './common.ts';
 import { STT_DEFAULT_MODEL, STT_PROVIDERS, TTS_DEFAULTS, TTS_PROVIDERS } from '../shared/voices.ts';
+import { DATA_RETENTION_MODES } from '../shared/privacy.ts';
 import { BARGE_IN_MODES, DELAY_LIMITS, delaysFor, ENDPOINTING_MODES, TURN_DETECTIONS, TURN_TAKING_DEFAULTS } from '../shared/turn-taking.ts';
 
 // The one definition of an agent's configuration. The public API (create, update, read), the web call
@@ -10,6 +11,15 @@ import { BARGE_IN_MODES, DELAY_LIMITS, delaysFor, ENDPOINTING_MODES, TURN_DETECT
 /** Ambient loops of `background_sound`; each has a file in media-worker/assets. */
 export const BackgroundSounds = ['office', 'cafe', 'call_center', 'restaurant', 'static'] as const;
 export type BackgroundSound = (typeof BackgroundSounds)[number];
+
+/** What a recording call says about being recorded (media-worker/src/session/recording-consent.ts). */
+export const RECORDING_CONSENT_MODES = ['none', 'announce', 'ask'] as const;
+export type RecordingConsentMode = (typeof RECORDING_CONSENT_MODES)[number];
+/** What is said when recording_consent_message is null. */
+export const RECORDING_CONSENT_DEFAULTS = {
+  announce: 'This call is recorded for quality and training purposes.',
+  ask: 'This call may be recorded for quality and training purposes. Is that okay with you?',
+} as const;
 
 /** Defaults of every optional agent field; the schema descriptions below quote them. */
 export const AGENT_DEFAULTS = {
@@ -33,6 +43,9 @@ export const AGENT_DEFAULTS = {
   background_sound: null,
   emotions: false,
   job_description: null,
+  data_retention: null,
+  recording_consent: 'none',
+  recording_consent_message: null,
   metadata: {},
 } as const satisfies Record<string, unknown>;
 const D = AGENT_DEFAULTS;
@@ -156,6 +169,29 @@ export const agentSettings = {
   background_sound: Type.Optional(Nullable(StringEnum(BackgroundSounds, { description: 'Ambient sound mixed under the agent; default null (none)' }))),
   emotions: Type.Optional(Type.Boolean({ description: 'Let the agent vary its tone with the conversation where the voice supports it; default false' })),
   job_description: Type.Optional(Nullable(Type.String({ maxLength: 10000, description: 'Prepended to the model\'s system prompt as a "# Role" block; default null' }))),
+  data_retention: Type.Optional(
+    Nullable(
+      StringEnum(DATA_RETENTION_MODES, {
+        description:
+          "What this agent's calls keep of the conversation, over the workspace's `data_retention`: `everything`; `redact_pii` (card numbers, SSNs, emails, phone numbers, dates of birth and addresses become [card_number], [ssn], [email], [phone], [date_of_birth], [address] in messages, analysis, webhooks and logs); `no_content` (no message text, analysis or recording: metadata and latency only). Default null: the workspace's setting",
+      }),
+    ),
+  ),
+  recording_consent: Type.Optional(
+    StringEnum(RECORDING_CONSENT_MODES, {
+      description:
+        "On calls that record (enable_recording): `none` says nothing; `announce` plays recording_consent_message before anything else the agent says; `ask` asks it as a question, and the recording starts only when the caller answers yes (no, an unclear answer or none within 10 s leave it off for that call). The call's `recording_consent` says which applied. Default 'none'",
+    }),
+  ),
+  recording_consent_message: Type.Optional(
+    Nullable(
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        description: `The announcement or question of recording_consent; null uses "${RECORDING_CONSENT_DEFAULTS.announce}" (announce) or "${RECORDING_CONSENT_DEFAULTS.ask}" (ask). Default null`,
+      }),
+    ),
+  ),
   metadata: Type.Optional(Metadata({ description: 'Free-form key/value pairs; default {}' })),
 };
 
@@ -182,6 +218,9 @@ const agentExample = {
   background_sound: null,
   emotions: false,
   job_description: 'Receptionist of a dental clinic.',
+  data_retention: null,
+  recording_consent: 'none',
+  recording_consent_message: null,
   metadata: {},
   created_at: '2025-01-15T09:30:00Z',
   updated_at: '2025-01-15T09:30:00Z',
@@ -211,6 +250,9 @@ export const agentBehaviour = {
   background_sound: Nullable(StringEnum(BackgroundSounds)),
   emotions: Type.Boolean(),
   job_description: Nullable(Type.String()),
+  data_retention: Nullable(StringEnum(DATA_RETENTION_MODES)),
+  recording_consent: StringEnum(RECORDING_CONSENT_MODES),
+  recording_consent_message: Nullable(Type.String()),
   metadata: Metadata(),
 };
 

@@ -3,6 +3,9 @@ import { agentSettings } from './agents.ts';
 
 export const CALL_STATUSES = ['queued', 'initiated', 'in_progress', 'completed', 'failed'] as const;
 export const CALL_TYPES = ['web', 'outbound', 'inbound'] as const;
+/** Which recording consent applied to a call (the agent's recording_consent, and the caller's answer). */
+export const RECORDING_CONSENT_RESULTS = ['none', 'announced', 'accepted', 'declined'] as const;
+export type RecordingConsentResult = (typeof RECORDING_CONSENT_RESULTS)[number];
 
 const LatencyStat = Type.Object(
   {
@@ -42,6 +45,12 @@ export const Call = Type.Object(
     end_reason: Nullable(Type.String({ examples: ['api_stop', 'user_hangup', 'silence_timeout', 'max_duration'] })),
     outcome: Nullable(Type.String()),
     recording_url: Nullable(Type.String({ description: 'Signed URL valid 4 hours; fetch the call again for a fresh one' })),
+    recording_consent: Nullable(
+      StringEnum(RECORDING_CONSENT_RESULTS, {
+        description:
+          "Which recording consent applied: `none` (nothing said, or the call did not record), `announced` (the agent's announcement played), `accepted` or `declined` (the agent asked; the recording ran only after a yes). Null until the call's worker reports it",
+      }),
+    ),
     transcript: Nullable(Type.Array(Message, { description: 'Deprecated: use messages' })),
     messages: Nullable(Type.Array(Message, { description: 'Full conversation; populated after the call ends' })),
     ai_summary: Nullable(Type.String()),
@@ -91,6 +100,7 @@ export const Call = Type.Object(
         end_reason: 'api_stop',
         outcome: 'appointment_booked',
         recording_url: null,
+        recording_consent: 'none',
         transcript: [{ role: 'agent', content: 'Hello Ada, how can I help?' }],
         messages: [{ role: 'agent', content: 'Hello Ada, how can I help?' }],
         ai_summary: 'The caller booked an appointment for Tuesday.',

@@ -3,10 +3,12 @@
 // Responses are what the control plane sends (no `additionalProperties: false`, so the control plane can add
 // fields without breaking running workers); worker reports are strict.
 import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, type Static } from './common.ts';
+import { RECORDING_CONSENT_RESULTS } from './calls.ts';
 import { agentBehaviour, Transcriber as AgentTranscriber, Tts as AgentTts, TurnTaking as AgentTurnTaking } from './agents.ts';
 import { LlmProviders } from './models.ts';
 import type { CallLatency as SharedCallLatency } from '../shared/latency.ts';
 import type { ProviderKeys as SharedProviderKeys } from '../shared/providers.ts';
+import { DATA_RETENTION_MODES } from '../shared/privacy.ts';
 
 // ---- Speech and model providers --------------------------------------------------------------------------
 // The agent's fields and enums come from the public schema (schemas/agents.ts, schemas/models.ts): one
@@ -77,7 +79,19 @@ export type InternalCall = Static<typeof InternalCall>;
 
 /** Every behaviour field of the spec's Agent (schemas/agents.ts), with its id and name. */
 export const InternalAgent = Type.Object(
-  { id: Type.String(), name: Type.String(), ...agentBehaviour, transcriber: Transcriber, tts: Tts, turn_taking: TurnTaking },
+  {
+    id: Type.String(),
+    name: Type.String(),
+    ...agentBehaviour,
+    transcriber: Transcriber,
+    tts: Tts,
+    turn_taking: TurnTaking,
+    // Optional for a worker newer than its control plane: without them, no consent step and nothing withheld
+    // (the call's own `data_retention` below is what the worker applies).
+    data_retention: Type.Optional(agentBehaviour.data_retention),
+    recording_consent: Type.Optional(agentBehaviour.recording_consent),
+    recording_consent_message: Type.Optional(agentBehaviour.recording_consent_message),
+  },
   { title: 'InternalAgent' },
 );
 export type InternalAgent = Static<typeof InternalAgent>;
@@ -167,6 +181,12 @@ export const CallConfig = Type.Object(
     recording: RecordingConfig,
     // Optional for a worker newer than its control plane; without it the worker refuses every transfer.
     destination_policy: Type.Optional(InternalDestinationPolicy),
+    // Optional for a worker newer than its control plane (which knows no such setting: everything is kept).
+    data_retention: Type.Optional(
+      StringEnum(DATA_RETENTION_MODES, {
+        description: "The call's data retention (the agent's, else the workspace's): what the worker may report and log of the conversation (shared/privacy.ts)",
+      }),
+    ),
   },
   { title: 'CallConfig' },
 );
@@ -263,10 +283,13 @@ export const EndedReport = Strict(
     usage: CallUsage,
     latency: CallLatency,
     error: Type.Optional(Type.String({ description: 'Short description when end_reason is error' })),
+    recording_consent: Type.Optional(StringEnum(RECORDING_CONSENT_RESULTS, { description: 'Which recording consent applied (media-worker/src/session/recording-consent.ts)' })),
   },
   { title: 'EndedReport' },
 );
 export type EndedReport = Static<typeof EndedReport>;
+export type { RecordingConsentMode } from './agents.ts';
+export type { RecordingConsentResult } from './calls.ts';
 
 export const ReportAck = Type.Object(
   { ok: Type.Boolean(), duplicate: Type.Boolean({ description: 'true when this seq was already applied' }) },

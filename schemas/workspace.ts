@@ -1,5 +1,6 @@
 import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, type Static } from './common.ts';
 import { DEFAULT_BLOCKED_NUMBER_TYPES, NUMBER_TYPES } from '../shared/destination-policy.ts';
+import { DATA_RETENTION_MODES } from '../shared/privacy.ts';
 
 const example = {
   id: '5b0c7e1a-2f3d-4a5b-8c9d-0e1f2a3b4c5d',
@@ -9,6 +10,8 @@ const example = {
     default_webhook_id: null,
     default_agent_id: '3f9a1c2e-5b7d-4e8f-9a0b-1c2d3e4f5a6b',
     destination_policy: { allowed_countries: null, blocked_number_types: [...DEFAULT_BLOCKED_NUMBER_TYPES], allowed_sip_hosts: [] },
+    data_retention: 'everything',
+    retain_days: null,
   },
   limits: { max_calls_per_day: 1000, kb_token_budget: 1000000, max_concurrent_calls: 10, daily_spend_cap_cents: 10000 },
   created_at: '2025-01-15T09:30:00Z',
@@ -23,6 +26,14 @@ const SipHost = Type.String({
   description: 'A host name or IP address; *.example.com also matches its subdomains',
 });
 const NumberType = StringEnum(NUMBER_TYPES);
+const privacyDescriptions = {
+  data_retention:
+    "What calls keep of the conversation; an agent's own `data_retention` wins. `everything` (the default); `redact_pii`: card numbers (Luhn-checked), SSNs, emails, phone numbers, dates of birth and street addresses, written or spoken, become [card_number], [ssn], [email], [phone], [date_of_birth], [address] in messages, the analysis, webhook payloads and logs, before anything is stored or sent; `no_content`: no message text, analysis or recording is stored or sent, only metadata and latency",
+  retain_days:
+    "Days a call's content (messages, analysis text, recording, and the events that carry them) is kept after the call was created; an hourly job deletes it after that and keeps the call's metadata (audited as `call.content_deleted`). null (the default) keeps it",
+};
+const RetainDays = Type.Integer({ minimum: 1, maximum: 3650 });
+
 const policyDescriptions = {
   allowed_countries:
     'Countries whose numbers outbound calls and transfers may reach; null (the default) means the countries of your own phone numbers',
@@ -45,6 +56,8 @@ export const WorkspaceSettings = Type.Object(
     default_webhook_id: Nullable(Uuid({ description: 'Webhook meant for the events of calls whose agent has none. Every webhook subscribed to an event receives it; this never takes an event from another' })),
     default_agent_id: Nullable(Uuid({ description: 'Agent that answers inbound calls to numbers with no agent routing of their own' })),
     destination_policy: DestinationPolicy,
+    data_retention: StringEnum(DATA_RETENTION_MODES, { description: privacyDescriptions.data_retention }),
+    retain_days: Nullable(Type.Integer({ minimum: 1, description: privacyDescriptions.retain_days })),
   },
   { title: 'WorkspaceSettings', additionalProperties: false },
 );
@@ -98,6 +111,8 @@ export const UpdateWorkspace = Type.Object(
               { description: 'Only the fields given change' },
             ),
           ),
+          data_retention: Type.Optional(StringEnum(DATA_RETENTION_MODES, { description: privacyDescriptions.data_retention })),
+          retain_days: Type.Optional(Nullable({ ...RetainDays, description: `${privacyDescriptions.retain_days}; 1 to 3650, null keeps content` })),
         },
         { description: 'Only the settings given change' },
       ),

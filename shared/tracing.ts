@@ -7,7 +7,7 @@
 import { type Context, type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { BatchSpanProcessor, NodeTracerProvider, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
 export { SpanKind, SpanStatusCode, context, trace, type Context, type Span };
@@ -17,6 +17,52 @@ export interface Tracing {
   /** Exports what is buffered (a job process calls it before it exits). */
   flush(): Promise<void>;
   shutdown(): Promise<void>;
+}
+
+// ---- Conversation content in spans --------------------------------------------------------------------------
+// The agents framework puts what callers and the model say on its spans: attributes with a `pii` segment
+// (`lk.pii.user_input`), the GenAI content attributes (`gen_ai.input.messages`...) and message events. For a
+// call whose data retention keeps no raw text (shared/privacy.ts), the worker turns `withholdConversation` on
+// and the exporter drops those before they leave the process.
+
+let withholding = false;
+
+/** Drop conversation content from the spans exported from now on (a job process serves one call). */
+export function withholdConversation(on: boolean): void {
+  withholding = on;
+}
+
+/** GenAI attributes that are metadata (models, token counts, settings); every other `gen_ai.*` may hold content. */
+const GEN_AI_METADATA = /^gen_ai\.(usage|request|response|operation|provider|system$|agent\.name$)/;
+
+export function isConversationAttribute(key: string): boolean {
+  return /(^|\.)pii(\.|$)/i.test(key) || (key.startsWith('gen_ai.') && !GEN_AI_METADATA.test(key));
+}
+
+function withoutConversation(span: ReadableSpan): ReadableSpan {
+  const keep = (attrs: ReadableSpan['attributes']) => Object.fromEntries(Object.entries(attrs).filter(([k]) => !isConversationAttribute(k)));
+  // The span itself stays intact (other processors may hold it); the exporter gets a view without the content.
+  return Object.create(span, {
+    attributes: { value: keep(span.attributes) },
+    events: { value: span.events.filter((e) => !e.name.startsWith('gen_ai.')).map((e) => (e.attributes ? { ...e, attributes: keep(e.attributes) } : e)) },
+  }) as ReadableSpan;
+}
+
+/** Wraps an exporter: while withholding, spans go out without conversation content. */
+export class WithholdingExporter implements SpanExporter {
+  readonly #inner: SpanExporter;
+  constructor(inner: SpanExporter) {
+    this.#inner = inner;
+  }
+  export(spans: ReadableSpan[], done: Parameters<SpanExporter['export']>[1]): void {
+    this.#inner.export(withholding ? spans.map(withoutConversation) : spans, done);
+  }
+  shutdown(): Promise<void> {
+    return this.#inner.shutdown();
+  }
+  forceFlush(): Promise<void> {
+    return this.#inner.forceFlush?.() ?? Promise.resolve();
+  }
 }
 
 const off: Tracing = { provider: null, flush: async () => {}, shutdown: async () => {} };
@@ -36,7 +82,7 @@ export function initTracing(defaultServiceName: string, env: NodeJS.ProcessEnv =
   const resource = defaultResource()
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: defaultServiceName }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(), { scheduledDelayMillis: 1000 })] });
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new WithholdingExporter(new OTLPTraceExporter()), { scheduledDelayMillis: 1000 })] });
   // Global provider, AsyncLocalStorage context manager, W3C trace context and baggage propagators.
   provider.register();
   current = {

@@ -11,7 +11,7 @@ export function baseConfigForBench(id: string): CallConfig {
       tts: { provider: 'local', voice_id: 'en-us', model: 'espeak-ng' }, first_message: null, end_call_phrases: ['goodbye'],
       max_duration_seconds: 24 * 3600, interruption_sensitivity: 0.5, silence_timeout_seconds: 24 * 3600, enable_recording: false,
       language: 'en-US', dynamic_variables: {}, voicemail_detection: false, voicemail_message: null, responsiveness: 1, speed: 1,
-      background_sound: null, emotions: false, job_description: null, metadata: {},
+      background_sound: null, emotions: false, job_description: null, data_retention: null, recording_consent: 'none', recording_consent_message: null, metadata: {},
       // Pinned (not the API's defaults) so the benchmark's baseline does not move when the defaults do.
       turn_taking: { detection: 'model', endpointing: 'fixed', ...delaysFor(1), preemptive_generation: true, ignore_backchannels: false, barge_in: 'words' },
     },

@@ -13,6 +13,10 @@ import { STT_DEFAULT_MODEL, TTS_DEFAULTS, type SttProvider, type TtsProvider } f
 import { createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { pausesOnOnset, turnHandlingFor } from './session/mappings.ts';
 import type { TurnTaking } from '../../shared/turn-taking.ts';
+import { CallPrivacy } from './session/privacy.ts';
+import { RecordingConsent } from './session/recording-consent.ts';
+import type { RecordingConsentMode } from '../../schemas/agents.ts';
+import type { DataRetention } from '../../shared/privacy.ts';
 import { ambientFrames, ambientPath, isAmbientSound, readWav, type AmbientSound } from './session/background.ts';
 
 /** Every `enum` (and union of literals) in a JSON schema, by dotted property path. */
@@ -69,6 +73,18 @@ const WORKER_CHECKS: Record<string, (value: string) => Promise<void> | void> = {
     // sound: the call's own); 'words' waits for a word.
     expect(h.interruption).toMatchObject(value === 'words' ? { minWords: 1 } : { minWords: 0, resumeFalseInterruption: true });
     expect(pausesOnOnset(0.5, turn_taking)).toBe(value === 'pause');
+  },
+  data_retention: (value) => {
+    const privacy = new CallPrivacy(value as DataRetention);
+    const [said] = privacy.ended([{ role: 'user', content: 'card 4111 1111 1111 1111' }]);
+    expect(said!.content).toBe({ everything: 'card 4111 1111 1111 1111', redact_pii: 'card [card_number]', no_content: '' }[value]);
+  },
+  recording_consent: (value) => {
+    const consent = new RecordingConsent(value as RecordingConsentMode, true, null);
+    const spoken: string[] = [];
+    const holds = consent.before(async (text) => void spoken.push(text), () => {});
+    expect(spoken).toHaveLength(value === 'none' ? 0 : 1);
+    expect(holds).toBe(value === 'ask');
   },
   background_sound: async (value) => {
     expect(isAmbientSound(value)).toBe(true);

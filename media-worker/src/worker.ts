@@ -252,16 +252,27 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   call.turnMetrics.onTurn((t) => void publishTurnMetrics(room, t, logger));
 
   // Both sides of the call, mixed into one WAV and uploaded to the session config's URL with the call's capability.
-  const recorder =
-    config.recording.enabled && config.recording.upload_url
-      ? await RoomRecorder.start({ room, callId, callType: config.call.type, uploadUrl: config.recording.upload_url, ...(capability ? { capability } : {}), logger })
-      : null;
+  // A `no_content` call keeps no recording, even if a control plane that does not know the mode asked for one.
+  const uploadUrl = call.privacy.mode !== 'no_content' && config.recording.enabled ? config.recording.upload_url : undefined;
+  const startRecorder = (url: string) => RoomRecorder.start({ room, callId, callType: config.call.type, uploadUrl: url, ...(capability ? { capability } : {}), logger });
+  // Recording consent `ask`: the recorder starts on the caller's yes, or never (session/recording-consent.ts).
+  const recorder: Promise<RoomRecorder | null> = !uploadUrl
+    ? Promise.resolve(null)
+    : call.consent.waitsForAnswer
+      ? call.consent.allowed
+          .then((yes) => (yes && !call.endReason ? startRecorder(uploadUrl) : null))
+          .catch((err: unknown) => {
+            logger.warn({ err: (err as Error).message }, 'recording start failed');
+            return null;
+          })
+      : startRecorder(uploadUrl);
+  if (!call.consent.waitsForAnswer) await recorder;
 
   ctx.addShutdownCallback(async () => {
     if (!call.endReason) await call.end('worker_shutdown');
     await call.ended;
     await reporter.flush();
-    await recorder?.finish();
+    await (await recorder)?.finish();
   });
 
   timeline.mark('session_built');
@@ -297,7 +308,7 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   if (metrics instanceof PushMetricsSink) await metrics.flush();
   // The ended report must reach the control plane before the job process exits; the recording follows it.
   await reporter.flush();
-  await recorder?.finish();
+  await (await recorder)?.finish();
   return 'call ended';
 }
 

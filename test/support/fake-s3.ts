@@ -181,6 +181,11 @@ export async function startFakeS3(opts: { bucket?: string; region?: string } = {
       objects.set(key, { body, contentType });
       return send(res, 200, '', { etag: etag(body) });
     }
+    if (req.method === 'DELETE') {
+      // As S3: 204 whether or not the key existed.
+      objects.delete(key);
+      return send(res, 204);
+    }
     if (req.method === 'GET' || req.method === 'HEAD') {
       const obj = objects.get(key);
       if (!obj) throw new S3Error(404, 'NoSuchKey', 'The specified key does not exist.');

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from '../../control-plane/src/config.ts';
 import { startPlatform, type Platform } from '../../control-plane/src/platform.ts';
 import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
-import { createLogger } from '../../shared/logger.ts';
+import { createLogger, type Logger } from '../../shared/logger.ts';
 import { createTestDatabase } from './db.ts';
 import { mintCapability } from '../../control-plane/src/modules/calls/capability.ts';
 
@@ -35,7 +35,7 @@ export interface TestPlatform {
   close(): Promise<void>;
 }
 
-export async function startTestPlatform(overrides: Partial<Config> = {}): Promise<TestPlatform> {
+export async function startTestPlatform(overrides: Partial<Config> = {}, opts: { log?: Logger } = {}): Promise<TestPlatform> {
   const database = await createTestDatabase();
   const config = loadConfig(
     {},
@@ -57,7 +57,7 @@ export async function startTestPlatform(overrides: Partial<Config> = {}): Promis
       ...overrides,
     },
   );
-  const platform = await startPlatform(config, { log: createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent') });
+  const platform = await startPlatform(config, { log: opts.log ?? createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent') });
   let n = 0;
   const tp: TestPlatform = {
     platform,
@@ -102,8 +102,8 @@ afterAll(async () => {
 });
 
 /** Starts a platform for the current file and closes it after the file's tests. */
-export async function usePlatform(overrides: Partial<Config> = {}): Promise<TestPlatform> {
-  const tp = await startTestPlatform(overrides);
+export async function usePlatform(overrides: Partial<Config> = {}, opts: { log?: Logger } = {}): Promise<TestPlatform> {
+  const tp = await startTestPlatform(overrides, opts);
   live.add(tp);
   return tp;
 }

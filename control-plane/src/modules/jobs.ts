@@ -6,10 +6,11 @@ import { callQueues } from './calls/jobs.ts';
 import { dialQueues } from './calls/dial.ts';
 import { phoneNumberQueues } from './phone-numbers/jobs.ts';
 import { inboundWatchQueues } from './phone-numbers/unanswered.ts';
+import { retentionQueues } from './retention/jobs.ts';
 // Knowledge bases
 import { knowledgeQueues } from './knowledge-bases/jobs.ts';
 import { agentTestQueues } from './agent-tests/jobs.ts';
 
 export function queueDefinitions(services: Services): QueueDef<never>[] {
-  return [...webhookQueues(services), ...callQueues(services), ...knowledgeQueues(services), ...phoneNumberQueues(services), ...inboundWatchQueues(services), ...dialQueues(services), ...agentTestQueues(services)];
+  return [...webhookQueues(services), ...callQueues(services), ...knowledgeQueues(services), ...phoneNumberQueues(services), ...inboundWatchQueues(services), ...dialQueues(services), ...agentTestQueues(services), ...retentionQueues(services)];
 }

@@ -24,6 +24,8 @@ import { interimSoundsFinished } from './transcript-turn-detector.ts';
 import { BeepDetector, VoicemailClassifier, transcriptLooksLikeVoicemail } from './voicemail.ts';
 import { CallerSilence, tapVad } from './vad-tap.ts';
 import { type GreetingAudio, synthesizeAhead } from './greeting-audio.ts';
+import { CallPrivacy } from './privacy.ts';
+import { RecordingConsent } from './recording-consent.ts';
 
 export interface CallModels {
   stt: agentsStt.STT;
@@ -86,6 +88,10 @@ export class CallSession {
   /** Where each user turn's end-of-utterance time went (debug log). */
   readonly turnTrace: TurnTrace;
   readonly config: CallConfig;
+  /** What the reports and logs may carry of the conversation (the call's data retention). */
+  readonly privacy: CallPrivacy;
+  /** The agent's recording consent: said before anything else; `ask` holds the recording for the caller's yes. */
+  readonly consent: RecordingConsent;
   readonly variables: Record<string, unknown>;
   readonly ended: Promise<EndedReport>;
   endReason: EndReason | null = null;
@@ -142,7 +148,11 @@ export class CallSession {
     this.#opts = opts;
     this.#log = opts.logger;
     this.config = opts.config;
+    this.privacy = new CallPrivacy(opts.config.data_retention);
+    // Before the AgentSession is made: its loggers are taken from the framework's when it is constructed.
+    this.privacy.guardFrameworkOutput();
     const { agent, call } = opts.config;
+    this.consent = new RecordingConsent(agent.recording_consent, opts.config.recording.enabled && this.privacy.mode !== 'no_content', agent.recording_consent_message);
     this.variables = mergeVariables(agent.dynamic_variables, call.variables);
     this.turnMetrics = new TurnMetrics(opts.metrics, opts.labels, call.type);
     const llmLabels = { provider: opts.labels.llm.provider, model: opts.labels.llm.model, call_type: call.type };
@@ -334,6 +344,8 @@ export class CallSession {
 
   #sayFirstMessage(): void {
     if (this.#firstMessageSaid || this.endReason) return;
+    // Recording consent goes before anything else the agent says; a question holds the first message for its answer.
+    if (this.consent.before((text) => this.session.say(text, { allowInterruptions: false }).waitForPlayout(), () => this.#sayFirstMessage())) return;
     this.#firstMessageSaid = true;
     const text = this.render(this.config.agent.first_message);
     const greeting = this.#greeting;
@@ -368,7 +380,7 @@ export class CallSession {
     this.backchannelsIgnored++;
     if (isFinal) {
       this.backchannelFinalsIgnored++;
-      this.#log.debug({ call_id: this.config.call.id, text }, 'backchannel ignored');
+      this.#log.debug({ call_id: this.config.call.id, text: this.privacy.log(text) }, 'backchannel ignored');
     }
     return true;
   }
@@ -376,6 +388,11 @@ export class CallSession {
   /** Decides whether a completed user turn gets an LLM reply. */
   async #beforeReply(text: string): Promise<boolean> {
     if (this.endReason || this.#voicemailLeaving) return false;
+    if (this.consent.pending) {
+      // The answer to the recording question: no LLM reply; the first message follows it.
+      this.#log.info({ call_id: this.config.call.id, verdict: this.consent.answer(text) }, 'recording consent answered');
+      return false;
+    }
     if (this.config.call.type === 'inbound') return this.#inboundTurn(text);
     if (this.config.call.type !== 'outbound' || this.#openingOver) return true;
     const words = text.trim().split(/\s+/).filter(Boolean).length;
@@ -400,7 +417,8 @@ export class CallSession {
       }
       this.#clearGreetingTimer();
       this.#greetingDone = true;
-      if (this.render(this.config.agent.first_message)) {
+      // A recording consent sentence goes where the first message would, even without one.
+      if (this.render(this.config.agent.first_message) || this.consent.mode !== 'none') {
         this.#sayFirstMessage();
         return false;
       }
@@ -494,7 +512,8 @@ export class CallSession {
     this.#log.info({ call_id: this.config.call.id, quiet_ms: quiet }, 'outbound opening: a person answered');
     this.#clearGreetingTimer();
     this.#greetingDone = true;
-    if (this.render(this.config.agent.first_message)) {
+    // A recording consent sentence goes where the first message would, even without one.
+    if (this.render(this.config.agent.first_message) || this.consent.mode !== 'none') {
       this.#sayFirstMessage();
       return;
     }
@@ -633,7 +652,8 @@ export class CallSession {
       this.#transcriptTimer = null;
       if (this.endReason) return;
       this.#lastTranscriptAt = Date.now();
-      this.#opts.reporter?.transcript(this.messages().map(({ role, content }) => ({ role, content })).filter((m) => m.content));
+      const partial = this.privacy.partial(this.messages().map(({ role, content }) => ({ role, content })).filter((m) => m.content));
+      if (partial) this.#opts.reporter?.transcript(partial);
     }, wait);
   }
 
@@ -682,6 +702,7 @@ export class CallSession {
     this.#greeting = null;
     this.#humanPending = null;
     if (this.#transcriptTimer) clearTimeout(this.#transcriptTimer);
+    this.consent.close();
     this.#log.info({ call_id: this.config.call.id, end_reason: reason }, 'call ending');
     // The session's close drains speech, STT and audio I/O; a stuck part must not keep the line open (the
     // hang-up below is what the callee hears), so the wait for it is bounded.
@@ -705,9 +726,10 @@ export class CallSession {
       end_reason: reason,
       ended_at: new Date(endedAt).toISOString(),
       duration_seconds: this.startedAt ? Math.round((endedAt - this.startedAt) / 100) / 10 : 0,
-      messages: this.messages(),
+      messages: this.privacy.ended(this.messages()),
       usage: this.turnMetrics.usageReport(),
       latency: this.turnMetrics.summary(),
+      recording_consent: this.consent.result,
       ...(reason === 'error' && this.#error ? { error: this.#error.slice(0, 500) } : {}),
     } as EndedReport;
     const seq = this.#opts.reporter?.ended(report) ?? 0;

@@ -1,7 +1,7 @@
 // The internal API for media workers (docs/internal-api.md), the recording upload and the LiveKit webhook.
 // Every report is idempotent: (call_id, seq) is recorded in the same transaction as its effects and events.
 import { defineRoute, reply } from '../../http/route.ts';
-import { conflict, HttpError, notFound, unauthorized } from '../../http/errors.ts';
+import { conflict, forbidden, HttpError, notFound, unauthorized } from '../../http/errors.ts';
 import { CallParams } from '../../../../schemas/calls.ts';
 import { stableRecordingUrl } from './recording-routes.ts';
 import {
@@ -14,7 +14,8 @@ import {
   TranscriptReport,
 } from '../../../../schemas/internal.ts';
 import { emitEvent } from '../events/emit.ts';
-import { getCallById, liveCallInRoom, noteReport, recordReport, setPartialMessages, setRecordingKey, type CallRow } from './queries.ts';
+import { getCallById, liveCallInRoom, noteReport, recordReport, retentionOfCall, setPartialMessages, setRecordingConsent, setRecordingKey, type CallRow } from './queries.ts';
+import { retainMessages } from '../../../../shared/privacy.ts';
 import { completeConversation, finishCall, isFinal, markStarted } from './lifecycle.ts';
 import { resolveCallConfig } from './service.ts';
 import { recordingStorage } from './storage/index.ts';
@@ -87,14 +88,19 @@ export const internalCallRoutes = [
       if (!call) return ack(true);
       // A partial older than one already applied, or one after the end, is superseded: drop it quietly.
       if (isFinal(call.status) || body.seq < call.last_seq) return ack(false);
-      await setPartialMessages(db, call.id, body.messages);
+      // The call's data retention applies here too, whatever the worker did (shared/privacy.ts): a worker that
+      // does not know it must not get raw text stored or sent. A partial of a `no_content` call has nothing to say.
+      const mode = await retentionOfCall(db, call.id);
+      if (mode === 'no_content') return ack(false);
+      const messages = retainMessages(mode, body.messages);
+      await setPartialMessages(db, call.id, messages);
       await emitEvent(db, {
         orgId: call.org_id,
         type: 'transcript.partial',
         callId: call.id,
         agentId: call.agent_id,
         webhookUrl: call.webhook_url,
-        payload: { call_id: call.id, messages: body.messages },
+        payload: { call_id: call.id, messages },
       });
       return ack(false);
     },
@@ -114,16 +120,18 @@ export const internalCallRoutes = [
     handler: async ({ params, body, db, services }) => {
       const call = await claim(db, params.call_id, body.seq, 'ended');
       if (!call) return ack(true);
+      const messages = retainMessages(await retentionOfCall(db, call.id), body.messages);
+      if (body.recording_consent) await setRecordingConsent(db, call.id, body.recording_consent);
       if (isFinal(call.status)) {
         // Stopped: the stop fixed the end; the report only brings the conversation.
-        if (call.awaiting_report) await completeConversation(db, services, call.id, { messages: body.messages, latency: body.latency, usage: body.usage });
+        if (call.awaiting_report) await completeConversation(db, services, call.id, { messages, latency: body.latency, usage: body.usage });
         return ack(false);
       }
       await finishCall(db, services, call, {
         endReason: body.end_reason,
         endedAt: body.ended_at,
         durationSeconds: body.duration_seconds,
-        messages: body.messages,
+        messages,
         latency: body.latency,
         usage: body.usage,
       });
@@ -166,6 +174,10 @@ export const internalCallRoutes = [
     handler: async ({ params, services, ctx }) => {
       const call = await getCallById(services.sql, params.call_id);
       if (!call) throw notFound('Call');
+      // A worker that records anyway (an older version, a stale config) stores nothing for a `no_content` call.
+      if ((await retentionOfCall(services.sql, call.id)) === 'no_content') throw forbidden('Recording is off for this call: its data retention is no_content');
+      // The caller said no (the worker reports it with the end of the call, before it uploads).
+      if (call.recording_consent === 'declined') throw forbidden('Recording is off for this call: the caller did not consent');
       const format = ctx.is('audio/ogg', 'audio/opus') ? 'ogg' : 'wav';
       const storage = recordingStorage(services);
       let key: string;

@@ -9,7 +9,8 @@
 import type { Job, QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import { analyseCall, AnalysisError, type AnalysisResult } from './analysis.ts';
-import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, saveAnalysis, touchWorker } from './queries.ts';
+import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, retentionOfCall, saveAnalysis, touchWorker } from './queries.ts';
+import { retainMessages, retainText } from '../../../../shared/privacy.ts';
 import { ANALYZE_QUEUE, completeConversation, emitAnalyzed, END_EVENT_QUEUE, FINALIZE_QUEUE, failCall, finishCall, releaseEndedEvent } from './lifecycle.ts';
 import { purgeIdempotencyKeys } from './outbound.ts';
 
@@ -21,10 +22,18 @@ export { normaliseOutcome } from './analysis.ts';
 export async function runAnalysis(services: Services, job: Job<{ call_id: string }>): Promise<void> {
   const call = await getCallById(services.sql, job.data.call_id);
   if (!call || call.status !== 'completed' || call.analysis_status === 'completed' || call.analysis_status === 'skipped') return;
-  if (services.config.ANALYSIS_MODE === 'off') {
+  const mode = await retentionOfCall(services.sql, call.id);
+  const skip =
+    services.config.ANALYSIS_MODE === 'off'
+      ? 'post-call analysis is turned off (ANALYSIS_MODE=off)'
+      : // No text is kept, so none is sent to a model, and no summary is written.
+        mode === 'no_content'
+        ? 'the call keeps no content (data_retention no_content)'
+        : null;
+  if (skip) {
     // Not silently missing: the call says the analysis was not made, and why. Nothing left to wait for.
     await services.sql.begin(async (tx) => {
-      await markAnalysisSkipped(tx, call.id, 'post-call analysis is turned off (ANALYSIS_MODE=off)');
+      await markAnalysisSkipped(tx, call.id, skip);
       await releaseEndedEvent(tx, call.id);
     });
     return;
@@ -32,7 +41,8 @@ export async function runAnalysis(services: Services, job: Job<{ call_id: string
   await markAnalysisRunning(services.sql, call.id);
   let result: AnalysisResult;
   try {
-    result = await analyseCall(services, call);
+    // Stored messages already follow the mode; applied again in case it was changed since they were stored.
+    result = await analyseCall(services, { ...call, messages: retainMessages(mode, call.messages ?? []) });
   } catch (err) {
     const final = job.retryCount >= services.config.ANALYSIS_RETRY_LIMIT;
     services.log.warn({ err, call_id: call.id, attempt: job.retryCount + 1, final }, 'call analysis failed');
@@ -44,6 +54,9 @@ export async function runAnalysis(services: Services, job: Job<{ call_id: string
     if (final) return; // recorded on the call; nothing more to try
     throw err; // pg-boss retries with backoff
   }
+  // The model read redacted messages, but may still write personal data (a name spelled into a date, a number
+  // it reconstructed): its summary is redacted in turn.
+  result = { ...result, summary: retainText(mode, result.summary) };
   await services.sql.begin(async (tx) => {
     const row = await saveAnalysis(tx, call.id, result);
     if (!row) return;

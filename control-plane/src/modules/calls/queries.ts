@@ -1,6 +1,7 @@
 // SQL of the calls resource.
 import type { Db } from '../../db/types.ts';
 import type { AgentRow } from '../agents/queries.ts';
+import type { DataRetention } from '../../../../shared/privacy.ts';
 
 export interface CallRow {
   id: string;
@@ -35,6 +36,8 @@ export interface CallRow {
   usage: Record<string, unknown> | null;
   cost_cents: number | null;
   recording_key: string | null;
+  /** Which recording consent applied (the worker's ended report); null before it. */
+  recording_consent: 'none' | 'announced' | 'accepted' | 'declined' | null;
   last_seq: number;
   awaiting_report: boolean;
   /** call.ended is held for the analysis (lifecycle.ts, releaseEndedEvent). */
@@ -125,6 +128,16 @@ export async function reserveDailyCall(db: Db, orgId: string, publishable = fals
   return rows.length > 0;
 }
 
+/** The call's data retention: its agent's, else its organisation's (read each time: a change applies at once). */
+export async function retentionOfCall(db: Db, callId: string): Promise<DataRetention> {
+  const [row] = await db<{ mode: DataRetention }[]>`
+    select coalesce(a.data_retention, o.data_retention) as mode
+    from calls c join agents a on a.id = c.agent_id join orgs o on o.id = c.org_id
+    where c.id = ${callId}`;
+  // A call that does not exist keeps nothing.
+  return row?.mode ?? 'no_content';
+}
+
 /** Records a worker report's sequence number; false when that (call, seq) was applied before. */
 export async function recordReport(db: Db, callId: string, seq: number, kind: string): Promise<boolean> {
   const rows = await db`insert into call_reports (call_id, seq, kind) values (${callId}, ${seq}, ${kind}) on conflict do nothing returning seq`;
@@ -148,6 +161,11 @@ export async function getRecordingKey(db: Db, callId: string): Promise<string | 
 
 export async function setRecordingKey(db: Db, callId: string, key: string): Promise<void> {
   await db`update calls set recording_key = ${key}, updated_at = now() where id = ${callId}`;
+}
+
+/** Which recording consent applied to the call, as its worker reports with the end. */
+export async function setRecordingConsent(db: Db, callId: string, consent: NonNullable<CallRow['recording_consent']>): Promise<void> {
+  await db`update calls set recording_consent = ${consent} where id = ${callId}`;
 }
 
 /** A worker report was applied: its seq and the worker's last sign of life. */

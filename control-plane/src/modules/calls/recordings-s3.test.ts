@@ -9,6 +9,7 @@ import { startFakeS3, type FakeS3 } from '../../../../test/support/fake-s3.ts';
 import { Receiver } from '../../../../test/support/webhook-receiver.ts';
 import { recordingUploadUrl, signedUrl } from './recordings.ts';
 import { s3Client } from './storage/s3.ts';
+import { deleteRecording } from './storage/index.ts';
 
 let tp: TestPlatform;
 let s3: FakeS3;
@@ -165,5 +166,18 @@ describe('recordings in S3', () => {
     s3.failNext(0);
     expect((await upload(id, body, 'audio/wav')).status).toBe(204);
     expect(s3.objects.get(`recordings/${org.orgId}/${id}.wav`)?.body.equals(body)).toBe(true);
+  });
+
+  it('deletes a recording from S3 (the retention job), and a second delete is no error', async () => {
+    const id = await newCall();
+    expect((await upload(id, audio(2048), 'audio/wav')).status).toBe(204);
+    const [row] = await tp.sql`select recording_key from calls where id = ${id}`;
+    const key = row!.recording_key as string;
+    expect(s3.objects.has(`recordings/${org.orgId}/${id}.wav`)).toBe(true);
+    expect(await deleteRecording(tp.platform.services, key)).toBe(true);
+    expect(s3.objects.has(`recordings/${org.orgId}/${id}.wav`)).toBe(false);
+    expect(await deleteRecording(tp.platform.services, key)).toBe(true);
+    // A key of a bucket this deployment does not have is kept, not forgotten.
+    expect(await deleteRecording(tp.platform.services, 's3://another-bucket/recordings/x.wav')).toBe(false);
   });
 });

@@ -4,7 +4,7 @@
 // The worker uploads to PUT /v1/recordings/{id}/upload with the call's capability (calls/capability.ts).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, stat } from 'node:fs/promises';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
@@ -50,6 +50,15 @@ export async function storeRecording(services: Services, orgId: string, callId: 
   await pipeline(body, createWriteStream(tmp));
   await rename(tmp, file);
   return key;
+}
+
+/** Removes a stored file (and a half-written upload beside it); a file already gone is no error. */
+export async function deleteRecordingFile(services: Services, key: string): Promise<void> {
+  const file = recordingFile(services, key);
+  // Keys are ours (`<org>/<call>.<ext>`), but a key must never reach outside the recordings directory.
+  if (!file.startsWith(recordingsDir(services) + path.sep)) throw new Error('recording key outside the recordings directory');
+  await rm(file, { force: true });
+  await rm(`${file}.part`, { force: true });
 }
 
 export async function openRecording(services: Services, key: string) {

@@ -16,7 +16,7 @@ import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { loadToolsForCall } from '../tools/service.ts';
 import { resolveProviderKeys } from '../credentials/service.ts';
 import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
-import { agentAndModelForCall, getCall, getCallById, insertCall, type CallRow } from './queries.ts';
+import { agentAndModelForCall, getCall, getCallById, insertCall, retentionOfCall, type CallRow } from './queries.ts';
 import { admissionError, admitCall } from './limits.ts';
 import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
 import { overridesRefused, refusedFields } from '../publishable-keys/allowed-overrides.ts';
@@ -55,6 +55,7 @@ export async function callView(services: Services, row: CallRow) {
     end_reason: row.end_reason,
     outcome: row.outcome,
     recording_url: row.recording_key ? await recordingUrl(services, row.id, row.recording_key) : null,
+    recording_consent: row.recording_consent ?? null,
     // `messages` is the conversation once the call has ended; `transcript` is its deprecated mirror.
     transcript: ended ? messages : null,
     messages: ended ? messages : null,
@@ -307,6 +308,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
   const prompt = interpolate(effectiveSystemPrompt(agent.job_description, model.system_prompt) ?? '', variables);
   const tools = await toolConfigs(services, db, call.org_id, model.tool_ids);
   const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
+  const dataRetention = await retentionOfCall(db, call.id);
   return {
     call: {
       id: call.id,
@@ -325,9 +327,12 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
     tools,
     knowledge,
     provider_keys: await resolveProviderKeys(db, services.secrets, call.org_id),
-    recording: agent.enable_recording
-      ? { enabled: true, upload_url: recordingUploadUrl(services, call.id) }
-      : { enabled: false },
+    // `no_content` keeps no recording, whatever the agent or a web call's override says.
+    recording:
+      agent.enable_recording && dataRetention !== 'no_content'
+        ? { enabled: true, upload_url: recordingUploadUrl(services, call.id) }
+        : { enabled: false },
+    data_retention: dataRetention,
     // Transfers (the worker's transfer_call tool) go where outbound calls may (shared/destination-policy.ts).
     destination_policy: await destinationPolicyFor(db, call.org_id, policyOptionsFor(carrierFor(services))),
   };

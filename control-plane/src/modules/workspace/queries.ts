@@ -1,4 +1,5 @@
 import type { Db } from '../../db/types.ts';
+import type { DataRetention } from '../../../../shared/privacy.ts';
 
 export interface WorkspaceRow {
   id: string;
@@ -13,6 +14,8 @@ export interface WorkspaceRow {
   destination_allowed_countries: string[] | null;
   destination_blocked_number_types: string[] | null;
   destination_allowed_sip_hosts: string[];
+  data_retention: DataRetention;
+  retain_days: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -23,7 +26,7 @@ const columns = (db: Db) => db`
   (select a.id from agents a where a.id = o.default_agent_id and a.deleted_at is null) as default_agent_id,
   o.max_calls_per_day, o.kb_token_budget, o.max_concurrent_calls, o.daily_spend_cap_cents,
   o.destination_allowed_countries, o.destination_blocked_number_types, o.destination_allowed_sip_hosts,
-  o.created_at, o.updated_at`;
+  o.data_retention, o.retain_days, o.created_at, o.updated_at`;
 
 export async function getWorkspace(db: Db, orgId: string): Promise<WorkspaceRow> {
   const [row] = await db<WorkspaceRow[]>`select ${columns(db)} from orgs o where o.id = ${orgId}`;
@@ -40,6 +43,9 @@ export interface WorkspaceChanges {
   allowedCountries?: string[] | null | undefined;
   blockedNumberTypes?: string[] | null | undefined;
   allowedSipHosts?: string[] | undefined;
+  dataRetention?: DataRetention | undefined;
+  /** undefined: unchanged; null: content is kept. */
+  retainDays?: number | null | undefined;
 }
 
 export async function updateWorkspace(db: Db, orgId: string, ch: WorkspaceChanges): Promise<WorkspaceRow> {
@@ -52,6 +58,8 @@ export async function updateWorkspace(db: Db, orgId: string, ch: WorkspaceChange
       ${ch.allowedCountries !== undefined ? db`destination_allowed_countries = ${ch.allowedCountries},` : db``}
       ${ch.blockedNumberTypes !== undefined ? db`destination_blocked_number_types = ${ch.blockedNumberTypes},` : db``}
       ${ch.allowedSipHosts !== undefined ? db`destination_allowed_sip_hosts = ${ch.allowedSipHosts},` : db``}
+      ${ch.dataRetention !== undefined ? db`data_retention = ${ch.dataRetention},` : db``}
+      ${ch.retainDays !== undefined ? db`retain_days = ${ch.retainDays},` : db``}
       updated_at = now()
     where o.id = ${orgId}
     returning ${columns(db)}`;

@@ -35,6 +35,8 @@ function present(row: WorkspaceRow) {
         blocked_number_types: row.destination_blocked_number_types ?? [...DEFAULT_BLOCKED_NUMBER_TYPES],
         allowed_sip_hosts: row.destination_allowed_sip_hosts,
       },
+      data_retention: row.data_retention,
+      retain_days: row.retain_days,
     },
     limits: {
       max_calls_per_day: row.max_calls_per_day,
@@ -68,7 +70,9 @@ export const workspaceRoutes = [
       'Renames the organisation or changes settings; only the settings given change, and null clears a default. ' +
       '`timezone` is an IANA name, stored in its canonical form. `destination_policy` says where outbound calls and ' +
       'transfers may go: `allowed_countries` (null: the countries of your own numbers), `blocked_number_types` ' +
-      '(null: premium_rate, shared_cost, satellite, unknown) and `allowed_sip_hosts` for sip: transfers. `limits` ' +
+      '(null: premium_rate, shared_cost, satellite, unknown) and `allowed_sip_hosts` for sip: transfers. ' +
+      '`data_retention` (`everything`, `redact_pii`, `no_content`) says what calls keep of the conversation (an agent ' +
+      'may override it) and `retain_days` how long their content is kept. `limits` ' +
       'are read-only here (422): the platform operator sets them with `npm run admin -- set-limits`.',
     body: UpdateWorkspace,
     responses: { 200: { description: 'The updated workspace', schema: Workspace } },
@@ -121,6 +125,8 @@ export const workspaceRoutes = [
         allowedCountries: policy?.allowed_countries,
         blockedNumberTypes: policy?.blocked_number_types,
         allowedSipHosts: policy?.allowed_sip_hosts?.map((h) => h.toLowerCase()),
+        dataRetention: s.data_retention,
+        retainDays: s.retain_days,
       });
       await audit({
         action: 'workspace.update',

@@ -54,6 +54,8 @@ describe('GET /v1/workspace', () => {
         default_webhook_id: null,
         default_agent_id: null,
         destination_policy: { allowed_countries: null, blocked_number_types: ['premium_rate', 'shared_cost', 'satellite', 'unknown'], allowed_sip_hosts: [] },
+        data_retention: 'everything',
+        retain_days: null,
       },
       limits: { max_calls_per_day: 1000, kb_token_budget: 1000000, max_concurrent_calls: 10, daily_spend_cap_cents: 10000 },
       created_at: expect.any(String),

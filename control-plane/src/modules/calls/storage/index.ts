@@ -40,3 +40,14 @@ export async function recordingUrl(services: Services, callId: string, key: stri
   }
   return owner.readUrl(callId, key, services.config.RECORDING_URL_TTL_SECONDS);
 }
+
+/**
+ * Deletes a stored recording from the backend that holds it. False when no configured backend holds the key
+ * (a deployment that moved away from it): the key is kept, so the recording is not forgotten.
+ */
+export async function deleteRecording(services: Services, key: string): Promise<boolean> {
+  const owner = backends(services).all.find((s) => s.owns(key));
+  if (!owner) return false;
+  await owner.delete(key);
+  return true;
+}

@@ -1,5 +1,5 @@
 // S3-compatible backend (AWS S3, MinIO, Ceph, R2...): multipart streaming uploads, presigned GET URLs.
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { PassThrough } from 'node:stream';
@@ -62,6 +62,11 @@ export function s3Storage(config: Config, client: S3Client = s3Client(config)): 
     async readUrl(_callId, key, ttlSeconds) {
       const loc = parseS3Key(key)!;
       return getSignedUrl(client, new GetObjectCommand({ Bucket: loc.bucket, Key: loc.key }), { expiresIn: ttlSeconds });
+    },
+    async delete(key) {
+      const loc = parseS3Key(key)!;
+      // S3 answers 204 for a key that does not exist: a repeated delete is no error.
+      await client.send(new DeleteObjectCommand({ Bucket: loc.bucket, Key: loc.key }));
     },
   };
 }

@@ -15,6 +15,8 @@ export interface RecordingStorage {
   owns(key: string): boolean;
   /** A download URL valid ttlSeconds: an HMAC-signed route of ours, or a presigned S3 URL. */
   readUrl(callId: string, key: string, ttlSeconds: number): Promise<string>;
+  /** Deletes a stored recording; one already gone is no error (the retention job retries after a crash). */
+  delete(key: string): Promise<void>;
 }
 
 export const tooLarge = (maxBytes: number) =>
