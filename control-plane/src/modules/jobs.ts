@@ -7,7 +7,8 @@ import { dialQueues } from './calls/dial.ts';
 import { phoneNumberQueues } from './phone-numbers/jobs.ts';
 // Knowledge bases
 import { knowledgeQueues } from './knowledge-bases/jobs.ts';
+import { campaignQueues } from './campaigns/scheduler.ts';
 
 export function queueDefinitions(services: Services): QueueDef<never>[] {
-  return [...webhookQueues(services), ...callQueues(services), ...knowledgeQueues(services), ...phoneNumberQueues(services), ...dialQueues(services)];
+  return [...webhookQueues(services), ...callQueues(services), ...knowledgeQueues(services), ...phoneNumberQueues(services), ...dialQueues(services), ...campaignQueues(services)];
 }

@@ -41,6 +41,8 @@ export interface CallRow {
   ended_event_pending: boolean;
   dialed_at: Date | null;
   worker_seen_at: Date | null;
+  /** The campaign this call is an attempt of (migration 100). */
+  campaign_id?: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -81,6 +83,7 @@ export interface CallFilter {
   status?: string | undefined;
   createdAfter?: string | undefined;
   createdBefore?: string | undefined;
+  campaignId?: string | undefined;
   limit: number;
   offset: number;
 }
@@ -92,7 +95,8 @@ export async function listCalls(db: Db, f: CallFilter): Promise<{ rows: CallRow[
     ${f.type ? db`and type = ${f.type}` : db``}
     ${f.status ? db`and status = ${f.status}` : db``}
     ${f.createdAfter ? db`and created_at >= ${f.createdAfter}` : db``}
-    ${f.createdBefore ? db`and created_at < ${f.createdBefore}` : db``}`;
+    ${f.createdBefore ? db`and created_at < ${f.createdBefore}` : db``}
+    ${f.campaignId ? db`and campaign_id = ${f.campaignId}` : db``}`;
   const rows = await db<(CallRow & { total_count: number })[]>`
     select *, count(*) over () as total_count from calls where ${where}
     order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`;
@@ -459,15 +463,17 @@ export interface NewOutboundCall {
   webhook_url: string | null;
   /** The carrier's per-minute rate (cost_cents at the end), or null when it gives none. */
   rate_cents_per_minute: number | null;
+  /** A campaign's attempt: (contact, attempt) is unique, so an attempt is placed once (migration 100). */
+  campaign?: { id: string; contact_id: string; attempt: number };
 }
 
 export async function insertOutboundCall(db: Db, c: NewOutboundCall): Promise<CallRow> {
   const [row] = await db<CallRow[]>`
     insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, scheduled_at,
-                       variables, metadata, overrides, webhook_url, rate_cents_per_minute)
+                       variables, metadata, overrides, webhook_url, rate_cents_per_minute, campaign_id, campaign_contact_id, campaign_attempt)
     values (${c.id}, ${c.org_id}, ${c.agent_id}, 'outbound', 'outbound', ${c.to_number}, ${c.from_number}, ${c.room_name},
             ${c.scheduled_at}, ${db.json(c.variables as never)}, ${db.json(c.metadata as never)}, ${db.json(c.overrides as never)}, ${c.webhook_url},
-            ${c.rate_cents_per_minute})
+            ${c.rate_cents_per_minute}, ${c.campaign?.id ?? null}, ${c.campaign?.contact_id ?? null}, ${c.campaign?.attempt ?? null})
     returning *`;
   return row!;
 }
