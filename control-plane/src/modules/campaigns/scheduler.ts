@@ -223,7 +223,8 @@ async function dial(services: Services, tx: Db, c: CampaignRow, now: Date, live:
 
   const holidays = new Set(c.schedule.holidays);
   const open = c.zone_keys.filter((k) => windowOpen(k, now, c.schedule.windows, holidays));
-  const due = await claimDue(tx, c.id, open, now, want);
+  // More than wanted: a contact found listed or refused now is skipped without taking a call's place.
+  const due = await claimDue(tx, c.id, open, now, want * 2 + 10);
   if (!due.length) return { dialed: 0, pacingBound: false, update: paceAt(0) };
 
   const carrier = carrierFor(services);
@@ -235,6 +236,7 @@ async function dial(services: Services, tx: Db, c: CampaignRow, now: Date, live:
   let dialed = 0;
   let pause: Placed['pause'];
   for (const d of due) {
+    if (dialed === want) break;
     if (d.listed) {
       await setContactState(tx, d.id, { state: 'skipped', skipReason: 'do_not_call' }, now);
       continue;
