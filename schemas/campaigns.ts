@@ -63,7 +63,7 @@ export type CampaignSchedule = Static<typeof CampaignSchedule>;
 export const CampaignPacing = Strict(
   {
     calls_per_minute: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 6000, description: 'Calls started per minute, evenly spaced; at most CAMPAIGN_MAX_CALLS_PER_MINUTE. Default 10' }),
+      Type.Integer({ minimum: 1, maximum: 60000, description: 'Calls started per minute, evenly spaced; at most CAMPAIGN_MAX_CALLS_PER_MINUTE. Default 10' }),
     ),
     max_concurrent: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 100000, description: "Live calls of the campaign at once; at most the organisation's max_concurrent_calls. Default 5 (or that limit, if lower)" }),

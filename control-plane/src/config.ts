@@ -75,7 +75,7 @@ const OutboundEnv = {
 const CampaignEnv = {
   CAMPAIGN_MAX_CONTACTS: Type.Integer({ minimum: 1, maximum: 1000000, default: 10000, description: 'Contacts (rows) of one campaign; more is a 422 naming the rows over' }),
   CAMPAIGN_UPLOAD_MAX_BYTES: Type.Integer({ minimum: 1024, default: 5242880, description: 'Largest campaign creation: the CSV file, or the JSON body (413 above)' }),
-  CAMPAIGN_MAX_CALLS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 6000, default: 600, description: 'Highest pacing.calls_per_minute a campaign may ask for' }),
+  CAMPAIGN_MAX_CALLS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 60000, default: 600, description: 'Highest pacing.calls_per_minute a campaign may ask for' }),
   CAMPAIGN_TICK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 4, description: 'Campaigns one control-plane process schedules at once' }),
 };
 // ---- end of campaigns

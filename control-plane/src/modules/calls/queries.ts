@@ -129,6 +129,25 @@ export async function reserveDailyCall(db: Db, orgId: string, publishable = fals
   return rows.length > 0;
 }
 
+/**
+ * Takes up to `n` of today's calls at once (a campaign's tick) and returns how many it took: what is left of
+ * the cap, counted as reserveDailyCall counts a call that is not a publishable key's. MUST run under the org's
+ * admission lock (lockAdmission), which makes the read and the upsert one step.
+ */
+export async function reserveDailyCalls(db: Db, orgId: string, n: number): Promise<number> {
+  const [row] = await db<{ k: number }[]>`
+    select greatest(0, least(${n}::int, o.max_calls_per_day - coalesce(d.calls - d.publishable_calls, 0)))::int as k
+    from orgs o left join org_daily_calls d on d.org_id = o.id and d.day = (now() at time zone 'utc')::date
+    where o.id = ${orgId}`;
+  const k = row?.k ?? 0;
+  if (k > 0) {
+    await db`
+      insert into org_daily_calls as d (org_id, day, calls, publishable_calls) values (${orgId}, (now() at time zone 'utc')::date, ${k}, 0)
+      on conflict (org_id, day) do update set calls = d.calls + ${k}`;
+  }
+  return k;
+}
+
 /** Records a worker report's sequence number; false when that (call, seq) was applied before. */
 export async function recordReport(db: Db, callId: string, seq: number, kind: string): Promise<boolean> {
   const rows = await db`insert into call_reports (call_id, seq, kind) values (${callId}, ${seq}, ${kind}) on conflict do nothing returning seq`;

@@ -279,12 +279,48 @@ export async function claimDue(db: Db, campaignId: string, openZones: string[], 
     for update of ct skip locked`;
 }
 
-/** The contact's attempt is placed: its call is queued for the dial. */
-export async function markScheduled(db: Db, id: string, callId: string, attempt: number, at: Date): Promise<void> {
+export interface NewAttempt {
+  id: string;
+  contact_id: string;
+  attempt: number;
+  to_number: string;
+  from_number: string;
+  room_name: string;
+  variables: Record<string, unknown>;
+  rate_cents_per_minute: number | null;
+}
+
+/**
+ * A tick's attempts as ordinary outbound calls (`queued`, as POST /v1/calls inserts them), in one statement.
+ * (campaign_contact_id, campaign_attempt) is unique: an attempt placed twice fails the whole tick.
+ */
+export async function insertAttemptCalls(db: Db, c: Pick<CampaignRow, 'id' | 'org_id' | 'agent_id' | 'metadata' | 'webhook_url'>, rows: NewAttempt[]): Promise<void> {
+  if (!rows.length) return;
   await db`
-    update campaign_contacts set state = 'scheduled', attempts = ${attempt}, last_call_id = ${callId}, next_attempt_at = null,
-      first_attempt_at = coalesce(first_attempt_at, ${at}), last_attempt_at = ${at}, updated_at = ${at}
-    where id = ${id}`;
+    insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, variables, metadata, overrides,
+                       webhook_url, rate_cents_per_minute, campaign_id, campaign_contact_id, campaign_attempt)
+    select id, ${c.org_id}, ${c.agent_id}, 'outbound', 'outbound', t, f, r, v::jsonb, ${db.json(c.metadata as never)}, '{}'::jsonb,
+           ${c.webhook_url}, rate, ${c.id}, contact, attempt
+    from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.to_number)}::text[], ${rows.map((r) => r.from_number)}::text[],
+                ${rows.map((r) => r.room_name)}::text[], ${rows.map((r) => JSON.stringify(r.variables))}::text[],
+                ${rows.map((r) => r.rate_cents_per_minute) as number[]}::numeric[], ${rows.map((r) => r.contact_id)}::uuid[],
+                ${rows.map((r) => r.attempt)}::int[]) as x(id, t, f, r, v, rate, contact, attempt)`;
+}
+
+/** The contacts' attempts are placed: their calls are queued for the dial. */
+export async function markScheduled(db: Db, rows: { contact_id: string; call_id: string; attempt: number }[], at: Date): Promise<void> {
+  if (!rows.length) return;
+  await db`
+    update campaign_contacts ct set state = 'scheduled', attempts = x.attempt, last_call_id = x.call_id, next_attempt_at = null,
+      first_attempt_at = coalesce(ct.first_attempt_at, ${at}), last_attempt_at = ${at}, updated_at = ${at}
+    from unnest(${rows.map((r) => r.contact_id)}::uuid[], ${rows.map((r) => r.call_id)}::uuid[], ${rows.map((r) => r.attempt)}::int[]) as x(contact_id, call_id, attempt)
+    where ct.id = x.contact_id`;
+}
+
+/** Contacts that will not be called (the do-not-call list, the destination policy), with why. */
+export async function skipContacts(db: Db, ids: string[], reason: string, at: Date): Promise<void> {
+  if (!ids.length) return;
+  await db`update campaign_contacts set state = 'skipped', skip_reason = ${reason}, next_attempt_at = null, updated_at = ${at} where id = any(${ids}::uuid[])`;
 }
 
 /** Contacts that can no longer be tried once the campaign has ended: never tried -> skipped, waiting for a retry -> failed. */

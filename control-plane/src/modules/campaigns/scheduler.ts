@@ -19,13 +19,13 @@
 // Every comparison with time uses `now`, given by the caller (a clock), never the database's: tests move it.
 import { randomUUID } from 'node:crypto';
 import type { Job, QueueDef } from '../../jobs/boss.ts';
-import { sendInTx } from '../../jobs/boss.ts';
+import { inTx } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import type { Db } from '../../db/types.ts';
 import { checkDestination } from '../../../../shared/destination-policy.ts';
 import type { AttemptResult } from '../../../../schemas/campaigns.ts';
-import { admitCall } from '../calls/limits.ts';
-import { callerNumber, insertOutboundCall } from '../calls/queries.ts';
+import { admitMany } from '../calls/limits.ts';
+import { callerNumber } from '../calls/queries.ts';
 import { roomNameFor } from '../calls/service.ts';
 import { DIAL_QUEUE } from '../calls/dial.ts';
 import { countRefusal, policyOptionsFor } from '../calls/destinations.ts';
@@ -38,14 +38,18 @@ import {
   activeCampaignIds,
   claimDue,
   closeOpenContacts,
+  insertAttemptCalls,
   liveContacts,
   lockCampaignForTick,
   markScheduled,
   openWork,
   setContactState,
+  skipContacts,
   updateCampaign,
   type CampaignRow,
   type CampaignUpdate,
+  type DueContact,
+  type NewAttempt,
 } from './queries.ts';
 import { emitCompleted, emitPaused, emitStarted, TICK_QUEUE, wakeScheduler } from './service.ts';
 
@@ -233,54 +237,56 @@ async function dial(services: Services, tx: Db, c: CampaignRow, now: Date, live:
   if (!numbers.length) return { dialed: 0, pacingBound: false, update: paceAt(0), pause: 'from_number_unavailable' };
   const rates = rateTableFor(services.config);
 
-  let dialed = 0;
-  let pause: Placed['pause'];
+  // Listed or refused now: skipped without taking a call's place.
+  const listed: string[] = [];
+  const refused: string[] = [];
+  const chosen: DueContact[] = [];
   for (const d of due) {
-    if (dialed === want) break;
-    if (d.listed) {
-      await setContactState(tx, d.id, { state: 'skipped', skipReason: 'do_not_call' }, now);
-      continue;
-    }
-    // The policy may have changed since the upload.
-    const decision = checkDestination(policy, d.to_number);
-    if (!decision.ok) {
-      countRefusal(services, decision.reason, 'dial');
-      await setContactState(tx, d.id, { state: 'skipped', skipReason: 'destination_not_allowed' }, now);
-      continue;
-    }
-    const admission = await admitCall(tx, c.org_id, { concurrency: true, spend: true });
-    if (!admission.ok) {
-      if (admission.reason === 'daily_cap') pause = 'daily_call_limit';
-      else if (admission.reason === 'daily_spend_cap') {
-        countRefusal(services, admission.reason, 'dial');
-        pause = 'daily_spend_cap';
+    if (chosen.length === want) break;
+    if (d.listed) listed.push(d.id);
+    else {
+      // The policy may have changed since the upload.
+      const decision = checkDestination(policy, d.to_number);
+      if (decision.ok) chosen.push(d);
+      else {
+        countRefusal(services, decision.reason, 'dial');
+        refused.push(d.id);
       }
-      // At the org's max_concurrent_calls: the contact waits for the next tick.
-      break;
     }
-    const from = numbers[(c.dials + dialed) % numbers.length]!;
+  }
+  await skipContacts(tx, listed, 'do_not_call', now);
+  await skipContacts(tx, refused, 'destination_not_allowed', now);
+
+  // Admitted like any outbound call, all at once: at the org's max_concurrent_calls the rest wait for a later
+  // tick; at its daily call or spend cap the campaign pauses.
+  const { admitted, refusal } = await admitMany(tx, c.org_id, chosen.length);
+  let pause: Placed['pause'];
+  if (refusal?.reason === 'daily_cap') pause = 'daily_call_limit';
+  else if (refusal?.reason === 'daily_spend_cap') {
+    countRefusal(services, refusal.reason, 'dial');
+    pause = 'daily_spend_cap';
+  }
+  const attempts: NewAttempt[] = chosen.slice(0, admitted).map((d, i) => {
+    const from = numbers[(c.dials + i) % numbers.length]!;
     const id = randomUUID();
-    const attempt = d.attempts + 1;
-    await insertOutboundCall(tx, {
+    return {
       id,
-      org_id: c.org_id,
-      agent_id: c.agent_id,
+      contact_id: d.id,
+      attempt: d.attempts + 1,
       to_number: d.to_number,
       from_number: from.phone_number,
       room_name: roomNameFor(id),
-      scheduled_at: null,
       variables: { ...c.variables, ...d.variables },
-      metadata: c.metadata,
-      overrides: {},
-      webhook_url: c.webhook_url,
       rate_cents_per_minute: from.provider === carrier.name ? callRateCents(carrier, 'outbound', d.to_number, rates) : null,
-      campaign: { id: c.id, contact_id: d.id, attempt },
-    });
-    await sendInTx(services.boss, tx, DIAL_QUEUE, { call_id: id }, { singletonKey: id });
-    await markScheduled(tx, d.id, id, attempt, now);
-    dialed++;
-    await testPause(services, c.id, c.dials + dialed);
+    };
+  });
+  await insertAttemptCalls(tx, c, attempts);
+  if (attempts.length) {
+    await services.boss.insert(DIAL_QUEUE, attempts.map((a) => ({ data: { call_id: a.id }, singletonKey: a.id })), { db: inTx(tx) });
   }
+  await markScheduled(tx, attempts.map((a) => ({ contact_id: a.contact_id, call_id: a.id, attempt: a.attempt })), now);
+  const dialed = attempts.length;
+  if (dialed) await testPause(services, c.id, c.dials + dialed);
   return {
     dialed,
     pacingBound: dialed === want && want === slots && !pause,
