@@ -77,6 +77,7 @@ export const Call = Type.Object(
     ),
     credits_used: Nullable(Type.Number({ description: 'duration_seconds / 60' })),
     cost_cents: Nullable(Type.Integer()),
+    campaign_id: Nullable(Uuid({ description: 'The campaign this call is an attempt of (POST /v1/campaigns)' })),
     created_at: DateTime(),
   },
   {
@@ -113,6 +114,7 @@ export const Call = Type.Object(
         },
         credits_used: 2.5,
         cost_cents: null,
+        campaign_id: null,
         created_at: '2026-11-21T10:00:00Z',
       },
     ],
@@ -219,6 +221,7 @@ export const CallListQuery = Type.Composite(
       status: Type.Optional(StringEnum(CALL_STATUSES)),
       created_after: Type.Optional(DateTime({ description: 'Inclusive lower bound on created_at' })),
       created_before: Type.Optional(DateTime({ description: 'Exclusive upper bound on created_at' })),
+      campaign_id: Type.Optional(Uuid({ description: "Only a campaign's attempts" })),
     }),
   ],
   { additionalProperties: false },

@@ -132,7 +132,12 @@ export const SendDtmfToolConfig = Type.Object(
   { title: 'SendDtmfToolConfig' },
 );
 
-export const ToolConfig = Type.Union([FunctionToolConfig, EndCallToolConfig, TransferCallToolConfig, SendDtmfToolConfig], {
+export const DoNotCallToolConfig = Type.Object(
+  { type: Type.Literal('do_not_call'), name: Type.Optional(Type.String()), description: Type.Optional(Type.String()) },
+  { title: 'DoNotCallToolConfig' },
+);
+
+export const ToolConfig = Type.Union([FunctionToolConfig, EndCallToolConfig, TransferCallToolConfig, SendDtmfToolConfig, DoNotCallToolConfig], {
   title: 'ToolConfig',
 });
 export type ToolConfig = Static<typeof ToolConfig>;
@@ -296,6 +301,20 @@ export const ReportAck = Type.Object(
   { title: 'ReportAck' },
 );
 export type ReportAck = Static<typeof ReportAck>;
+
+// ---- Do-not-call (the agent's built-in do_not_call tool) -------------------------------------------------------
+
+export const DoNotCallRequest = Strict(
+  { reason: Type.Optional(Type.String({ maxLength: 500, description: 'Why, in the agent\'s words' })) },
+  { title: 'DoNotCallRequest' },
+);
+export type DoNotCallRequest = Static<typeof DoNotCallRequest>;
+
+export const DoNotCallResult = Type.Object(
+  { phone_number: Type.String(), already_listed: Type.Boolean() },
+  { title: 'DoNotCallResult' },
+);
+export type DoNotCallResult = Static<typeof DoNotCallResult>;
 
 // ---- Knowledge search ------------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, type Static } from './common.ts';
 
-export const ToolTypes = ['function', 'end_call', 'transfer_call', 'send_dtmf'] as const;
+export const ToolTypes = ['function', 'end_call', 'transfer_call', 'send_dtmf', 'do_not_call'] as const;
 export type ToolType = (typeof ToolTypes)[number];
 export const ToolMethods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

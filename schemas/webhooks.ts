@@ -1,8 +1,8 @@
 // Webhooks, their delivery records and the signing secrets.
 import { Type, DateTime, Nullable, Strict, ListEnvelope, Pagination, StringEnum, Uuid, type Static } from './common.ts';
-import { ALL_EVENTS, CALL_EVENTS, TEST_EVENT, TEST_RUN_EVENTS } from '../shared/events.ts';
+import { ALL_EVENTS, SUBSCRIBABLE_EVENT_NAMES, TEST_EVENT } from '../shared/events.ts';
 
-export const SUBSCRIBABLE_EVENTS = [...CALL_EVENTS, ...TEST_RUN_EVENTS, ALL_EVENTS] as const;
+export const SUBSCRIBABLE_EVENTS = [...SUBSCRIBABLE_EVENT_NAMES, ALL_EVENTS] as const;
 export const WEBHOOK_STATUSES = ['active', 'inactive'] as const;
 export const DELIVERY_STATUSES = ['succeeded', 'retrying', 'failed'] as const;
 
@@ -15,7 +15,7 @@ const Url = Type.String({
 const Events = Type.Array(StringEnum(SUBSCRIBABLE_EVENTS), {
   minItems: 1,
   uniqueItems: true,
-  description: `Event names to receive; "${ALL_EVENTS}" means every event (call and test-run events), including ones added later.`,
+  description: `Event names to receive: call, campaign and test-run events; "${ALL_EVENTS}" means every event, including ones added later.`,
 });
 
 const webhookExample = {
@@ -123,7 +123,7 @@ export const WebhookDeliveryQuery = Type.Composite(
   [
     Pagination({ default: 50, maximum: 200 }),
     Type.Object({
-      event: Type.Optional(StringEnum([...CALL_EVENTS, ...TEST_RUN_EVENTS, TEST_EVENT] as const)),
+      event: Type.Optional(StringEnum([...SUBSCRIBABLE_EVENT_NAMES, TEST_EVENT] as const)),
       status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
     }),
   ],

@@ -18,9 +18,13 @@ export type CallEventName = (typeof CALL_EVENTS)[number];
 export const TEST_RUN_EVENTS = ['test_run.completed'] as const;
 export type TestRunEventName = (typeof TEST_RUN_EVENTS)[number];
 
+/** A campaign's own events (beyond the spec's list; docs/decisions.md, "Campaigns"). They name no call. */
+export const CAMPAIGN_EVENTS = ['campaign.started', 'campaign.paused', 'campaign.completed'] as const;
+export type CampaignEventName = (typeof CAMPAIGN_EVENTS)[number];
+
 /** Sent only by `POST /v1/webhooks/{id}/test`, to that webhook; it cannot be subscribed to. */
 export const TEST_EVENT = 'webhook.test';
-export type EventName = CallEventName | TestRunEventName | typeof TEST_EVENT;
+export type EventName = CallEventName | TestRunEventName | CampaignEventName | typeof TEST_EVENT;
 
 /** A webhook may subscribe to `*`: every event, including ones added later. */
 export const ALL_EVENTS = '*';
@@ -100,6 +104,32 @@ export interface EventPayloads {
     webhook_id: string;
     message: string;
   };
+  /** The campaign began dialling (at its start_at, or at creation). */
+  'campaign.started': {
+    campaign_id: string;
+    agent_id: string;
+    name: string;
+    contacts: number;
+  };
+  /**
+   * No more calls are placed until it is resumed. `reason`: manual (PATCH), failure_rate (its stop_on rule, with
+   * `failure_rate` and `window`), daily_call_limit, daily_spend_cap, from_number_unavailable.
+   */
+  'campaign.paused': {
+    campaign_id: string;
+    agent_id: string;
+    name: string;
+    reason: string;
+    failure_rate?: number;
+    window?: number;
+  };
+  /** Every contact has its final state; `contacts` counts them by state. */
+  'campaign.completed': {
+    campaign_id: string;
+    agent_id: string;
+    name: string;
+    contacts: Record<string, number>;
+  };
 }
 
 /**
@@ -117,3 +147,6 @@ export type StoredPayload<T extends EventName> = T extends keyof RenderedAtDeliv
 export type EventBody<T extends EventName = EventName> = { id: string; event: T; created_at: string } & EventPayloads[T];
 
 export const isCallEvent = (name: string): name is CallEventName => (CALL_EVENTS as readonly string[]).includes(name);
+
+/** Every event a webhook can subscribe to by name. */
+export const SUBSCRIBABLE_EVENT_NAMES = [...CALL_EVENTS, ...CAMPAIGN_EVENTS, ...TEST_RUN_EVENTS] as const;

@@ -7,6 +7,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import {
   CallConfig,
+  type DoNotCallRequest,
+  type DoNotCallResult,
   type EndedReport,
   type InboundOpenRequest,
   type InboundOpenResult,
@@ -170,6 +172,11 @@ export class InternalApiClient {
   /** Top chunks of the call's knowledge bases. Not retried: a turn can't wait for it. */
   searchKnowledge(callId: string, req: KnowledgeSearchRequest, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<KnowledgeSearchResult> {
     return this.request<KnowledgeSearchResult>('POST', `/calls/${encodeURIComponent(callId)}/knowledge/search`, req, opts.signal, opts.timeoutMs ?? 1500);
+  }
+
+  /** The callee asked not to be called again: the control plane lists the call's other party. Retried: it must not be lost. */
+  addToDoNotCall(callId: string, req: DoNotCallRequest, signal?: AbortSignal): Promise<DoNotCallResult> {
+    return this.requestWithRetry<DoNotCallResult>('POST', `/calls/${encodeURIComponent(callId)}/do-not-call`, req, signal);
   }
 
   /** A reporter for one call. */

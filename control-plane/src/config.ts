@@ -71,6 +71,15 @@ const OutboundEnv = {
 };
 // ---- end of outbound calls
 
+// ---- Campaigns (modules/campaigns: uploads, the scheduler)
+const CampaignEnv = {
+  CAMPAIGN_MAX_CONTACTS: Type.Integer({ minimum: 1, maximum: 1000000, default: 10000, description: 'Contacts (rows) of one campaign; more is a 422 naming the rows over' }),
+  CAMPAIGN_UPLOAD_MAX_BYTES: Type.Integer({ minimum: 1024, default: 5242880, description: 'Largest campaign creation: the CSV file, or the JSON body (413 above)' }),
+  CAMPAIGN_MAX_CALLS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 60000, default: 600, description: 'Highest pacing.calls_per_minute a campaign may ask for' }),
+  CAMPAIGN_TICK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 4, description: 'Campaigns one control-plane process schedules at once' }),
+};
+// ---- end of campaigns
+
 const Env = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], { default: 'development' }),
   HOST: Type.String({ default: '127.0.0.1' }),
@@ -233,6 +242,7 @@ const Env = Type.Object({
   KB_EMBEDDINGS_API_KEY: Type.Optional(Type.String()),
   KB_EMBEDDINGS_DIMENSIONS: Type.Integer({ minimum: 1, maximum: 4000, default: 1536 }),
   ...OutboundEnv,
+  ...CampaignEnv,
 });
 export type Config = Static<typeof Env>;
 

@@ -219,6 +219,7 @@ describe('transfer_call: a refusal the agent can say', () => {
       hangUp: () => {},
       transfer: async (d) => void transfers.push(d),
       sendDtmf: async () => {},
+      addToDoNotCall: async () => {},
     });
     const t = tools.find((x) => (x as unknown as { name?: string }).name === 'transfer') ?? tools[0]!;
     return { run: () => (t as unknown as { execute: (a: unknown, o: unknown) => Promise<unknown> }).execute({}, { toolCallId: 't1' }), transfers };

@@ -54,6 +54,15 @@ export const fixtures: Record<string, Fixture> = {
   scenario_id: (c) => created(c, '/v1/test-scenarios', { name: 'tenancy', script: [{ say: 'Hello?' }] }),
   suite_id: async (c) => created(c, '/v1/test-suites', { name: 'tenancy', agent_id: await c.get('agent_id'), scenario_ids: [await c.get('scenario_id')] }),
   test_run_id: async (c) => created(c, `/v1/agents/${await c.get('agent_id')}/test-runs`, { scenario_ids: [await c.get('scenario_id')] }),
+  // A campaign needs a caller ID that can place calls (an outbound trunk), which the phone-number fixture lacks.
+  campaign_id: async (c) => {
+    const agentId = await c.get('agent_id');
+    const number = `+1415555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`;
+    await c.tp.sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id)
+                   values (${c.orgId}, ${number}, 'simulated', ${agentId}, 'ST_tenancy')`;
+    return created(c, '/v1/campaigns', { name: 'tenancy', agent_id: agentId, from_number: number, contacts: [{ to_number: '+15550100001' }], schedule: { start_at: new Date(Date.now() + 86400_000).toISOString() } });
+  },
+  entry_id: (c) => created(c, '/v1/do-not-call', { phone_number: '+15550100002' }),
   publishable_key_id: (c) =>
     created(c, '/v1/publishable-keys', { name: 'tenancy', allowed_origins: ['https://tenancy.example.com'], scopes: ['voices:read'] }),
 };

@@ -20,7 +20,7 @@ export async function readText(ctx: Context, limit: string | number): Promise<st
   }
 }
 
-export async function readBody(ctx: Context, limit: string): Promise<unknown> {
+export async function readBody(ctx: Context, limit: string | number): Promise<unknown> {
   // An absent body is an empty object, so POST /x/stop or a PATCH with no fields needs no "{}".
   if (!hasBody(ctx)) return {};
   if (!ctx.is('application/json', '+json')) {

@@ -52,9 +52,10 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
         ...(validators.query ? problems(validators.query, query, 'query') : []),
       ];
       let body: unknown = {};
-      if (def.body && def.bodyType !== 'multipart') {
+      const multipartHere = def.bodyType === 'multipart' || (def.bodyType === 'json-or-multipart' && typeof ctx.is('multipart/form-data') === 'string');
+      if (def.body && !multipartHere) {
         try {
-          body = await readBody(ctx, services.config.BODY_LIMIT);
+          body = await readBody(ctx, def.bodyLimit?.(services) ?? services.config.BODY_LIMIT);
           found.push(...problems(validators.body!, body, 'body'));
         } catch (err) {
           if (!(err instanceof ValidationFailure)) throw err;

@@ -120,8 +120,11 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string } = 
       ...(r.publishableScope ? { 'x-publishable-key-scope': r.publishableScope } : {}),
     };
     if (r.body) {
-      const contentType = r.bodyType === 'multipart' ? 'multipart/form-data' : 'application/json';
-      op.requestBody = { required: r.method === 'post', content: { [contentType]: { schema: components.ref(r.body) } } };
+      const content: Json =
+        r.bodyType === 'json-or-multipart'
+          ? { 'application/json': { schema: components.ref(r.body) }, ...(r.formBody ? { 'multipart/form-data': { schema: components.ref(r.formBody) } } : {}) }
+          : { [r.bodyType === 'multipart' ? 'multipart/form-data' : 'application/json']: { schema: components.ref(r.body) } };
+      op.requestBody = { required: r.method === 'post', content };
     }
     paths[path] ??= {};
     paths[path][r.method] = op;

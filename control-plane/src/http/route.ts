@@ -75,8 +75,15 @@ export interface RouteDef<PS extends TSchema | undefined = TSchema | undefined, 
   body?: BS;
   /** Request headers the route reads, for the OpenAPI document (the handler checks them). */
   headers?: TSchema;
-  /** `json` (default) or `multipart` (the handler parses it). */
-  bodyType?: 'json' | 'multipart';
+  /**
+   * `json` (default), `multipart` (the handler parses it), or `json-or-multipart`: a JSON body is read and checked
+   * against `body`, a multipart one is left to the handler (documented by `formBody`).
+   */
+  bodyType?: 'json' | 'multipart' | 'json-or-multipart';
+  /** The multipart form of a `json-or-multipart` route, for the OpenAPI document. */
+  formBody?: TSchema;
+  /** The largest JSON body this route reads, instead of BODY_LIMIT. */
+  bodyLimit?: (services: Services) => string | number;
   /** Defaults to true for POST, PUT, PATCH and DELETE. Turn off for handlers that call out to other services. */
   transaction?: boolean;
   status?: number;

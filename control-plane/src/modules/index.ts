@@ -24,5 +24,7 @@ import { callRecordingRoutes } from './calls/recording-routes.ts';
 import { playgroundRoutes } from './playground/routes.ts';
 import { webSdkRoutes } from './web-sdk/routes.ts';
 import { agentTestRoutes } from './agent-tests/routes.ts';
+import { campaignRoutes } from './campaigns/routes.ts';
+import { doNotCallRoutes, internalDoNotCallRoutes } from './do-not-call/routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...agentTestRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes, ...playgroundRoutes, ...webSdkRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...campaignRoutes, ...doNotCallRoutes, ...internalDoNotCallRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...agentTestRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes, ...playgroundRoutes, ...webSdkRoutes];

@@ -10,7 +10,8 @@ import { retentionQueues } from './retention/jobs.ts';
 // Knowledge bases
 import { knowledgeQueues } from './knowledge-bases/jobs.ts';
 import { agentTestQueues } from './agent-tests/jobs.ts';
+import { campaignQueues } from './campaigns/scheduler.ts';
 
 export function queueDefinitions(services: Services): QueueDef<never>[] {
-  return [...webhookQueues(services), ...callQueues(services), ...knowledgeQueues(services), ...phoneNumberQueues(services), ...inboundWatchQueues(services), ...dialQueues(services), ...agentTestQueues(services), ...retentionQueues(services)];
+  return [...webhookQueues(services), ...callQueues(services), ...knowledgeQueues(services), ...phoneNumberQueues(services), ...inboundWatchQueues(services), ...dialQueues(services), ...agentTestQueues(services), ...retentionQueues(services), ...campaignQueues(services)];
 }

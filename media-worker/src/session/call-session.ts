@@ -180,6 +180,10 @@ export class CallSession {
         if (!opts.actions?.sendDtmf) throw new Error('DTMF is not available on this call');
         await opts.actions.sendDtmf(digits);
       },
+      addToDoNotCall: async (reason) => {
+        if (!opts.api) throw new Error('no control plane to list the number with');
+        await opts.api.addToDoNotCall(call.id, reason ? { reason } : {});
+      },
     });
 
     const retrieves = opts.config.knowledge.mode === 'retrieve' && opts.config.knowledge.knowledge_base_ids.length > 0;

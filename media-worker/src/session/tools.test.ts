@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { llm } from '@livekit/agents';
-import { callFunctionTool, MAX_RESPONSE_BYTES } from './tools.ts';
-import type { FunctionToolConfig } from '../../../schemas/internal.ts';
+import { buildTools, callFunctionTool, MAX_RESPONSE_BYTES, type CallActions } from './tools.ts';
+import type { CallConfig, FunctionToolConfig } from '../../../schemas/internal.ts';
 
 let server: http.Server;
 let base: string;
@@ -81,5 +81,27 @@ describe('function tools through the SSRF guard', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
     expect(await failure(callFunctionTool(tool(`http://127.0.0.1:${port}/x`), {}, { callId: 'c1' }))).toMatch(/could not be reached/);
+  });
+});
+
+describe('the built-in do_not_call tool', () => {
+  const run = (actions: Partial<CallActions>, args: unknown) => {
+    const config = { call: { id: 'c1' }, tools: [{ type: 'do_not_call' }] } as unknown as CallConfig;
+    const [t] = buildTools(config, { hangUp: () => {}, transfer: async () => {}, sendDtmf: async () => {}, addToDoNotCall: async () => {}, ...actions });
+    return (t as unknown as { execute: (a: unknown, o: unknown) => Promise<string> }).execute(args, { toolCallId: 't1' });
+  };
+
+  it("lists the other party with the agent's reason, and says so", async () => {
+    const reasons: (string | undefined)[] = [];
+    const said = await run({ addToDoNotCall: async (r) => void reasons.push(r) }, { reason: 'asked to stop calling' });
+    expect(said).toMatch(/do-not-call list/);
+    expect(reasons).toEqual(['asked to stop calling']);
+    await run({ addToDoNotCall: async (r) => void reasons.push(r) }, {});
+    expect(reasons).toEqual(['asked to stop calling', undefined]);
+  });
+
+  it('a failure is a ToolError the agent can say, never a crash', async () => {
+    const msg = await failure(run({ addToDoNotCall: async () => { throw new Error('unreachable'); } }, {}));
+    expect(msg).toBe('The number could not be added to the do-not-call list.');
   });
 });

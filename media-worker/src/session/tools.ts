@@ -1,5 +1,5 @@
 // The agent's tools as agents-js function tools: customer `function` tools (a signed HTTP request with a
-// timeout) and the built-ins end_call, transfer_call and send_dtmf, which act on the call through
+// timeout) and the built-ins end_call, transfer_call, send_dtmf and do_not_call, which act on the call through
 // CallActions. A failing function tool never crashes the call: the model gets a short error it can say
 // gracefully (ToolError), and the call's messages record the call and its output.
 import { randomUUID } from 'node:crypto';
@@ -16,6 +16,8 @@ export interface CallActions {
   transfer(destination: string): Promise<void>;
   /** Send DTMF digits on the call. */
   sendDtmf(digits: string): Promise<void>;
+  /** Put the other party of the call on the organisation's do-not-call list. */
+  addToDoNotCall(reason: string | undefined): Promise<void>;
 }
 
 /** Largest tool answer passed back to the model (characters). */
@@ -131,6 +133,27 @@ export function buildTools(config: CallConfig, actions: CallActions): llm.Functi
               return 'The call was transferred.';
             } catch {
               throw new llm.ToolError('The transfer did not go through.');
+            }
+          },
+        }));
+        break;
+      }
+      case 'do_not_call': {
+        const name = t.name ?? 'do_not_call';
+        tools.push(llm.tool({
+          name,
+          description:
+            t.description ?? 'Add the person to the do-not-call list when they ask not to be called again. Then confirm it to them and end the call politely.',
+          parameters: {
+            type: 'object',
+            properties: { reason: { type: 'string', maxLength: 500, description: 'What the person said, briefly' } },
+          } as any,
+          execute: async ({ reason }: any) => {
+            try {
+              await actions.addToDoNotCall(typeof reason === 'string' ? reason.slice(0, 500) : undefined);
+              return 'The number is on the do-not-call list: it will not be called again.';
+            } catch {
+              throw new llm.ToolError('The number could not be added to the do-not-call list.');
             }
           },
         }));

@@ -42,6 +42,11 @@ export function chatTools(tools: ToolConfig[]): ChatTool[] {
           properties: { digits: { type: 'string', pattern: '^[0-9*#A-D]{1,32}$', description: 'Keys to press, in order' } },
           required: ['digits'],
         });
+      case 'do_not_call':
+        return fn(t.name ?? 'do_not_call', t.description ?? 'Add the person to the do-not-call list when they ask not to be called again. Then confirm it to them and end the call politely.', {
+          type: 'object',
+          properties: { reason: { type: 'string', maxLength: 500, description: 'What the person said, briefly' } },
+        });
     }
   });
 }
@@ -82,6 +87,9 @@ export async function runTool(
       return { output: 'The call was transferred.', error: false, mocked: false, ends: 'transferred' };
     case 'send_dtmf':
       return { output: `Sent ${String(args.digits ?? '')}.`, error: false, mocked: false };
+    case 'do_not_call':
+      // A test has no callee: nothing is added to the organisation's list.
+      return { output: 'The number is on the do-not-call list: it will not be called again.', error: false, mocked: false };
     case 'function':
       return callFunctionTool(tool, args, toolCallId, ctx);
   }

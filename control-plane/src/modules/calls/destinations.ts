@@ -8,6 +8,7 @@ import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { checkDestination } from '../../../../shared/destination-policy.ts';
 import type { CarrierAdapter } from '../phone-numbers/carriers/types.ts';
 import { destinationPolicyFor } from '../workspace/destination-policy.ts';
+import { listedAmong } from '../do-not-call/queries.ts';
 
 /** The simulated carrier's fictional ranges are real destinations only when it places the calls. */
 export const policyOptionsFor = (carrier: Pick<CarrierAdapter, 'name'>) => ({ fictionalNumbers: carrier.name === 'simulated' });
@@ -27,6 +28,12 @@ export async function destinationProblem(db: Db, orgId: string, carrier: Pick<Ca
       ...(decision.country !== undefined ? { country: decision.country } : {}),
     },
   };
+}
+
+/** The 422 item for a `to_number` on the org's do-not-call list (/v1/do-not-call), or null. */
+export async function doNotCallProblem(db: Db, orgId: string, toNumber: string): Promise<ValidationErrorItem | null> {
+  if (!(await listedAmong(db, orgId, [toNumber])).size) return null;
+  return { loc: ['body', 'to_number'], msg: "The number is on the organisation's do-not-call list (/v1/do-not-call)", type: 'do_not_call', input: toNumber };
 }
 
 const counters = new WeakMap<object, client.Counter<'reason' | 'stage'>>();

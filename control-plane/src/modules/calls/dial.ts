@@ -16,7 +16,7 @@ import type { Services } from '../../services.ts';
 import { admitCall } from './limits.ts';
 import { callerNumber, getCallById, markDialed, setCarrierCallSid, type CallRow } from './queries.ts';
 import { failCall, isFinal, markInitiated, markStarted } from './lifecycle.ts';
-import { countRefusal, destinationProblem } from './destinations.ts';
+import { countRefusal, destinationProblem, doNotCallProblem } from './destinations.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
 import { mintCapability } from './capability.ts';
 
@@ -115,6 +115,12 @@ async function claim(services: Services, callId: string, lastAttempt = false): P
       services.log.info({ call_id: call.id, org_id: call.org_id, reason: refusal.ctx?.reason }, 'outbound call refused by the destination policy at dial time');
       countRefusal(services, String(refusal.ctx?.reason), 'dial');
       await failCall(tx, call, 'destination_not_allowed', 'destination_not_allowed');
+      return { kind: 'failed' } as const;
+    }
+    // So may the do-not-call list (the callee asked on another call, say).
+    if (await doNotCallProblem(tx, call.org_id, call.to_number ?? '')) {
+      services.log.info({ call_id: call.id, org_id: call.org_id }, 'outbound call refused at dial time: the number is on the do-not-call list');
+      await failCall(tx, call, 'do_not_call', 'do_not_call');
       return { kind: 'failed' } as const;
     }
     if (call.status === 'queued' && call.scheduled_at) {

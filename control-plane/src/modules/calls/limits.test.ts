@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
-import { admissionError, admitCall, countLiveCalls, secondsToUtcMidnight, type Admission } from './limits.ts';
+import { admissionError, admitCall, admitMany, countLiveCalls, secondsToUtcMidnight, type Admission } from './limits.ts';
 
 let tp: TestPlatform;
 
@@ -97,5 +97,37 @@ describe('admitCall', () => {
     expect(err.headers['Retry-After']).toBe('5');
     expect(err.extra).toMatchObject({ reason: 'concurrency', limit: 'max_concurrent_calls', limit_value: 0, retry_after_seconds: 5 });
     expect(err.message).toBe('Concurrent call limit of 0 reached; retry when a call ends');
+  });
+});
+
+describe('admitMany (a campaign tick)', () => {
+  /** Admits up to `n` at once and inserts that many live calls, as a tick does. */
+  const many = (orgId: string, agentId: string, n: number) =>
+    tp.sql.begin(async (tx) => {
+      const r = await admitMany(tx, orgId, n);
+      for (let i = 0; i < r.admitted; i++) {
+        await tx`insert into calls (id, org_id, agent_id, type, direction, to_number) values (${randomUUID()}, ${orgId}, ${agentId}, 'outbound', 'outbound', '+15550100')`;
+      }
+      return r;
+    });
+
+  it('admits what concurrency leaves, then what the day leaves, and names the limit that stopped the rest', async () => {
+    const { orgId, agentId } = await orgWithAgent({ concurrent: 4, daily: 6 });
+    expect(await many(orgId, agentId, 3)).toEqual({ admitted: 3, refusal: null });
+    const atConcurrency = await many(orgId, agentId, 3);
+    expect(atConcurrency).toMatchObject({ admitted: 1, refusal: { reason: 'concurrency', limit: 'max_concurrent_calls', value: 4 } });
+    await tp.sql`update calls set status = 'completed', ended_at = now() where org_id = ${orgId}`;
+    const atDaily = await many(orgId, agentId, 4);
+    expect(atDaily).toMatchObject({ admitted: 2, refusal: { reason: 'daily_cap', limit: 'max_calls_per_day', value: 6 } });
+    expect(await many(orgId, agentId, 1)).toMatchObject({ admitted: 0, refusal: { reason: 'daily_cap' } });
+    const [day] = await tp.sql`select calls from org_daily_calls where org_id = ${orgId}`;
+    expect(day!.calls).toBe(6);
+  });
+
+  it('concurrent ticks of two campaigns of one org never admit more than max_concurrent_calls together', async () => {
+    const { orgId, agentId } = await orgWithAgent({ concurrent: 7 });
+    const results = await Promise.all(Array.from({ length: 6 }, () => many(orgId, agentId, 3)));
+    expect(results.reduce((a, r) => a + r.admitted, 0)).toBe(7);
+    expect(await countLiveCalls(tp.sql, orgId)).toBe(7);
   });
 });

@@ -12,7 +12,7 @@
 // it), and other orgs never wait on it. The daily counter is the atomic upsert of migration 030.
 import type { Db } from '../../db/types.ts';
 import { HttpError, tooManyRequests } from '../../http/errors.ts';
-import { callLimitsOf, countLiveCalls, lockAdmission, reserveDailyCall, spendTodayCents } from './queries.ts';
+import { callLimitsOf, countLiveCalls, lockAdmission, reserveDailyCall, reserveDailyCalls, spendTodayCents } from './queries.ts';
 
 export { countLiveCalls };
 
@@ -120,6 +120,60 @@ export async function admitCall(tx: Db, orgId: string, opts: AdmitOptions = {}):
     };
   }
   return { ok: true };
+}
+
+/**
+ * Admits up to `wanted` new outbound calls of the org at once (a campaign's tick), with the rules of admitCall
+ * for each: the live count against `max_concurrent_calls`, the day's spend against its cap, then today's
+ * allowance. Returns how many may start, and the first limit that stopped the rest (null when all may). MUST
+ * run inside the transaction that then inserts that many calls.
+ */
+export async function admitMany(tx: Db, orgId: string, wanted: number): Promise<{ admitted: number; refusal: Exclude<Admission, { ok: true }> | null }> {
+  if (wanted <= 0) return { admitted: 0, refusal: null };
+  await lockAdmission(tx, orgId);
+  const org = await callLimitsOf(tx, orgId);
+  if (!org) throw new Error(`admitMany: unknown org ${orgId}`);
+  const live = await countLiveCalls(tx, orgId, null, 'others');
+  let admitted = Math.min(wanted, Math.max(0, org.max_concurrent_calls - live));
+  let refusal: Exclude<Admission, { ok: true }> | null =
+    admitted < wanted
+      ? {
+          ok: false,
+          reason: 'concurrency',
+          limit: 'max_concurrent_calls',
+          value: org.max_concurrent_calls,
+          message: `Concurrent call limit of ${org.max_concurrent_calls} reached; retry when a call ends`,
+          retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
+        }
+      : null;
+  if (admitted === 0) return { admitted, refusal };
+  const spent = await spendTodayCents(tx, orgId);
+  if (spent >= org.daily_spend_cap_cents) {
+    return {
+      admitted: 0,
+      refusal: {
+        ok: false,
+        reason: 'daily_spend_cap',
+        limit: 'daily_spend_cap_cents',
+        value: org.daily_spend_cap_cents,
+        message: `Daily spend cap of ${org.daily_spend_cap_cents} cents reached (${spent} cents spent today); it resets at 00:00 UTC`,
+        retryAfterSeconds: secondsToUtcMidnight(),
+      },
+    };
+  }
+  const reserved = await reserveDailyCalls(tx, orgId, admitted);
+  if (reserved < admitted) {
+    admitted = reserved;
+    refusal = {
+      ok: false,
+      reason: 'daily_cap',
+      limit: 'max_calls_per_day',
+      value: org.max_calls_per_day,
+      message: `Daily call limit of ${org.max_calls_per_day} reached; it resets at 00:00 UTC`,
+      retryAfterSeconds: secondsToUtcMidnight(),
+    };
+  }
+  return { admitted, refusal };
 }
 
 /** The API's answer to a refused admission: 429 with Retry-After, `reason` and the `limit` reached. */

@@ -19,7 +19,7 @@ import { callView, resolveOverrides, roomNameFor } from './service.ts';
 import { DIAL_QUEUE, scheduledDialOptions } from './dial.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
 import { callRateCents, rateTableFor } from '../phone-numbers/rates.ts';
-import { countRefusal, destinationProblem } from './destinations.ts';
+import { countRefusal, destinationProblem, doNotCallProblem } from './destinations.ts';
 
 /** How long an Idempotency-Key names its first request (Stripe: 24 hours). */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -165,6 +165,8 @@ export async function createOutboundCall(
         countRefusal(services, String(refusal.ctx?.reason), 'api');
         throw new ValidationFailure([refusal]);
       }
+      const listed = await doNotCallProblem(tx, auth.orgId, input.to_number);
+      if (listed) throw new ValidationFailure([listed]);
       // The rate of the destination with the number's carrier, captured now (phone-numbers/rates.ts); none for
       // another carrier's number.
       const rate = from.provider === carrier.name ? callRateCents(carrier, 'outbound', input.to_number, rateTableFor(services.config)) : null;

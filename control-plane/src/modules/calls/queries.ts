@@ -44,6 +44,8 @@ export interface CallRow {
   ended_event_pending: boolean;
   dialed_at: Date | null;
   worker_seen_at: Date | null;
+  /** The campaign this call is an attempt of (migration 100). */
+  campaign_id?: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -84,6 +86,7 @@ export interface CallFilter {
   status?: string | undefined;
   createdAfter?: string | undefined;
   createdBefore?: string | undefined;
+  campaignId?: string | undefined;
   limit: number;
   offset: number;
 }
@@ -95,7 +98,8 @@ export async function listCalls(db: Db, f: CallFilter): Promise<{ rows: CallRow[
     ${f.type ? db`and type = ${f.type}` : db``}
     ${f.status ? db`and status = ${f.status}` : db``}
     ${f.createdAfter ? db`and created_at >= ${f.createdAfter}` : db``}
-    ${f.createdBefore ? db`and created_at < ${f.createdBefore}` : db``}`;
+    ${f.createdBefore ? db`and created_at < ${f.createdBefore}` : db``}
+    ${f.campaignId ? db`and campaign_id = ${f.campaignId}` : db``}`;
   const rows = await db<(CallRow & { total_count: number })[]>`
     select *, count(*) over () as total_count from calls where ${where}
     order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`;
@@ -136,6 +140,25 @@ export async function retentionOfCall(db: Db, callId: string): Promise<DataReten
     where c.id = ${callId}`;
   // A call that does not exist keeps nothing.
   return row?.mode ?? 'no_content';
+}
+
+/**
+ * Takes up to `n` of today's calls at once (a campaign's tick) and returns how many it took: what is left of
+ * the cap, counted as reserveDailyCall counts a call that is not a publishable key's. MUST run under the org's
+ * admission lock (lockAdmission), which makes the read and the upsert one step.
+ */
+export async function reserveDailyCalls(db: Db, orgId: string, n: number): Promise<number> {
+  const [row] = await db<{ k: number }[]>`
+    select greatest(0, least(${n}::int, o.max_calls_per_day - coalesce(d.calls - d.publishable_calls, 0)))::int as k
+    from orgs o left join org_daily_calls d on d.org_id = o.id and d.day = (now() at time zone 'utc')::date
+    where o.id = ${orgId}`;
+  const k = row?.k ?? 0;
+  if (k > 0) {
+    await db`
+      insert into org_daily_calls as d (org_id, day, calls, publishable_calls) values (${orgId}, (now() at time zone 'utc')::date, ${k}, 0)
+      on conflict (org_id, day) do update set calls = d.calls + ${k}`;
+  }
+  return k;
 }
 
 /** Records a worker report's sequence number; false when that (call, seq) was applied before. */
@@ -477,15 +500,17 @@ export interface NewOutboundCall {
   webhook_url: string | null;
   /** The carrier's per-minute rate (cost_cents at the end), or null when it gives none. */
   rate_cents_per_minute: number | null;
+  /** A campaign's attempt: (contact, attempt) is unique, so an attempt is placed once (migration 100). */
+  campaign?: { id: string; contact_id: string; attempt: number };
 }
 
 export async function insertOutboundCall(db: Db, c: NewOutboundCall): Promise<CallRow> {
   const [row] = await db<CallRow[]>`
     insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, scheduled_at,
-                       variables, metadata, overrides, webhook_url, rate_cents_per_minute)
+                       variables, metadata, overrides, webhook_url, rate_cents_per_minute, campaign_id, campaign_contact_id, campaign_attempt)
     values (${c.id}, ${c.org_id}, ${c.agent_id}, 'outbound', 'outbound', ${c.to_number}, ${c.from_number}, ${c.room_name},
             ${c.scheduled_at}, ${db.json(c.variables as never)}, ${db.json(c.metadata as never)}, ${db.json(c.overrides as never)}, ${c.webhook_url},
-            ${c.rate_cents_per_minute})
+            ${c.rate_cents_per_minute}, ${c.campaign?.id ?? null}, ${c.campaign?.contact_id ?? null}, ${c.campaign?.attempt ?? null})
     returning *`;
   return row!;
 }

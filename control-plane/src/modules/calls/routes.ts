@@ -77,7 +77,7 @@ export const callRoutes = [
     operationId: 'listCalls',
     tag: 'calls',
     summary: 'List calls',
-    description: 'Newest first. Filters: agent, type, status and a creation time range.',
+    description: 'Newest first. Filters: agent, type, status, a creation time range and a campaign.',
     query: CallListQuery,
     responses: { 200: { description: 'Calls', schema: CallList } },
     handler: async ({ query, auth, db, services }) => {
@@ -88,6 +88,7 @@ export const callRoutes = [
         status: query.status,
         createdAfter: query.created_after,
         createdBefore: query.created_before,
+        campaignId: query.campaign_id,
         limit: query.limit,
         offset: query.offset,
       });

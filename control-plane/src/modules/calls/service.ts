@@ -70,6 +70,7 @@ export async function callView(services: Services, row: CallRow) {
     },
     credits_used: row.duration_seconds === null ? null : row.duration_seconds / 60,
     cost_cents: row.cost_cents,
+    campaign_id: row.campaign_id ?? null,
     created_at: row.created_at,
   };
 }

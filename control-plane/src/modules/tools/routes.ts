@@ -50,7 +50,8 @@ export const toolRoutes = [
     description:
       'A `function` tool calls your server with the arguments the LLM chose (JSON body, or query parameters for GET ' +
       'and DELETE) and gives the LLM your answer. Built-in tools are performed by the platform: `end_call` hangs up, ' +
-      '`transfer_call` transfers the caller to `destination`, `send_dtmf` sends keypad tones. Header values are ' +
+      '`transfer_call` transfers the caller to `destination`, `send_dtmf` sends keypad tones, `do_not_call` adds the ' +
+      'callee (the caller, on an inbound call) to the do-not-call list when they ask not to be called again. Header values are ' +
       'encrypted at rest and masked on read.\n\n' +
       SIGNING_NOTE +
       ' The secret is returned once, in `signing_secret`, when a function tool is created.',

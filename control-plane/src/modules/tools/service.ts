@@ -20,6 +20,7 @@ const BUILTIN_DESCRIPTIONS: Record<Exclude<ToolType, 'function'>, string> = {
   end_call: 'End the call once the conversation is complete or the caller asks to hang up.',
   transfer_call: 'Transfer the caller to a human when they ask for one or the request is out of scope.',
   send_dtmf: 'Send DTMF tones (keypad digits) to navigate a phone menu.',
+  do_not_call: 'Add the person to the do-not-call list when they ask not to be called again.',
 };
 
 const FIELDS_BY_TYPE: Record<ToolType, Set<string>> = {
@@ -27,6 +28,7 @@ const FIELDS_BY_TYPE: Record<ToolType, Set<string>> = {
   end_call: new Set(['type', 'name', 'description']),
   transfer_call: new Set(['type', 'name', 'description', 'destination']),
   send_dtmf: new Set(['type', 'name', 'description']),
+  do_not_call: new Set(['type', 'name', 'description']),
 };
 
 // Headers the platform sets itself on requests to tool servers.

@@ -185,6 +185,8 @@ describe('POST /v1/tools: built-in tools', () => {
     });
     const dtmf = await create({ type: 'send_dtmf', name: 'press_keys', description: null });
     expect(dtmf.body).toMatchObject({ type: 'send_dtmf', name: 'press_keys', description: null });
+    const dnc = await create({ type: 'do_not_call' });
+    expect(dnc.body).toMatchObject({ type: 'do_not_call', name: 'do_not_call', description: expect.stringContaining('do-not-call list') });
     expect((await tp.request('post', `/v1/tools/${end.body.id}/rotate-signing-secret`, { key })).status).toBe(409);
   });
 
@@ -217,9 +219,9 @@ describe('POST /v1/tools: built-in tools', () => {
         {
           type: 'enum',
           loc: ['body', 'type'],
-          msg: "Input should be 'function', 'end_call', 'transfer_call' or 'send_dtmf'",
+          msg: "Input should be 'function', 'end_call', 'transfer_call', 'send_dtmf' or 'do_not_call'",
           input: 'hangup',
-          ctx: { expected: "'function', 'end_call', 'transfer_call' or 'send_dtmf'" },
+          ctx: { expected: "'function', 'end_call', 'transfer_call', 'send_dtmf' or 'do_not_call'" },
         },
       ],
     });
