@@ -108,6 +108,10 @@ describe.skipIf(!decision.run)(`the container images (${decision.why})`, () => {
         WORKER_METRICS_PORT: String(ports.workerMetrics),
         DRAIN_TIMEOUT_MS: '5000',
         LOAD_INCLUDES_CPU: 'false',
+        // One call here: one prewarmed job process, and room for it to start on a shared, busy machine (a
+        // process past agents-js's 10 s deadline is dropped; docs/operations.md, "Sizing").
+        JOB_IDLE_PROCESSES: '1',
+        JOB_INIT_TIMEOUT_MS: '60000',
       },
       logDir: stack.logDir,
     });

@@ -63,11 +63,11 @@ export async function localBaseImage(logDir: string): Promise<string> {
 }
 
 /** Files of the build context a Dockerfile's COPY takes from (.dockerignore leaves tests out), under `dir`. */
-function contextFiles(dir: string): string[] {
+function contextFiles(root: string, dir: string): string[] {
   const out: string[] = [];
-  for (const e of readdirSync(path.join(REPO_ROOT, dir), { withFileTypes: true })) {
+  for (const e of readdirSync(path.join(root, dir), { withFileTypes: true })) {
     const rel = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...contextFiles(rel));
+    if (e.isDirectory()) out.push(...contextFiles(root, rel));
     else if (e.isFile() && !e.name.endsWith('.test.ts')) out.push(rel);
   }
   return out.sort();
@@ -79,13 +79,13 @@ function contextFiles(dir: string): string[] {
  * the lock file's exact versions), so a build whose key is on an image already is skipped: even with every
  * layer cached, podman re-reads the 600 MB of node_modules to check the cache, minutes on a busy machine.
  */
-export function buildKey(dockerfile: string, baseImageId: string): string {
-  const text = readFileSync(path.join(REPO_ROOT, dockerfile), 'utf8');
+export function buildKey(dockerfile: string, baseImageId: string, root = REPO_ROOT): string {
+  const text = readFileSync(path.join(root, dockerfile), 'utf8');
   const sources = [...text.matchAll(/^COPY\s+((?:--\S+\s+)*)(.+)\s+\S+$/gm)].filter((m) => !m[1]!.includes('--from=')).flatMap((m) => m[2]!.trim().split(/\s+/));
-  const hash = createHash('sha256').update(baseImageId).update(text).update(readFileSync(path.join(REPO_ROOT, '.dockerignore')));
+  const hash = createHash('sha256').update(baseImageId).update(text).update(readFileSync(path.join(root, '.dockerignore')));
   for (const src of sources) {
-    const files = statSync(path.join(REPO_ROOT, src)).isDirectory() ? contextFiles(src) : [src];
-    for (const f of files) hash.update(`\0${f}\0`).update(readFileSync(path.join(REPO_ROOT, f)));
+    const files = statSync(path.join(root, src)).isDirectory() ? contextFiles(root, src) : [src];
+    for (const f of files) hash.update(`\0${f}\0`).update(readFileSync(path.join(root, f)));
   }
   return hash.digest('hex').slice(0, 32);
 }
