@@ -17,12 +17,12 @@ function layers(image: string): Layer[] {
   return history.filter((h) => h.size > 0).reverse().map((h) => ({ created_by: h.CreatedBy.replace(/^\/bin\/sh -c (#\(nop\) )?/, '').slice(0, 120), mb: MB(h.size) }));
 }
 
-/** `du` in a container of the image: megabytes (10^6 bytes) of each path. */
+/** `du` in a container of the image: megabytes (10^6 bytes, as podman counts) of each path. */
 function du(image: string, script: string): Record<string, number> {
   const out = podman(['run', '--rm', '--network', 'host', image, 'sh', '-c', script]);
   return Object.fromEntries(out.split('\n').filter(Boolean).map((l) => {
     const [kb, p] = l.split('\t');
-    return [p!, Math.round(Number(kb) / 100) / 10];
+    return [p!, MB(Number(kb) * 1024)];
   }));
 }
 
