@@ -7,17 +7,18 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildKey, imageTestDecision } from './support/containers.ts';
 
 describe('imageTestDecision', () => {
-  const probe = (podman: boolean, conf: boolean) => ({ podman: () => podman, conf: () => conf });
+  const probe = (podman: boolean, conf: boolean, root = true) => ({ podman: () => podman, conf: () => conf, root: () => root });
 
-  it('runs where podman and setup.sh\'s containers.conf are, unless VAP_TEST_IMAGES=0', () => {
+  it('runs as root where podman and setup.sh\'s containers.conf are, unless VAP_TEST_IMAGES=0', () => {
     expect(imageTestDecision({}, probe(true, true)).run).toBe(true);
     expect(imageTestDecision({ VAP_TEST_IMAGES: '0' }, probe(true, true)).run).toBe(false);
     expect(imageTestDecision({}, probe(false, true))).toMatchObject({ run: false, why: expect.stringContaining('podman is not installed') });
     expect(imageTestDecision({}, probe(true, false))).toMatchObject({ run: false, why: expect.stringContaining('containers.conf') });
+    expect(imageTestDecision({}, probe(true, true, false))).toMatchObject({ run: false, why: expect.stringContaining('not root') });
   });
 
   it('VAP_TEST_IMAGES=1 runs it even without podman, so a missing engine fails instead of skipping', () => {
-    expect(imageTestDecision({ VAP_TEST_IMAGES: '1' }, probe(false, false)).run).toBe(true);
+    expect(imageTestDecision({ VAP_TEST_IMAGES: '1' }, probe(false, false, false)).run).toBe(true);
   });
 });
 

@@ -20,12 +20,17 @@ function onPath(command: string): boolean {
 }
 
 /**
- * VAP_TEST_IMAGES=1 runs the image test (and fails where podman is missing), 0 skips it; unset, it runs when
- * podman and setup's containers.conf are there: scripts/setup.sh installs both, so CI runs it.
+ * VAP_TEST_IMAGES=1 runs the image test (and fails where podman is missing), 0 skips it; unset, it runs as root
+ * when podman and setup's containers.conf are there: scripts/setup.sh installs both, so CI runs it. Root:
+ * debootstrap needs it, and containers.conf is set up for podman as root.
  */
-export function imageTestDecision(env: NodeJS.ProcessEnv = process.env, probe = { podman: () => onPath('podman'), conf: () => existsSync(CONTAINERS_CONF) }): { run: boolean; why: string } {
+export function imageTestDecision(
+  env: NodeJS.ProcessEnv = process.env,
+  probe = { podman: () => onPath('podman'), conf: () => existsSync(CONTAINERS_CONF), root: () => process.getuid?.() === 0 },
+): { run: boolean; why: string } {
   if (env.VAP_TEST_IMAGES === '1') return { run: true, why: 'VAP_TEST_IMAGES=1' };
   if (env.VAP_TEST_IMAGES === '0') return { run: false, why: 'VAP_TEST_IMAGES=0' };
+  if (!probe.root()) return { run: false, why: 'not root (debootstrap and podman as set up here need it)' };
   if (!probe.podman()) return { run: false, why: 'podman is not installed (scripts/setup.sh installs it)' };
   if (!probe.conf()) return { run: false, why: `no ${CONTAINERS_CONF} (scripts/setup.sh writes it)` };
   return { run: true, why: 'podman is installed' };
