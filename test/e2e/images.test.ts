@@ -108,9 +108,8 @@ describe.skipIf(!decision.run)(`the container images (${decision.why})`, () => {
         WORKER_METRICS_PORT: String(ports.workerMetrics),
         DRAIN_TIMEOUT_MS: '5000',
         LOAD_INCLUDES_CPU: 'false',
-        // One call here: one prewarmed job process, and room for it to start on a shared, busy machine (a
-        // process past agents-js's 10 s deadline is dropped; docs/operations.md, "Sizing").
-        JOB_IDLE_PROCESSES: '1',
+        // Room for a job process to start on a shared, busy machine (one past agents-js's 10 s deadline is
+        // dropped; docs/operations.md, "Sizing").
         JOB_INIT_TIMEOUT_MS: '60000',
       },
       logDir: stack.logDir,
