@@ -22,13 +22,17 @@ FROM ${NODE_IMAGE} AS runtime
 WORKDIR /app
 ENV NODE_ENV=production
 RUN groupadd --system --gid 10001 vap \
- && useradd --system --uid 10001 --gid vap --home-dir /app --no-create-home --shell /usr/sbin/nologin vap
+ && useradd --system --uid 10001 --gid vap --home-dir /app --no-create-home --shell /usr/sbin/nologin vap \
+ && mkdir -p /var/lib/vap && chown vap:vap /var/lib/vap
+# Recordings kept on local disk (no S3_BUCKET) go under DATA_DIR/recordings: a volume mounted here keeps them.
+ENV DATA_DIR=/var/lib/vap
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --chown=root:root package.json ./
 COPY --chown=root:root shared ./shared
 COPY --chown=root:root schemas ./schemas
 COPY --chown=root:root control-plane ./control-plane
-# Code is owned by root and read-only to the process; it writes only to /tmp (an emptyDir in Kubernetes).
+# Code is owned by root and read-only to the process; it writes only to /tmp and /var/lib/vap (volumes in
+# Kubernetes and compose).
 USER 10001:10001
 EXPOSE 8080 9464
 STOPSIGNAL SIGTERM

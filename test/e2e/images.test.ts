@@ -94,7 +94,8 @@ describe.skipIf(!decision.run)(`the container images (${decision.why})`, () => {
     // The migrate entry point of the image, as compose's one-shot `migrate` service runs it.
     await run('podman', ['run', '--rm', '--network', 'host', '--read-only', '--env', `DATABASE_URL=${db.url}`, '--env', 'NODE_ENV=test', images.controlPlane.id, 'node', 'control-plane/src/db/migrate-cli.ts'], `${stack.logDir}/migrate.log`);
 
-    const cp = startContainer({ name: 'control-plane', image: images.controlPlane.id, env: cpEnv, logDir: stack.logDir });
+    // Its DATA_DIR is a volume, as in the chart and compose: recordings kept on local disk go there.
+    const cp = startContainer({ name: 'control-plane', image: images.controlPlane.id, env: cpEnv, logDir: stack.logDir, writable: ['/var/lib/vap'] });
     containers.push(cp);
     await waitReady(cp.service, 'control-plane container', async () => (await fetch(`${controlPlaneUrl}/health/ready`).catch(() => null))?.status === 200, 120_000);
 
@@ -127,6 +128,7 @@ describe.skipIf(!decision.run)(`the container images (${decision.why})`, () => {
       tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
       first_message: FIRST_MESSAGE,
       silence_timeout_seconds: 120,
+      enable_recording: true,
     });
     expect(agent.status).toBe(201);
     agentId = agent.body.id;
@@ -185,5 +187,10 @@ describe.skipIf(!decision.run)(`the container images (${decision.why})`, () => {
     expect(call.messages[0]).toMatchObject({ role: 'agent', content: FIRST_MESSAGE });
     // The job ran in the container: its log names the call.
     expect(readFileSync(`${stack.logDir}/worker.log`, 'utf8')).toContain(callId);
+    // The worker's recording reached the control plane's DATA_DIR in its container and reads back as a WAV.
+    await until('the recording', async () => ((await api('GET', `/v1/calls/${callId}`)).body.recording_url ? true : null));
+    const recording = await fetch(`${controlPlaneUrl}/v1/calls/${callId}/recording`, { headers: { authorization: `Bearer ${key}` } });
+    expect(recording.status).toBe(200);
+    expect(Buffer.from(await recording.arrayBuffer()).subarray(0, 4).toString('latin1')).toBe('RIFF');
   }, 300_000);
 });
