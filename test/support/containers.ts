@@ -131,7 +131,8 @@ export interface ContainerSpec {
   env: Record<string, string>;
   command?: string[];
   logDir: string;
-  /** Writable paths on the read-only root, owned by the image's user (the chart's emptyDir volumes). */
+  /** Writable paths on the read-only root, owned by the image's user (the chart's emptyDir volumes; podman 4.3
+   * ignores a tmpfs's mode and uid, its U option chowns it). */
   writable?: string[];
 }
 
@@ -146,7 +147,7 @@ export function startContainer(spec: ContainerSpec): { service: Service; contain
   const args = [
     'run', '--rm', '--name', container, '--label', `${OWNER_LABEL}=${process.pid}`,
     '--network', 'host', '--read-only', '--cap-drop', 'all', '--security-opt', 'no-new-privileges',
-    '--stop-timeout', '10', ...(spec.writable ?? []).flatMap((dir) => ['--tmpfs', `${dir}:rw,uid=10001,gid=10001,mode=0700`]),
+    '--stop-timeout', '10', ...(spec.writable ?? []).flatMap((dir) => ['--tmpfs', `${dir}:rw,U`]),
     ...envArgs, spec.image, ...(spec.command ?? []),
   ];
   const service = new Service({ name: spec.name, command: 'podman', args, env: podmanEnv(), cwd: REPO_ROOT, logPath: path.join(spec.logDir, `${spec.name}.log`), graceMs: 15_000 });
