@@ -149,11 +149,21 @@ describe('calling windows', () => {
     expect((await tick(id, at('2027-03-14T13:00:00Z'))).dialed).toBe(1); // 09:00 EDT, an hour earlier in UTC
   });
 
-  it('zones of a number: the country\'s, Hawaii and Alaska apart from the mainland', () => {
+  it('zones of a number: its longest listed prefix\'s, else its country\'s', () => {
     expect(zonesOfNumber('+442079460123')).toEqual(['Europe/London']);
+    // US area codes: Hawaii, Alaska (two clocks), New York, Arizona (no DST: not Denver's clock), and Idaho's 208,
+    // split across Mountain and Pacific time until its exchange says which.
     expect(zonesOfNumber('+18085550123', { fictional: true })).toEqual(['Pacific/Honolulu']);
-    expect(zonesOfNumber('+19075550123', { fictional: true })).toEqual(['America/Anchorage', 'America/Adak']);
-    expect(zonesOfNumber('+12125550123', { fictional: true })).toEqual(['America/New_York', 'America/Chicago', 'America/Denver', 'America/Phoenix', 'America/Los_Angeles']);
+    expect(zonesOfNumber('+19075550123', { fictional: true })).toEqual(['America/Adak', 'America/Anchorage']);
+    expect(zonesOfNumber('+12125550123', { fictional: true })).toEqual(['America/New_York']);
+    expect(zonesOfNumber('+15205550123', { fictional: true })).toEqual(['America/Phoenix']);
+    expect(zonesOfNumber('+12082955555', { fictional: true })).toEqual(['America/Boise', 'America/Los_Angeles']);
+    expect(zonesOfNumber('+12082015555', { fictional: true })).toEqual(['America/Denver']);
+    // Canada by area code; Australia's 02 is Sydney's clock, not the country's seven.
+    expect(zonesOfNumber('+12045550123', { fictional: true })).toEqual(['America/Winnipeg']);
+    expect(zonesOfNumber('+61291234567')).toEqual(['Australia/Sydney']);
+    // An area code the table does not list (555) is bounded by the mainland's five clocks.
+    expect(zonesOfNumber('+15550100081', { fictional: true })).toEqual(['America/New_York', 'America/Chicago', 'America/Denver', 'America/Phoenix', 'America/Los_Angeles']);
   });
 });
 

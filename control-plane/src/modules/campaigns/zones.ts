@@ -2,18 +2,36 @@
 // wall clock: the row's `timezone` if it gave one, else the zone of its number's country (libphonenumber-js
 // gives the country). A country with several clocks (the US, Canada, Australia...) gives several zones, and
 // the window must then be open in all of them: never earlier or later than the callee's hours, whichever zone
-// they live in (docs/decisions.md, "Campaigns", Windows). North American area codes of Hawaii and Alaska are
-// told apart from the mainland, whose zones alone then bound the other US numbers.
+// they live in (docs/decisions.md, "Campaigns", Windows). Before the country, the number's longest prefix in
+// libphonenumber's prefix-to-zone table narrows it: a US area code to its state's clocks, 212 to New York alone.
 //
 // A contact's zones are its "zone key" (the zone names joined by commas): a campaign has few distinct keys, so
 // the scheduler decides which windows are open per key, not per contact.
 import { classifyNumber } from '../../../../shared/destination-policy.ts';
 import type { CallingWindow, Weekday } from '../../../../schemas/campaigns.ts';
 import { COUNTRY_ZONES } from './country-zones.ts';
+import { PREFIX_ZONE_NAMES, PREFIX_ZONES_PACKED } from './prefix-zones.ts';
 
+/** A US number whose area code the table does not list (555, a new code) is bounded by the mainland's clocks. */
 const US_MAINLAND = ['America/New_York', 'America/Chicago', 'America/Denver', 'America/Phoenix', 'America/Los_Angeles'];
-/** NANP area codes of the US whose clocks are not the mainland's. */
-const US_AREA_ZONES: Record<string, string[]> = { '808': ['Pacific/Honolulu'], '907': ['America/Anchorage', 'America/Adak'] };
+
+const PREFIX_ZONES = new Map(
+  PREFIX_ZONES_PACKED.split(' ').map((entry) => {
+    const [prefix, zones] = entry.split(':') as [string, string];
+    return [prefix, zones.split('.').map((i) => PREFIX_ZONE_NAMES[Number(i)]!)] as const;
+  }),
+);
+const LONGEST_PREFIX = Math.max(...[...PREFIX_ZONES.keys()].map((p) => p.length));
+
+/** The zones of the longest listed prefix of an E.164 number's digits, or null. */
+function zonesOfPrefix(number: string): string[] | null {
+  const digits = number.slice(1);
+  for (let n = Math.min(LONGEST_PREFIX, digits.length); n > 0; n--) {
+    const zones = PREFIX_ZONES.get(digits.slice(0, n));
+    if (zones) return zones;
+  }
+  return null;
+}
 
 /** The canonical name of an IANA zone (as the runtime knows it), or null when it names none. */
 export function canonicalZone(name: string): string | null {
@@ -26,11 +44,13 @@ export function canonicalZone(name: string): string | null {
   }
 }
 
-/** The zones of an E.164 number, from its country (null when it has none we know). */
+/** The zones of an E.164 number: its prefix's, else its country's (null when it has no country we know). */
 export function zonesOfNumber(number: string, opts: { fictional?: boolean } = {}): string[] | null {
   const { country } = classifyNumber(number, { fictional: opts.fictional ?? false });
   if (!country) return null;
-  if (country === 'US') return US_AREA_ZONES[number.slice(2, 5)] ?? US_MAINLAND;
+  const byPrefix = zonesOfPrefix(number);
+  if (byPrefix) return byPrefix;
+  if (country === 'US') return US_MAINLAND;
   return COUNTRY_ZONES[country] ?? null;
 }
 
