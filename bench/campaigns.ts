@@ -24,6 +24,8 @@ import type { LiveKit } from '../control-plane/src/livekit/client.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
 import { getCallById } from '../control-plane/src/modules/calls/queries.ts';
 import { finishCall } from '../control-plane/src/modules/calls/lifecycle.ts';
+import { dialQueues } from '../control-plane/src/modules/calls/dial.ts';
+import { exportPage } from '../control-plane/src/modules/campaigns/queries.ts';
 import { createLogger } from '../shared/logger.ts';
 import { freePort } from '../test/support/global-setup.ts';
 import { writeResults } from './support/results.ts';
@@ -156,6 +158,24 @@ try {
     );
   const dbBytes = async () => Number((await sql<{ b: string }[]>`select pg_database_size(current_database())::text as b`)[0]!.b);
 
+  // 0. Baseline, in the same run: bare pg-boss moving N no-op jobs through a queue with the dial queue's options
+  // and worker settings (inserted 200 at a time, as ticks insert dial jobs). The dial jobs can go no faster.
+  const dialQueue = dialQueues(services)[0]!;
+  const NOOP = 'bench.noop';
+  await services.boss.createQueue(NOOP, { notify: true, ...dialQueue.options });
+  let noopDone = 0;
+  await services.boss.work(NOOP, dialQueue.work ?? {}, async (jobs: unknown[]) => {
+    noopDone += jobs.length;
+  });
+  log(`baseline: ${CONTACTS} no-op jobs through bare pg-boss`);
+  const b0 = performance.now();
+  for (let i = 0; i < CONTACTS; i += 200) await services.boss.insert(NOOP, Array.from({ length: Math.min(200, CONTACTS - i) }, () => ({ data: {} })));
+  const noopQueuedMs = performance.now() - b0;
+  await waitFor('the no-op jobs', async () => noopDone >= CONTACTS, 60 * 60_000);
+  const noopMs = performance.now() - b0;
+  await services.boss.offWork(NOOP);
+  log(`baseline: ${round(noopMs / 1000)} s`);
+
   // 1. Throughput: N contacts at the highest pacing, concurrency unbounded in practice.
   log(`throughput: ${CONTACTS} contacts`);
   await sql`vacuum analyze`;
@@ -205,6 +225,14 @@ try {
     if (res.status !== 200 || text.trimEnd().split('\r\n').length !== CONTACTS + 1) throw new Error(`export answered ${res.status} with ${text.length} bytes`);
   }
   log(`export p50 ${round(pct(exportMs, 50))} ms`);
+  // Its floor: the raw database reading the same rows in one query, with no paging and no CSV.
+  const rawExportMs: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    const rows = await exportPage(sql, big.id, null, CONTACTS + 1);
+    rawExportMs.push(performance.now() - t);
+    if (rows.length !== CONTACTS) throw new Error(`the raw export read ${rows.length} rows`);
+  }
 
   // 3. Pacing: RATE calls a minute for MINUTES minutes (more contacts than that, so it never runs dry).
   log(`pacing: ${RATE}/min for ${MINUTES} min`);
@@ -223,6 +251,12 @@ try {
   const results = {
     contacts: CONTACTS,
     upload: { rows: CONTACTS, csv_bytes: big.bytes, ms: round(big.ms) },
+    baseline_bare_pgboss: {
+      jobs: CONTACTS,
+      inserted_seconds: round(noopQueuedMs / 1000, 2),
+      completed_seconds: round(noopMs / 1000, 2),
+      jobs_per_second: round(CONTACTS / (noopMs / 1000)),
+    },
     throughput: {
       pacing_calls_per_minute: MAX_RATE,
       scheduled_seconds: round(scheduledMs / 1000, 2),
@@ -235,7 +269,15 @@ try {
       cpu_ms_per_contact: round((cpu.user + cpu.system) / 1000 / CONTACTS, 2),
     },
     database: { rows_per_contact: rowsPerContact, bytes_per_contact: Math.round((bytesAfter - bytesBefore) / CONTACTS) },
-    export: { contacts: CONTACTS, bytes: exportBytes, samples: exportMs.length, p50_ms: round(pct(exportMs, 50)), max_ms: round(Math.max(...exportMs)) },
+    export: {
+      contacts: CONTACTS,
+      bytes: exportBytes,
+      samples: exportMs.length,
+      p50_ms: round(pct(exportMs, 50)),
+      max_ms: round(Math.max(...exportMs)),
+      raw_database_p50_ms: round(pct(rawExportMs, 50)),
+      raw_database_max_ms: round(Math.max(...rawExportMs)),
+    },
     pacing: {
       set_per_minute: RATE,
       minutes: perMinute.map((achieved, m) => ({ minute: m + 1, achieved, error_pct: round(((achieved - RATE) / RATE) * 100, 2) })),
