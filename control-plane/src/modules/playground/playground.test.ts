@@ -92,7 +92,13 @@ describe('GET /playground', () => {
     const css = await fetch(`${tp.url}/playground/playground.css`);
     expect(css.status).toBe(200);
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
-    for (const p of ['/playground/secret.txt', '/playground/playground.html', '/playground/..%2Fplayground.html', '/playground/%2e%2e%2fpackage.json', '/playground/constructor']) {
+    for (const p of [
+      '/playground/secret.txt',
+      '/playground/playground.html',
+      '/playground/..%2Fplayground.html',
+      '/playground/%2e%2e%2fpackage.json',
+      '/playground/constructor',
+    ]) {
       const res = await fetch(`${tp.url}${p}`);
       expect(res.status, p).toBe(404);
     }
@@ -122,9 +128,19 @@ describe('the policy', () => {
   it('allows the LiveKit server over ws for a plain http URL, and S3 recordings from their endpoint', () => {
     expect(livekitOrigins('http://127.0.0.1:7880')).toEqual(['ws://127.0.0.1:7880', 'http://127.0.0.1:7880']);
     expect(livekitOrigins('wss://lk.example.com/some/path')).toEqual(['wss://lk.example.com', 'https://lk.example.com']);
-    const d = directives(contentSecurityPolicy({ livekitPublicUrl: 'ws://127.0.0.1:7880', publicBaseUrl: 'http://127.0.0.1:3000', s3Bucket: 'rec', s3Endpoint: 'https://minio.example.com:9000/', s3Region: 'eu-west-1' }));
+    const d = directives(
+      contentSecurityPolicy({
+        livekitPublicUrl: 'ws://127.0.0.1:7880',
+        publicBaseUrl: 'http://127.0.0.1:3000',
+        s3Bucket: 'rec',
+        s3Endpoint: 'https://minio.example.com:9000/',
+        s3Region: 'eu-west-1',
+      }),
+    );
     expect(d.get('media-src')).toEqual(["'self'", 'blob:', 'http://127.0.0.1:3000', 'https://minio.example.com:9000']);
-    const aws = directives(contentSecurityPolicy({ livekitPublicUrl: 'ws://127.0.0.1:7880', publicBaseUrl: 'http://127.0.0.1:3000', s3Bucket: 'rec', s3Region: 'eu-west-1' }));
+    const aws = directives(
+      contentSecurityPolicy({ livekitPublicUrl: 'ws://127.0.0.1:7880', publicBaseUrl: 'http://127.0.0.1:3000', s3Bucket: 'rec', s3Region: 'eu-west-1' }),
+    );
     expect(aws.get('media-src')).toContain('https://rec.s3.eu-west-1.amazonaws.com');
   });
 });
