@@ -188,6 +188,35 @@ export async function callsPage({ view, query, signal }: PageContext): Promise<v
   await load(Math.max(0, Number(query.get('offset')) || 0));
 }
 
+const once = (el: HTMLMediaElement, ev: string) => new Promise<void>((resolve) => el.addEventListener(ev, () => resolve(), { once: true }));
+
+/**
+ * Plays the recording from `at` seconds. A recording served without byte ranges cannot be seeked by every
+ * browser (Chromium restarts it from 0), so when the position is not seekable the file is fetched once and
+ * played from memory (a blob: URL, which the policy allows), where every position is.
+ */
+async function playFrom(audio: HTMLAudioElement, url: string, at: number): Promise<void> {
+  if (audio.readyState < 1) {
+    audio.preload = 'auto';
+    audio.load();
+    await once(audio, 'loadedmetadata');
+  }
+  const seekable = () => [...Array(audio.seekable.length).keys()].some((i) => audio.seekable.start(i) <= at && at <= audio.seekable.end(i));
+  if (!seekable() && !audio.src.startsWith('blob:')) {
+    try {
+      const res = await fetch(url, { credentials: 'omit', cache: 'no-store', referrerPolicy: 'no-referrer' });
+      if (res.ok) {
+        audio.src = URL.createObjectURL(await res.blob());
+        await once(audio, 'loadedmetadata');
+      }
+    } catch {
+      // A recording on another origin (S3) cannot be fetched under the policy: seek as well as the browser can.
+    }
+  }
+  audio.currentTime = at;
+  await audio.play().catch(() => {});
+}
+
 /** Seconds from the call's start to a message's start, when the worker reported message times. */
 function offsetOf(call: Call, m: Message): number | null {
   const base = call.started_at ?? call.messages?.find((x) => x.started_at)?.started_at;
@@ -243,15 +272,8 @@ export async function callPage({ view, params: [id], signal }: PageContext): Pro
       li.append(
         h(
           'button',
-          {
-            type: 'button',
-            class: 'line',
-            'aria-label': `Play from ${clock(at)}: ${who}: ${m.content}`,
-            onclick: () => {
-              audio.currentTime = at;
-              void audio.play().catch(() => {});
-            },
-          },
+          { type: 'button', class: 'line', onclick: () => void playFrom(audio, call.recording_url!, at) },
+          h('span', { class: 'sr-only' }, 'Play from '),
           body,
         ),
       );

@@ -173,7 +173,12 @@ export async function numberPage({ view, params: [id], signal }: PageContext): P
     { novalidate: true, 'aria-label': 'Routing' },
     errorSummary(),
     field('r-agent', 'Agent that answers', agent),
-    field('r-fallback', 'Fallback agent', fallback, 'Answers when the primary agent cannot (no worker free, or it fails to start)'),
+    field(
+      'r-fallback',
+      'Fallback agent',
+      fallback,
+      'Answers when the primary agent has been deleted, or the organisation is at its daily or concurrent call limit',
+    ),
     field('r-voicemail', 'Voicemail message', voicemail, 'Left when voicemail is detected on an inbound call; empty for none'),
     h('div', { class: 'buttons' }, h('button', { type: 'submit' }, 'Save routing')),
     status,

@@ -95,7 +95,7 @@ export function secretOnce(secret: string, next: string, what = 'signing secret'
     { class: 'once', role: 'status' },
     h('p', null, `This is the only time the ${what} is shown. Copy it now.`),
     out,
-    h('p', null, h('a', { class: 'button', href: `#${next}` }, 'Done, I copied it')),
+    h('p', null, h('button', { type: 'button', onclick: () => navigate(next) }, 'Done, I copied it')),
   );
 }
 
