@@ -406,7 +406,16 @@ export function deliveryTable(items: Delivery[], reload: () => void): HTMLElemen
         },
         (err: unknown) => {
           retry.disabled = false;
-          out.prepend(problem(err, undefined, 'This delivery'));
+          // A 404 is either a delivery that is gone or a server without the retry endpoint: say both.
+          if (err instanceof ApiError && err.status === 404)
+            out.prepend(
+              h(
+                'p',
+                { class: 'problem', role: 'alert' },
+                'The retry was refused (404): the delivery no longer exists, or this server does not offer retries yet.',
+              ),
+            );
+          else out.prepend(problem(err, undefined, 'This delivery'));
         },
       );
     });
