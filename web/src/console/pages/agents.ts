@@ -71,14 +71,18 @@ export async function agentPage({ view, params: [id], signal }: PageContext): Pr
     ),
   );
   focusHeading();
-  const [schema, models] = await Promise.all([
+  const [schema, models, webhooks] = await Promise.all([
     componentSchema(creating ? 'CreateAgent' : 'UpdateAgent'),
     api<List<{ id: string; name: string; model: string }>>('/v1/models?limit=100', { signal }),
+    api<List<{ id: string; name: string; url: string }>>('/v1/webhooks', { signal }),
   ]);
   const generated = schemaForm(schema, {
     idPrefix: 'agent',
     current: agent,
-    choices: { llm_id: models.items.map((m) => ({ value: m.id, label: `${m.name} (${m.model})` })) },
+    choices: {
+      llm_id: models.items.map((m) => ({ value: m.id, label: `${m.name} (${m.model})` })),
+      webhook_id: webhooks.items.map((w) => ({ value: w.id, label: `${w.name} (${w.url})` })),
+    },
   });
   const status = h('div', { 'aria-live': 'polite' });
   const save = h('button', { type: 'submit' }, creating ? 'Create agent' : 'Save changes');
