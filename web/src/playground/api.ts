@@ -17,11 +17,20 @@ export function authorization(): string {
 
 export class ApiError extends Error {
   readonly status: number;
-  constructor(status: number, message: string) {
+  /** The parsed error body (a 422's `detail` is a list of field errors). */
+  readonly body: unknown;
+  constructor(status: number, message: string, body: unknown = null) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
+    this.body = body;
   }
+}
+
+/** Called on every 401, before the error is thrown (the console returns to sign-in). */
+let onUnauthorized: ((err: ApiError) => void) | null = null;
+export function setUnauthorizedHandler(fn: ((err: ApiError) => void) | null): void {
+  onUnauthorized = fn;
 }
 
 /** A URL on this page's origin under /v1; anything else is refused before a request is made. */
@@ -31,7 +40,7 @@ export function apiUrl(path: string): URL {
   return url;
 }
 
-export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
   const headers: Record<string, string> = { authorization: authorization(), accept: 'application/json' };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(apiUrl(path), {
@@ -40,6 +49,7 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
     credentials: 'omit',
     cache: 'no-store',
     referrerPolicy: 'no-referrer',
+    ...(init.signal ? { signal: init.signal } : {}),
     ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
   });
   const text = await res.text();
@@ -51,7 +61,9 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   }
   if (!res.ok) {
     const detail = body && typeof body === 'object' && 'detail' in body && typeof body.detail === 'string' ? body.detail : `HTTP ${res.status}`;
-    throw new ApiError(res.status, detail);
+    const err = new ApiError(res.status, detail, body);
+    if (res.status === 401) onUnauthorized?.(err);
+    throw err;
   }
   return body as T;
 }

@@ -1,4 +1,4 @@
-// The playground's built files (web/dist, written by `npm run build:web`, which npm start and npm test run first).
+// The playground's and the console's built files (web/dist, written by `npm run build:web`, which npm start and npm test run first).
 // Read from disk on each request: they are small, and a rebuild shows without a restart.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,6 +13,14 @@ export const ASSETS: Record<string, { file: string; contentType: string }> = {
 
 export const PAGE_FILE = 'playground.html';
 
+/** The console's files (web/src/console), served at /console/<name>, the same way. */
+export const CONSOLE_ASSETS: Record<string, { file: string; contentType: string }> = {
+  'console.js': { file: 'console.js', contentType: 'text/javascript; charset=utf-8' },
+  'console.css': { file: 'console.css', contentType: 'text/css; charset=utf-8' },
+};
+
+export const CONSOLE_PAGE_FILE = 'console.html';
+
 /** A built file's bytes, or null when the build has not run. */
 export async function readBuilt(file: string, dir: string | undefined): Promise<Buffer | null> {
   try {
@@ -24,6 +32,8 @@ export async function readBuilt(file: string, dir: string | undefined): Promise<
 }
 
 /** Shown instead of the page when web/dist has no build: a plain page, no script, the same headers. */
+export const notBuiltPage = (what: string): string => NOT_BUILT_PAGE.replaceAll('playground', what);
+
 export const NOT_BUILT_PAGE = `<!doctype html>
 <html lang="en">
 <head>

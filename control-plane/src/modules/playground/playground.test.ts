@@ -9,6 +9,7 @@ import { usePlatform, type TestPlatform } from '../../../../test/support/platfor
 import { contentSecurityPolicy, livekitOrigins } from './security.ts';
 
 const SOURCE_PAGE = path.resolve(import.meta.dirname, '../../../../web/src/playground/playground.html');
+const CONSOLE_PAGE = path.resolve(import.meta.dirname, '../../../../web/src/console/console.html');
 let dist: string;
 let tp: TestPlatform;
 
@@ -18,6 +19,9 @@ beforeAll(async () => {
   writeFileSync(path.join(dist, 'playground.js'), 'export {};\n');
   writeFileSync(path.join(dist, 'playground.css'), 'body{margin:0}\n');
   writeFileSync(path.join(dist, 'secret.txt'), 'not served\n');
+  copyFileSync(CONSOLE_PAGE, path.join(dist, 'console.html'));
+  writeFileSync(path.join(dist, 'console.js'), 'export {};\n');
+  writeFileSync(path.join(dist, 'console.css'), 'body{margin:0}\n');
   tp = await usePlatform({ WEB_DIST_DIR: dist, LIVEKIT_PUBLIC_URL: 'wss://lk.example.com:7443', PUBLIC_BASE_URL: 'https://api.example.com' });
 });
 
@@ -92,7 +96,13 @@ describe('GET /playground', () => {
     const css = await fetch(`${tp.url}/playground/playground.css`);
     expect(css.status).toBe(200);
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
-    for (const p of ['/playground/secret.txt', '/playground/playground.html', '/playground/..%2Fplayground.html', '/playground/%2e%2e%2fpackage.json', '/playground/constructor']) {
+    for (const p of [
+      '/playground/secret.txt',
+      '/playground/playground.html',
+      '/playground/..%2Fplayground.html',
+      '/playground/%2e%2e%2fpackage.json',
+      '/playground/constructor',
+    ]) {
       const res = await fetch(`${tp.url}${p}`);
       expect(res.status, p).toBe(404);
     }
@@ -118,13 +128,61 @@ describe('GET /playground', () => {
   });
 });
 
+describe('GET /console', () => {
+  it('serves the console page with the same policy, no inline code, and a credential field browsers do not remember', async () => {
+    const res = await fetch(`${tp.url}/console`);
+    expect(res.status).toBe(200);
+    expectProtectiveHeaders(res.headers);
+    const { document } = parseHTML(await res.text());
+    const scripts = [...document.querySelectorAll('script')];
+    expect(scripts.length).toBe(1);
+    expect(scripts[0]!.textContent?.trim()).toBe('');
+    expect(scripts[0]!.getAttribute('src')).toBe('/console/console.js');
+    expect(document.querySelectorAll('style').length).toBe(0);
+    for (const el of document.querySelectorAll('*')) {
+      for (const attr of el.getAttributeNames()) expect(attr, `<${el.tagName.toLowerCase()} ${attr}>`).not.toMatch(/^on|^style$/i);
+    }
+    const field = document.querySelector('#credential')!;
+    expect(field.getAttribute('type')).toBe('password');
+    expect(field.getAttribute('autocomplete')).toBe('off');
+  });
+
+  it("serves only the console's own script and stylesheet under /console", async () => {
+    const js = await fetch(`${tp.url}/console/console.js`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expectProtectiveHeaders(js.headers);
+    expect((await fetch(`${tp.url}/console/console.css`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
+    for (const p of [
+      '/console/playground.js',
+      '/console/console.html',
+      '/console/secret.txt',
+      '/console/..%2Fconsole.html',
+      '/console/constructor',
+      '/playground/console.js',
+    ]) {
+      expect((await fetch(`${tp.url}${p}`)).status, p).toBe(404);
+    }
+  });
+});
+
 describe('the policy', () => {
   it('allows the LiveKit server over ws for a plain http URL, and S3 recordings from their endpoint', () => {
     expect(livekitOrigins('http://127.0.0.1:7880')).toEqual(['ws://127.0.0.1:7880', 'http://127.0.0.1:7880']);
     expect(livekitOrigins('wss://lk.example.com/some/path')).toEqual(['wss://lk.example.com', 'https://lk.example.com']);
-    const d = directives(contentSecurityPolicy({ livekitPublicUrl: 'ws://127.0.0.1:7880', publicBaseUrl: 'http://127.0.0.1:3000', s3Bucket: 'rec', s3Endpoint: 'https://minio.example.com:9000/', s3Region: 'eu-west-1' }));
+    const d = directives(
+      contentSecurityPolicy({
+        livekitPublicUrl: 'ws://127.0.0.1:7880',
+        publicBaseUrl: 'http://127.0.0.1:3000',
+        s3Bucket: 'rec',
+        s3Endpoint: 'https://minio.example.com:9000/',
+        s3Region: 'eu-west-1',
+      }),
+    );
     expect(d.get('media-src')).toEqual(["'self'", 'blob:', 'http://127.0.0.1:3000', 'https://minio.example.com:9000']);
-    const aws = directives(contentSecurityPolicy({ livekitPublicUrl: 'ws://127.0.0.1:7880', publicBaseUrl: 'http://127.0.0.1:3000', s3Bucket: 'rec', s3Region: 'eu-west-1' }));
+    const aws = directives(
+      contentSecurityPolicy({ livekitPublicUrl: 'ws://127.0.0.1:7880', publicBaseUrl: 'http://127.0.0.1:3000', s3Bucket: 'rec', s3Region: 'eu-west-1' }),
+    );
     expect(aws.get('media-src')).toContain('https://rec.s3.eu-west-1.amazonaws.com');
   });
 });

@@ -1,0 +1,251 @@
+// Phone numbers: the list, search and buy, and a number's page with its routing (agent, fallback, voicemail
+// message), pause/resume, and release behind a confirmation that names the number.
+import { api, ApiError } from '../../playground/api.ts';
+import {
+  clearFieldErrors,
+  confirmDialog,
+  errorSummary,
+  field,
+  focusHeading,
+  header,
+  href,
+  navigate,
+  notice,
+  problem,
+  showFieldErrors,
+  describe,
+  type PageContext,
+} from '../app.ts';
+import { dash, facts, fmtDate, h, table } from '../dom.ts';
+import type { List } from './calls.ts';
+
+interface PhoneNumber {
+  id: string;
+  phone_number: string;
+  friendly_name: string | null;
+  provider: string;
+  agent_id: string;
+  status: string;
+  inbound_routing: { agent_id: string | null; fallback: { agent_id: string; [k: string]: unknown } | null; voicemail_message: string | null } | null;
+  created_at: string;
+}
+interface Available {
+  phone_number: string;
+  locality: string | null;
+  region: string | null;
+  country: string;
+  capabilities: { voice: boolean; sms: boolean };
+}
+type Agents = List<{ id: string; name: string }>;
+
+const agentSelect = (agents: Agents, current: string | null, path: string, none?: string) =>
+  h(
+    'select',
+    { 'data-path': path },
+    none ? h('option', { value: '' }, none) : null,
+    agents.items.map((a) => h('option', { value: a.id, selected: a.id === current }, a.name)),
+  );
+
+export async function numbersPage({ view, query, signal }: PageContext): Promise<void> {
+  view.append(header('Phone numbers'));
+  focusHeading();
+  const [list, agents] = await Promise.all([
+    api<List<PhoneNumber>>('/v1/phone-numbers?limit=100', { signal }),
+    api<Agents>('/v1/agents?limit=100', { signal }),
+  ]);
+  const agentName = new Map(agents.items.map((a) => [a.id, a.name]));
+  view.append(
+    table(
+      `${list.total} numbers`,
+      ['Number', 'Name', 'Agent', 'Status', 'Bought'],
+      list.items.map((n) => [
+        h('a', { href: href(`/numbers/${n.id}`) }, n.phone_number),
+        dash(n.friendly_name),
+        agentName.get(n.inbound_routing?.agent_id ?? n.agent_id) ?? n.agent_id.slice(0, 8),
+        n.status,
+        fmtDate(n.created_at),
+      ]),
+      { rowHeader: true },
+    ),
+  );
+
+  // Search and buy.
+  const country = h('input', { type: 'text', value: query.get('country') ?? 'US', maxlength: 2, autocomplete: 'off', 'data-path': 'country' });
+  const area = h('input', { type: 'text', inputmode: 'numeric', value: query.get('area_code') ?? '', autocomplete: 'off', 'data-path': 'area_code' });
+  const contains = h('input', { type: 'text', value: query.get('contains') ?? '', autocomplete: 'off', 'data-path': 'contains' });
+  const buyAgent = agentSelect(agents, null, 'agent_id');
+  const results = h('div', { 'aria-live': 'polite' });
+  const form = h(
+    'form',
+    { novalidate: true, class: 'filters', 'aria-label': 'Search numbers' },
+    errorSummary(),
+    field('n-country', 'Country', country, 'ISO code, such as US or GB'),
+    field('n-area', 'Area code', area, 'US and CA only'),
+    field('n-contains', 'Contains', contains, 'Digits, or letters by their keypad digit'),
+    field('n-agent', 'Agent that answers', buyAgent),
+    h('div', { class: 'buttons' }, h('button', { type: 'submit' }, 'Search')),
+  );
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const q = new URLSearchParams({ country: country.value.trim() });
+    if (area.value.trim()) q.set('area_code', area.value.trim());
+    if (contains.value.trim()) q.set('contains', contains.value.trim());
+    results.replaceChildren(h('p', { class: 'note' }, 'Searching…'));
+    void api<{ items: Available[] }>(`/v1/phone-numbers/search?${q}`).then(
+      (r) => {
+        clearFieldErrors(form);
+        results.replaceChildren(
+          table(
+            'Available now (not reserved)',
+            ['Number', 'Place', 'Voice / SMS', 'Buy'],
+            r.items.map((a) => [
+              a.phone_number,
+              [a.locality, a.region, a.country].filter(Boolean).join(', '),
+              `${a.capabilities.voice ? 'voice' : ''}${a.capabilities.sms ? ' sms' : ''}`,
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'small',
+                  onclick: (ev: Event) => {
+                    const b = ev.currentTarget as HTMLButtonElement;
+                    b.disabled = true;
+                    void api<PhoneNumber>('/v1/phone-numbers', { method: 'POST', body: { phone_number: a.phone_number, agent_id: buyAgent.value } }).then(
+                      (n) => navigate(`/numbers/${n.id}`),
+                      (err: unknown) => {
+                        b.disabled = false;
+                        results.prepend(problem(err));
+                      },
+                    );
+                  },
+                },
+                `Buy ${a.phone_number}`,
+              ),
+            ]),
+            { rowHeader: true },
+          ),
+        );
+      },
+      (err: unknown) => {
+        if (showFieldErrors(form, err)) results.replaceChildren();
+        else results.replaceChildren(problem(err));
+      },
+    );
+  });
+  view.append(h('section', { 'aria-labelledby': 'n-buy' }, h('h2', { id: 'n-buy' }, 'Search and buy'), form, results));
+}
+
+export async function numberPage({ view, params: [id], signal }: PageContext): Promise<void> {
+  let n: PhoneNumber;
+  try {
+    n = await api<PhoneNumber>(`/v1/phone-numbers/${encodeURIComponent(id!)}`, { signal });
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) {
+      view.append(
+        header('Number not found'),
+        h('p', { class: 'problem', role: 'alert' }, describe(err, 'This number')),
+        h('p', null, h('a', { href: '#/numbers' }, 'Back to the numbers')),
+      );
+      focusHeading();
+      return;
+    }
+    throw err;
+  }
+  const agents = await api<Agents>('/v1/agents?limit=100', { signal });
+  view.append(header(n.phone_number, h('a', { class: 'button secondary', href: href('/calls', { phone_number_id: n.id }) }, 'Its calls')));
+  focusHeading();
+  view.append(
+    facts([
+      ['Name', dash(n.friendly_name)],
+      ['Carrier', n.provider],
+      ['Status', n.status],
+      ['Bought', fmtDate(n.created_at)],
+    ]),
+  );
+  const r = n.inbound_routing;
+  const agent = agentSelect(agents, r?.agent_id ?? n.agent_id, 'agent_id');
+  const fallback = agentSelect(agents, r?.fallback?.agent_id ?? null, 'fallback.agent_id', 'No fallback');
+  const voicemail = h('textarea', { rows: 2, 'data-path': 'voicemail_message' });
+  voicemail.value = r?.voicemail_message ?? '';
+  const status = h('div', { 'aria-live': 'polite' });
+  const form = h(
+    'form',
+    { novalidate: true, 'aria-label': 'Routing' },
+    errorSummary(),
+    field('r-agent', 'Agent that answers', agent),
+    field(
+      'r-fallback',
+      'Fallback agent',
+      fallback,
+      'Answers when the primary agent has been deleted, or the organisation is at its daily or concurrent call limit',
+    ),
+    field('r-voicemail', 'Voicemail message', voicemail, 'Left when voicemail is detected on an inbound call; empty for none'),
+    h('div', { class: 'buttons' }, h('button', { type: 'submit' }, 'Save routing')),
+    status,
+  );
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const body = {
+      agent_id: agent.value,
+      fallback: fallback.value ? { ...(r?.fallback ?? {}), agent_id: fallback.value } : null,
+      voicemail_message: voicemail.value.trim() || null,
+    };
+    void api(`/v1/phone-numbers/${n.id}/inbound-routing`, { method: 'PATCH', body }).then(
+      () => {
+        clearFieldErrors(form);
+        status.replaceChildren(notice('Routing saved.'));
+      },
+      (err: unknown) => {
+        if (!showFieldErrors(form, err)) status.replaceChildren(problem(err));
+      },
+    );
+  });
+  const paused = n.status === 'inactive';
+  const actions = h('div', { 'aria-live': 'polite' });
+  view.append(
+    h('section', { 'aria-labelledby': 'r-title' }, h('h2', { id: 'r-title' }, 'Routing and fallback'), form),
+    h(
+      'section',
+      { 'aria-labelledby': 'n-manage' },
+      h('h2', { id: 'n-manage' }, 'Manage'),
+      h(
+        'div',
+        { class: 'buttons' },
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            onclick: () =>
+              void api(`/v1/phone-numbers/${n.id}`, { method: 'PATCH', body: { status: paused ? 'active' : 'inactive' } }).then(
+                () => navigate(`/numbers/${n.id}`),
+                (err: unknown) => actions.replaceChildren(problem(err)),
+              ),
+          },
+          paused ? 'Resume taking calls' : 'Pause (reject calls)',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'danger',
+            onclick: () =>
+              void confirmDialog(
+                `Release ${n.phone_number}?`,
+                `${n.phone_number} stops taking calls at once and goes back to the carrier; you may not get it back. Its calls stay readable.`,
+                `Release ${n.phone_number}`,
+              ).then((ok) => {
+                if (!ok) return;
+                void api(`/v1/phone-numbers/${n.id}`, { method: 'DELETE' }).then(
+                  () => navigate('/numbers', { released: n.phone_number }),
+                  (err: unknown) => actions.replaceChildren(problem(err)),
+                );
+              }),
+          },
+          'Release this number',
+        ),
+      ),
+      actions,
+    ),
+  );
+}
