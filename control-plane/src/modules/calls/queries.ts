@@ -87,28 +87,69 @@ export interface CallFilter {
   createdAfter?: string | undefined;
   createdBefore?: string | undefined;
   campaignId?: string | undefined;
+  phoneNumberId?: string | undefined;
+  outcome?: string | undefined;
+  q?: string | undefined;
   limit: number;
   offset: number;
 }
 
-export async function listCalls(db: Db, f: CallFilter): Promise<{ rows: CallRow[]; total: number }> {
-  const where = db`
+/** The indexed transcript words (095_calls_console.sql spells the index with exactly this expression). */
+const transcriptTsv = (db: Db) => db`jsonb_to_tsvector('simple'::regconfig, jsonb_path_query_array(messages, '$[*].content'), '["string"]')`;
+/** The platform's side of a call: the number called (inbound) or the caller ID (outbound); as in calls_org_number_idx. */
+const ourNumber = (db: Db) => db`(case type when 'inbound' then to_number when 'outbound' then from_number end)`;
+
+/** The list's conditions. Each filter has an index leading with org_id and ending in the list's order (095). */
+export function callConditions(db: Db, f: Omit<CallFilter, 'limit' | 'offset'>) {
+  return db`
     org_id = ${f.orgId}
     ${f.agentId ? db`and agent_id = ${f.agentId}` : db``}
     ${f.type ? db`and type = ${f.type}` : db``}
     ${f.status ? db`and status = ${f.status}` : db``}
     ${f.createdAfter ? db`and created_at >= ${f.createdAfter}` : db``}
     ${f.createdBefore ? db`and created_at < ${f.createdBefore}` : db``}
-    ${f.campaignId ? db`and campaign_id = ${f.campaignId}` : db``}`;
-  const rows = await db<(CallRow & { total_count: number })[]>`
-    select *, count(*) over () as total_count from calls where ${where}
-    order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`;
-  let total = rows.length ? Number(rows[0]!.total_count) : 0;
-  if (!rows.length && f.offset > 0) {
-    const [c] = await db<{ total: number }[]>`select count(*)::int as total from calls where ${where}`;
-    total = c!.total;
+    ${f.campaignId ? db`and campaign_id = ${f.campaignId}` : db``}
+    ${f.outcome ? db`and outcome = ${f.outcome}` : db``}
+    ${
+      // A number of another org (or none) matches nothing, as an agent_id of another org does. Released numbers
+      // still name their past calls.
+      f.phoneNumberId
+        ? db`and type <> 'web' and ${ourNumber(db)} = (select phone_number from phone_numbers where id = ${f.phoneNumberId} and org_id = ${f.orgId})`
+        : db``
+    }
+    ${f.q ? db`and ${transcriptTsv(db)} @@ websearch_to_tsquery('simple', ${f.q})` : db``}`;
+}
+
+const filtered = (f: CallFilter) =>
+  [f.agentId, f.type, f.status, f.createdAfter, f.createdBefore, f.campaignId, f.phoneNumberId, f.outcome, f.q].some((v) => v !== undefined);
+
+/**
+ * A page of the list, newest first (id breaks ties), and its total (docs/decisions.md, "Calls list at scale").
+ * The page's ids come from the filter's index alone (offset rows are skipped in the index, not fetched from the
+ * table); then only the page's rows are read. The unfiltered total is the org's call counter (074); a filtered
+ * one is counted up to max(CALL_COUNT_CAP, offset + limit) and past that is the planner's estimate, never less
+ * than what was counted, so `offset + limit < total` always means there is a next page.
+ */
+export async function listCalls(db: Db, f: CallFilter, cap: number): Promise<{ rows: CallRow[]; total: number; exact: boolean }> {
+  const where = callConditions(db, f);
+  const rows = await db<CallRow[]>`
+    with page as (
+      select id, created_at from calls where ${where}
+      order by created_at desc, id desc limit ${f.limit} offset ${f.offset}
+    )
+    select c.* from page p join calls c on c.id = p.id
+    order by p.created_at desc, p.id desc`;
+  if (!filtered(f)) {
+    const [c] = await db<{ n: string }[]>`select calls as n from org_call_counts where org_id = ${f.orgId}`;
+    // The counter and the page are two reads: a call created between them must not make total < what is shown.
+    return { rows, total: Math.max(Number(c?.n ?? 0), f.offset + rows.length), exact: true };
   }
-  return { rows: rows.map(({ total_count: _, ...r }) => r), total };
+  const bound = Math.max(cap, f.offset + f.limit);
+  const [c] = await db<{ n: number }[]>`select count(*)::int as n from (select 1 from calls where ${where} limit ${bound + 1}) s`;
+  if (c!.n <= bound) return { rows, total: c!.n, exact: true };
+  const [plan] = await db<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>`explain (format json) select 1 from calls where ${where}`;
+  const estimate = Math.round(plan!['QUERY PLAN'][0].Plan['Plan Rows']);
+  return { rows, total: Math.max(c!.n, estimate), exact: false };
 }
 
 /**
