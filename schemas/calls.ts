@@ -247,7 +247,7 @@ export const CallListQuery = Type.Composite(
  * `total` of GET /v1/calls is exact up to this many calls; past it, a filtered list's total is the planner's
  * estimate, never below what was counted (docs/decisions.md, "Calls list at scale").
  */
-export const CALL_COUNT_CAP = 10_000;
+export const CALL_COUNT_CAP = 1_000;
 /** The response header saying whether `total` is exact (`true`) or an estimate (`false`). */
 export const TOTAL_EXACT_HEADER = 'Total-Exact';
 

@@ -5,6 +5,8 @@ import type { DataRetention } from '../../../../shared/privacy.ts';
 
 export interface CallRow {
   id: string;
+  /** The transcript's words (095): selected with the row, never shown. */
+  transcript_tsv?: string | null;
   org_id: string;
   agent_id: string;
   type: 'web' | 'outbound' | 'inbound';
@@ -94,8 +96,6 @@ export interface CallFilter {
   offset: number;
 }
 
-/** The indexed transcript words (095_calls_console.sql spells the index with exactly this expression). */
-const transcriptTsv = (db: Db) => db`jsonb_to_tsvector('simple'::regconfig, jsonb_path_query_array(messages, '$[*].content'), '["string"]')`;
 /** The platform's side of a call: the number called (inbound) or the caller ID (outbound); as in calls_org_number_idx. */
 const ourNumber = (db: Db) => db`(case type when 'inbound' then to_number when 'outbound' then from_number end)`;
 
@@ -117,7 +117,7 @@ export function callConditions(db: Db, f: Omit<CallFilter, 'limit' | 'offset'>) 
         ? db`and type <> 'web' and ${ourNumber(db)} = (select phone_number from phone_numbers where id = ${f.phoneNumberId} and org_id = ${f.orgId})`
         : db``
     }
-    ${f.q ? db`and ${transcriptTsv(db)} @@ websearch_to_tsquery('simple', ${f.q})` : db``}`;
+    ${f.q ? db`and transcript_tsv @@ websearch_to_tsquery('simple', ${f.q})` : db``}`;
 }
 
 const filtered = (f: CallFilter) =>
