@@ -46,7 +46,8 @@ try {
   const t0 = performance.now();
 
   const agentsOf = async (orgId: string, n: number) => {
-    const [model] = await sql`insert into llm_models (org_id, name, provider, model, temperature) values (${orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
+    const [model] =
+      await sql`insert into llm_models (org_id, name, provider, model, temperature) values (${orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
     const rows = await sql<{ id: string }[]>`
       insert into agents (org_id, name, llm_id, transcriber, tts)
       select ${orgId}, 'agent ' || i, ${model!.id}, '{}', '{}' from generate_series(1, ${n}) i returning id`;
@@ -105,8 +106,18 @@ try {
              lateral (select (i * 17) % 100 as s) st`;
     }
   };
-  await seed(org.org_id, agents, numbers.map((x) => x.phone_number), CALLS);
-  await seed(noise.org_id, nagents, nnumbers.map((x) => x.phone_number), Math.round(CALLS / 10));
+  await seed(
+    org.org_id,
+    agents,
+    numbers.map((x) => x.phone_number),
+    CALLS,
+  );
+  await seed(
+    noise.org_id,
+    nagents,
+    nnumbers.map((x) => x.phone_number),
+    Math.round(CALLS / 10),
+  );
   await sql`alter table calls enable trigger calls_count_insert`;
   await sql`insert into org_call_counts (org_id, calls) select org_id, count(*) from calls group by org_id
             on conflict (org_id) do update set calls = excluded.calls`;
@@ -116,88 +127,112 @@ try {
   if (process.env.BENCH_KEEP) {
     process.stdout.write(`seeded in ${seedSeconds} s: ${url} org ${org.org_id}\n`);
     await new Promise<void>((resolve) => process.once('SIGINT', resolve));
-    await sql.end();
-    process.exit(0);
   }
 
-  const config = loadConfig(
-    {},
-    { DATABASE_URL: url, PORT: 0, METRICS_PORT: 0, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: 0, JOBS_ENABLED: false, NODE_ENV: 'test', DATA_DIR: path.join(dir, 'data') },
-  );
-  const platform = await startPlatform(config, { log: createLogger('bench', 'silent') });
-  const headers = { authorization: `Bearer ${org.api_key}` };
-
-  const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString();
-  const sixDaysAgo = new Date(Date.now() - 6 * 86_400_000).toISOString();
-  // The console's queries: [name, query string, the same filter for listCalls].
-  const QUERIES: [string, Record<string, string>][] = [
-    ['first page', {}],
-    ['status=failed', { status: 'failed' }],
-    ['agent_id', { agent_id: agents[3]! }],
-    ['date range (one day, a week ago)', { created_after: weekAgo, created_before: sixDaysAgo }],
-    ['outcome=refund_issued', { outcome: 'refund_issued' }],
-    ['phone_number_id', { phone_number_id: numbers[7]!.id }],
-    ['q=refund (common word)', { q: 'refund' }],
-    ['q=chargeback (rare word)', { q: 'chargeback' }],
-    ['deep page (offset 10,000)', { offset: '10000' }],
-  ];
-  const filterOf = (q: Record<string, string>): CallFilter => ({
-    orgId: org.org_id,
-    agentId: q.agent_id,
-    status: q.status,
-    createdAfter: q.created_after,
-    createdBefore: q.created_before,
-    outcome: q.outcome,
-    phoneNumberId: q.phone_number_id,
-    q: q.q,
-    limit: 50,
-    offset: Number(q.offset ?? 0),
-  });
-  const endpoint = async (q: Record<string, string>) => {
-    const res = await fetch(`${platform.url}/v1/calls?${new URLSearchParams(q)}`, { headers });
-    if (res.status !== 200) throw new Error(`GET /v1/calls answered ${res.status}: ${await res.text()}`);
-    return { body: (await res.json()) as { items: unknown[]; total: number }, exact: res.headers.get('total-exact') };
-  };
-  const bare = (q: Record<string, string>) => listCalls(sql, filterOf(q), CALL_COUNT_CAP);
-
-  // What each query answers, and the indexes its page uses (the plan of the handler's statement).
-  const shape: Record<string, { items: number; total: number; total_exact: boolean }> = {};
-  for (const [name, q] of QUERIES) {
-    const { body, exact } = await endpoint(q);
-    shape[name] = { items: body.items.length, total: body.total, total_exact: exact === 'true' };
-    if (body.items.length === 0) throw new Error(`${name}: no calls; the seed does not fit the query`);
-  }
-  for (let i = 0; i < WARMUP; i++) for (const [, q] of QUERIES) await Promise.all([endpoint(q), bare(q)]);
-
-  const times: Record<string, { endpoint: number[]; bare: number[] }> = Object.fromEntries(QUERIES.map(([n]) => [n, { endpoint: [], bare: [] }]));
-  for (let i = 0; i < SAMPLES; i++) {
-    for (const [name, q] of QUERIES) {
-      let t = performance.now();
-      await endpoint(q);
-      times[name]!.endpoint.push(performance.now() - t);
-      t = performance.now();
-      await bare(q);
-      times[name]!.bare.push(performance.now() - t);
-    }
-  }
-  await platform.close();
+  if (!process.env.BENCH_KEEP) await measure();
   await sql.end();
 
-  const results = Object.fromEntries(
-    QUERIES.map(([name, q]) => [name, { query: new URLSearchParams(q).toString() || '(none)', ...shape[name]!, endpoint: stats(times[name]!.endpoint), bare_sql: stats(times[name]!.bare) }]),
-  );
-  const lines = [
-    `| ${CALLS.toLocaleString('en')} calls, ${SAMPLES} requests each | total | endpoint p50 / p95 / p99 ms | bare SQL p50 / p95 / p99 ms |`,
-    '|---|---|---|---|',
-    ...Object.entries(results).map(
-      ([name, r]) =>
-        `| ${name} | ${r.total.toLocaleString('en')}${r.total_exact ? '' : ' (estimate)'} | ${r.endpoint.p50_ms} / ${r.endpoint.p95_ms} / ${r.endpoint.p99_ms} | ${r.bare_sql.p50_ms} / ${r.bare_sql.p95_ms} / ${r.bare_sql.p99_ms} |`,
-    ),
-  ];
-  process.stdout.write(lines.join('\n') + '\n');
-  const missed = Object.entries(results).filter(([, r]) => r.endpoint.p95_ms >= TARGET_P95_MS).map(([n]) => n);
-  process.stdout.write(missed.length ? `p95 at or over ${TARGET_P95_MS} ms: ${missed.join(', ')}\n` : `every p95 under ${TARGET_P95_MS} ms\n`);
-  writeResults('calls-list', { calls: CALLS, neighbour_calls: Math.round(CALLS / 10), limit: 50, count_cap: CALL_COUNT_CAP, seed_seconds: seedSeconds, target_p95_ms: TARGET_P95_MS, results });
+  async function measure() {
+    const config = loadConfig(
+      {},
+      {
+        DATABASE_URL: url,
+        PORT: 0,
+        METRICS_PORT: 0,
+        LOG_LEVEL: 'silent',
+        RATE_LIMIT_PER_SECOND: 0,
+        JOBS_ENABLED: false,
+        NODE_ENV: 'test',
+        DATA_DIR: path.join(dir, 'data'),
+      },
+    );
+    const platform = await startPlatform(config, { log: createLogger('bench', 'silent') });
+    const headers = { authorization: `Bearer ${org.api_key}` };
+
+    const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString();
+    const sixDaysAgo = new Date(Date.now() - 6 * 86_400_000).toISOString();
+    // The console's queries: [name, query string, the same filter for listCalls].
+    const QUERIES: [string, Record<string, string>][] = [
+      ['first page', {}],
+      ['status=failed', { status: 'failed' }],
+      ['agent_id', { agent_id: agents[3]! }],
+      ['date range (one day, a week ago)', { created_after: weekAgo, created_before: sixDaysAgo }],
+      ['outcome=refund_issued', { outcome: 'refund_issued' }],
+      ['phone_number_id', { phone_number_id: numbers[7]!.id }],
+      ['q=refund (common word)', { q: 'refund' }],
+      ['q=chargeback (rare word)', { q: 'chargeback' }],
+      ['deep page (offset 10,000)', { offset: '10000' }],
+    ];
+    const filterOf = (q: Record<string, string>): CallFilter => ({
+      orgId: org.org_id,
+      agentId: q.agent_id,
+      status: q.status,
+      createdAfter: q.created_after,
+      createdBefore: q.created_before,
+      outcome: q.outcome,
+      phoneNumberId: q.phone_number_id,
+      q: q.q,
+      limit: 50,
+      offset: Number(q.offset ?? 0),
+    });
+    const endpoint = async (q: Record<string, string>) => {
+      const res = await fetch(`${platform.url}/v1/calls?${new URLSearchParams(q).toString()}`, { headers });
+      if (res.status !== 200) throw new Error(`GET /v1/calls answered ${res.status}: ${await res.text()}`);
+      return { body: (await res.json()) as { items: unknown[]; total: number }, exact: res.headers.get('total-exact') };
+    };
+    const bare = (q: Record<string, string>) => listCalls(sql, filterOf(q), CALL_COUNT_CAP);
+
+    // What each query answers, and the indexes its page uses (the plan of the handler's statement).
+    const shape: Record<string, { items: number; total: number; total_exact: boolean }> = {};
+    for (const [name, q] of QUERIES) {
+      const { body, exact } = await endpoint(q);
+      shape[name] = { items: body.items.length, total: body.total, total_exact: exact === 'true' };
+      if (body.items.length === 0) throw new Error(`${name}: no calls; the seed does not fit the query`);
+    }
+    for (let i = 0; i < WARMUP; i++) for (const [, q] of QUERIES) await Promise.all([endpoint(q), bare(q)]);
+
+    const times: Record<string, { endpoint: number[]; bare: number[] }> = Object.fromEntries(QUERIES.map(([n]) => [n, { endpoint: [], bare: [] }]));
+    for (let i = 0; i < SAMPLES; i++) {
+      for (const [name, q] of QUERIES) {
+        let t = performance.now();
+        await endpoint(q);
+        times[name]!.endpoint.push(performance.now() - t);
+        t = performance.now();
+        await bare(q);
+        times[name]!.bare.push(performance.now() - t);
+      }
+    }
+    await platform.close();
+
+    const results = Object.fromEntries(
+      QUERIES.map(([name, q]) => [
+        name,
+        { query: new URLSearchParams(q).toString() || '(none)', ...shape[name]!, endpoint: stats(times[name]!.endpoint), bare_sql: stats(times[name]!.bare) },
+      ]),
+    );
+    const lines = [
+      `| ${CALLS.toLocaleString('en')} calls, ${SAMPLES} requests each | total | endpoint p50 / p95 / p99 ms | bare SQL p50 / p95 / p99 ms |`,
+      '|---|---|---|---|',
+      ...Object.entries(results).map(
+        ([name, r]) =>
+          `| ${name} | ${r.total.toLocaleString('en')}${r.total_exact ? '' : ' (estimate)'} | ${r.endpoint.p50_ms} / ${r.endpoint.p95_ms} / ${r.endpoint.p99_ms} | ${r.bare_sql.p50_ms} / ${r.bare_sql.p95_ms} / ${r.bare_sql.p99_ms} |`,
+      ),
+    ];
+    process.stdout.write(lines.join('\n') + '\n');
+    const missed = Object.entries(results)
+      .filter(([, r]) => r.endpoint.p95_ms >= TARGET_P95_MS)
+      .map(([n]) => n);
+    process.stdout.write(missed.length ? `p95 at or over ${TARGET_P95_MS} ms: ${missed.join(', ')}\n` : `every p95 under ${TARGET_P95_MS} ms\n`);
+    writeResults('calls-list', {
+      calls: CALLS,
+      neighbour_calls: Math.round(CALLS / 10),
+      limit: 50,
+      count_cap: CALL_COUNT_CAP,
+      seed_seconds: seedSeconds,
+      target_p95_ms: TARGET_P95_MS,
+      results,
+    });
+  }
 } finally {
   await pg.stop();
   rmSync(dir, { recursive: true, force: true });
