@@ -1,6 +1,7 @@
 // GET /v1/activity/summary: the spec's "Organisation activity summary", field for field. Two extra counters in
 // `error_signals` (`webhooks_disabled`, `analyses_failed`) are additions; see docs/decisions.md ("Activity summary").
-import { Type, DateTime, Uuid, Nullable, type Static } from './common.ts';
+import { Type, DateTime, Uuid, Nullable, StringEnum, type Static } from './common.ts';
+import { CALL_STATUSES } from './calls.ts';
 
 const Count = Type.Integer({ minimum: 0 });
 const ValueCount = Type.Object({ value: Type.String(), count: Count }, { additionalProperties: false });
@@ -67,3 +68,76 @@ export const ActivityQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** GET /v1/activity/timeseries answers at most this many buckets (31 days of hours; two years of days). */
+export const MAX_BUCKETS = 744;
+export const BUCKETS = ['hour', 'day'] as const;
+
+export const ActivityTimeseriesQuery = Type.Object(
+  {
+    since: Type.Optional(DateTime({ description: 'Start of the window (default: 30 days before now)' })),
+    until: Type.Optional(DateTime({ description: 'End of the window, exclusive (default: now)' })),
+    bucket: StringEnum(BUCKETS, { default: 'day', description: `Bucket width, aligned to UTC; at most ${MAX_BUCKETS} buckets per window` }),
+  },
+  { additionalProperties: false },
+);
+
+const Ms = Nullable(Type.Integer({ minimum: 0, description: 'Milliseconds; null when no call of the bucket has a sample' }));
+const Percentiles = Type.Object({ p50: Ms, p95: Ms }, { additionalProperties: false });
+
+export const ActivityTimeseries = Type.Object(
+  {
+    window: Type.Object(
+      {
+        since: DateTime({ description: 'Inclusive lower bound of the window' }),
+        until: DateTime({ description: 'Exclusive upper bound of the window' }),
+      },
+      { additionalProperties: false },
+    ),
+    bucket: StringEnum(BUCKETS),
+    buckets: Type.Array(
+      Type.Object(
+        {
+          start: DateTime({ description: 'Start of the bucket (UTC); the first bucket starts at `since` rounded down, and counts only calls from `since` on' }),
+          calls_by_status: Type.Object(Object.fromEntries(CALL_STATUSES.map((st) => [st, Type.Integer({ minimum: 0 })])), {
+            additionalProperties: false,
+            description: 'Calls created in the bucket, by their status now; every status is present (0 when none)',
+          }),
+          latency: Type.Object(
+            { eou_delay: Percentiles, llm_ttft: Percentiles, tts_ttfb: Percentiles, e2e: Percentiles },
+            {
+              additionalProperties: false,
+              description:
+                "Percentiles across the bucket's ended calls of each call's median per-turn latency (the `p50_ms` of the call's `latency`); calls without a sample of a figure are left out of it",
+            },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Every bucket of the window, oldest first, empty ones included' },
+    ),
+  },
+  {
+    title: 'ActivityTimeseries',
+    additionalProperties: false,
+    examples: [
+      {
+        window: { since: '2026-11-20T00:00:00.000Z', until: '2026-11-21T00:00:00.000Z' },
+        bucket: 'day',
+        buckets: [
+          {
+            start: '2026-11-20T00:00:00.000Z',
+            calls_by_status: { queued: 0, initiated: 0, in_progress: 1, completed: 40, failed: 2 },
+            latency: {
+              eou_delay: { p50: 510, p95: 720 },
+              llm_ttft: { p50: 300, p95: 450 },
+              tts_ttfb: { p50: 115, p95: 190 },
+              e2e: { p50: 930, p95: 1300 },
+            },
+          },
+        ],
+      },
+    ],
+  },
+);
+export type ActivityTimeseries = Static<typeof ActivityTimeseries>;

@@ -222,10 +222,34 @@ export const CallListQuery = Type.Composite(
       created_after: Type.Optional(DateTime({ description: 'Inclusive lower bound on created_at' })),
       created_before: Type.Optional(DateTime({ description: 'Exclusive upper bound on created_at' })),
       campaign_id: Type.Optional(Uuid({ description: "Only a campaign's attempts" })),
+      phone_number_id: Type.Optional(
+        Uuid({ description: 'Only calls on this phone number of yours: inbound calls to it and outbound calls from it (web calls have none)' }),
+      ),
+      outcome: Type.Optional(
+        Type.String({ pattern: '^[a-z]+(_[a-z]+)*$', maxLength: 100, description: 'Only calls with this outcome (a label as PATCH sets it)', examples: ['appointment_booked'] }),
+      ),
+      q: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 200,
+          description:
+            'Text in the transcript: words of the messages, any order, whole words, case-insensitive (PostgreSQL `websearch_to_tsquery` ' +
+            'with the `simple` configuration: "quoted phrase", `or`, and `-word` to exclude)',
+          examples: ['refund'],
+        }),
+      ),
     }),
   ],
   { additionalProperties: false },
 );
+
+/**
+ * `total` of GET /v1/calls is exact up to this many calls; past it, a filtered list's total is the planner's
+ * estimate, never below what was counted (docs/decisions.md, "Calls list at scale").
+ */
+export const CALL_COUNT_CAP = 1_000;
+/** The response header saying whether `total` is exact (`true`) or an estimate (`false`). */
+export const TOTAL_EXACT_HEADER = 'Total-Exact';
 
 export const Usage = Type.Object(
   {

@@ -130,6 +130,42 @@ export const WebhookDeliveryQuery = Type.Composite(
   { additionalProperties: false },
 );
 
+/** GET /v1/webhooks/{webhook_id}/deliveries: the deliveries' filters, and one call's. */
+export const WebhookDeliveryListQuery = Type.Composite(
+  [WebhookDeliveryQuery, Type.Object({ call_id: Type.Optional(Uuid({ description: "Only the attempts of this call's events" })) })],
+  { additionalProperties: false },
+);
+
+export const WebhookDeliveryParams = Strict({ webhook_id: Uuid(), delivery_id: Uuid() });
+
+/** POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry: the attempt now queued. */
+export const WebhookRetry = Type.Object(
+  {
+    delivery_id: Uuid({ description: 'The delivery record retried' }),
+    webhook_id: Uuid(),
+    event_id: Uuid({ description: 'The event sent again: the same `webhook-id` header, so receivers can deduplicate' }),
+    event: Type.String(),
+    attempt: Type.Integer({ minimum: 1, description: 'The number the new attempt will have: one more than the last attempt of this event to this webhook' }),
+    status: StringEnum(['pending', 'paused'] as const, {
+      description: '`pending`: the delivery worker sends it within moments; `paused`: the webhook is inactive, and it goes out when the webhook is set active',
+    }),
+  },
+  {
+    title: 'WebhookRetry',
+    additionalProperties: false,
+    examples: [
+      {
+        delivery_id: '7a0c2d3e-5b1f-4e8a-9c6d-1e2f3a4b5c6d',
+        webhook_id: webhookExample.id,
+        event_id: '1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9',
+        event: 'call.ended',
+        attempt: 9,
+        status: 'pending',
+      },
+    ],
+  },
+);
+
 export const CallSigningSecret = Type.Object(
   {
     secret: Secret,

@@ -23,6 +23,18 @@ async function created(c: FixtureContext, path: string, body: unknown, field = '
 
 export const fixtures: Record<string, Fixture> = {
   webhook_id: (c) => created(c, '/v1/webhooks', { name: 'tenancy', url: 'https://hooks.example.com/tenancy', events: ['*'] }),
+  // A delivery attempt of the webhook fixture, as the delivery worker records one (its event kept).
+  delivery_id: async (c) => {
+    const webhookId = await c.get('webhook_id');
+    const [row] = await c.tp.sql<{ id: string }[]>`
+      with e as (
+        insert into events (id, org_id, type, payload) values (gen_random_uuid(), ${c.orgId}, 'call.ended', '{"event":"call.ended"}') returning id
+      )
+      insert into webhook_deliveries (org_id, webhook_id, event_id, event, url, status, attempt, duration_ms, completed_at, created_at)
+      select ${c.orgId}, ${webhookId}, e.id, 'call.ended', 'https://hooks.example.com/tenancy', 'failed', 1, 10, now(), now() from e
+      returning id`;
+    return row!.id;
+  },
   model_id: (c) => created(c, '/v1/models', { name: 'tenancy', model: 'gpt-4o-mini' }),
   tool_id: (c) => created(c, '/v1/tools', { type: 'function', name: 'tenancy', url: 'https://example.com/tool' }),
   agent_id: async (c) => created(c, '/v1/agents', { name: 'tenancy', llm_id: await c.get('model_id') }),

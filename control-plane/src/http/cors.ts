@@ -5,7 +5,7 @@
 import type { Context } from 'koa';
 
 const ALLOW_HEADERS = 'authorization, content-type, idempotency-key';
-const EXPOSE_HEADERS = 'retry-after, x-request-id';
+const EXPOSE_HEADERS = 'retry-after, x-request-id, total-exact';
 /** How long a browser may cache a preflight answer (Chromium caps it at 2 hours). */
 const MAX_AGE_SECONDS = 7200;
 

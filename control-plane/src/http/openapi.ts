@@ -91,6 +91,7 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string } = 
     for (const [status, doc] of Object.entries(r.responses)) {
       responses[status] = {
         description: doc.description,
+        ...(doc.headers ? { headers: doc.headers } : {}),
         ...(doc.schema ? { content: { [doc.contentType ?? 'application/json']: { schema: components.ref(doc.schema) } } } : {}),
       };
     }

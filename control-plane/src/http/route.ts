@@ -55,6 +55,8 @@ export interface ResponseDoc {
   description: string;
   schema?: TSchema;
   contentType?: string;
+  /** Response headers, for the OpenAPI document. */
+  headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
 }
 
 export interface RouteDef<PS extends TSchema | undefined = TSchema | undefined, QS extends TSchema | undefined = TSchema | undefined, BS extends TSchema | undefined = TSchema | undefined> {

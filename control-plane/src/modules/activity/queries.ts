@@ -62,3 +62,31 @@ export const webhookSignals = (db: Db, orgId: string, w: Window) => db<{ deliver
 export async function erroredSources(db: Db, orgId: string): Promise<{ knowledge_base_id: string; source_id: string; error_message: string | null }[]> {
   return kbErroredSources(db, orgId);
 }
+
+/** Calls of the window per UTC bucket and status, from the index alone (calls_org_activity_idx includes status). */
+export const statusBuckets = (db: Db, orgId: string, w: Window, bucket: 'hour' | 'day') => db<{ start: Date; status: string; count: number }[]>`
+  select date_trunc(${bucket}, created_at, 'UTC') as start, status, count(*)::int as count
+  from calls
+  where org_id = ${orgId} and created_at >= ${w.since} and created_at < ${w.until}
+  group by 1, 2`;
+
+export const LATENCY_FIGURES = ['eou_delay', 'llm_ttft', 'tts_ttfb', 'e2e'] as const;
+export type LatencyBucketRow = { start: Date } & Record<(typeof LATENCY_FIGURES)[number], number[] | null>;
+
+/**
+ * p50 and p95 per UTC bucket of each ended call's median per-turn latency (`latency.<figure>.p50_ms`, what the
+ * worker reports); a call without samples of a figure is left out of it. null when no call of the bucket has one.
+ */
+export const latencyBuckets = (db: Db, orgId: string, w: Window, bucket: 'hour' | 'day') => db<LatencyBucketRow[]>`
+  select date_trunc(${bucket}, created_at, 'UTC') as start,
+    percentile_cont(array[0.5, 0.95]) within group (order by (latency->'eou_delay'->>'p50_ms')::float8)
+      filter (where (latency->'eou_delay'->>'samples')::int > 0) as eou_delay,
+    percentile_cont(array[0.5, 0.95]) within group (order by (latency->'llm_ttft'->>'p50_ms')::float8)
+      filter (where (latency->'llm_ttft'->>'samples')::int > 0) as llm_ttft,
+    percentile_cont(array[0.5, 0.95]) within group (order by (latency->'tts_ttfb'->>'p50_ms')::float8)
+      filter (where (latency->'tts_ttfb'->>'samples')::int > 0) as tts_ttfb,
+    percentile_cont(array[0.5, 0.95]) within group (order by (latency->'e2e'->>'p50_ms')::float8)
+      filter (where (latency->'e2e'->>'samples')::int > 0) as e2e
+  from calls
+  where org_id = ${orgId} and created_at >= ${w.since} and created_at < ${w.until} and latency is not null
+  group by 1`;

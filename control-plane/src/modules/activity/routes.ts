@@ -1,6 +1,6 @@
 import { defineRoute } from '../../http/route.ts';
-import { ActivityQuery, ActivitySummary } from '../../../../schemas/activity.ts';
-import { activitySummary, resolveWindow } from './service.ts';
+import { ActivityQuery, ActivitySummary, ActivityTimeseries, ActivityTimeseriesQuery, MAX_BUCKETS } from '../../../../schemas/activity.ts';
+import { activitySummary, activityTimeseries, resolveWindow } from './service.ts';
 
 export const activityRoutes = [
   defineRoute({
@@ -16,5 +16,20 @@ export const activityRoutes = [
     query: ActivityQuery,
     responses: { 200: { description: 'Activity summary', schema: ActivitySummary } },
     handler: async ({ query, auth, db }) => activitySummary(db, auth.orgId, resolveWindow(query)),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/activity/timeseries',
+    operationId: 'getActivityTimeseries',
+    tag: 'activity',
+    summary: 'Calls and latency over time',
+    description:
+      'For each hour or day (UTC) of the window [`since`, `until`): the calls created by status, and the p50 and p95 of ' +
+      "the ended calls' per-turn latency (`eou_delay`, `llm_ttft`, `tts_ttfb`, `e2e`), taken over each call's median turn " +
+      '(null when no call of the bucket has a sample). Every bucket is listed, empty ones too. The window defaults as ' +
+      `the summary's (30 days to now); more than ${MAX_BUCKETS} buckets is a 422 on \`bucket\`.`,
+    query: ActivityTimeseriesQuery,
+    responses: { 200: { description: 'Buckets', schema: ActivityTimeseries } },
+    handler: async ({ query, auth, db }) => activityTimeseries(db, auth.orgId, resolveWindow(query), query.bucket),
   }),
 ];

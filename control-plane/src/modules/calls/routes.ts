@@ -3,7 +3,7 @@ import { defineRoute, reply } from '../../http/route.ts';
 import { forbidden, notFound } from '../../http/errors.ts';
 import { Type } from '../../../../schemas/common.ts';
 import { ApiError } from '../../../../schemas/errors.ts';
-import { Call, CallList, CallListQuery, CallParams, CreateCall, CreateWebCall, UpdateCall, WebCallResult } from '../../../../schemas/calls.ts';
+import { CALL_COUNT_CAP, TOTAL_EXACT_HEADER, Call, CallList, CallListQuery, CallParams, CreateCall, CreateWebCall, UpdateCall, WebCallResult } from '../../../../schemas/calls.ts';
 import { getCall, getRecordingKey, listCalls, setManualOutcome } from './queries.ts';
 import { createOutboundCall, parseIdempotencyKey } from './outbound.ts';
 import { callView, createWebCall, stopCall } from './service.ts';
@@ -77,22 +77,41 @@ export const callRoutes = [
     operationId: 'listCalls',
     tag: 'calls',
     summary: 'List calls',
-    description: 'Newest first. Filters: agent, type, status, a creation time range and a campaign.',
+    description:
+      'Newest first (`id` breaks ties). Filters, all combinable: agent, type, status, phone number, outcome, a creation ' +
+      'time range, a campaign, and `q`, text in the transcript. `total` is exact for the unfiltered list and for a ' +
+      `filtered one of up to ${CALL_COUNT_CAP.toLocaleString('en')} calls (or up to \`offset + limit\`, if more); past that it is an estimate, never ` +
+      'less than the calls counted, so `offset + limit < total` always means another page exists. The `Total-Exact` ' +
+      'header says which (`true` or `false`).',
     query: CallListQuery,
-    responses: { 200: { description: 'Calls', schema: CallList } },
+    responses: {
+      200: {
+        description: 'Calls',
+        schema: CallList,
+        headers: { [TOTAL_EXACT_HEADER]: { description: '`true` when `total` is an exact count, `false` when it is an estimate', schema: { type: 'string', enum: ['true', 'false'] } } },
+      },
+    },
     handler: async ({ query, auth, db, services }) => {
-      const { rows, total } = await listCalls(db, {
-        orgId: auth.orgId,
-        agentId: query.agent_id,
-        type: query.type,
-        status: query.status,
-        createdAfter: query.created_after,
-        createdBefore: query.created_before,
-        campaignId: query.campaign_id,
-        limit: query.limit,
-        offset: query.offset,
-      });
-      return { items: await Promise.all(rows.map((r) => callView(services, r))), total, limit: query.limit, offset: query.offset };
+      const { rows, total, exact } = await listCalls(
+        db,
+        {
+          orgId: auth.orgId,
+          agentId: query.agent_id,
+          type: query.type,
+          status: query.status,
+          createdAfter: query.created_after,
+          createdBefore: query.created_before,
+          campaignId: query.campaign_id,
+          phoneNumberId: query.phone_number_id,
+          outcome: query.outcome,
+          q: query.q,
+          limit: query.limit,
+          offset: query.offset,
+        },
+        CALL_COUNT_CAP,
+      );
+      const items = await Promise.all(rows.map((r) => callView(services, r)));
+      return reply(200, { items, total, limit: query.limit, offset: query.offset }, { [TOTAL_EXACT_HEADER]: String(exact) });
     },
   }),
   defineRoute({

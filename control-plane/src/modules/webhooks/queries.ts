@@ -158,10 +158,11 @@ export async function listDeliveries(
   db: Db,
   orgId: string,
   webhookId: string,
-  f: { limit: number; offset: number; event?: string | undefined; status?: string | undefined },
+  f: { limit: number; offset: number; event?: string | undefined; status?: string | undefined; call_id?: string | undefined },
 ) {
   const where = db`
     org_id = ${orgId} and webhook_id = ${webhookId}
+    ${f.call_id ? db`and event_id in (select e.id from events e where e.call_id = ${f.call_id} and e.org_id = ${orgId})` : db``}
     ${f.event ? db`and event = ${f.event}` : db``}
     ${f.status ? db`and status = ${f.status}` : db``}`;
   const [items, [c]] = await Promise.all([
@@ -187,6 +188,36 @@ export async function listCallDeliveries(
     db<{ total: number }[]>`select count(*)::int as total from webhook_deliveries d where ${where}`,
   ]);
   return { items, total: c!.total };
+}
+
+/** A delivery record of the org's webhook, with what a retry needs; null when there is none. */
+export async function deliveryForRetry(db: Db, orgId: string, webhookId: string, deliveryId: string) {
+  const [row] = await db<{ event_id: string; event: string; webhook_status: string; event_kept: boolean }[]>`
+    select d.event_id, d.event, w.status as webhook_status, exists (select 1 from events e where e.id = d.event_id) as event_kept
+    from webhook_deliveries d join webhooks w on w.id = d.webhook_id
+    where d.id = ${deliveryId} and d.webhook_id = ${webhookId} and d.org_id = ${orgId} and w.org_id = ${orgId}`;
+  return row ?? null;
+}
+
+/**
+ * Queues one more attempt of an event to a webhook, for the dispatchers (delivered as any other message, with
+ * the same event id). Retries of one event to one webhook serialise on a transaction lock; null when a message
+ * of it is still waiting or in flight (the caller's 409).
+ */
+export async function queueRetry(db: Db, orgId: string, webhookId: string, eventId: string, eventType: string, paused: boolean) {
+  await db`select pg_advisory_xact_lock(hashtextextended('webhook-retry:' || ${webhookId}::text || ':' || ${eventId}::text, 0))`;
+  const [busy] = await db`
+    select 1 from webhook_messages
+    where event_id = ${eventId} and webhook_id = ${webhookId} and status in ('pending', 'delivering', 'paused')`;
+  if (busy) return null;
+  // The claim counts the attempt (attempts + 1): the new one follows the last recorded, and a failure follows
+  // what is left of the retry schedule (nothing after the last).
+  const [row] = await db<{ attempt: number; status: 'pending' | 'paused' }[]>`
+    insert into webhook_messages (org_id, event_id, event_type, webhook_id, target, status, attempts)
+    select ${orgId}, ${eventId}, ${eventType}, ${webhookId}, ${webhookId}, ${paused ? 'paused' : 'pending'},
+           coalesce((select max(attempt) from webhook_deliveries where event_id = ${eventId} and webhook_id = ${webhookId}), 0)
+    returning attempts + 1 as attempt, status`;
+  return row!;
 }
 
 export async function getDelivery(db: Db, id: string) {

@@ -9,11 +9,13 @@ import {
   Webhook,
   WebhookDelivery,
   WebhookDeliveryList,
-  WebhookDeliveryQuery,
+  WebhookDeliveryListQuery,
+  WebhookDeliveryParams,
   WebhookList,
   WebhookListQuery,
   MAX_WEBHOOKS,
   WebhookParams,
+  WebhookRetry,
   WebhookWithSecret,
 } from '../../../../schemas/webhooks.ts';
 import { checkUrl, ssrfOptions, SsrfBlockedError } from '../../net/ssrf.ts';
@@ -25,6 +27,7 @@ import {
   notifyCancel,
   notifyDispatchers,
   deleteWebhook,
+  deliveryForRetry,
   getDelivery,
   getWebhook,
   insertWebhook,
@@ -32,6 +35,7 @@ import {
   listWebhooks,
   countWebhooksLocked,
   orgSigningSecrets,
+  queueRetry,
   rotateOrgSigningSecret,
   rotateWebhookSecret,
   updateWebhook,
@@ -253,14 +257,49 @@ export const webhookRoutes = [
     operationId: 'listWebhookDeliveries',
     tag: 'webhooks',
     summary: 'List delivery attempts',
-    description: 'Every attempt is a record. Most recent attempt first; filter by `event` and `status`.',
+    description:
+      "Every attempt is a record. Most recent attempt first; filter by `event`, `status` and `call_id` (the attempts of that call's events).",
     params: WebhookParams,
-    query: WebhookDeliveryQuery,
+    query: WebhookDeliveryListQuery,
     responses: { 200: { description: 'Delivery records', schema: WebhookDeliveryList } },
     handler: async ({ params, query, auth, db }) => {
       if (!(await getWebhook(db, auth.orgId, params.webhook_id))) throw notFound('Webhook');
       const { items, total } = await listDeliveries(db, auth.orgId, params.webhook_id, query);
       return { items, total, limit: query.limit, offset: query.offset };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/webhooks/:webhook_id/deliveries/:delivery_id/retry',
+    operationId: 'retryWebhookDelivery',
+    tag: 'webhooks',
+    summary: 'Retry a delivery',
+    description:
+      'Sends the event of this delivery record to the webhook once more, through the delivery worker: the same body and ' +
+      '`webhook-id`, signed afresh, recorded as a new attempt (one more than the last attempt of this event to this ' +
+      'webhook). A failure is retried on what is left of the retry schedule (nothing when the event had used it all). ' +
+      'Any delivery record may be retried, a successful one too. 409 while an attempt of this event to this webhook is ' +
+      'still waiting or in flight, and when the event is older than the delivery records\' retention. An inactive ' +
+      'webhook holds the attempt (`paused`) until it is set active.',
+    params: WebhookDeliveryParams,
+    status: 202,
+    responses: { 202: { description: 'The attempt is queued', schema: WebhookRetry } },
+    handler: async ({ params, auth, db, audit }) => {
+      if (!(await getWebhook(db, auth.orgId, params.webhook_id))) throw notFound('Webhook');
+      const d = await deliveryForRetry(db, auth.orgId, params.webhook_id, params.delivery_id);
+      if (!d) throw notFound('Delivery');
+      if (!d.event_kept) throw conflict('The event of this delivery is no longer stored (older than the delivery records\' retention)');
+      const queued = await queueRetry(db, auth.orgId, params.webhook_id, d.event_id, d.event, d.webhook_status !== 'active');
+      if (!queued) throw conflict('An attempt of this event to this webhook is already waiting or in flight');
+      await audit({
+        action: 'webhook.delivery_retry',
+        resourceType: 'webhook',
+        resourceId: params.webhook_id,
+        details: { delivery_id: params.delivery_id, event_id: d.event_id, attempt: queued.attempt },
+      });
+      // At commit: the dispatchers take it at once.
+      await notifyDispatchers(db);
+      return reply(202, { delivery_id: params.delivery_id, webhook_id: params.webhook_id, event_id: d.event_id, event: d.event, attempt: queued.attempt, status: queued.status });
     },
   }),
 ];
