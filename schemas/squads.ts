@@ -40,7 +40,10 @@ const settings = {
     description: `The members: agents of your organisation (at most ${MAX_SQUAD_AGENTS})`,
   }),
   entry_agent_id: Uuid({ description: 'The member that answers when a call starts on the squad' }),
-  handoffs: Type.Array(Handoff, { maxItems: 100, description: 'Allowed hand-offs; each (from, to) pair at most once. Cycles are allowed (bounded by max_handoffs)' }),
+  handoffs: Type.Array(Handoff, {
+    maxItems: 100,
+    description: 'Allowed hand-offs; each (from, to) pair at most once. Cycles are allowed (bounded by max_handoffs)',
+  }),
   max_handoffs: Type.Integer({
     minimum: 1,
     maximum: 100,

@@ -26,7 +26,7 @@ import { CallerSilence, tapVad } from './vad-tap.ts';
 import { type GreetingAudio, synthesizeAhead } from './greeting-audio.ts';
 import { CallPrivacy } from './privacy.ts';
 import { RecordingConsent } from './recording-consent.ts';
-import { Squad, withSummary } from './squad.ts';
+import { Squad, withSummary, type Arrival } from './squad.ts';
 import { nullSink } from '../metrics.ts';
 
 export interface CallModels {
@@ -603,7 +603,7 @@ export class CallSession {
    * The session agent of another squad member: its prompt, tools (its own and its hand-offs), knowledge and
    * models, with the session's hooks (turn handling, voicemail, backchannels) as the entry agent has them.
    */
-  #memberAgent(member: SquadMemberConfig, arrival: { chatCtx: llm.ChatContext; summary: Promise<string | null> | null; handoffTools: llm.FunctionTool<any, any, any>[] }, actions: CallActions): VapAgent {
+  #memberAgent(member: SquadMemberConfig, arrival: Arrival, actions: CallActions): VapAgent {
     const entry = member.agent.id === this.config.agent.id;
     const models = entry ? {} : (this.#opts.memberModels?.(member) ?? {});
     if (models.llm) this.#agentLlm.set(member.agent.id, models.llm);

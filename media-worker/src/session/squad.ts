@@ -179,7 +179,9 @@ export class Squad {
     const hooks = this.#hooks;
     // The words of the conversation, without the handing agent's instructions, tool calls or config items:
     // the next agent has its own instructions and tools.
-    const history = hooks.current().chatCtx.copy({ excludeInstructions: true, excludeFunctionCall: true, excludeHandoff: true, excludeConfigUpdate: true, excludeEmptyMessage: true });
+    const history = hooks
+      .current()
+      .chatCtx.copy({ excludeInstructions: true, excludeFunctionCall: true, excludeHandoff: true, excludeConfigUpdate: true, excludeEmptyMessage: true });
     const summary = h.context === 'summary' ? summarize(hooks.currentLlm(), history, { logger: hooks.logger }) : null;
     const agent = hooks.makeAgent(to, { chatCtx: h.context === 'full' ? history : llm.ChatContext.empty(), summary, handoffTools: this.toolsFor(to.agent.id) });
     const from = this.currentAgentId;

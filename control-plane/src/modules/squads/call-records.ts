@@ -14,7 +14,9 @@ import type { CallRow } from '../calls/queries.ts';
 export async function recordHandoff(db: Db, call: CallRow, h: Omit<HandoffReport, 'seq'>): Promise<void> {
   if (isFinal(call.status)) throw conflict('The call has already ended');
   if (!call.squad_id) throw conflict('The call did not start on a squad');
-  const [squad] = await db<{ agent_ids: string[]; max_handoffs: number }[]>`select agent_ids::text[] as agent_ids, max_handoffs from squads where id = ${call.squad_id}`;
+  const [squad] = await db<
+    { agent_ids: string[]; max_handoffs: number }[]
+  >`select agent_ids::text[] as agent_ids, max_handoffs from squads where id = ${call.squad_id}`;
   const members = new Set(squad?.agent_ids ?? []);
   const problems = (['from_agent_id', 'to_agent_id'] as const)
     .filter((k) => !members.has(h[k]))
@@ -37,5 +39,5 @@ export async function recordHandoff(db: Db, call: CallRow, h: Omit<HandoffReport
 /** Each agent's latency over its own turns (a squad's call only). */
 export async function setAgentLatency(db: Db, call: CallRow, latency: Record<string, CallLatency>): Promise<void> {
   if (!call.squad_id) return;
-  await db`update calls set agent_latency = ${db.json(latency as never)} where id = ${call.id}`;
+  await db`update calls set agent_latency = ${db.json(latency)} where id = ${call.id}`;
 }

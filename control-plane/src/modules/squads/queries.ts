@@ -9,7 +9,7 @@ const COLUMNS = ['id', 'name', 'agent_ids', 'entry_agent_id', 'handoffs', 'max_h
 export async function insertSquad(db: Db, orgId: string, s: SquadWrite): Promise<SquadRow> {
   const [out] = await db<SquadRow[]>`
     insert into squads (org_id, name, agent_ids, entry_agent_id, handoffs, max_handoffs, metadata)
-    values (${orgId}, ${s.name}, ${s.agent_ids}::uuid[], ${s.entry_agent_id}, ${db.json(s.handoffs as never)}, ${s.max_handoffs}, ${db.json(s.metadata as never)})
+    values (${orgId}, ${s.name}, ${s.agent_ids}::uuid[], ${s.entry_agent_id}, ${db.json(s.handoffs)}, ${s.max_handoffs}, ${db.json(s.metadata as never)})
     returning ${db(COLUMNS)}`;
   return out!;
 }
@@ -17,7 +17,7 @@ export async function insertSquad(db: Db, orgId: string, s: SquadWrite): Promise
 export async function updateSquad(db: Db, orgId: string, id: string, s: SquadWrite): Promise<SquadRow> {
   const [out] = await db<SquadRow[]>`
     update squads
-    set name = ${s.name}, agent_ids = ${s.agent_ids}::uuid[], entry_agent_id = ${s.entry_agent_id}, handoffs = ${db.json(s.handoffs as never)},
+    set name = ${s.name}, agent_ids = ${s.agent_ids}::uuid[], entry_agent_id = ${s.entry_agent_id}, handoffs = ${db.json(s.handoffs)},
         max_handoffs = ${s.max_handoffs}, metadata = ${db.json(s.metadata as never)}, updated_at = now()
     where id = ${id} and org_id = ${orgId} and deleted_at is null
     returning ${db(COLUMNS)}`;

@@ -13,8 +13,8 @@ export const squadRoutes = [
     summary: 'Create a squad',
     description:
       'Agents that hand a call to one another within the call. Each hand-off gives its `from` agent a ' +
-      '`handoff_to_<name>` tool (the `to` agent\'s name, lowercased, other characters as `_`) whose description is ' +
-      'the hand-off\'s. Start a call on the squad with `squad_id` instead of `agent_id`: `entry_agent_id` answers. ' +
+      "`handoff_to_<name>` tool (the `to` agent's name, lowercased, other characters as `_`) whose description is " +
+      "the hand-off's. Start a call on the squad with `squad_id` instead of `agent_id`: `entry_agent_id` answers. " +
       '422 for a member that is not an agent of your organisation, an entry agent or hand-off outside `agent_ids`, ' +
       'a hand-off of an agent to itself, or a (from, to) pair listed twice. Cycles are allowed; `max_handoffs` bounds them per call.',
     body: CreateSquad,
@@ -31,7 +31,12 @@ export const squadRoutes = [
         max_handoffs: body.max_handoffs ?? SQUAD_DEFAULTS.max_handoffs,
         metadata: body.metadata ?? {},
       });
-      await audit({ action: 'squad.create', resourceType: 'squad', resourceId: row.id, details: { name: row.name, agents: row.agent_ids.length, handoffs: row.handoffs.length } });
+      await audit({
+        action: 'squad.create',
+        resourceType: 'squad',
+        resourceId: row.id,
+        details: { name: row.name, agents: row.agent_ids.length, handoffs: row.handoffs.length },
+      });
       return row;
     },
   }),

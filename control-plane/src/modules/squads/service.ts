@@ -22,7 +22,12 @@ export function squadProblems(s: SquadShape): ValidationErrorItem[] {
   (s.handoffs ?? []).forEach((h, i) => {
     for (const end of ['from_agent_id', 'to_agent_id'] as const) {
       if (!members.has(h[end])) {
-        problems.push({ loc: ['body', 'handoffs', i, end], msg: 'A hand-off must be between members of the squad (agent_ids)', type: 'value_error', input: h[end] });
+        problems.push({
+          loc: ['body', 'handoffs', i, end],
+          msg: 'A hand-off must be between members of the squad (agent_ids)',
+          type: 'value_error',
+          input: h[end],
+        });
       }
     }
     if (h.from_agent_id === h.to_agent_id) {
@@ -30,7 +35,12 @@ export function squadProblems(s: SquadShape): ValidationErrorItem[] {
     }
     const pair = `${h.from_agent_id}>${h.to_agent_id}`;
     if (seen.has(pair)) {
-      problems.push({ loc: ['body', 'handoffs', i], msg: 'This hand-off (from, to) is listed twice', type: 'value_error', input: { from_agent_id: h.from_agent_id, to_agent_id: h.to_agent_id } });
+      problems.push({
+        loc: ['body', 'handoffs', i],
+        msg: 'This hand-off (from, to) is listed twice',
+        type: 'value_error',
+        input: { from_agent_id: h.from_agent_id, to_agent_id: h.to_agent_id },
+      });
     }
     seen.add(pair);
   });
@@ -39,7 +49,12 @@ export function squadProblems(s: SquadShape): ValidationErrorItem[] {
 
 /** The stored hand-offs: the default context filled in. */
 export const storedHandoffs = (handoffs: CreateSquad['handoffs']): Squad['handoffs'] =>
-  (handoffs ?? []).map((h) => ({ from_agent_id: h.from_agent_id, to_agent_id: h.to_agent_id, description: h.description, context: h.context ?? SQUAD_DEFAULTS.context }));
+  (handoffs ?? []).map((h) => ({
+    from_agent_id: h.from_agent_id,
+    to_agent_id: h.to_agent_id,
+    description: h.description,
+    context: h.context ?? SQUAD_DEFAULTS.context,
+  }));
 
 /**
  * Throws a 422 with the squad's own problems, then with any member that is not a live agent of the organisation
