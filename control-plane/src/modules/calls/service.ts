@@ -319,7 +319,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
   const tools = await toolConfigs(services, db, call.org_id, model.tool_ids);
   const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
   const dataRetention = await retentionOfCall(db, call.id);
-  const squad = await squadConfigFor(services, db, call);
+  const squad = await squadConfigFor(services, db, call, { behaviour: pickBehaviour, tools: toolConfigs });
   return {
     call: {
       id: call.id,

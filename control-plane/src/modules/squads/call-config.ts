@@ -4,14 +4,20 @@
 import type { Services } from '../../services.ts';
 import type { Db } from '../../db/types.ts';
 import type { SquadConfig, SquadMemberConfig } from '../../../../schemas/internal.ts';
+import type { AgentRow } from '../agents/queries.ts';
 import { effectiveSystemPrompt } from '../../../../shared/prompt.ts';
 import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
 import { agentAndModelForCall, type CallRow } from '../calls/queries.ts';
-import { pickBehaviour, toolConfigs } from '../calls/service.ts';
-import { getSquadById } from './queries.ts';
+import { getSquadById, isMemberOf } from './queries.ts';
 
-export async function squadConfigFor(services: Services, db: Db, call: CallRow): Promise<SquadConfig | undefined> {
+/** What calls/service.ts resolves for every agent of a call (passed in: the calls module imports this one). */
+export interface MemberParts {
+  behaviour: (agent: AgentRow) => Omit<SquadMemberConfig['agent'], 'id' | 'name'>;
+  tools: (services: Services, db: Db, orgId: string, toolIds: string[]) => Promise<SquadMemberConfig['tools']>;
+}
+
+export async function squadConfigFor(services: Services, db: Db, call: CallRow, parts: MemberParts): Promise<SquadConfig | undefined> {
   if (!call.squad_id) return undefined;
   // The squad as it is now: the call fetches its config once, at its start, and keeps it.
   const squad = await getSquadById(db, call.squad_id);
@@ -24,10 +30,10 @@ export async function squadConfigFor(services: Services, db: Db, call: CallRow):
     if (!agent || !model) continue;
     const variables = mergeVariables(agent.dynamic_variables ?? {}, call.variables ?? {});
     members.push({
-      agent: { id: agent.id, name: agent.name, ...pickBehaviour(agent) },
+      agent: { id: agent.id, name: agent.name, ...parts.behaviour(agent) },
       prompt: interpolate(effectiveSystemPrompt(agent.job_description, model.system_prompt) ?? '', variables),
       llm: { provider: model.provider, model: model.model, base_url: model.base_url, temperature: model.temperature, max_tokens: model.max_tokens },
-      tools: await toolConfigs(services, db, call.org_id, model.tool_ids),
+      tools: await parts.tools(services, db, call.org_id, model.tool_ids),
       knowledge: await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS),
     });
   }
@@ -42,7 +48,5 @@ export async function squadConfigFor(services: Services, db: Db, call: CallRow):
 
 /** Whether an agent is a member of the call's squad (knowledge search for the agent speaking now). */
 export async function isSquadMember(db: Db, call: Pick<CallRow, 'squad_id'>, agentId: string): Promise<boolean> {
-  if (!call.squad_id) return false;
-  const [row] = await db<{ ok: boolean }[]>`select ${agentId} = any(agent_ids::text[]) as ok from squads where id = ${call.squad_id}`;
-  return row?.ok ?? false;
+  return call.squad_id ? isMemberOf(db, call.squad_id, agentId) : false;
 }

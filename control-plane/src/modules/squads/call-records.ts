@@ -5,6 +5,7 @@ import type { CallLatency, HandoffReport } from '../../../../schemas/internal.ts
 import { emitEvent } from '../events/emit.ts';
 import { isFinal } from '../calls/lifecycle.ts';
 import type { CallRow } from '../calls/queries.ts';
+import { appendCallHandoff, setCallAgentLatency, squadBounds } from './queries.ts';
 
 /**
  * Records a hand-off the worker reports, and emits `call.handoff`. The worker bounds hand-offs by the squad's
@@ -14,9 +15,7 @@ import type { CallRow } from '../calls/queries.ts';
 export async function recordHandoff(db: Db, call: CallRow, h: Omit<HandoffReport, 'seq'>): Promise<void> {
   if (isFinal(call.status)) throw conflict('The call has already ended');
   if (!call.squad_id) throw conflict('The call did not start on a squad');
-  const [squad] = await db<
-    { agent_ids: string[]; max_handoffs: number }[]
-  >`select agent_ids::text[] as agent_ids, max_handoffs from squads where id = ${call.squad_id}`;
+  const squad = await squadBounds(db, call.squad_id);
   const members = new Set(squad?.agent_ids ?? []);
   const problems = (['from_agent_id', 'to_agent_id'] as const)
     .filter((k) => !members.has(h[k]))
@@ -25,7 +24,7 @@ export async function recordHandoff(db: Db, call: CallRow, h: Omit<HandoffReport
   const done = call.handoffs ?? [];
   if (done.length >= (squad?.max_handoffs ?? 0)) throw conflict("The call has made its squad's max_handoffs hand-offs");
   const entry = { from_agent_id: h.from_agent_id, to_agent_id: h.to_agent_id, reason: h.reason, context: h.context, at: h.at };
-  await db`update calls set handoffs = handoffs || ${db.json([entry] as never)}, updated_at = now() where id = ${call.id}`;
+  await appendCallHandoff(db, call.id, entry);
   await emitEvent(db, {
     orgId: call.org_id,
     type: 'call.handoff',
@@ -39,5 +38,5 @@ export async function recordHandoff(db: Db, call: CallRow, h: Omit<HandoffReport
 /** Each agent's latency over its own turns (a squad's call only). */
 export async function setAgentLatency(db: Db, call: CallRow, latency: Record<string, CallLatency>): Promise<void> {
   if (!call.squad_id) return;
-  await db`update calls set agent_latency = ${db.json(latency)} where id = ${call.id}`;
+  await setCallAgentLatency(db, call.id, latency);
 }

@@ -1,5 +1,7 @@
 import type { Db } from '../../db/types.ts';
 import type { Squad } from '../../../../schemas/squads.ts';
+import type { Static } from '../../../../schemas/common.ts';
+import type { CallHandoff } from '../../../../schemas/calls.ts';
 
 export type SquadRow = Squad;
 export type SquadWrite = Omit<SquadRow, 'id' | 'created_at' | 'updated_at'>;
@@ -60,4 +62,32 @@ export async function squadMembers(db: Db, orgId: string, id: string | undefined
   if (!id) return [];
   const [row] = await db<{ agent_ids: string[] }[]>`select agent_ids from squads where id = ${id} and org_id = ${orgId} and deleted_at is null`;
   return row?.agent_ids ?? [];
+}
+
+// ---- A squad's calls ---------------------------------------------------------------------------------------
+
+/** Marks a call as the squad's (right after its insert, in the same transaction). */
+export async function setCallSquadId(db: Db, callId: string, squadId: string): Promise<void> {
+  await db`update calls set squad_id = ${squadId} where id = ${callId}`;
+}
+
+/** Whether an agent is a member of a squad (by id, for the internal API). */
+export async function isMemberOf(db: Db, squadId: string, agentId: string): Promise<boolean> {
+  const [row] = await db<{ ok: boolean }[]>`select ${agentId} = any(agent_ids::text[]) as ok from squads where id = ${squadId}`;
+  return row?.ok ?? false;
+}
+
+export async function squadBounds(db: Db, squadId: string): Promise<{ agent_ids: string[]; max_handoffs: number } | null> {
+  const [row] = await db<
+    { agent_ids: string[]; max_handoffs: number }[]
+  >`select agent_ids::text[] as agent_ids, max_handoffs from squads where id = ${squadId}`;
+  return row ?? null;
+}
+
+export async function appendCallHandoff(db: Db, callId: string, entry: Static<typeof CallHandoff>): Promise<void> {
+  await db`update calls set handoffs = handoffs || ${db.json([entry] as never)}, updated_at = now() where id = ${callId}`;
+}
+
+export async function setCallAgentLatency(db: Db, callId: string, latency: Record<string, unknown>): Promise<void> {
+  await db`update calls set agent_latency = ${db.json(latency as never)} where id = ${callId}`;
 }

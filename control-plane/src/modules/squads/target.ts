@@ -4,7 +4,7 @@ import { notFound, ValidationFailure } from '../../http/errors.ts';
 import { referenceError } from '../../http/references.ts';
 import { getAgent, type AgentRow } from '../agents/queries.ts';
 import type { CallRow } from '../calls/queries.ts';
-import { getSquad, type SquadRow } from './queries.ts';
+import { getSquad, setCallSquadId, type SquadRow } from './queries.ts';
 
 export interface CallTarget {
   /** The agent that answers: the given one, or the squad's entry agent. */
@@ -53,6 +53,6 @@ export async function resolveCallTarget(
 /** Marks a call as the squad's (right after its insert, in the same transaction). */
 export async function setCallSquad<T extends CallRow>(db: Db, call: T, squad: SquadRow | null): Promise<T> {
   if (!squad) return call;
-  await db`update calls set squad_id = ${squad.id} where id = ${call.id}`;
+  await setCallSquadId(db, call.id, squad.id);
   return { ...call, squad_id: squad.id };
 }
