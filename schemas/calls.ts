@@ -18,6 +18,22 @@ const LatencyStat = Type.Object(
   { title: 'LatencyStat' },
 );
 
+const CallLatencySummary = Type.Object(
+  { llm_ttft: LatencyStat, tts_ttfb: LatencyStat, eou_delay: LatencyStat, e2e: Type.Optional(LatencyStat) },
+  { title: 'CallLatencySummary', description: 'Per-turn latency of the call; every figure is 0 with samples 0 until the call ends' },
+);
+
+export const CallHandoff = Type.Object(
+  {
+    from_agent_id: Type.String(),
+    to_agent_id: Type.String(),
+    reason: Nullable(Type.String({ description: "Why, in the handing agent's words (its tool call's `reason`)" })),
+    context: StringEnum(['full', 'summary'] as const),
+    at: DateTime(),
+  },
+  { title: 'CallHandoff' },
+);
+
 const Message = Type.Object(
   {
     role: StringEnum(['agent', 'user'] as const),
@@ -71,13 +87,15 @@ export const Call = Type.Object(
       { title: 'CallAnalysis' },
     ),
     metadata: Metadata(),
-    latency: Type.Object(
-      { llm_ttft: LatencyStat, tts_ttfb: LatencyStat, eou_delay: LatencyStat, e2e: Type.Optional(LatencyStat) },
-      { title: 'CallLatencySummary', description: 'Per-turn latency of the call; every figure is 0 with samples 0 until the call ends' },
-    ),
+    latency: CallLatencySummary,
     credits_used: Nullable(Type.Number({ description: 'duration_seconds / 60' })),
     cost_cents: Nullable(Type.Integer()),
     campaign_id: Nullable(Uuid({ description: 'The campaign this call is an attempt of (POST /v1/campaigns)' })),
+    squad_id: Nullable(Uuid({ description: 'The squad the call started on; then `agent_id` is its entry agent, and each agent message names its agent in `agent_id`' })),
+    handoffs: Type.Array(CallHandoff, { description: "The squad's hand-offs in this call, in order; [] for a single agent's call" }),
+    agent_latency: Nullable(
+      Type.Record(Type.String(), CallLatencySummary, { description: "A squad's call: each agent's own latency (its turns only), by agent id; null otherwise or until the call ends" }),
+    ),
     created_at: DateTime(),
   },
   {
@@ -115,6 +133,9 @@ export const Call = Type.Object(
         credits_used: 2.5,
         cost_cents: null,
         campaign_id: null,
+        squad_id: null,
+        handoffs: [],
+        agent_latency: null,
         created_at: '2026-11-21T10:00:00Z',
       },
     ],
@@ -142,9 +163,13 @@ export const CallOverrides = Strict(
 );
 export type CallOverrides = Static<typeof CallOverrides>;
 
+/** Who a new call talks to: exactly one of the two (else 422). */
+const SQUAD_ID = Uuid({ description: 'Start the call on a squad (POST /v1/squads) instead of one agent: its entry agent answers. Exactly one of agent_id and squad_id' });
+
 export const CreateWebCall = Strict(
   {
-    agent_id: Uuid(),
+    agent_id: Type.Optional(Uuid({ description: 'The agent that talks on the call. Exactly one of agent_id and squad_id' })),
+    squad_id: Type.Optional(SQUAD_ID),
     variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Per-call template variables interpolated into the agent prompt' })),
     metadata: Type.Optional(Metadata()),
     overrides: Type.Optional(CallOverrides),
@@ -155,7 +180,8 @@ export const CreateWebCall = Strict(
 /** POST /v1/calls: an outbound phone call, now or at `scheduled_at` (docs/decisions.md, "Outbound calls"). */
 export const CreateCall = Strict(
   {
-    agent_id: Uuid({ description: 'The agent that talks on the call' }),
+    agent_id: Type.Optional(Uuid({ description: 'The agent that talks on the call. Exactly one of agent_id and squad_id' })),
+    squad_id: Type.Optional(SQUAD_ID),
     to_number: E164({ description: 'The number to call, E.164' }),
     from_number: Type.Optional(
       E164({ description: "Caller ID: one of the organisation's active phone numbers. Default: the agent's number (the oldest active number routed to the agent)" }),

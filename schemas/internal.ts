@@ -174,6 +174,43 @@ export const InternalDestinationPolicy = Type.Object(
   { title: 'InternalDestinationPolicy', description: "The org's destination policy with its defaults filled in: transfers are checked against it" },
 );
 
+// ---- Squads: the other agents of a call started on a squad -------------------------------------------------
+
+/** One member of the squad as a session switches to it: its agent, prompt, model, tools and knowledge. */
+export const SquadMemberConfig = Type.Object(
+  {
+    agent: InternalAgent,
+    prompt: Type.String({ description: "The member's effective system prompt with the call's {{variables}} interpolated" }),
+    llm: LlmSettings,
+    tools: Type.Array(ToolConfig),
+    knowledge: KnowledgeConfig,
+  },
+  { title: 'InternalSquadMember' },
+);
+export type SquadMemberConfig = Static<typeof SquadMemberConfig>;
+
+export const SquadHandoffConfig = Type.Object(
+  {
+    from_agent_id: Type.String(),
+    to_agent_id: Type.String(),
+    description: Type.String({ description: "The generated handoff tool's description" }),
+    context: StringEnum(['full', 'summary'] as const),
+  },
+  { title: 'InternalSquadHandoff' },
+);
+export type SquadHandoffConfig = Static<typeof SquadHandoffConfig>;
+
+export const SquadConfig = Type.Object(
+  {
+    id: Type.String(),
+    max_handoffs: Type.Integer({ minimum: 1, description: 'Most hand-offs in this call' }),
+    members: Type.Array(SquadMemberConfig, { description: "Every member but the entry agent, which is the config's own `agent` (with the call's overrides)" }),
+    handoffs: Type.Array(SquadHandoffConfig),
+  },
+  { title: 'InternalSquad' },
+);
+export type SquadConfig = Static<typeof SquadConfig>;
+
 export const CallConfig = Type.Object(
   {
     call: InternalCall,
@@ -192,6 +229,8 @@ export const CallConfig = Type.Object(
         description: "The call's data retention (the agent's, else the workspace's): what the worker may report and log of the conversation (shared/privacy.ts)",
       }),
     ),
+    // A call started on a squad; absent for a single agent's call.
+    squad: Type.Optional(SquadConfig),
   },
   { title: 'CallConfig' },
 );
@@ -259,6 +298,7 @@ export const EndedMessage = Strict(
     started_at: Type.Optional(DateTime()),
     ended_at: Type.Optional(DateTime()),
     interrupted: Type.Optional(Type.Boolean()),
+    agent_id: Type.Optional(Type.String({ description: "A squad's call: the agent that spoke (agent messages and tool calls)" })),
     tool_call: Type.Optional(
       Strict({ name: Type.String(), arguments: Type.String(), output: Type.String(), is_error: Type.Boolean() }),
     ),
@@ -289,6 +329,7 @@ export const EndedReport = Strict(
     latency: CallLatency,
     error: Type.Optional(Type.String({ description: 'Short description when end_reason is error' })),
     recording_consent: Type.Optional(StringEnum(RECORDING_CONSENT_RESULTS, { description: 'Which recording consent applied (media-worker/src/session/recording-consent.ts)' })),
+    agent_latency: Type.Optional(Type.Record(Type.String(), CallLatency, { description: "A squad's call: each agent's latency over its own turns, by agent id" })),
   },
   { title: 'EndedReport' },
 );
@@ -301,6 +342,21 @@ export const ReportAck = Type.Object(
   { title: 'ReportAck' },
 );
 export type ReportAck = Static<typeof ReportAck>;
+
+// ---- Squads: a hand-off happened in the call ------------------------------------------------------------------
+
+export const HandoffReport = Strict(
+  {
+    seq: Seq,
+    from_agent_id: Type.String(),
+    to_agent_id: Type.String(),
+    reason: Nullable(Type.String({ maxLength: 500 })),
+    context: StringEnum(['full', 'summary'] as const),
+    at: DateTime(),
+  },
+  { title: 'HandoffReport', description: 'The call passed from one agent of its squad to another' },
+);
+export type HandoffReport = Static<typeof HandoffReport>;
 
 // ---- Do-not-call (the agent's built-in do_not_call tool) -------------------------------------------------------
 
@@ -323,6 +379,7 @@ export const KnowledgeSearchRequest = Strict(
     query: Type.String({ minLength: 1, maxLength: 4000 }),
     top_k: Type.Integer({ minimum: 1, maximum: 20 }),
     max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 32000, description: 'Token budget of the chunks returned (default KB_RETRIEVAL_MAX_TOKENS)' })),
+    agent_id: Type.Optional(Type.String({ maxLength: 100, description: "A squad's call: the agent speaking now, whose knowledge bases are searched (a member of the call's squad; else the call's agent)" })),
   },
   { title: 'KnowledgeSearchRequest' },
 );

@@ -11,6 +11,8 @@ export const CALL_EVENTS = [
   'call.recording.available',
   'transcript.partial',
   'transcript.final',
+  // Beyond the spec: a call started on a squad passed from one agent to another (docs/decisions.md, "Squads").
+  'call.handoff',
 ] as const;
 export type CallEventName = (typeof CALL_EVENTS)[number];
 
@@ -87,6 +89,22 @@ export interface EventPayloads {
   'transcript.final': {
     call_id: string;
     messages: TranscriptMessage[];
+  };
+  /** A squad's call passed from one agent to another, inside the same call. */
+  'call.handoff': {
+    call_id: string;
+    /** The call's agent (the squad's entry agent), as on every call event. */
+    agent_id: string;
+    squad_id: string;
+    from_agent_id: string;
+    to_agent_id: string;
+    /** Why, in the handing agent's words; null when it gave none. */
+    reason: string | null;
+    /** What the next agent got of the conversation: `full` or `summary`. */
+    context: 'full' | 'summary';
+    /** The hand-off's number in the call, from 1. */
+    index: number;
+    at: string;
   };
   /** A test run finished (every scenario done) or was canceled; the counts are of its scenarios. */
   'test_run.completed': {

@@ -10,6 +10,7 @@ import {
   type DoNotCallRequest,
   type DoNotCallResult,
   type EndedReport,
+  type HandoffReport,
   type InboundOpenRequest,
   type InboundOpenResult,
   type KnowledgeSearchRequest,
@@ -73,8 +74,8 @@ export function backoffDelay(attempt: number, retry: RetryOptions): number {
   return Math.round(exp / 2 + Math.random() * (exp / 2));
 }
 
-type ReportKind = 'started' | 'transcript' | 'ended';
-type ReportBody<K extends ReportKind> = K extends 'started' ? StartedReport : K extends 'transcript' ? TranscriptReport : EndedReport;
+type ReportKind = 'started' | 'transcript' | 'handoff' | 'ended';
+type ReportBody<K extends ReportKind> = K extends 'started' ? StartedReport : K extends 'transcript' ? TranscriptReport : K extends 'handoff' ? HandoffReport : EndedReport;
 
 export class InternalApiClient {
   readonly baseUrl: string;
@@ -220,6 +221,11 @@ export class CallReporter {
   transcript(messages: TranscriptReport['messages']): number {
     this.#queue = this.#queue.filter((r) => r.kind !== 'transcript');
     return this.#enqueue('transcript', { messages });
+  }
+
+  /** A squad's call passed from one agent to another (call.handoff). */
+  handoff(body: Omit<HandoffReport, 'seq'>): number {
+    return this.#enqueue('handoff', body);
   }
 
   ended(body: Omit<EndedReport, 'seq'>): number {

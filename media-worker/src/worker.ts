@@ -5,7 +5,7 @@ import { type JobContext, type JobProcess, defineAgent, inference, telemetry, vo
 import { ParticipantKind, RoomEvent, type RemoteParticipant, type Room } from '@livekit/rtc-node';
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { InternalApiClient } from '../../shared/internal-api.ts';
-import type { CallConfig } from '../../schemas/internal.ts';
+import type { CallConfig, SquadMemberConfig } from '../../schemas/internal.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { KeypadCollector } from './session/keypad.ts';
 import { loadWorkerConfig } from './config.ts';
@@ -59,6 +59,14 @@ function waitForAnswer(room: Room, timeoutMs: number): Promise<RemoteParticipant
     timer = setTimeout(gone, timeoutMs);
     check();
   });
+}
+
+/** A squad member's models (session/squad.ts). The session's STT stays unless the member's transcriber differs. */
+function memberModels(m: SquadMemberConfig, config: CallConfig, keys: CallConfig['provider_keys']) {
+  const tts = createTTS(m.agent.tts, keys, { speed: m.agent.speed, emotions: m.agent.emotions, language: m.agent.language });
+  if (tts instanceof LocalTTS) tts.prewarm();
+  const sameStt = JSON.stringify(m.agent.transcriber) === JSON.stringify(config.agent.transcriber);
+  return { llm: createLLM(m.llm, keys), tts, ...(sameStt ? {} : { stt: createSTT(m.agent.transcriber, keys) }) };
 }
 
 /** `traceparent` of the dispatch (or room) metadata: the control plane's `call.dispatch` span. */
@@ -217,6 +225,8 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
     api,
     metrics,
     logger,
+    // A squad's other agents speak with their own model and voice (and transcriber, where it differs).
+    memberModels: (m) => memberModels(m, config, keys),
     inputSampleRate: inputSampleRateFor(config.agent.transcriber.provider),
     ...(config.call.type === 'web' ? {} : { outputSampleRate: PHONE_SAMPLE_RATE }),
     actions: {

@@ -74,6 +74,10 @@ export const fixtures: Record<string, Fixture> = {
                    values (${c.orgId}, ${number}, 'simulated', ${agentId}, 'ST_tenancy')`;
     return created(c, '/v1/campaigns', { name: 'tenancy', agent_id: agentId, from_number: number, contacts: [{ to_number: '+15550100001' }], schedule: { start_at: new Date(Date.now() + 86400_000).toISOString() } });
   },
+  squad_id: async (c) => {
+    const agentId = await c.get('agent_id');
+    return created(c, '/v1/squads', { name: 'tenancy', agent_ids: [agentId], entry_agent_id: agentId });
+  },
   entry_id: (c) => created(c, '/v1/do-not-call', { phone_number: '+15550100002' }),
   publishable_key_id: (c) =>
     created(c, '/v1/publishable-keys', { name: 'tenancy', allowed_origins: ['https://tenancy.example.com'], scopes: ['voices:read'] }),

@@ -23,6 +23,7 @@ const TAG_DESCRIPTIONS: Record<(typeof TAGS)[number], string> = {
   'audit-events': 'Who changed what, and when',
   activity: 'Organisation-level activity summary',
   'agent-tests': 'Simulated callers (scenarios), suites and test runs of an agent, with expectations judged per scenario',
+  squads: 'Agents that hand a call to one another within the call',
 };
 
 const ERROR_RESPONSES: Record<string, { status: number; description: string }> = {

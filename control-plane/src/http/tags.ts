@@ -1,4 +1,4 @@
-// The spec's resource groups, in its order, then the platform's own additions (agent tests).
+// The spec's resource groups, in its order, then the platform's own additions (agent tests, squads).
 export const TAGS = [
   'health',
   'integrations',
@@ -15,5 +15,6 @@ export const TAGS = [
   'audit-events',
   'activity',
   'agent-tests',
+  'squads',
 ] as const;
 export type Tag = (typeof TAGS)[number];

@@ -25,6 +25,7 @@ import { playgroundRoutes } from './playground/routes.ts';
 import { webSdkRoutes } from './web-sdk/routes.ts';
 import { agentTestRoutes } from './agent-tests/routes.ts';
 import { campaignRoutes } from './campaigns/routes.ts';
+import { squadRoutes } from './squads/routes.ts';
 import { doNotCallRoutes, internalDoNotCallRoutes } from './do-not-call/routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...campaignRoutes, ...doNotCallRoutes, ...internalDoNotCallRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...agentTestRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes, ...playgroundRoutes, ...webSdkRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...campaignRoutes, ...doNotCallRoutes, ...internalDoNotCallRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...squadRoutes, ...agentTestRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes, ...playgroundRoutes, ...webSdkRoutes];

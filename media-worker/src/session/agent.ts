@@ -1,7 +1,7 @@
 // The agent of a call: instructions and tools, knowledge retrieval before each LLM turn, and a hook that
 // lets the call decide a turn must not get a reply (the callee's first words on an outbound call, or a
 // voicemail greeting).
-import { llm, stt, voice } from '@livekit/agents';
+import { llm, stt, voice, type tts } from '@livekit/agents';
 import type { AudioFrame } from '@livekit/rtc-node';
 import type { KnowledgeConfig, KnowledgeSearchResult } from '../../../schemas/internal.ts';
 import type { MetricsSink } from '../metrics.ts';
@@ -9,6 +9,7 @@ import type { InternalApiClient } from '../../../shared/internal-api.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { smallFrames } from './output-frames.ts';
 import { spaceTimedPieces } from './aligned-text.ts';
+import { withSummary } from './squad.ts';
 
 export interface VapAgentOptions {
   instructions: string;
@@ -42,6 +43,17 @@ export interface VapAgentOptions {
    * early reply only if the final says the same.
    */
   preflight?: ((text: string) => boolean) | undefined;
+  /**
+   * Squads (squad.ts): the agent's id (the session's hand-off items name it), its own models where they differ
+   * from the session's, the context it starts with, the summary it is handed (added before its first reply),
+   * what runs when the session switches to it, and whose knowledge bases it searches.
+   */
+  id?: string | undefined;
+  models?: { llm?: llm.LLM | undefined; tts?: tts.TTS | undefined; stt?: stt.STT | undefined } | undefined;
+  chatCtx?: llm.ChatContext | undefined;
+  summary?: Promise<string | null> | null | undefined;
+  enter?: ((agent: VapAgent) => Promise<void>) | undefined;
+  knowledgeAgentId?: string | undefined;
 }
 
 const TRANSCRIPTS = new Set([stt.SpeechEventType.INTERIM_TRANSCRIPT, stt.SpeechEventType.PREFLIGHT_TRANSCRIPT, stt.SpeechEventType.FINAL_TRANSCRIPT]);
@@ -95,8 +107,25 @@ export class VapAgent extends voice.Agent {
   lastRetrieval: { source: 'prefetched' | 'turn'; ms: number } | null = null;
 
   constructor(opts: VapAgentOptions) {
-    super({ instructions: withStuffedKnowledge(opts.instructions, opts.knowledge), tools: opts.tools });
+    super({
+      instructions: withStuffedKnowledge(opts.instructions, opts.knowledge),
+      tools: opts.tools,
+      ...(opts.id ? { id: opts.id } : {}),
+      ...(opts.chatCtx ? { chatCtx: opts.chatCtx } : {}),
+      ...(opts.models?.llm ? { llm: opts.models.llm } : {}),
+      ...(opts.models?.tts ? { tts: opts.models.tts } : {}),
+      ...(opts.models?.stt ? { stt: opts.models.stt } : {}),
+    });
     this.#opts = opts;
+  }
+
+  /** The summary handed over with a squad's hand-off, once it is ready (null without one). */
+  get handedSummary(): Promise<string | null> | null {
+    return this.#opts.summary ?? null;
+  }
+
+  override async onEnter(): Promise<void> {
+    await this.#opts.enter?.(this);
   }
 
   override async sttNode(audio: ReadableStream<AudioFrame> | AsyncIterable<AudioFrame>, modelSettings: voice.ModelSettings) {
@@ -155,7 +184,11 @@ export class VapAgent extends voice.Agent {
     if (!p) {
       const { api, callId } = this.#opts;
       p = api!
-        .searchKnowledge(callId, { query: text, top_k: this.#opts.topK ?? 4 }, { timeoutMs: this.#opts.knowledgeTimeoutMs ?? 1500 })
+        .searchKnowledge(
+          callId,
+          { query: text, top_k: this.#opts.topK ?? 4, ...(this.#opts.knowledgeAgentId ? { agent_id: this.#opts.knowledgeAgentId } : {}) },
+          { timeoutMs: this.#opts.knowledgeTimeoutMs ?? 1500 },
+        )
         .catch((err: unknown) => {
           // A slow or failing search must not hold up or break the reply; a later turn may retry it.
           this.#cache.delete(key);
@@ -171,6 +204,8 @@ export class VapAgent extends voice.Agent {
   override async onUserTurnCompleted(turnCtx: llm.ChatContext, newMessage: llm.ChatMessage): Promise<void> {
     const text = newMessage.textContent ?? '';
     this.#finals = [];
+    // A squad's `summary` hand-off: this turn's reply waits for the summary (bounded in squad.ts), and has it.
+    if (this.#opts.summary) withSummary(turnCtx, await this.#opts.summary);
     if (this.#opts.beforeReply && !(await this.#opts.beforeReply(text))) {
       throw new voice.StopResponse();
     }

@@ -4,7 +4,7 @@
 // AudioInput/AudioOutput.
 import { VADEventType, voice, type llm, type stt as agentsStt, type tts as agentsTts, type VAD, type VADEvent } from '@livekit/agents';
 import type { AudioFrame, Room } from '@livekit/rtc-node';
-import type { CallConfig, EndReason, EndedMessage, EndedReport } from '../../../schemas/internal.ts';
+import type { CallConfig, EndReason, EndedMessage, EndedReport, SquadMemberConfig } from '../../../schemas/internal.ts';
 import type { CallReporter, InternalApiClient } from '../../../shared/internal-api.ts';
 import { interpolate, mergeVariables } from '../../../shared/template.ts';
 import { matchesEndPhrase } from '../../../shared/phrases.ts';
@@ -26,6 +26,8 @@ import { CallerSilence, tapVad } from './vad-tap.ts';
 import { type GreetingAudio, synthesizeAhead } from './greeting-audio.ts';
 import { CallPrivacy } from './privacy.ts';
 import { RecordingConsent } from './recording-consent.ts';
+import { Squad, withSummary, type Arrival } from './squad.ts';
+import { nullSink } from '../metrics.ts';
 
 export interface CallModels {
   stt: agentsStt.STT;
@@ -65,6 +67,11 @@ export interface CallSessionOptions {
   inboundVoicemailWindowMs?: number;
   /** How long the end of a call waits for the agent session to close before it reports and hangs up anyway. */
   sessionCloseWaitMs?: number;
+  /**
+   * A squad's call: the models of another member (squad.ts). Without it, members speak with the session's
+   * models (their instructions, tools and knowledge still switch).
+   */
+  memberModels?: (member: SquadMemberConfig) => { llm?: llm.LLM; tts?: agentsTts.TTS; stt?: agentsStt.STT };
   /** Sample rate of the caller's audio taken from the room (the STT's own; agents-js defaults to 24 kHz). */
   inputSampleRate?: number;
   /** Rate of the agent's published audio. Phone legs use 8000: the caller's G.711 line carries nothing above
@@ -83,7 +90,14 @@ export { matchesEndPhrase };
 
 export class CallSession {
   readonly session: voice.AgentSession;
-  readonly agent: VapAgent;
+  /** The agent speaking now (a squad's call switches it at each hand-off). */
+  agent: VapAgent;
+  /** A call started on a squad: its members, hand-offs and their count. */
+  readonly squad: Squad | null = null;
+  /** A squad's call: each agent's own turns' latency, by agent id. */
+  readonly agentMetrics = new Map<string, TurnMetrics>();
+  #agentLlm = new Map<string, llm.LLM>();
+  #agentBase!: Omit<ConstructorParameters<typeof VapAgent>[0], 'instructions' | 'tools' | 'knowledge'>;
   readonly turnMetrics: TurnMetrics;
   /** Where each user turn's end-of-utterance time went (debug log). */
   readonly turnTrace: TurnTrace;
@@ -169,7 +183,7 @@ export class CallSession {
     }
     if (pausesOnOnset(agent.interruption_sensitivity, agent.turn_taking)) this.#onset = new OnsetDetector();
 
-    const tools = buildTools(opts.config, {
+    const actions: CallActions = {
       hangUp: () => this.requestHangup(),
       transfer: async (destination) => {
         if (!opts.actions?.transfer) throw new Error('transfer is not available on this call');
@@ -184,7 +198,23 @@ export class CallSession {
         if (!opts.api) throw new Error('no control plane to list the number with');
         await opts.api.addToDoNotCall(call.id, reason ? { reason } : {});
       },
-    });
+    };
+    if (opts.config.squad) {
+      this.squad = new Squad(opts.config, {
+        current: () => this.agent,
+        currentLlm: () => this.#agentLlm.get(this.squad!.currentAgentId) ?? opts.models.llm,
+        makeAgent: (member, arrival) => this.#memberAgent(member, arrival, actions),
+        onSwitch: (member, agent) => {
+          this.agent = agent as VapAgent;
+          if (!this.agentMetrics.has(member.agent.id)) this.agentMetrics.set(member.agent.id, new TurnMetrics(nullSink, opts.labels, call.type));
+        },
+        report: (h) => opts.reporter?.handoff(h),
+        logger: opts.logger,
+      });
+      this.agentMetrics.set(agent.id, new TurnMetrics(nullSink, opts.labels, call.type));
+      this.#agentLlm.set(agent.id, opts.models.llm);
+    }
+    const tools = [...buildTools(opts.config, actions), ...(this.squad?.toolsFor(agent.id) ?? [])];
 
     const retrieves = opts.config.knowledge.mode === 'retrieve' && opts.config.knowledge.knowledge_base_ids.length > 0;
     // Preemptive generation starts the LLM on the transcript, before onUserTurnCompleted: it would miss the
@@ -192,10 +222,7 @@ export class CallSession {
     // for the other calls, where it saves up to the endpointing delay.
     const turnHandling = turnHandlingFor(agent, { turnDetector: opts.models.turnDetection, preemptiveAllowed: !retrieves && !outbound });
     if (opts.preemptiveGeneration !== undefined) turnHandling.preemptiveGeneration = { ...turnHandling.preemptiveGeneration, enabled: opts.preemptiveGeneration };
-    this.agent = new VapAgent({
-      instructions: opts.config.prompt,
-      tools,
-      knowledge: opts.config.knowledge,
+    this.#agentBase = {
       callId: call.id,
       api: opts.api,
       logger: opts.logger,
@@ -207,6 +234,14 @@ export class CallSession {
       dropTranscript: agent.turn_taking.ignore_backchannels ? (text, isFinal) => this.#isIgnoredBackchannel(text, isFinal) : undefined,
       // With the transcript rules, a finished-sounding interim starts the preemptive reply before the final.
       preflight: turnHandling.preemptiveGeneration?.enabled && agent.turn_taking.detection === 'transcript' ? interimSoundsFinished : undefined,
+    };
+    this.agent = new VapAgent({
+      ...this.#agentBase,
+      instructions: opts.config.prompt,
+      tools,
+      knowledge: opts.config.knowledge,
+      // A squad's agents carry their ids: the session's hand-off items say who speaks each message.
+      ...(this.squad ? { id: agent.id } : {}),
     });
 
     this.session = new voice.AgentSession({
@@ -560,6 +595,52 @@ export class CallSession {
     await this.end('voicemail');
   }
 
+  #currentMetrics(): TurnMetrics | undefined {
+    return this.squad ? this.agentMetrics.get(this.squad.currentAgentId) : undefined;
+  }
+
+  /**
+   * The session agent of another squad member: its prompt, tools (its own and its hand-offs), knowledge and
+   * models, with the session's hooks (turn handling, voicemail, backchannels) as the entry agent has them.
+   */
+  #memberAgent(member: SquadMemberConfig, arrival: Arrival, actions: CallActions): VapAgent {
+    const entry = member.agent.id === this.config.agent.id;
+    const models = entry ? {} : (this.#opts.memberModels?.(member) ?? {});
+    if (models.llm) this.#agentLlm.set(member.agent.id, models.llm);
+    const memberConfig: CallConfig = { ...this.config, tools: member.tools };
+    return new VapAgent({
+      ...this.#agentBase,
+      id: member.agent.id,
+      instructions: member.prompt,
+      tools: [...buildTools(memberConfig, actions), ...arrival.handoffTools],
+      knowledge: member.knowledge,
+      knowledgeAgentId: member.agent.id,
+      models,
+      chatCtx: arrival.chatCtx,
+      summary: arrival.summary,
+      enter: (a) => this.#arrive(member, a),
+    });
+  }
+
+  /**
+   * The next agent takes the call: its first message is said at once (the caller hears the new voice as soon as
+   * its TTS starts); a handed summary joins its context when ready. Without a first message it replies to the
+   * conversation so far (after the summary, with `summary`).
+   */
+  async #arrive(member: SquadMemberConfig, agent: VapAgent): Promise<void> {
+    if (this.endReason) return;
+    const vars = mergeVariables(member.agent.dynamic_variables, this.config.call.variables);
+    const greeting = member.agent.first_message ? interpolate(member.agent.first_message, vars).trim() : '';
+    if (greeting) this.session.say(greeting);
+    const pending = agent.handedSummary;
+    if (pending) {
+      const summary = await pending;
+      const ctx = agent.chatCtx.copy();
+      if (withSummary(ctx, summary)) await agent.updateChatCtx(ctx);
+    }
+    if (!greeting && !this.endReason) this.session.generateReply();
+  }
+
   /** end_call tool: hang up once the agent has finished speaking. */
   requestHangup(): void {
     if (this.#hangupRequested) return;
@@ -578,6 +659,7 @@ export class CallSession {
     s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => {
       if (ev.metrics.type === 'llm_metrics') this.preemptive.onLlmMetrics(ev.metrics);
       this.turnMetrics.onMetrics(ev.metrics);
+      this.#currentMetrics()?.onMetrics(ev.metrics);
     });
     s.on(voice.AgentSessionEventTypes.SpeechCreated, (ev) => {
       this.preemptive.onSpeechCreated(ev.speechHandle);
@@ -600,6 +682,7 @@ export class CallSession {
       if (item.type !== 'message') return;
       if (item.role === 'assistant') {
         this.turnMetrics.onAgentMessage(item);
+        this.#currentMetrics()?.onAgentMessage(item);
         if (!this.#voicemailLeaving && !item.interrupted && matchesEndPhrase(item.textContent ?? '', this.config.agent.end_call_phrases)) {
           void this.end('agent_hangup');
         }
@@ -666,8 +749,13 @@ export class CallSession {
     const out: EndedMessage[] = [];
     const iso = (sec?: number) => (typeof sec === 'number' && Number.isFinite(sec) ? new Date(sec * 1000).toISOString() : undefined);
     const calls = new Map<string, { name: string; args: string }>();
+    // A squad's call: who speaks, from the session's hand-off items (the agents carry their vap ids).
+    let speaking = this.config.agent.id;
+    const by = this.squad ? () => ({ agent_id: speaking }) : () => ({});
     for (const item of this.session.history.items) {
-      if (item.type === 'message') {
+      if (item.type === 'agent_handoff') {
+        if (this.squad?.members.has(item.newAgentId)) speaking = item.newAgentId;
+      } else if (item.type === 'message') {
         if (item.role !== 'user' && item.role !== 'assistant') continue;
         const content = item.textContent ?? '';
         if (!content.trim()) continue;
@@ -677,6 +765,7 @@ export class CallSession {
         const stopped = iso(item.metrics?.stoppedSpeakingAt);
         if (stopped) m.ended_at = stopped;
         if (item.role === 'assistant' && item.interrupted) m.interrupted = true;
+        if (item.role === 'assistant') Object.assign(m, by());
         out.push(m);
       } else if (item.type === 'function_call') {
         calls.set(item.callId, { name: item.name, args: item.args });
@@ -686,6 +775,7 @@ export class CallSession {
           role: 'agent',
           content: '',
           started_at: new Date(item.createdAt).toISOString(),
+          ...by(),
           tool_call: { name: call?.name ?? item.name, arguments: call?.args ?? '{}', output: item.output, is_error: item.isError },
         });
       }
@@ -734,6 +824,7 @@ export class CallSession {
       usage: this.turnMetrics.usageReport(),
       latency: this.turnMetrics.summary(),
       recording_consent: this.consent.result,
+      ...(this.squad ? { agent_latency: Object.fromEntries([...this.agentMetrics].map(([id, m]) => [id, m.summary()])) } : {}),
       ...(reason === 'error' && this.#error ? { error: this.#error.slice(0, 500) } : {}),
     } as EndedReport;
     const seq = this.#opts.reporter?.ended(report) ?? 0;

@@ -16,6 +16,7 @@ import {
   type AgentRow,
   type AgentWrite,
 } from './queries.ts';
+import { squadsWithAgent } from '../squads/queries.ts';
 import { AGENT_DEFAULTS, resolveTranscriber, resolveTts, resolveTurnTaking, throwIfAny, variableProblems } from './service.ts';
 
 const withPrompt = (row: AgentRow, systemPrompt: string | null) => ({ ...row, effective_system_prompt: effectiveSystemPrompt(row.job_description, systemPrompt) });
@@ -137,7 +138,7 @@ export const agentRoutes = [
     description:
       'An agent that phone numbers route to (as their agent, or in their inbound routing or its fallback) cannot be ' +
       'deleted: the answer is a 409 whose `phone_numbers` field lists them (`[{id, phone_number}]`); route them ' +
-      'elsewhere first. A deleted agent disappears from the API, but its past calls stay readable.',
+      'elsewhere first. A member of a squad cannot be deleted either (409 with `squads`: `[{id, name}]`). A deleted agent disappears from the API, but its past calls stay readable.',
     params: AgentParams,
     status: 204,
     responses: { 204: { description: 'Deleted' } },
@@ -150,6 +151,10 @@ export const agentRoutes = [
           `Agent receives calls from ${numbers.length} phone number${numbers.length === 1 ? '' : 's'} (${numbers.map((n) => n.phone_number).join(', ')}); route them to another agent first`,
           { phone_numbers: numbers },
         );
+      }
+      const squads = await squadsWithAgent(db, auth.orgId, cur.id);
+      if (squads.length) {
+        throw conflict(`Agent is a member of ${squads.length} squad${squads.length === 1 ? '' : 's'} (${squads.map((q) => q.name).join(', ')}); remove it from them first`, { squads });
       }
       await softDeleteAgent(db, auth.orgId, cur.id);
       await audit({ action: 'agent.delete', resourceType: 'agent', resourceId: cur.id, details: { name: cur.name } });

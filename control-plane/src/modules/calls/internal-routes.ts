@@ -7,6 +7,7 @@ import { stableRecordingUrl } from './recording-routes.ts';
 import {
   CallConfig,
   EndedReport,
+  HandoffReport,
   KnowledgeSearchRequest,
   KnowledgeSearchResult,
   ReportAck,
@@ -24,6 +25,8 @@ import type { Db } from '../../db/types.ts';
 import { readText } from '../../http/body.ts';
 import { searchForCall } from '../knowledge-bases/search.ts';
 import { watchInboundRoom } from '../phone-numbers/unanswered.ts';
+import { isSquadMember } from '../squads/call-config.ts';
+import { recordHandoff, setAgentLatency } from '../squads/call-records.ts';
 
 const ack = (duplicate: boolean) => ({ ok: true, duplicate });
 const MAX_RECORDING_BYTES = 512 * 1024 * 1024;
@@ -107,6 +110,25 @@ export const internalCallRoutes = [
   }),
   defineRoute({
     method: 'post',
+    path: '/internal/v1/calls/:call_id/handoff',
+    root: true,
+    internal: true,
+    auth: 'call',
+    operationId: 'internalCallHandoff',
+    tag: 'calls',
+    summary: "A squad's call passed from one agent to another (call.handoff)",
+    params: CallParams,
+    body: HandoffReport,
+    responses: { 200: { description: 'Acknowledged', schema: ReportAck } },
+    handler: async ({ params, body, db }) => {
+      const call = await claim(db, params.call_id, body.seq, 'handoff');
+      if (!call) return ack(true);
+      await recordHandoff(db, call, body);
+      return ack(false);
+    },
+  }),
+  defineRoute({
+    method: 'post',
     path: '/internal/v1/calls/:call_id/ended',
     root: true,
     internal: true,
@@ -122,11 +144,13 @@ export const internalCallRoutes = [
       if (!call) return ack(true);
       const messages = retainMessages(await retentionOfCall(db, call.id), body.messages);
       if (body.recording_consent) await setRecordingConsent(db, call.id, body.recording_consent);
+      if (body.agent_latency && isFinal(call.status)) await setAgentLatency(db, call, body.agent_latency);
       if (isFinal(call.status)) {
         // Stopped: the stop fixed the end; the report only brings the conversation.
         if (call.awaiting_report) await completeConversation(db, services, call.id, { messages, latency: body.latency, usage: body.usage });
         return ack(false);
       }
+      if (body.agent_latency) await setAgentLatency(db, call, body.agent_latency);
       await finishCall(db, services, call, {
         endReason: body.end_reason,
         endedAt: body.ended_at,
@@ -154,7 +178,9 @@ export const internalCallRoutes = [
     handler: async ({ params, body, db, services }) => {
       const call = await getCallById(db, params.call_id);
       if (!call) throw notFound('Call');
-      return searchForCall(services, db, call, body);
+      // A squad's call searches the knowledge of the agent speaking now, if it is one of the squad's.
+      const agentId = body.agent_id && (await isSquadMember(db, call, body.agent_id)) ? body.agent_id : call.agent_id;
+      return searchForCall(services, db, { ...call, agent_id: agentId }, body);
     },
   }),
   defineRoute({

@@ -6,12 +6,11 @@ import type { Services } from '../../services.ts';
 import type { Auth } from '../../auth/service.ts';
 import type { Db } from '../../db/types.ts';
 import { invalidField, ValidationFailure } from '../../http/errors.ts';
-import { referenceError } from '../../http/references.ts';
 import { checkUrl, SsrfBlockedError, ssrfOptions } from '../../net/ssrf.ts';
 import { sendInTx } from '../../jobs/boss.ts';
 import type { CreateCall } from '../../../../schemas/calls.ts';
 import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
-import { getAgent } from '../agents/queries.ts';
+import { resolveCallTarget, setCallSquad } from '../squads/target.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import { admissionError, admitCall } from './limits.ts';
 import { callerNumber, claimIdempotencyKey, getIdempotencyRecord, insertOutboundCall, purgeIdempotencyKeys as purgeKeys, saveIdempotentAnswer } from './queries.ts';
@@ -154,8 +153,7 @@ export async function createOutboundCall(
         // taken over.
         if (!(await claimIdempotencyKey(tx, auth.orgId, key, hash, IDEMPOTENCY_TTL_HOURS))) throw new KeyTaken();
       }
-      const agent = await getAgent(tx, auth.orgId, input.agent_id);
-      if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', input.agent_id)]);
+      const { agent, squad } = await resolveCallTarget(tx, auth.orgId, input, '422');
       const overrides = resolveOverrides(input.overrides, agent);
       const from = await resolveFromNumber(tx, auth.orgId, agent.id, input.from_number);
       const carrier = carrierFor(services);
@@ -177,7 +175,7 @@ export async function createOutboundCall(
         if (admission.reason === 'daily_spend_cap') countRefusal(services, admission.reason, 'api');
         throw admissionError(admission);
       }
-      const inserted = await insertOutboundCall(tx, {
+      const outbound = await insertOutboundCall(tx, {
         id,
         org_id: auth.orgId,
         agent_id: agent.id,
@@ -191,6 +189,7 @@ export async function createOutboundCall(
         webhook_url: input.webhook_url ?? null,
         rate_cents_per_minute: rate,
       });
+      const inserted = await setCallSquad(tx, outbound, squad);
       // A scheduled call's job also waits for a free slot if the org is at max_concurrent_calls when it is due.
       const timing = scheduledAt ? { startAfter: scheduledAt, ...scheduledDialOptions(services.config.OUTBOUND_CONCURRENCY_WAIT_SECONDS) } : {};
       await sendInTx(services.boss, tx, DIAL_QUEUE, { call_id: id }, { ...timing, singletonKey: id });
@@ -203,7 +202,7 @@ export async function createOutboundCall(
         resourceId: id,
         requestId: meta.requestId,
         ip: meta.ip,
-        details: { type: 'outbound', agent_id: agent.id, scheduled: scheduledAt !== null, ...(key ? { idempotency_key: key } : {}) },
+        details: { type: 'outbound', agent_id: agent.id, ...(squad ? { squad_id: squad.id } : {}), scheduled: scheduledAt !== null, ...(key ? { idempotency_key: key } : {}) },
       });
       const body = await callView(services, inserted);
       if (key) {

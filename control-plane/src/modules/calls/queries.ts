@@ -48,6 +48,10 @@ export interface CallRow {
   worker_seen_at: Date | null;
   /** The campaign this call is an attempt of (migration 100). */
   campaign_id?: string | null;
+  /** Squads (migration 102): the squad the call started on, its hand-offs, and each agent's latency. */
+  squad_id?: string | null;
+  handoffs?: { from_agent_id: string; to_agent_id: string; reason: string | null; context: 'full' | 'summary'; at: string }[];
+  agent_latency?: Record<string, unknown> | null;
   created_at: Date;
   updated_at: Date;
 }

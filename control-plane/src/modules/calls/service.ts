@@ -5,7 +5,10 @@ import type { Auth } from '../../auth/service.ts';
 import type { Db } from '../../db/types.ts';
 import { conflict, forbidden, HttpError, notFound, ValidationFailure } from '../../http/errors.ts';
 import { resolveTranscriber, resolveTts, resolveTurnTaking } from '../agents/service.ts';
-import { getAgent, type AgentRow } from '../agents/queries.ts';
+import type { AgentRow } from '../agents/queries.ts';
+import { resolveCallTarget, setCallSquad } from '../squads/target.ts';
+import { squadConfigFor } from '../squads/call-config.ts';
+import { squadMembers } from '../squads/queries.ts';
 import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import type { CallConfig, ToolConfig } from '../../../../schemas/internal.ts';
@@ -71,6 +74,9 @@ export async function callView(services: Services, row: CallRow) {
     credits_used: row.duration_seconds === null ? null : row.duration_seconds / 60,
     cost_cents: row.cost_cents,
     campaign_id: row.campaign_id ?? null,
+    squad_id: row.squad_id ?? null,
+    handoffs: row.handoffs ?? [],
+    agent_latency: ended ? (row.agent_latency ?? null) : null,
     created_at: row.created_at,
   };
 }
@@ -78,7 +84,8 @@ export async function callView(services: Services, row: CallRow) {
 export { secondsToUtcMidnight } from './limits.ts';
 
 export interface CreateWebCallInput {
-  agent_id: string;
+  agent_id?: string | undefined;
+  squad_id?: string | undefined;
   variables?: Record<string, unknown> | undefined;
   metadata?: Record<string, unknown> | undefined;
   overrides?: CallOverrides | undefined;
@@ -92,8 +99,10 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
   const { sql, livekit } = services;
   const publishable = auth.publishable;
   if (publishable) {
-    if (publishable.agentIds && !publishable.agentIds.includes(input.agent_id)) {
-      throw forbidden('This publishable key may not start calls with this agent');
+    // A key limited to some agents starts a squad only if it may start every member (the squad's agents all speak).
+    const wanted = input.agent_id !== undefined ? [input.agent_id] : await squadMembers(sql, auth.orgId, input.squad_id);
+    if (publishable.agentIds && !wanted.every((a) => publishable.agentIds!.includes(a))) {
+      throw forbidden(input.agent_id !== undefined ? 'This publishable key may not start calls with this agent' : 'This publishable key may not start calls with every agent of this squad');
     }
     const refused = refusedFields(publishable.allowedOverrides, input);
     if (refused.length) throw overridesRefused(refused);
@@ -104,13 +113,12 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
   const id = randomUUID();
   const room = roomNameFor(id);
   const call = await sql.begin(async (tx) => {
-    const agent = await getAgent(tx, auth.orgId, input.agent_id);
-    // The call's own resource: a missing (or another org's) agent is a 404, as GET /v1/agents/{id} would be.
-    if (!agent) throw notFound('Agent');
+    // The call's own resource: a missing (or another org's) agent or squad is a 404, as GET would be.
+    const { agent, squad } = await resolveCallTarget(tx, auth.orgId, input, '404');
     const overrides = resolveOverrides(input.overrides, agent);
     const admission = await admitCall(tx, auth.orgId, publishable ? { publishable: { maxConcurrent: services.config.PUBLISHABLE_WEB_CALL_CONCURRENCY } } : {});
     if (!admission.ok) throw admissionError(admission);
-    const row = await insertCall(tx, {
+    const inserted = await insertCall(tx, {
       id,
       org_id: auth.orgId,
       agent_id: agent.id,
@@ -125,6 +133,7 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
       webhook_url: null,
       publishable_key_id: publishable ? auth.actorId : null,
     });
+    const row = await setCallSquad(tx, inserted, squad);
     await writeAudit(tx, {
       orgId: auth.orgId,
       actorType: auth.actorType,
@@ -134,7 +143,7 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
       resourceId: id,
       requestId: meta.requestId,
       ip: meta.ip,
-      details: { type: 'web', agent_id: agent.id },
+      details: { type: 'web', agent_id: agent.id, ...(squad ? { squad_id: squad.id } : {}) },
     });
     return row;
   });
@@ -247,7 +256,7 @@ export function resolveOverrides(o: CallOverrides | undefined, agent: Pick<Agent
 }
 
 /** The agent's behaviour fields (the keys of `agentBehaviour`), as the session config carries them. */
-function pickBehaviour(agent: AgentRow): Pick<AgentRow, keyof typeof agentBehaviour> {
+export function pickBehaviour(agent: AgentRow): Pick<AgentRow, keyof typeof agentBehaviour> {
   return Object.fromEntries((Object.keys(agentBehaviour) as (keyof typeof agentBehaviour)[]).map((k) => [k, agent[k]])) as Pick<AgentRow, keyof typeof agentBehaviour>;
 }
 
@@ -310,6 +319,7 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
   const tools = await toolConfigs(services, db, call.org_id, model.tool_ids);
   const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
   const dataRetention = await retentionOfCall(db, call.id);
+  const squad = await squadConfigFor(services, db, call, { behaviour: pickBehaviour, tools: toolConfigs });
   return {
     call: {
       id: call.id,
@@ -336,5 +346,6 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
     data_retention: dataRetention,
     // Transfers (the worker's transfer_call tool) go where outbound calls may (shared/destination-policy.ts).
     destination_policy: await destinationPolicyFor(db, call.org_id, policyOptionsFor(carrierFor(services))),
+    ...(squad ? { squad } : {}),
   };
 }

@@ -44,6 +44,10 @@ function payloadOf<T extends CallEventName>(type: T, callId: string): StoredPayl
     'call.recording.available': { call_id: callId, recording_api_url: `https://api.example.com/v1/calls/${callId}/recording` },
     'transcript.partial': { call_id: callId, messages: [{ role: 'user', content: 'hi' }] },
     'transcript.final': { call_id: callId, messages: [{ role: 'agent', content: 'hello' }, { role: 'user', content: 'hi' }] },
+    'call.handoff': {
+      call_id: callId, agent_id: agent, squad_id: randomUUID(), from_agent_id: agent, to_agent_id: randomUUID(), reason: 'billing question', context: 'full', index: 1,
+      at: '2026-11-27T10:00:00.000Z',
+    },
   };
   return p[type] as StoredPayload<T>;
 }
