@@ -433,8 +433,9 @@ describe('bad input and tenancy', () => {
     expect(both.body.detail).toEqual([
       { loc: ['body', 'suite_id'], msg: 'Give exactly one of suite_id and scenario_ids', type: 'value_error', input: expect.any(Object) },
     ]);
-    const voice = await api('post', `/v1/agents/${agentId}/test-runs`, { scenario_ids: [mine], mode: 'voice' });
-    expect(voice.body.detail[0]).toMatchObject({ loc: ['body', 'mode'], type: 'value_error' });
+    const audio = await api('post', `/v1/agents/${agentId}/test-runs`, { scenario_ids: [mine], mode: 'audio' });
+    expect(audio.status).toBe(422);
+    expect(audio.body.detail[0]).toMatchObject({ loc: ['body', 'mode'] });
     // A suite naming another org's scenario is a 422 at the id.
     const suite = await api('post', '/v1/test-suites', { name: 'x', agent_id: agentId, scenario_ids: [mine, theirScenario] });
     expect(suite.body.detail).toEqual([
