@@ -125,8 +125,7 @@ export class SimulatedCaller {
    */
   async utterance(opts: { silenceMs: number; timeoutMs: number; signal: AbortSignal }): Promise<Utterance | null> {
     const deadline = performance.now() + opts.timeoutMs;
-    const done = () =>
-      this.#lastSpeechAt !== undefined && performance.now() - this.#lastSpeechAt >= opts.silenceMs;
+    const done = () => this.#lastSpeechAt !== undefined && performance.now() - this.#lastSpeechAt >= opts.silenceMs;
     while (!done() && !this.ended && !opts.signal.aborted) {
       // Once the agent is speaking its turn runs on; the bound is only on the wait for it to start.
       if (this.#firstSpeechAt === undefined && performance.now() > deadline) return null;

@@ -165,7 +165,11 @@ async function runScenario(services: Services, run: RunRow, row: ResultRow, p: P
 }
 
 /** The analysis model's outcome label for the conversation (post-call analysis's prompt); null if it fails. */
-async function labelOutcome(llm: NonNullable<JudgeAccess['llm']>, convo: Pick<TextConversation, 'messages' | 'toolCalls'>, signal: AbortSignal): Promise<string | null> {
+async function labelOutcome(
+  llm: NonNullable<JudgeAccess['llm']>,
+  convo: Pick<TextConversation, 'messages' | 'toolCalls'>,
+  signal: AbortSignal,
+): Promise<string | null> {
   try {
     const text = await llm(ANALYSIS_PROMPT, transcriptText({ messages: convo.messages, toolCalls: convo.toolCalls }), signal);
     const parsed = JSON.parse(text.replace(/^\s*```(?:json)?\s*|\s*```\s*$/g, '')) as { outcome?: unknown };

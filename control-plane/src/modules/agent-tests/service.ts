@@ -158,7 +158,10 @@ export function resultView(r: ResultRow, recordings: Map<string, string> = new M
 
 /** Signed recording URLs of a run's voice calls, by call id. */
 export async function recordingUrls(services: Services, db: Db, results: ResultRow[]): Promise<Map<string, string>> {
-  const keys = await recordingKeysOf(db, results.flatMap((r) => (r.call_id ? [r.call_id] : [])));
+  const keys = await recordingKeysOf(
+    db,
+    results.flatMap((r) => (r.call_id ? [r.call_id] : [])),
+  );
   const out = new Map<string, string>();
   for (const [callId, key] of keys) {
     const url = await recordingUrl(services, callId, key);

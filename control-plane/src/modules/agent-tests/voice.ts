@@ -51,7 +51,14 @@ const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (ms <= 0 || signal.aborted) return resolve();
     const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 /** The worker's end reasons, as a test's `ended_by`. */
@@ -65,7 +72,11 @@ function endingOf(reason: string | null): Ending {
 export function fromCallMessages(messages: unknown[] | null): { messages: TestMessage[]; toolCalls: ToolCallRecord[] } {
   const out: TestMessage[] = [];
   const toolCalls: ToolCallRecord[] = [];
-  for (const m of (messages ?? []) as { role: 'agent' | 'user'; content: string; tool_call?: { name: string; arguments: string; output: string; is_error?: boolean } }[]) {
+  for (const m of (messages ?? []) as {
+    role: 'agent' | 'user';
+    content: string;
+    tool_call?: { name: string; arguments: string; output: string; is_error?: boolean };
+  }[]) {
     if (m.tool_call) {
       let args: unknown = m.tool_call.arguments;
       try {
@@ -97,7 +108,14 @@ export class VoiceConversation {
   /** The caller's own view of the conversation (what it said, what its STT heard), for a persona's model. */
   readonly #heard: TestMessage[] = [];
 
-  constructor(services: Services, ids: { runId: string; resultId: string; orgId: string }, scenario: ScenarioSnapshot, agent: VoiceAgent, caller: JudgeLlm | null, signal: AbortSignal) {
+  constructor(
+    services: Services,
+    ids: { runId: string; resultId: string; orgId: string },
+    scenario: ScenarioSnapshot,
+    agent: VoiceAgent,
+    caller: JudgeLlm | null,
+    signal: AbortSignal,
+  ) {
     this.#services = services;
     this.#runId = ids.runId;
     this.#resultId = ids.resultId;
