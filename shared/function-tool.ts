@@ -4,7 +4,6 @@
 // the timeout, the response bounds and the sentences a failure becomes are the same on both sides, so a tool
 // server sees one protocol.
 import { randomUUID } from 'node:crypto';
-import type { FunctionToolConfig } from '../schemas/internal.ts';
 import { signatureHeaders } from './signing.ts';
 import { describeRequestError, guardedRequest, type createGuardedAgent, type SsrfOptions } from './ssrf.ts';
 
@@ -13,19 +12,29 @@ export const MAX_RESULT_CHARS = 4000;
 /** Largest tool answer read from the network (bytes); the rest is never downloaded. */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
+/** The fields of a function tool (schemas/internal.ts, FunctionToolConfig) the request is made from. */
+export interface FunctionTool {
+  name: string;
+  url: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  headers?: Record<string, string> | undefined;
+  signing_secret?: string | null | undefined;
+  timeout_ms: number;
+}
+
 /** Who is calling: a call's id, or (no call exists) the test run and scenario, so a tool server can tell test traffic apart. */
 export type ToolCaller = { callId: string } | { testRunId: string; scenarioId: string };
 
 export interface FunctionToolRequest {
   url: string;
-  method: FunctionToolConfig['method'];
+  method: FunctionTool['method'];
   headers: Record<string, string>;
   body?: string;
 }
 
 /** The request for one call of the tool: the JSON payload, signed when the tool has a secret. */
 export function functionToolRequest(
-  tool: FunctionToolConfig,
+  tool: FunctionTool,
   args: Record<string, unknown>,
   caller: ToolCaller,
   toolCallId: string | null,
@@ -54,7 +63,7 @@ export type FunctionToolResult = { ok: true; output: string } | { ok: false; mes
 
 /** Sends the request through the SSRF guard (public addresses only, no redirects) within the tool's timeout. */
 export async function callFunctionTool(
-  tool: FunctionToolConfig,
+  tool: FunctionTool,
   args: Record<string, unknown>,
   opts: { caller: ToolCaller; toolCallId: string | null; userAgent: string; ssrf: SsrfOptions; agent: ReturnType<typeof createGuardedAgent> },
 ): Promise<FunctionToolResult> {
