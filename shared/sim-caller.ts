@@ -4,7 +4,7 @@
 // utterances are found by level (speech, then a stretch of silence) and, for a persona, turned into text with
 // an STT plugin. The agent's words in the test's result come from the worker's call record, not from here:
 // this side only has to know when the agent has spoken and, for a persona, roughly what it said.
-import { initializeLogger, loggerOptions, stt, type tts } from '@livekit/agents';
+import { DEFAULT_API_CONNECT_OPTIONS, initializeLogger, loggerOptions, stt, type tts } from '@livekit/agents';
 import {
   AudioFrame,
   AudioSource,
@@ -21,6 +21,11 @@ import {
 
 /** A 20 ms frame of the agent's audio counts as speech above this RMS (int16; decoded silence is near 0). */
 const SPEECH_RMS = 300;
+/**
+ * The caller's synthesis is not on a real-time path (a line is made before it is spoken), so it may take long on
+ * a busy machine: a longer bound per attempt than an agent's TTS gets.
+ */
+const SYNTHESIS = { ...DEFAULT_API_CONNECT_OPTIONS, timeoutMs: 60_000 };
 /** The agent's track is read at this rate (pocketsphinx's). */
 const LISTEN_RATE = 16000;
 
@@ -112,6 +117,16 @@ export class SimulatedCaller {
     }
   }
 
+  /** Waits until the agent's audio track is in the room; false when it did not come within `timeoutMs`. */
+  async agentJoined(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    while (!this.#stream) {
+      if (this.ended || signal.aborted || performance.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return true;
+  }
+
   /** Forgets what was heard so far: the next utterance starts after this. */
   clear(): void {
     this.#frames = [];
@@ -149,7 +164,7 @@ export class SimulatedCaller {
   async say(text: string, signal: AbortSignal, trailingSilenceMs = 600): Promise<{ endedAt: number }> {
     const source = this.#source!;
     const frames: AudioFrame[] = [];
-    for await (const audio of this.#speech.tts.synthesize(text, undefined, signal)) frames.push(audio.frame);
+    for await (const audio of this.#speech.tts.synthesize(text, SYNTHESIS, signal)) frames.push(audio.frame);
     for (const f of frames) {
       if (signal.aborted || this.ended) break;
       await source.captureFrame(f.sampleRate === source.sampleRate ? f : new AudioFrame(f.data, f.sampleRate, 1, f.samplesPerChannel));

@@ -20,7 +20,7 @@ const BROKEN_PROMPT = 'You are the receptionist of Acme Dental. Appointments are
 const BOOKED = 'Your appointment is booked for Wednesday.';
 const REFUSED = 'Sorry, please send us an email instead.';
 /** Words the worker's pocketsphinx is likely to catch in the caller's request (any one will do). */
-const REQUEST_WORDS = ['book', 'appointment', 'wednesday', 'like'];
+const REQUEST_WORDS = ['book', 'appointment', 'wednesday', 'like', 'would'];
 
 let stack: TestStack;
 let llm: FakeOpenAI;
@@ -66,7 +66,14 @@ beforeAll(async () => {
   stack = await useStack({
     controlPlane: true,
     worker: true,
-    env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', ANALYSIS_MODE: 'extractive', REAP_DELAY_SECONDS: '1' },
+    env: {
+      DATABASE_URL: db.url,
+      SSRF_ALLOWLIST: '127.0.0.1,localhost',
+      ANALYSIS_MODE: 'extractive',
+      REAP_DELAY_SECONDS: '1',
+      // A shared, busy machine can need longer to start a job process (as in the other e2e files).
+      JOB_INIT_TIMEOUT_MS: '60000',
+    },
   });
   sql = createSql(db.url, { max: 2 });
   ({ api_key: key } = await createOrgWithKey(sql, 'e2e-agent-tests'));
@@ -92,7 +99,8 @@ beforeAll(async () => {
     name: 'Receptionist',
     llm_id: modelId,
     transcriber: { provider: 'local' },
-    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
+    // espeak-ng, the lighter voice: the agent's words are read from the worker's record, not heard.
+    tts: { provider: 'local', model: 'espeak-ng' },
     first_message: 'Hello, Acme Dental.',
     enable_recording: true,
     silence_timeout_seconds: 120,
@@ -171,7 +179,7 @@ describe('a voice-mode agent test in a real room', () => {
     const usage = await api('GET', '/v1/usage');
     expect(usage.body).toMatchObject({ calls_made_today: 0, calls_this_month: 0 });
     expect(usage.body.test_minutes_this_month).toBeGreaterThan(0);
-  });
+  }, 600_000);
 
   it('fails the same scenario once a prompt change breaks it, and the failed expectations say why', async () => {
     const patched = await api('PATCH', `/v1/models/${modelId}`, { system_prompt: BROKEN_PROMPT });
@@ -187,5 +195,34 @@ describe('a voice-mode agent test in a real room', () => {
     expect(byType.ended_by).toMatchObject({ passed: true });
     expect(r.messages.some((m: { role: string; content: string }) => m.role === 'agent' && m.content === REFUSED)).toBe(true);
     expect(run).toMatchObject({ passed: 0, failed: 1 });
-  });
+  }, 600_000);
+
+  it('cancels a voice run mid-call: the caller leaves, the call ends, the result is canceled', async () => {
+    const s = await api('POST', '/v1/test-scenarios', {
+      name: 'long pause',
+      script: [{ say: 'Hello.' }, { say: 'Are you still there?', wait_ms: 100_000 }],
+      max_duration_seconds: 300,
+      expectations: [{ type: 'ended_by', by: 'caller' }],
+    });
+    expect(s.status).toBe(201);
+    const created = await api('POST', `/v1/agents/${agentId}/test-runs`, { scenario_ids: [s.body.id], mode: 'voice' });
+    expect(created.status).toBe(201);
+    const callId = await until(
+      'the test call to be in progress',
+      async () => {
+        const id = (await api('GET', `/v1/test-runs/${created.body.id}`)).body.results[0].call_id;
+        return id && (await api('GET', `/v1/calls/${id}`)).body.status === 'in_progress' ? (id as string) : null;
+      },
+      120_000,
+    );
+    const canceled = await api('POST', `/v1/test-runs/${created.body.id}/cancel`);
+    expect(canceled.status).toBe(200);
+    const run = await until('the run to be canceled', async () => {
+      const r = (await api('GET', `/v1/test-runs/${created.body.id}`)).body;
+      return r.results[0].status === 'canceled' ? r : null;
+    });
+    expect(run.status).toBe('canceled');
+    // The room is gone, so the worker ended the call and reported it.
+    await until('the test call to end', async () => (await api('GET', `/v1/calls/${callId}`)).body.status === 'completed', 60_000);
+  }, 600_000);
 });

@@ -22,8 +22,10 @@ import { setResultCall } from './queries.ts';
 /** Silence after the agent's speech that ends its turn, as the caller hears it (ms). */
 const AGENT_TURN_SILENCE_MS = 1200;
 /** Longest wait for the agent to answer a line (ms): dispatch and a cold worker included for the first. */
-const ANSWER_TIMEOUT_MS = 30_000;
+const ANSWER_TIMEOUT_MS = 60_000;
 const GREETING_TIMEOUT_MS = 45_000;
+/** Longest wait for the agent to join the room and publish its track (dispatch, a job process's start). */
+const JOIN_TIMEOUT_MS = 120_000;
 /** Longest wait for the worker's report of the call once the caller has left (ms). */
 const REPORT_TIMEOUT_MS = 60_000;
 
@@ -204,6 +206,10 @@ export class VoiceConversation {
   /** The conversation from the caller's side; the ending when the caller or a limit ended it, null when the agent did. */
   async #converse(caller: SimulatedCaller, signal: AbortSignal): Promise<Ending | null> {
     const s = this.#scenario;
+    if (!(await caller.agentJoined(JOIN_TIMEOUT_MS, signal))) {
+      if (signal.aborted) return null;
+      throw new ConversationError(`the agent did not join the room within ${JOIN_TIMEOUT_MS / 1000} s (is a media worker running?)`);
+    }
     if (this.#agent.firstMessage) {
       const greeting = await caller.utterance({ silenceMs: AGENT_TURN_SILENCE_MS, timeoutMs: GREETING_TIMEOUT_MS, signal });
       if (greeting && s.persona !== null) this.#heard.push({ role: 'agent', content: await caller.transcribe(greeting) });
