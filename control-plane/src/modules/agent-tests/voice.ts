@@ -20,7 +20,7 @@ import type { JudgeLlm } from './models.ts';
 import { setResultCall } from './queries.ts';
 
 /** Silence after the agent's speech that ends its turn, as the caller hears it (ms). */
-const AGENT_TURN_SILENCE_MS = 1200;
+const AGENT_TURN_SILENCE_MS = 2000;
 /** Longest wait for the agent to answer a line (ms): dispatch and a cold worker included for the first. */
 const ANSWER_TIMEOUT_MS = 60_000;
 const GREETING_TIMEOUT_MS = 45_000;
@@ -70,6 +70,17 @@ function endingOf(reason: string | null): Ending {
   return { by: 'agent', reason };
 }
 
+/** The framework records a tool's answer JSON-encoded (a string answer as a JSON string): the answer itself. */
+function toolOutput(output: unknown): string {
+  if (typeof output !== 'string') return JSON.stringify(output ?? '');
+  try {
+    const parsed: unknown = JSON.parse(output);
+    return typeof parsed === 'string' ? parsed : output;
+  } catch {
+    return output;
+  }
+}
+
 /** The call's messages as a test's transcript and tool calls. */
 export function fromCallMessages(messages: unknown[] | null): { messages: TestMessage[]; toolCalls: ToolCallRecord[] } {
   const out: TestMessage[] = [];
@@ -86,7 +97,7 @@ export function fromCallMessages(messages: unknown[] | null): { messages: TestMe
       } catch {
         // Kept as the model's raw text, as text mode does.
       }
-      toolCalls.push({ tool: m.tool_call.name, arguments: args, output: String(m.tool_call.output ?? ''), error: !!m.tool_call.is_error, mocked: false });
+      toolCalls.push({ tool: m.tool_call.name, arguments: args, output: toolOutput(m.tool_call.output), error: !!m.tool_call.is_error, mocked: false });
     } else if (m.content?.trim()) out.push({ role: m.role, content: m.content });
   }
   return { messages: out, toolCalls };
@@ -228,6 +239,8 @@ export class VoiceConversation {
       const trailing = 600;
       if (line.text) {
         const said = await caller.say(line.text, signal, trailing);
+        // The answer is what the agent says after the line: what it said over the line is not (a late greeting).
+        caller.clear();
         this.#heard.push({ role: 'user', content: line.text });
         if (line.hangUp) return { by: 'caller', reason: 'user_hangup' };
         const answer = await caller.utterance({ silenceMs: AGENT_TURN_SILENCE_MS, timeoutMs: ANSWER_TIMEOUT_MS, signal });
