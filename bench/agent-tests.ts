@@ -86,6 +86,8 @@ async function main() {
       freePorts: true,
       redis: 'own',
       sip: false,
+      // A busy machine needs longer for the embedded PostgreSQL and the migrations.
+      readyTimeoutMs: 300_000,
       controlPlane: true,
       worker: true,
       logLevel: 'warn',
@@ -95,6 +97,7 @@ async function main() {
         ANALYSIS_MODE: 'extractive',
         AGENT_TEST_CONCURRENCY: String(CONCURRENCY),
         MAX_CONCURRENT_CALLS: String(CONCURRENCY + 2),
+        JOB_INIT_TIMEOUT_MS: '60000',
       },
       onProgress: (m) => process.stderr.write(`${m}\n`),
     });
