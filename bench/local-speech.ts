@@ -10,8 +10,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { LocalSTT } from '../media-worker/src/providers/local-stt.ts';
-import { LocalTTS } from '../media-worker/src/providers/local-tts.ts';
+import { LocalSTT } from '../shared/speech/local-stt.ts';
+import { LocalTTS } from '../shared/speech/local-tts.ts';
 
 initializeLogger({ pretty: false, level: 'error' });
 const RUNS = Number(process.argv[2] ?? 10);

@@ -271,7 +271,7 @@ export const CreateRun = Strict(
     mode: Type.Optional(
       StringEnum(TEST_MODES, {
         description:
-          "`text`: the agent's LLM and tools, no audio (fast). `voice`: a simulated caller in a real room through the real worker (not available yet: 422). Default 'text'",
+          "`text`: the agent's LLM and tools, no audio (fast). `voice`: a simulated caller in a real room through the real worker, speaking with TTS and listening with STT. Default 'text'",
       }),
     ),
   },
@@ -330,9 +330,14 @@ export const ScenarioResult = Type.Object(
     duration_seconds: Nullable(Type.Number({ description: "The conversation's own time" })),
     latency: Type.Object(
       { e2e: LatencyStat },
-      { description: "The agent's per-turn response time (text mode: its LLM and tool time)", additionalProperties: false },
+      {
+        description:
+          "The agent's per-turn response time. Text mode: its LLM and tool time. Voice mode: what the simulated caller heard, from the end of its line to the agent's first sound",
+        additionalProperties: false,
+      },
     ),
-    recording_url: Nullable(Type.String({ description: 'Voice mode only' })),
+    call_id: Nullable(Uuid({ description: 'Voice mode: the test call (GET /v1/calls/{id}); null in text mode' })),
+    recording_url: Nullable(Type.String({ description: "Voice mode: the call's recording when the agent records (signed, 4 hours); null otherwise" })),
     error: Nullable(Type.String()),
     started_at: Nullable(DateTime()),
     ended_at: Nullable(DateTime()),

@@ -2,7 +2,7 @@
 // gate a prompt change on it (README, "Testing agents in CI").
 //
 //   VAP_API_KEY=sk_... [VAP_API_URL=https://vap.example.com] \
-//     npm run agent-test -- --agent AGENT_ID (--suite SUITE_ID | --scenario ID [--scenario ID ...]) [--timeout SECONDS] [--json]
+//     npm run agent-test -- --agent AGENT_ID (--suite SUITE_ID | --scenario ID [--scenario ID ...]) [--mode text|voice] [--timeout SECONDS] [--json]
 //
 // Exit codes: 0 every scenario passed; 1 a scenario failed, errored or was canceled; 2 bad arguments, an API
 // error or the timeout (the run is canceled then). Ctrl-C cancels the run too.
@@ -11,11 +11,12 @@ export interface CliArgs {
   agent: string;
   suite: string | undefined;
   scenarios: string[];
+  mode: 'text' | 'voice';
   timeoutSeconds: number;
   json: boolean;
 }
 
-export const USAGE = 'usage: npm run agent-test -- --agent AGENT_ID (--suite SUITE_ID | --scenario ID ...) [--timeout SECONDS] [--json]';
+export const USAGE = 'usage: npm run agent-test -- --agent AGENT_ID (--suite SUITE_ID | --scenario ID ...) [--mode text|voice] [--timeout SECONDS] [--json]';
 
 export function parseArgs(argv: string[]): CliArgs {
   let agent: string | undefined;
@@ -23,6 +24,7 @@ export function parseArgs(argv: string[]): CliArgs {
   const scenarios: string[] = [];
   let timeoutSeconds = 1800;
   let json = false;
+  let mode: 'text' | 'voice' = 'text';
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = () => {
@@ -35,12 +37,17 @@ export function parseArgs(argv: string[]): CliArgs {
     else if (a === '--scenario') scenarios.push(value());
     else if (a === '--timeout') timeoutSeconds = Number(value());
     else if (a === '--json') json = true;
+    else if (a === '--mode') {
+      const m = value();
+      if (m !== 'text' && m !== 'voice') throw new Error(`--mode is text or voice\n${USAGE}`);
+      mode = m;
+    }
     else throw new Error(`unknown argument ${a}\n${USAGE}`);
   }
   if (!agent) throw new Error(`--agent is required\n${USAGE}`);
   if (!suite === !scenarios.length) throw new Error(`give --suite or --scenario (not both)\n${USAGE}`);
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw new Error(`--timeout must be a positive number of seconds\n${USAGE}`);
-  return { agent, suite, scenarios, timeoutSeconds, json };
+  return { agent, suite, scenarios, mode, timeoutSeconds, json };
 }
 
 interface ExpectationResult {
@@ -113,7 +120,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       key,
       'POST',
       `/agents/${encodeURIComponent(args.agent)}/test-runs`,
-      args.suite ? { suite_id: args.suite, mode: 'text' } : { scenario_ids: args.scenarios, mode: 'text' },
+      args.suite ? { suite_id: args.suite, mode: args.mode } : { scenario_ids: args.scenarios, mode: args.mode },
     );
   } catch (err) {
     console.error((err as Error).message);

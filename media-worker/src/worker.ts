@@ -12,7 +12,7 @@ import { loadWorkerConfig } from './config.ts';
 import { callIdFromMetadata, capabilityFromJobMetadata } from './worker-metadata.ts';
 import { PushMetricsSink, nullSink } from './metrics.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
-import { LocalSTT } from './providers/local-stt.ts';
+import { LocalSTT } from '../../shared/speech/local-stt.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
 import { CallSession } from './session/call-session.ts';
 import { vadSilenceFor } from './session/mappings.ts';

@@ -129,7 +129,7 @@ function runtimeStage(file: string): Instr[] {
 }
 
 describe('the runtime stages', () => {
-  // What the worker's local STT and TTS run (media-worker/src/providers/local-*.ts): the programs, the voice,
+  // What the worker's local STT and TTS run (shared/speech/local-*.ts): the programs, the voice,
   // the model and the Python binding with its interpreter.
   const speech = ['espeak-ng', 'festival', 'festvox-us-slt-hts', 'pocketsphinx-en-us', 'python3-pocketsphinx', 'python3'];
 
@@ -144,7 +144,7 @@ describe('the runtime stages', () => {
     const setup = readFileSync(path.join(root, 'scripts/setup.sh'), 'utf8');
     for (const p of speech.filter((p) => p !== 'python3')) expect(setup, p).toContain(`"${p}|`);
     // The paths the providers use come from these packages.
-    expect(readFileSync(path.join(root, 'media-worker/src/providers/local-stt.ts'), 'utf8')).toContain("pythonPath: '/usr/bin/python3'");
+    expect(readFileSync(path.join(root, 'shared/speech/local-stt.ts'), 'utf8')).toContain("pythonPath: '/usr/bin/python3'");
   });
 
   it('the control plane installs no Debian packages, and neither image a toolchain or npm install', () => {

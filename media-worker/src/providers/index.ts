@@ -18,8 +18,8 @@ import { AnthropicLLM } from './anthropic-llm.ts';
 import { CartesiaTTS } from './cartesia-tts.ts';
 import { LlamaLLM } from './llama-llm.ts';
 import { FirstClauseTTS } from './first-clause.ts';
-import { LocalSTT } from './local-stt.ts';
-import { LocalTTS, type LocalTTSModel } from './local-tts.ts';
+import { LocalSTT } from '../../../shared/speech/local-stt.ts';
+import { LocalTTS, type LocalTTSModel } from '../../../shared/speech/local-tts.ts';
 
 export { AnthropicLLM, CartesiaTTS, LlamaLLM, LocalSTT, LocalTTS };
 

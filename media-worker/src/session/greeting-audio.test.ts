@@ -1,6 +1,6 @@
 import { initializeLogger } from '@livekit/agents';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LocalTTS } from '../providers/local-tts.ts';
+import { LocalTTS } from '../../../shared/speech/local-tts.ts';
 import { synthesizeAhead } from './greeting-audio.ts';
 
 beforeAll(() => initializeLogger({ pretty: false, level: 'warn' }));

@@ -7,8 +7,8 @@ import { delaysFor } from '../../../shared/turn-taking.ts';
 import { InternalApiClient } from '../../../shared/internal-api.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { nullSink, type MetricsSink } from '../metrics.ts';
-import { LocalSTT } from '../providers/local-stt.ts';
-import { LocalTTS } from '../providers/local-tts.ts';
+import { LocalSTT } from '../../../shared/speech/local-stt.ts';
+import { LocalTTS } from '../../../shared/speech/local-tts.ts';
 import { CallSession, type CallSessionOptions } from './call-session.ts';
 import { CaptureAudioOutput, LineAudioInput } from '../../../test/support/voice-io.ts';
 

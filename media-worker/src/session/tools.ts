@@ -2,12 +2,11 @@
 // timeout) and the built-ins end_call, transfer_call, send_dtmf and do_not_call, which act on the call through
 // CallActions. A failing function tool never crashes the call: the model gets a short error it can say
 // gracefully (ToolError), and the call's messages record the call and its output.
-import { randomUUID } from 'node:crypto';
 import { llm } from '@livekit/agents';
 import type { CallConfig, FunctionToolConfig } from '../../../schemas/internal.ts';
-import { signatureHeaders } from '../../../shared/signing.ts';
+import { callFunctionTool as sendFunctionTool } from '../../../shared/function-tool.ts';
 import type { DestinationPolicy } from '../../../shared/destination-policy.ts';
-import { createGuardedAgent, describeRequestError, guardedRequest, parseAllowHosts, type SsrfOptions } from '../../../shared/ssrf.ts';
+import { createGuardedAgent, parseAllowHosts, type SsrfOptions } from '../../../shared/ssrf.ts';
 
 export interface CallActions {
   /** Hang up after the current speech has played: end_reason agent_hangup. */
@@ -20,10 +19,7 @@ export interface CallActions {
   addToDoNotCall(reason: string | undefined): Promise<void>;
 }
 
-/** Largest tool answer passed back to the model (characters). */
-const MAX_RESULT_CHARS = 4000;
-/** Largest tool answer read from the network (bytes); the rest is never downloaded. */
-export const MAX_RESPONSE_BYTES = 64 * 1024;
+export { MAX_RESPONSE_BYTES } from '../../../shared/function-tool.ts';
 
 /**
  * The same SSRF guard as webhooks (shared/ssrf.ts): public addresses only, checked at connection time, no
@@ -41,52 +37,22 @@ function agentFor(opts: SsrfOptions) {
   return agent;
 }
 
+/** The tool's request (shared/function-tool.ts, as agent tests make it); a failure is a ToolError the model can say. */
 export async function callFunctionTool(
   tool: FunctionToolConfig,
   args: Record<string, unknown>,
   ctx: { callId: string; toolCallId?: string },
 ): Promise<string> {
-  const payload = JSON.stringify({ type: 'tool.call', call_id: ctx.callId, tool_call_id: ctx.toolCallId ?? null, name: tool.name, arguments: args });
-  const msgId = `msg_${randomUUID()}`;
-  const headers: Record<string, string> = {
-    ...tool.headers,
-    'user-agent': 'vap-worker',
-    ...(tool.signing_secret ? signatureHeaders(tool.signing_secret, msgId, payload) : { 'webhook-id': msgId }),
-  };
-  let url = tool.url;
-  let body: string | undefined = payload;
-  if (tool.method === 'GET' || tool.method === 'DELETE') {
-    // No body: arguments travel in the query string; the signature covers the JSON payload all the same.
-    const u = new URL(tool.url);
-    for (const [k, v] of Object.entries(args)) u.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
-    url = u.toString();
-    body = undefined;
-  } else {
-    headers['content-type'] = 'application/json';
-  }
   const ssrf = toolSsrfOptions();
-  let res: Awaited<ReturnType<typeof guardedRequest>>;
-  try {
-    res = await guardedRequest(agentFor(ssrf), url, ssrf, {
-      method: tool.method,
-      headers,
-      ...(body !== undefined ? { body } : {}),
-      timeoutMs: tool.timeout_ms,
-      maxResponseBytes: MAX_RESPONSE_BYTES,
-    });
-  } catch (err) {
-    // The model gets a sentence it can say; the reason stays out of what it hears but in the message log.
-    const { kind } = describeRequestError(err);
-    if (kind === 'timeout') throw new llm.ToolError(`The ${tool.name} service did not answer in time.`);
-    if (kind === 'blocked') throw new llm.ToolError(`The ${tool.name} service is at an address the platform may not call (private or local network).`);
-    throw new llm.ToolError(`The ${tool.name} service could not be reached.`);
-  }
-  if (res.status >= 300 && res.status < 400) {
-    throw new llm.ToolError(`The ${tool.name} service answered with a redirect (HTTP ${res.status}), which is not followed.`);
-  }
-  if (res.status < 200 || res.status >= 300) throw new llm.ToolError(`The ${tool.name} service returned an error (HTTP ${res.status}).`);
-  const text = res.body;
-  return text.length > MAX_RESULT_CHARS ? text.slice(0, MAX_RESULT_CHARS) : text;
+  const res = await sendFunctionTool(tool, args, {
+    caller: { callId: ctx.callId },
+    toolCallId: ctx.toolCallId ?? null,
+    userAgent: 'vap-worker',
+    ssrf,
+    agent: agentFor(ssrf),
+  });
+  if (!res.ok) throw new llm.ToolError(res.message);
+  return res.output;
 }
 
 export function buildTools(config: CallConfig, actions: CallActions): llm.FunctionTool<any, any, any>[] {

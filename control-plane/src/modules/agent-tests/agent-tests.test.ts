@@ -1,8 +1,10 @@
 // Agent tests in text mode against the OpenAI-compatible stand-in, which plays the agent's model, the judge and
 // the persona's caller (told apart by their system prompts): judges that pass and fail, tool argument matching
 // on a real tool server reached through the SSRF guard, a tool mock, 422 shapes, tenancy, 100 scenarios under
-// the organisation's concurrency bound without taking call capacity, a cancel mid-way, the event and usage.
+// the organisation's concurrency bound without taking call capacity, a cancel mid-way, the event and usage; and
+// a voice-mode run's scheduling and bookkeeping (its conversations are in test/e2e/agent-test-voice.test.ts).
 import http from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -433,8 +435,9 @@ describe('bad input and tenancy', () => {
     expect(both.body.detail).toEqual([
       { loc: ['body', 'suite_id'], msg: 'Give exactly one of suite_id and scenario_ids', type: 'value_error', input: expect.any(Object) },
     ]);
-    const voice = await api('post', `/v1/agents/${agentId}/test-runs`, { scenario_ids: [mine], mode: 'voice' });
-    expect(voice.body.detail[0]).toMatchObject({ loc: ['body', 'mode'], type: 'value_error' });
+    const audio = await api('post', `/v1/agents/${agentId}/test-runs`, { scenario_ids: [mine], mode: 'audio' });
+    expect(audio.status).toBe(422);
+    expect(audio.body.detail[0]).toMatchObject({ loc: ['body', 'mode'] });
     // A suite naming another org's scenario is a 422 at the id.
     const suite = await api('post', '/v1/test-suites', { name: 'x', agent_id: agentId, scenario_ids: [mine, theirScenario] });
     expect(suite.body.detail).toEqual([
@@ -480,6 +483,37 @@ describe('concurrency and cancel', () => {
     const run = await waitFor(started.body.id, busy.key, (r) => r.status === 'completed', 120_000);
     expect(run).toMatchObject({ total: 100, passed: 100, failed: 0, errored: 0 });
     expect(most).toBe(3);
+  });
+
+  it('voice mode: a scenario waits while real calls fill max_concurrent_calls; its test call is no billable call and takes no slot', async () => {
+    const org2 = await tp.createOrg('voice-yield');
+    await tp.sql`update orgs set max_concurrent_calls = 1 where id = ${org2.orgId}`;
+    const agentId = await agentWith({ key: org2.key });
+    const realCall = randomUUID();
+    await tp.sql`insert into calls (id, org_id, agent_id, type, status, started_at) values (${realCall}, ${org2.orgId}, ${agentId}, 'web', 'in_progress', now())`;
+    const id = await scenario({ script: [{ say: 'Hello' }], expectations: [{ type: 'transcript_contains', text: 'hello' }] }, org2.key);
+    const started = await api('post', `/v1/agents/${agentId}/test-runs`, { scenario_ids: [id], mode: 'voice' }, org2.key);
+    expect(started.status).toBe(201);
+    // The runner polls every 300 ms: after several polls the scenario has still not started.
+    await waitFor(started.body.id, org2.key, (r) => r.status === 'running');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await api('get', `/v1/test-runs/${started.body.id}`, undefined, org2.key)).body.results[0].status).toBe('pending');
+    await tp.sql`update calls set status = 'completed', ended_at = now() where id = ${realCall}`;
+    const run = await waitFor(started.body.id, org2.key, (r) => r.status === 'completed');
+    // This platform has no LiveKit server: the call is made, then fails at the media stage, and the result says so.
+    const [r] = run.results;
+    expect(r).toMatchObject({ status: 'error', error: 'the media service is unavailable: the test call could not be started', call_id: expect.any(String) });
+    const [call] = await tp.sql`select test_run_id, status, metadata from calls where id = ${r.call_id}`;
+    expect(call).toMatchObject({ test_run_id: run.id, status: 'failed', metadata: { test_run_id: run.id, scenario_id: id } });
+    // A live test call takes no slot: a real call is still admitted (then fails at the media stage: 503, not 429).
+    await tp.sql`update calls set status = 'in_progress' where id = ${r.call_id}`;
+    expect((await tp.request('post', '/v1/calls/web', { key: org2.key, body: { agent_id: agentId } })).status).toBe(503);
+    const usage = await api('get', '/v1/usage', undefined, org2.key);
+    // The real call above and the 503 one; the test call is not among them, and took no daily slot.
+    expect(usage.body).toMatchObject({ calls_this_month: 2, calls_made_today: 1 });
+    // No call event was sent for the test call.
+    const events = await tp.sql`select type from events where call_id = ${r.call_id}`;
+    expect(events).toEqual([]);
   });
 
   it('cancels a run mid-way: pending scenarios never start, the one in flight keeps what was said, and the event says canceled', async () => {

@@ -89,6 +89,14 @@ export interface Judge {
 
 /** The judge of an agent's tests, or null when no model can be used (with the reason). */
 export async function judgeFor(services: Services, orgId: string, agentId: string): Promise<Judge | { unavailable: string }> {
+  // The offline profile calls no model after a call, and none judges either.
+  if (services.config.ANALYSIS_MODE === 'extractive') {
+    return {
+      unavailable:
+        'no model is configured to judge: the platform runs the offline profile (ANALYSIS_MODE=extractive), where no model is called; ' +
+        "set ANALYSIS_MODE to 'agent' or 'model' to judge with the agent's model or the platform's analysis model",
+    };
+  }
   let t: Target | null;
   try {
     t = await chooseTarget(services, { org_id: orgId, agent_id: agentId });

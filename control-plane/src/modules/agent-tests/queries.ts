@@ -167,6 +167,8 @@ export interface ResultRow {
   error: string | null;
   started_at: Date | null;
   ended_at: Date | null;
+  /** Voice mode: the scenario's call (migration 111). */
+  call_id: string | null;
 }
 
 const RUN_COLUMNS = ['id', 'org_id', 'agent_id', 'suite_id', 'mode', 'status', 'total', 'passed', 'failed', 'errored', 'started_at', 'ended_at', 'created_at'];
@@ -244,6 +246,19 @@ export async function claimNext(db: Db, run: { id: string; org_id: string }, lim
   const [row] = await db<ResultRow[]>`
     update agent_test_results set status = 'running', started_at = now() where id = ${next.id} returning *`;
   return row!;
+}
+
+/** Voice mode: the call a scenario's conversation is held on. */
+export async function setResultCall(db: Db, id: string, callId: string): Promise<void> {
+  await db`update agent_test_results set call_id = ${callId} where id = ${id}`;
+}
+
+/** The recordings of a run's voice calls, by call id (the caller mints their URLs). */
+export async function recordingKeysOf(db: Db, callIds: string[]): Promise<Map<string, string>> {
+  if (!callIds.length) return new Map();
+  const rows = await db<{ id: string; recording_key: string }[]>`
+    select id, recording_key from calls where id = any(${callIds}::uuid[]) and recording_key is not null`;
+  return new Map(rows.map((r) => [r.id, r.recording_key]));
 }
 
 export interface ResultWrite {

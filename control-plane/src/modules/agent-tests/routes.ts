@@ -43,7 +43,7 @@ import {
   updateScenario,
   updateSuite,
 } from './queries.ts';
-import { resolveScenario, runView, snapshotOf } from './service.ts';
+import { recordingUrls, resolveScenario, runView, snapshotOf } from './service.ts';
 import { RUN_QUEUE } from './jobs.ts';
 import { abortRun } from './runner.ts';
 
@@ -248,7 +248,10 @@ export const agentTestRoutes = [
       'poll GET /v1/test-runs/{id} or subscribe a webhook to `test_run.completed`. The agent, suite and scenarios are those of your organisation: ' +
       'any other id is a 404, as its GET would be. Scenarios are copied into the run, so later edits do not change it. Runs are not calls: they ' +
       "take no daily call slot, and their conversation time counts in usage as test minutes. An organisation's runs hold at most " +
-      'min(AGENT_TEST_CONCURRENCY, max_concurrent_calls) conversations at once. `mode: "voice"` is not available yet (422).',
+      'min(AGENT_TEST_CONCURRENCY, max_concurrent_calls) conversations at once. `mode: "voice"` holds each scenario as a real web call through ' +
+      'the worker, with a simulated caller in the room (local speech: festival speaks, pocketsphinx listens); its calls are not billable, ' +
+      'take no daily slot, send no call event and yield to real calls: they start only while the organisation has fewer live calls than ' +
+      '`max_concurrent_calls`, and never count against it.',
     params: AgentRunParams,
     body: CreateRun,
     status: 201,
@@ -259,9 +262,6 @@ export const agentTestRoutes = [
       const mode = body.mode ?? 'text';
       if ((body.suite_id === undefined) === (body.scenario_ids === undefined)) {
         throw invalidField(['body', 'suite_id'], 'Give exactly one of suite_id and scenario_ids', 'value_error', body);
-      }
-      if (mode === 'voice') {
-        throw invalidField(['body', 'mode'], 'Voice mode is not available yet on this platform; use "text"', 'value_error', mode);
       }
       let ids: string[];
       let suiteId: string | null = null;
@@ -315,10 +315,11 @@ export const agentTestRoutes = [
       "(`messages`), the tool calls, how the conversation ended and the agent's per-turn latency.",
     params: RunParams,
     responses: { 200: { description: 'The run', schema: Run } },
-    handler: async ({ params, auth, db }) => {
+    handler: async ({ params, auth, db, services }) => {
       const run = await getRun(db, auth.orgId, params.test_run_id);
       if (!run) throw notFound('Test run');
-      return runView(run, await resultsOf(db, run.id));
+      const results = await resultsOf(db, run.id);
+      return runView(run, results, await recordingUrls(services, db, results));
     },
   }),
   defineRoute({

@@ -1,9 +1,11 @@
-// Runs a test run (the pg-boss job of agent-tests/jobs.ts): its scenarios, a few at a time, each a text-mode
-// conversation checked against its expectations, then the run's counts and `test_run.completed`.
+// Runs a test run (the pg-boss job of agent-tests/jobs.ts): its scenarios, a few at a time, each a conversation
+// (text mode: conversation.ts; voice mode: voice.ts) checked against its expectations, then the run's counts and `test_run.completed`.
 //
 // Concurrency: an organisation has at most min(AGENT_TEST_CONCURRENCY, max_concurrent_calls) conversations
 // running across all its runs (claimNext counts them under an advisory lock); the rest wait their turn.
-// Text-mode conversations use no room, worker or call slot, so they never take capacity from real calls.
+// Text-mode conversations use no room, worker or call slot, so they never take capacity from real calls. A
+// voice-mode conversation (voice.ts) is a real call on a worker: it starts only while the organisation's real
+// calls leave room under max_concurrent_calls, and is never counted against them.
 //
 // Cancel: the cancel route marks the run canceled; this process learns it from its own registry at once, or
 // from a poll of the run's status (another process), and aborts the conversations in flight, which keep what
@@ -40,6 +42,8 @@ import { ConversationError, latencyStats, TextConversation, type AgentSide } fro
 import { evaluate, transcriptText, type JudgeAccess } from './expectations.ts';
 import { agentLlm, judgeFor, type AgentLlm, type ChatTool } from './models.ts';
 import { chatTools, runTool, toolSsrfOptions } from './tools.ts';
+import { VoiceConversation } from './voice.ts';
+import { countLiveCalls } from '../calls/queries.ts';
 
 /** How often a run in progress checks whether another process canceled it, and waits for a free slot (ms). */
 const POLL_MS = 300;
@@ -105,7 +109,17 @@ async function runScenario(services: Services, run: RunRow, row: ResultRow, p: P
     llm: p.llm,
     runTool: (name, args, id) => runTool(name, args, id, p.tools, s.tool_mocks, { runId: run.id, scenarioId: s.id, ssrf, agent: http }),
   };
-  const convo = new TextConversation(s, side, p.judge.llm, signal);
+  const convo =
+    run.mode === 'voice'
+      ? new VoiceConversation(
+          services,
+          { runId: run.id, resultId: row.id, orgId: run.org_id },
+          s,
+          { agentId: p.agent.id, firstMessage: side.firstMessage, maxDurationSeconds: p.agent.max_duration_seconds },
+          p.judge.llm,
+          signal,
+        )
+      : new TextConversation(s, side, p.judge.llm, signal);
   const partial = () => ({ messages: convo.messages, tool_calls: convo.toolCalls, turns: convo.turns, duration_ms: Math.round(convo.clockMs) });
   try {
     let ending;
@@ -151,7 +165,11 @@ async function runScenario(services: Services, run: RunRow, row: ResultRow, p: P
 }
 
 /** The analysis model's outcome label for the conversation (post-call analysis's prompt); null if it fails. */
-async function labelOutcome(llm: NonNullable<JudgeAccess['llm']>, convo: TextConversation, signal: AbortSignal): Promise<string | null> {
+async function labelOutcome(
+  llm: NonNullable<JudgeAccess['llm']>,
+  convo: Pick<TextConversation, 'messages' | 'toolCalls'>,
+  signal: AbortSignal,
+): Promise<string | null> {
   try {
     const text = await llm(ANALYSIS_PROMPT, transcriptText({ messages: convo.messages, toolCalls: convo.toolCalls }), signal);
     const parsed = JSON.parse(text.replace(/^\s*```(?:json)?\s*|\s*```\s*$/g, '')) as { outcome?: unknown };
@@ -192,11 +210,18 @@ export async function executeRun(services: Services, runId: string): Promise<voi
         .catch(() => {});
     }, POLL_MS * 3);
     try {
-      const limit = Math.max(1, Math.min(services.config.AGENT_TEST_CONCURRENCY, await orgConcurrencyLimit(services.sql, run.org_id)));
+      const callLimit = await orgConcurrencyLimit(services.sql, run.org_id);
+      const limit = Math.max(1, Math.min(services.config.AGENT_TEST_CONCURRENCY, callLimit));
       const prepared = await prepare(services, run);
       const lane = async () => {
         while (!controller.signal.aborted) {
-          const next = await services.sql.begin((tx) => claimNext(tx, run, limit));
+          const next = await services.sql.begin(async (tx) => {
+            // A voice scenario is a call on a worker: it starts only while the organisation's real calls leave
+            // room under max_concurrent_calls, and never counts against them (calls/queries.ts, countLiveCalls),
+            // so tests wait for real calls and real calls never wait for tests.
+            const free = run.mode === 'voice' ? Math.max(0, callLimit - (await countLiveCalls(tx, run.org_id, null, 'others'))) : limit;
+            return claimNext(tx, run, Math.min(limit, free));
+          });
           if (next === null) return;
           if (next === 'busy') {
             await sleep(POLL_MS, controller.signal);

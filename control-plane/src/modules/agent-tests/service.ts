@@ -12,7 +12,10 @@ import {
   type ScenarioSnapshot,
   type UpdateScenario,
 } from '../../../../schemas/agent-tests.ts';
-import type { ResultRow, RunRow, ScenarioRow, ScenarioWrite } from './queries.ts';
+import type { Services } from '../../services.ts';
+import type { Db } from '../../db/types.ts';
+import { recordingUrl } from '../calls/storage/index.ts';
+import { recordingKeysOf, type ResultRow, type RunRow, type ScenarioRow, type ScenarioWrite } from './queries.ts';
 
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -131,7 +134,7 @@ export const snapshotOf = (s: ScenarioRow): ScenarioSnapshot => (({ created_at: 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const NO_SAMPLES = Object.freeze({ p50_ms: 0, avg_ms: 0, min_ms: 0, max_ms: 0, samples: 0 });
 
-export function resultView(r: ResultRow): ScenarioResult {
+export function resultView(r: ResultRow, recordings: Map<string, string> = new Map()): ScenarioResult {
   return {
     scenario_id: r.scenario_id,
     scenario_name: r.scenario.name,
@@ -145,14 +148,29 @@ export function resultView(r: ResultRow): ScenarioResult {
     turns: r.turns,
     duration_seconds: r.duration_ms === null ? null : r.duration_ms / 1000,
     latency: { e2e: r.latency?.e2e ?? { ...NO_SAMPLES } },
-    recording_url: null,
+    call_id: r.call_id ?? null,
+    recording_url: r.call_id ? (recordings.get(r.call_id) ?? null) : null,
     error: r.error,
     started_at: iso(r.started_at),
     ended_at: iso(r.ended_at),
   };
 }
 
-export function runView(run: RunRow, results: ResultRow[] | null): Run {
+/** Signed recording URLs of a run's voice calls, by call id. */
+export async function recordingUrls(services: Services, db: Db, results: ResultRow[]): Promise<Map<string, string>> {
+  const keys = await recordingKeysOf(
+    db,
+    results.flatMap((r) => (r.call_id ? [r.call_id] : [])),
+  );
+  const out = new Map<string, string>();
+  for (const [callId, key] of keys) {
+    const url = await recordingUrl(services, callId, key);
+    if (url) out.set(callId, url);
+  }
+  return out;
+}
+
+export function runView(run: RunRow, results: ResultRow[] | null, recordings: Map<string, string> = new Map()): Run {
   return {
     id: run.id,
     agent_id: run.agent_id,
@@ -166,6 +184,6 @@ export function runView(run: RunRow, results: ResultRow[] | null): Run {
     started_at: iso(run.started_at),
     ended_at: iso(run.ended_at),
     created_at: run.created_at.toISOString(),
-    results: results ? results.map(resultView) : null,
+    results: results ? results.map((r) => resultView(r, recordings)) : null,
   };
 }

@@ -1,18 +1,13 @@
 // The agent's tools during a text-mode test, with the semantics of the worker's (media-worker/src/session/
-// tools.ts): a function tool is a signed HTTP request to its URL through the SSRF guard, and a failure is a
-// short sentence for the model, never a crash; end_call ends the conversation after the reply. A tool named
-// in the scenario's tool_mocks is not called: the mock answers. transfer_call and send_dtmf act on no line
-// here: the test records the call and the conversation ends (transfer) or goes on (keys).
-import { randomUUID } from 'node:crypto';
+// tools.ts): a function tool is the same signed HTTP request (shared/function-tool.ts) through the SSRF guard,
+// and a failure is a short sentence for the model, never a crash; end_call ends the conversation after the
+// reply. A tool named in the scenario's tool_mocks is not called: the mock answers. transfer_call and send_dtmf
+// act on no line here: the test records the call and the conversation ends (transfer) or goes on (keys).
 import type { FunctionToolConfig, ToolConfig } from '../../../../schemas/internal.ts';
 import type { ToolMock } from '../../../../schemas/agent-tests.ts';
-import { signatureHeaders } from '../../../../shared/signing.ts';
-import { createGuardedAgent, describeRequestError, guardedRequest, parseAllowHosts, type SsrfOptions } from '../../../../shared/ssrf.ts';
+import { callFunctionTool as sendFunctionTool } from '../../../../shared/function-tool.ts';
+import { createGuardedAgent, parseAllowHosts, type SsrfOptions } from '../../../../shared/ssrf.ts';
 import type { ChatTool } from './models.ts';
-
-/** As the worker: the largest answer passed to the model, and the most read from the network. */
-const MAX_RESULT_CHARS = 4000;
-const MAX_RESPONSE_BYTES = 64 * 1024;
 
 export interface ToolOutcome {
   output: string;
@@ -43,10 +38,14 @@ export function chatTools(tools: ToolConfig[]): ChatTool[] {
           required: ['digits'],
         });
       case 'do_not_call':
-        return fn(t.name ?? 'do_not_call', t.description ?? 'Add the person to the do-not-call list when they ask not to be called again. Then confirm it to them and end the call politely.', {
-          type: 'object',
-          properties: { reason: { type: 'string', maxLength: 500, description: 'What the person said, briefly' } },
-        });
+        return fn(
+          t.name ?? 'do_not_call',
+          t.description ?? 'Add the person to the do-not-call list when they ask not to be called again. Then confirm it to them and end the call politely.',
+          {
+            type: 'object',
+            properties: { reason: { type: 'string', maxLength: 500, description: 'What the person said, briefly' } },
+          },
+        );
     }
   });
 }
@@ -95,51 +94,14 @@ export async function runTool(
   }
 }
 
-/** The worker's request (tools.ts, callFunctionTool): the same payload, signature and error sentences. */
+/** The worker's request (shared/function-tool.ts), naming the test run and scenario instead of a call. */
 async function callFunctionTool(tool: FunctionToolConfig, args: Record<string, unknown>, toolCallId: string, ctx: ToolContext): Promise<ToolOutcome> {
-  // No call exists: the payload names the test run instead, so a tool server can tell test traffic apart.
-  const payload = JSON.stringify({
-    type: 'tool.call',
-    call_id: null,
-    test_run_id: ctx.runId,
-    scenario_id: ctx.scenarioId,
-    tool_call_id: toolCallId,
-    name: tool.name,
-    arguments: args,
+  const res = await sendFunctionTool(tool, args, {
+    caller: { testRunId: ctx.runId, scenarioId: ctx.scenarioId },
+    toolCallId,
+    userAgent: 'vap-agent-test',
+    ssrf: ctx.ssrf,
+    agent: ctx.agent,
   });
-  const msgId = `msg_${randomUUID()}`;
-  const headers: Record<string, string> = {
-    ...tool.headers,
-    'user-agent': 'vap-agent-test',
-    ...(tool.signing_secret ? signatureHeaders(tool.signing_secret, msgId, payload) : { 'webhook-id': msgId }),
-  };
-  let url = tool.url;
-  let body: string | undefined = payload;
-  if (tool.method === 'GET' || tool.method === 'DELETE') {
-    const u = new URL(tool.url);
-    for (const [k, v] of Object.entries(args)) u.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
-    url = u.toString();
-    body = undefined;
-  } else {
-    headers['content-type'] = 'application/json';
-  }
-  const fail = (output: string): ToolOutcome => ({ output, error: true, mocked: false });
-  let res: Awaited<ReturnType<typeof guardedRequest>>;
-  try {
-    res = await guardedRequest(ctx.agent, url, ctx.ssrf, {
-      method: tool.method,
-      headers,
-      ...(body !== undefined ? { body } : {}),
-      timeoutMs: tool.timeout_ms,
-      maxResponseBytes: MAX_RESPONSE_BYTES,
-    });
-  } catch (err) {
-    const { kind } = describeRequestError(err);
-    if (kind === 'timeout') return fail(`The ${tool.name} service did not answer in time.`);
-    if (kind === 'blocked') return fail(`The ${tool.name} service is at an address the platform may not call (private or local network).`);
-    return fail(`The ${tool.name} service could not be reached.`);
-  }
-  if (res.status >= 300 && res.status < 400) return fail(`The ${tool.name} service answered with a redirect (HTTP ${res.status}), which is not followed.`);
-  if (res.status < 200 || res.status >= 300) return fail(`The ${tool.name} service returned an error (HTTP ${res.status}).`);
-  return { output: res.body.length > MAX_RESULT_CHARS ? res.body.slice(0, MAX_RESULT_CHARS) : res.body, error: false, mocked: false };
+  return res.ok ? { output: res.output, error: false, mocked: false } : { output: res.message, error: true, mocked: false };
 }

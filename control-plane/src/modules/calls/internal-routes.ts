@@ -14,10 +14,9 @@ import {
   StartedReport,
   TranscriptReport,
 } from '../../../../schemas/internal.ts';
-import { emitEvent } from '../events/emit.ts';
 import { getCallById, liveCallInRoom, noteReport, recordReport, retentionOfCall, setPartialMessages, setRecordingConsent, setRecordingKey, type CallRow } from './queries.ts';
 import { retainMessages } from '../../../../shared/privacy.ts';
-import { completeConversation, finishCall, isFinal, markStarted } from './lifecycle.ts';
+import { completeConversation, emitCallEvent, finishCall, isFinal, markStarted } from './lifecycle.ts';
 import { resolveCallConfig } from './service.ts';
 import { recordingStorage } from './storage/index.ts';
 import { REAP_QUEUE } from './jobs.ts';
@@ -97,7 +96,7 @@ export const internalCallRoutes = [
       if (mode === 'no_content') return ack(false);
       const messages = retainMessages(mode, body.messages);
       await setPartialMessages(db, call.id, messages);
-      await emitEvent(db, {
+      await emitCallEvent(db, call, {
         orgId: call.org_id,
         type: 'transcript.partial',
         callId: call.id,
@@ -220,7 +219,7 @@ export const internalCallRoutes = [
       const url = stableRecordingUrl(services, call.id);
       await services.sql.begin(async (tx) => {
         await setRecordingKey(tx, call.id, key);
-        await emitEvent(tx, {
+        await emitCallEvent(tx, call, {
           orgId: call.org_id,
           type: 'call.recording.available',
           callId: call.id,

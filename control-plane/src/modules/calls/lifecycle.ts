@@ -51,6 +51,15 @@ export const END_EVENT_QUEUE = 'calls.end-event';
 /** How long call.ended waits for the analysis; 0 when nothing will come (analysis off) or no wait is wanted. */
 const endedEventWait = (config: LifecycleDeps['config']) => (config.ANALYSIS_MODE === 'off' ? 0 : config.CALL_ENDED_ANALYSIS_WAIT_SECONDS);
 
+/**
+ * A call's event, unless the call is a voice-mode agent test's (`test_run_id`): a test is not a call of the
+ * organisation's, its webhooks hear only `test_run.completed` (docs/decisions.md, "Agent tests").
+ */
+export async function emitCallEvent(db: Db, call: Pick<CallRow, 'test_run_id'>, e: Parameters<typeof emitEvent>[1]): Promise<void> {
+  if (call.test_run_id) return;
+  await emitEvent(db, e);
+}
+
 const messagesOf = (row: CallRow) => (row.messages ?? []).map((m) => ({ role: m.role, content: m.content }));
 
 /** queued -> initiated, once the room exists and the agent is dispatched. No event: nothing connected yet. */
@@ -62,7 +71,7 @@ export async function markInitiated(db: Db, callId: string): Promise<void> {
 export async function markStarted(db: Db, call: CallRow, startedAt: string, roomName?: string): Promise<boolean> {
   const row = await setInProgress(db, call.id, startedAt, roomName ?? null, TRANSITIONS.in_progress);
   if (!row) return false;
-  await emitEvent(db, {
+  await emitCallEvent(db, row, {
     orgId: row.org_id,
     type: 'call.started',
     // The moment the call connected (the worker's report may arrive later): the call's started_at.
@@ -127,6 +136,8 @@ export async function finishCall(db: Db, deps: LifecycleDeps, call: CallRow, f: 
 /** The conversation of an ended call is complete: `transcript.final` (unless it waits behind a held call.ended), then the analysis. */
 async function conversationFinal(db: Db, deps: LifecycleDeps, row: CallRow): Promise<void> {
   if (!row.ended_event_pending) await emitTranscriptFinal(db, row);
+  // A test call's outcome is labelled by its run (agent-tests/runner.ts), with the judge's model.
+  if (row.test_run_id) return;
   // Retry policy comes from the queue (ANALYSIS_RETRY_LIMIT, ANALYSIS_RETRY_DELAY_SECONDS).
   await sendInTx(deps.boss, db, ANALYZE_QUEUE, { call_id: row.id });
 }
@@ -159,7 +170,7 @@ export async function releaseEndedEvent(db: Db, callId: string): Promise<boolean
 
 /** `call.ended`, with the outcome and summary known now; dated when the call ended, not when it was sent. */
 async function emitEnded(db: Db, row: CallRow): Promise<void> {
-  await emitEvent(db, {
+  await emitCallEvent(db, row, {
     orgId: row.org_id,
     type: 'call.ended',
     ...(row.ended_at ? { createdAt: row.ended_at.toISOString() } : {}),
@@ -181,7 +192,7 @@ async function emitEnded(db: Db, row: CallRow): Promise<void> {
 }
 
 async function emitTranscriptFinal(db: Db, row: CallRow): Promise<void> {
-  await emitEvent(db, {
+  await emitCallEvent(db, row, {
     orgId: row.org_id,
     type: 'transcript.final',
     callId: row.id,
@@ -193,7 +204,7 @@ async function emitTranscriptFinal(db: Db, row: CallRow): Promise<void> {
 
 /** `call.analyzed`: after call.ended and transcript.final, on the same ordered stream. */
 export async function emitAnalyzed(db: Db, row: CallRow): Promise<void> {
-  await emitEvent(db, {
+  await emitCallEvent(db, row, {
     orgId: row.org_id,
     type: 'call.analyzed',
     callId: row.id,
@@ -208,7 +219,7 @@ export async function failCall(db: Db, call: CallRow, reason: string, endReason:
   const row = await setFailed(db, call.id, endReason, TRANSITIONS.failed);
   if (!row) return null;
   recordCallEnded(row);
-  await emitEvent(db, {
+  await emitCallEvent(db, row, {
     orgId: row.org_id,
     type: 'call.failed',
     callId: row.id,

@@ -52,6 +52,8 @@ export interface CallRow {
   squad_id?: string | null;
   handoffs?: { from_agent_id: string; to_agent_id: string; reason: string | null; context: 'full' | 'summary'; at: string }[];
   agent_latency?: Record<string, unknown> | null;
+  /** The agent test run this call is a voice scenario of (migration 111): not billable, no call events. */
+  test_run_id?: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -63,13 +65,15 @@ export async function insertCall(
     room_name: string | null;
     /** The publishable key that started a web call (its own concurrency pool). */
     publishable_key_id?: string | null;
+    /** A voice-mode agent test's call. */
+    test_run_id?: string | null;
   },
 ): Promise<CallRow> {
   const [row] = await db<CallRow[]>`
-    insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, variables, metadata, overrides, webhook_url, publishable_key_id)
+    insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, variables, metadata, overrides, webhook_url, publishable_key_id, test_run_id)
     values (${c.id}, ${c.org_id}, ${c.agent_id}, ${c.type}, ${c.direction}, ${c.to_number}, ${c.from_number}, ${c.room_name},
             ${db.json(c.variables as never)}, ${db.json(c.metadata as never)}, ${db.json(c.overrides as never)}, ${c.webhook_url},
-            ${c.publishable_key_id ?? null})
+            ${c.publishable_key_id ?? null}, ${c.test_run_id ?? null})
     returning *`;
   return row!;
 }
@@ -476,7 +480,8 @@ export async function spendTodayCents(db: Db, orgId: string): Promise<number> {
  * Live calls: dialling, ringing or connected. A queued call with no `scheduled_at` is about to dial, so it
  * counts; a scheduled one counts only once its dial job has admitted it (and moved it to `initiated`).
  * `which`: web calls started with a publishable key have their own pool (`publishable`); the org's
- * `max_concurrent_calls` counts the others (`others`) for every call but those, which see `all`.
+ * `max_concurrent_calls` counts the others (`others`) for every call but those, which see `all`. A voice-mode
+ * agent test's call (`test_run_id`) never counts: tests take only the capacity real calls leave (agent-tests).
  */
 export async function countLiveCalls(
   db: Db,
@@ -490,6 +495,7 @@ export async function countLiveCalls(
     where org_id = ${orgId}
       and status in ('queued', 'initiated', 'in_progress')
       and (status <> 'queued' or scheduled_at is null)
+      and test_run_id is null
       ${kind}
       ${excludeCallId ? db`and id <> ${excludeCallId}` : db``}`;
   return row!.n;

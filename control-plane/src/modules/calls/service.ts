@@ -92,6 +92,22 @@ export interface CreateWebCallInput {
 }
 
 /**
+ * A web call's room and its agent dispatch, and a token for the caller to join it (a web page, or an agent
+ * test's simulated caller). Throws when LiveKit cannot be reached.
+ */
+export async function openWebCallRoom(services: Services, id: string, room: string): Promise<string> {
+  const { livekit } = services;
+  return inSpan('call.dispatch', { kind: SpanKind.PRODUCER, attributes: { 'vap.call_id': id, 'livekit.room': room } }, async () => {
+    // The worker's job continues this trace: traceparent travels in the dispatch (and room) metadata. The
+    // call's capability goes in the dispatch only: room metadata is visible to everyone in the room.
+    const metadata = { call_id: id, ...traceCarrier() };
+    await livekit.rooms.createRoom({ name: room, metadata: JSON.stringify(metadata), emptyTimeout: 120, departureTimeout: 15 });
+    await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata: JSON.stringify({ ...metadata, capability: mintCapability(services, id) }) });
+    return livekit.participantToken(room, `user-${id}`, { name: 'caller' });
+  });
+}
+
+/**
  * POST /v1/calls/web. The call row and the daily-cap slot commit first (one short transaction); then the room
  * and the explicit dispatch are created on LiveKit with no transaction open; then the call is `initiated`.
  */
@@ -150,14 +166,7 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
 
   let token: string;
   try {
-    token = await inSpan('call.dispatch', { kind: SpanKind.PRODUCER, attributes: { 'vap.call_id': id, 'livekit.room': room } }, async () => {
-      // The worker's job continues this trace: traceparent travels in the dispatch (and room) metadata. The
-      // call's capability goes in the dispatch only: room metadata is visible to everyone in the room.
-      const metadata = { call_id: id, ...traceCarrier() };
-      await livekit.rooms.createRoom({ name: room, metadata: JSON.stringify(metadata), emptyTimeout: 120, departureTimeout: 15 });
-      await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata: JSON.stringify({ ...metadata, capability: mintCapability(services, id) }) });
-      return livekit.participantToken(room, `user-${id}`, { name: 'caller' });
-    });
+    token = await openWebCallRoom(services, id, room);
   } catch (err) {
     services.log.error({ err, call_id: id }, 'room or dispatch failed');
     await sql.begin((tx) => failCall(tx, call, 'media_unavailable', 'dispatch_failed'));

@@ -3,7 +3,7 @@
 // timeout is retryable. An abort kills the process at once.
 import { APIConnectionError, APIError, APITimeoutError } from '@livekit/agents';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { type WavFormat, WavStreamParser } from '../../../shared/wav-stream.ts';
+import { type WavFormat, WavStreamParser } from '../wav-stream.ts';
 
 export interface RunOptions {
   /** For messages: 'espeak-ng', 'festival'. */

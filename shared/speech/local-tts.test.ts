@@ -2,7 +2,7 @@ import { APIConnectionError, initializeLogger, type tts } from '@livekit/agents'
 import type { TTSMetrics } from '@livekit/agents';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { LocalTTS } from './local-tts.ts';
-import { WavStreamParser } from '../../../shared/wav-stream.ts';
+import { WavStreamParser } from '../wav-stream.ts';
 
 /** The error event's payload (the type itself is not exported by agents). */
 type TTSError = { error: Error; recoverable: boolean };
