@@ -83,13 +83,23 @@ beforeAll(async () => {
       latency = ${tp.sql.json({ eou_delay: stat(450), llm_ttft: stat(320), tts_ttfb: stat(140), e2e: stat(900) })},
       recording_key = ${`${orgId}/${callId}.wav`}
     where id = ${callId}`;
-  // 40 more calls (failed web calls of the other agent), so the list has pages.
-  await tp.sql`
-    insert into calls
-    select (jsonb_populate_record(null::calls, to_jsonb(c) || jsonb_build_object(
-      'id', gen_random_uuid(), 'agent_id', ${otherAgentId}::uuid, 'status', 'failed', 'messages', null, 'recording_key', null,
-      'room_name', null, 'created_at', c.created_at - make_interval(mins => g)))).*
-    from calls c, generate_series(1, 40) g where c.id = ${callId}`;
+  // 40 more calls (failed web calls of the other agent), so the list has pages. Generated columns (the
+  // transcript's words) are left for the database to fill.
+  const columns = (
+    await tp.sql<{ column_name: string }[]>`
+      select column_name from information_schema.columns
+      where table_schema = current_schema() and table_name = 'calls' and is_generated = 'NEVER' order by ordinal_position`
+  ).map((r) => r.column_name);
+  const list = columns.map((c) => `"${c}"`).join(', ');
+  await tp.sql.unsafe(
+    `insert into calls (${list})
+     select ${list} from (
+       select (jsonb_populate_record(null::calls, to_jsonb(c) || jsonb_build_object(
+         'id', gen_random_uuid(), 'agent_id', $2::uuid, 'status', 'failed', 'messages', null, 'recording_key', null,
+         'room_name', null, 'created_at', c.created_at - make_interval(mins => g)))).*
+       from calls c, generate_series(1, 40) g where c.id = $1) copied`,
+    [callId, otherAgentId],
+  );
   // A number the organisation owns (buying one wires LiveKit SIP trunks, which this test has no server for).
   const [num] = await tp.sql<{ id: string }[]>`
     insert into phone_numbers (org_id, phone_number, provider, agent_id, status, wiring_state, country, friendly_name)
