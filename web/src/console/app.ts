@@ -203,6 +203,12 @@ export function notice(text: Child): HTMLElement {
   return h('p', { class: 'notice', role: 'status' }, text);
 }
 
+/** A detail page's "not found": heading, the reason in words, and the way back to its list. */
+export function showNotFound(view: HTMLElement, title: string, err: unknown, what: string, back: { href: string; label: string }): void {
+  view.append(header(title), h('p', { class: 'problem', role: 'alert' }, describe(err, what)), h('p', null, h('a', { href: back.href }, back.label)));
+  focusHeading();
+}
+
 /** Page heading plus optional actions. */
 export function header(title: string, ...actions: Child[]): HTMLElement {
   return h('div', { class: 'page-head' }, h('h1', { tabindex: -1 }, title), actions.length ? h('div', { class: 'actions' }, actions) : null);

@@ -1,7 +1,7 @@
 // Agents: the list, and create/edit with a form generated from the API's CreateAgent/UpdateAgent schemas (the one
 // definition in schemas/agents.ts, via /openapi.json). Each agent links to "Talk to it" and runs its test suites.
 import { api, ApiError } from '../../playground/api.ts';
-import { clearFieldErrors, errorSummary, focusHeading, header, href, navigate, notice, problem, showFieldErrors, describe, type PageContext } from '../app.ts';
+import { clearFieldErrors, errorSummary, focusHeading, header, href, navigate, notice, problem, showFieldErrors, showNotFound, type PageContext } from '../app.ts';
 import { fmtDate, h, table } from '../dom.ts';
 import { componentSchema, schemaForm } from '../schema-form.ts';
 import type { List } from './calls.ts';
@@ -52,12 +52,7 @@ export async function agentPage({ view, params: [id], signal }: PageContext): Pr
       agent = await api<Agent>(`/v1/agents/${encodeURIComponent(id!)}`, { signal });
     } catch (err) {
       if (err instanceof ApiError && (err.status === 404 || err.status === 422)) {
-        view.append(
-          header('Agent not found'),
-          h('p', { class: 'problem', role: 'alert' }, describe(new ApiError(404, 'not found'), 'This agent')),
-          h('p', null, h('a', { href: '#/agents' }, 'Back to the agents')),
-        );
-        focusHeading();
+        showNotFound(view, 'Agent not found', new ApiError(404, 'not found'), 'This agent', { href: '#/agents', label: 'Back to the agents' });
         return;
       }
       throw err;

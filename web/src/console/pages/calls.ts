@@ -14,7 +14,7 @@ import {
   pager,
   problem,
   showFieldErrors,
-  describe,
+  showNotFound,
   type PageContext,
 } from '../app.ts';
 import { clock, dash, facts, fmtDate, h, s, table } from '../dom.ts';
@@ -230,12 +230,7 @@ export async function callPage({ view, params: [id], signal }: PageContext): Pro
     call = await api<Call>(`/v1/calls/${encodeURIComponent(id!)}`, { signal });
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) {
-      view.append(
-        header('Call not found'),
-        h('p', { class: 'problem', role: 'alert' }, describe(err, 'This call')),
-        h('p', null, h('a', { href: '#/calls' }, 'Back to the calls')),
-      );
-      focusHeading();
+      showNotFound(view, 'Call not found', err, 'This call', { href: '#/calls', label: 'Back to the calls' });
       return;
     }
     throw err;

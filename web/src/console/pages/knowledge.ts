@@ -12,7 +12,7 @@ import {
   notice,
   problem,
   showFieldErrors,
-  describe,
+  showNotFound,
   clearFieldErrors,
   type PageContext,
 } from '../app.ts';
@@ -85,12 +85,7 @@ export async function knowledgeBasePage({ view, params: [id], signal }: PageCont
     base = await api<Base>(`/v1/knowledge-bases/${encodeURIComponent(id!)}`, { signal });
   } catch (err) {
     if (err instanceof ApiError && (err.status === 404 || err.status === 422)) {
-      view.append(
-        header('Knowledge base not found'),
-        h('p', { class: 'problem', role: 'alert' }, describe(new ApiError(404, ''), 'This knowledge base')),
-        h('p', null, h('a', { href: '#/knowledge-bases' }, 'Back to the knowledge bases')),
-      );
-      focusHeading();
+      showNotFound(view, 'Knowledge base not found', new ApiError(404, ''), 'This knowledge base', { href: '#/knowledge-bases', label: 'Back to the knowledge bases' });
       return;
     }
     throw err;

@@ -13,7 +13,7 @@ import {
   notice,
   problem,
   showFieldErrors,
-  describe,
+  showNotFound,
   type PageContext,
 } from '../app.ts';
 import { dash, facts, fmtDate, h, table } from '../dom.ts';
@@ -141,12 +141,7 @@ export async function numberPage({ view, params: [id], signal }: PageContext): P
     n = await api<PhoneNumber>(`/v1/phone-numbers/${encodeURIComponent(id!)}`, { signal });
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) {
-      view.append(
-        header('Number not found'),
-        h('p', { class: 'problem', role: 'alert' }, describe(err, 'This number')),
-        h('p', null, h('a', { href: '#/numbers' }, 'Back to the numbers')),
-      );
-      focusHeading();
+      showNotFound(view, 'Number not found', err, 'This number', { href: '#/numbers', label: 'Back to the numbers' });
       return;
     }
     throw err;

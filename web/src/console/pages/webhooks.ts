@@ -14,7 +14,7 @@ import {
   pager,
   problem,
   showFieldErrors,
-  describe,
+  showNotFound,
   type PageContext,
 } from '../app.ts';
 import { facts, fmtDate, h, table } from '../dom.ts';
@@ -107,12 +107,7 @@ export async function webhookPage({ view, params: [id], query, signal }: PageCon
     w = await api<Webhook>(`/v1/webhooks/${encodeURIComponent(id!)}`, { signal });
   } catch (err) {
     if (err instanceof ApiError && (err.status === 404 || err.status === 422)) {
-      view.append(
-        header('Endpoint not found'),
-        h('p', { class: 'problem', role: 'alert' }, describe(new ApiError(404, ''), 'This endpoint')),
-        h('p', null, h('a', { href: '#/webhooks' }, 'Back to the webhooks')),
-      );
-      focusHeading();
+      showNotFound(view, 'Endpoint not found', new ApiError(404, ''), 'This endpoint', { href: '#/webhooks', label: 'Back to the webhooks' });
       return;
     }
     throw err;
