@@ -3,11 +3,11 @@
 // run against one embedded PostgreSQL. Requests are sequential and interleaved (endpoint, bare, endpoint...),
 // so both see the same cache and machine load.
 //   npm run bench:activity   [BENCH_CALLS=1000000] [BENCH_SAMPLES=150]
-import { mkdtempSync, chmodSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { execSync } from 'node:child_process';
-import { tmpdir, cpus, loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { startEmbeddedPostgres } from '../control-plane/src/db/embedded.ts';
+import { nearestRank, startBenchDatabase } from './support/bench-database.ts';
 import { createSql } from '../control-plane/src/db/connect.ts';
 import { migrate } from '../control-plane/src/db/migrate.ts';
 import { loadConfig } from '../control-plane/src/config.ts';
@@ -15,25 +15,17 @@ import { startPlatform } from '../control-plane/src/platform.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
 import { createLogger } from '../shared/logger.ts';
 import { auditActions, callGroups, erroredSources, orgRow, resourceCounts, webhookSignals } from '../control-plane/src/modules/activity/queries.ts';
-import { freePort } from '../test/support/global-setup.ts';
+
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 1_000_000);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 150);
 const WARMUP = 10;
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! * 10) / 10;
-};
+const pct = nearestRank;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'vap-bench-'));
-chmodSync(dir, 0o755);
-const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort() });
+const db = await startBenchDatabase('activity');
+const { dir, url } = db;
 try {
-  const admin = createSql(pg.url('postgres'), { max: 1 });
-  await admin`create database bench`;
-  await admin.end();
-  const url = pg.url('bench');
   const sql = createSql(url, { max: 10 });
   await migrate(sql);
   const org = await createOrgWithKey(sql, 'bench');
@@ -127,6 +119,5 @@ try {
     JSON.stringify({ at: new Date().toISOString(), commit, machine, command: 'npm run bench:activity', calls: CALLS, window_calls: check.call_summary.total, seed_seconds: seedSeconds, results }, null, 2) + '\n',
   );
 } finally {
-  await pg.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await db.stop();
 }

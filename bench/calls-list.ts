@@ -5,10 +5,10 @@
 // Requests are sequential and interleaved (endpoint, bare, next query...), so both see the same cache and load.
 //   npm run bench:calls-list   [BENCH_CALLS=1000000] [BENCH_SAMPLES=120]
 // BENCH_KEEP=1 seeds, prints the database URL and waits (for EXPLAIN ANALYZE by hand) instead of measuring.
-import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+
+
 import path from 'node:path';
-import { startEmbeddedPostgres } from '../control-plane/src/db/embedded.ts';
+import { nearestRank, startBenchDatabase } from './support/bench-database.ts';
 import { createSql } from '../control-plane/src/db/connect.ts';
 import { migrate } from '../control-plane/src/db/migrate.ts';
 import { loadConfig } from '../control-plane/src/config.ts';
@@ -17,7 +17,6 @@ import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts
 import { listCalls, type CallFilter } from '../control-plane/src/modules/calls/queries.ts';
 import { CALL_COUNT_CAP } from '../schemas/calls.ts';
 import { createLogger } from '../shared/logger.ts';
-import { freePort } from '../test/support/global-setup.ts';
 import { writeResults } from './support/results.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 1_000_000);
@@ -25,20 +24,12 @@ const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 120);
 const WARMUP = 10;
 const TARGET_P95_MS = 50;
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! * 10) / 10;
-};
+const pct = nearestRank;
 const stats = (xs: number[]) => ({ p50_ms: pct(xs, 50), p95_ms: pct(xs, 95), p99_ms: pct(xs, 99), samples: xs.length });
 
-const dir = mkdtempSync(path.join(tmpdir(), 'vap-bench-'));
-chmodSync(dir, 0o755);
-const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort() });
+const db = await startBenchDatabase('calls-list');
+const { dir, url } = db;
 try {
-  const admin = createSql(pg.url('postgres'), { max: 1 });
-  await admin`create database bench`;
-  await admin.end();
-  const url = pg.url('bench');
   const sql = createSql(url, { max: 10 });
   await migrate(sql);
   const org = await createOrgWithKey(sql, 'bench');
@@ -234,6 +225,5 @@ try {
     });
   }
 } finally {
-  await pg.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await db.stop();
 }

@@ -12,12 +12,11 @@
 // Usage: node bench/campaigns.ts [--contacts 10000] [--rate 600] [--minutes 5] [--small]
 //   (npm run bench:campaigns). --small runs 400 contacts and one minute of pacing, to check the benchmark works,
 //   and writes bench/results/campaigns-small.json.
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+
+
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startEmbeddedPostgres } from '../control-plane/src/db/embedded.ts';
-import { createSql } from '../control-plane/src/db/connect.ts';
+import { nearestRank, startBenchDatabase } from './support/bench-database.ts';
 import { loadConfig } from '../control-plane/src/config.ts';
 import { startPlatform } from '../control-plane/src/platform.ts';
 import type { LiveKit } from '../control-plane/src/livekit/client.ts';
@@ -27,7 +26,6 @@ import { finishCall } from '../control-plane/src/modules/calls/lifecycle.ts';
 import { dialQueues } from '../control-plane/src/modules/calls/dial.ts';
 import { exportPage } from '../control-plane/src/modules/campaigns/queries.ts';
 import { createLogger } from '../shared/logger.ts';
-import { freePort } from '../test/support/global-setup.ts';
 import { writeResults } from './support/results.ts';
 
 const { values: args } = parseArgs({
@@ -46,10 +44,7 @@ const FROM = '+14155550100';
 const MAX_RATE = 60_000;
 
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! : NaN;
-};
+const pct = nearestRank;
 const log = (msg: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 
 /** LiveKit as the dial job sees it, answering every call at once: the dialler stood in at the SIP edge. */
@@ -69,18 +64,14 @@ function standInLiveKit(): LiveKit {
   } as unknown as LiveKit;
 }
 
-const dir = mkdtempSync(path.join(tmpdir(), 'vap-bench-campaigns-'));
-chmodSync(dir, 0o755);
-const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort() });
+const db = await startBenchDatabase('campaigns');
+const { dir } = db;
 let platform: Awaited<ReturnType<typeof startPlatform>> | null = null;
 let hangingUp = true;
 try {
-  const admin = createSql(pg.url('postgres'), { max: 1 });
-  await admin`create database bench`;
-  await admin.end();
   const config = loadConfig({}, {
     NODE_ENV: 'test',
-    DATABASE_URL: pg.url('bench'),
+    DATABASE_URL: db.url,
     PORT: 0,
     METRICS_PORT: 0,
     LOG_LEVEL: 'silent',
@@ -289,6 +280,5 @@ try {
 } finally {
   hangingUp = false;
   await platform?.close();
-  await pg.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await db.stop();
 }

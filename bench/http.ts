@@ -2,15 +2,13 @@
 // in one run, against the same embedded PostgreSQL. Each server runs in its own process; autocannon runs here.
 //   npm run bench:http   [BENCH_DURATION=10] [BENCH_CONNECTIONS=50]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, chmodSync, rmSync, openSync, closeSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { openSync, closeSync, statSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { startEmbeddedPostgres } from '../control-plane/src/db/embedded.ts';
+import { startBenchDatabase } from './support/bench-database.ts';
 import { createSql } from '../control-plane/src/db/connect.ts';
 import { migrate } from '../control-plane/src/db/migrate.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
-import { freePort } from '../test/support/global-setup.ts';
 import { writeResults } from './support/results.ts';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
@@ -37,14 +35,9 @@ async function load(port: number, headers: Record<string, string>) {
   return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors: r.errors };
 }
 
-const dir = mkdtempSync(path.join(tmpdir(), 'vap-bench-'));
-chmodSync(dir, 0o755);
-const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort() });
+const db = await startBenchDatabase('http');
+const { dir, url } = db;
 try {
-  const admin = createSql(pg.url('postgres'), { max: 1 });
-  await admin`create database bench`;
-  await admin.end();
-  const url = pg.url('bench');
   const sql = createSql(url, { max: 2 });
   await migrate(sql);
   const org = await createOrgWithKey(sql, 'bench');
@@ -77,6 +70,5 @@ try {
   process.stdout.write(table + '\n');
   writeResults('http', { duration_s: duration, connections, results, ratio, request_log_bytes: logBytes, table });
 } finally {
-  await pg.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await db.stop();
 }

@@ -6,7 +6,7 @@
 // 3. Retrieval at 10k, 100k and 1M chunks (rows made with generate_series, not through the API): the
 //    platform's search (searchChunks: base lookup + ranked full-text query + token budget) vs the same
 //    ranked query run bare through postgres.js, p50/p95 over BENCH_QUERIES queries each, interleaved.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { execSync } from 'node:child_process';
 import http from 'node:http';
 import os from 'node:os';
@@ -15,13 +15,12 @@ import type { AddressInfo } from 'node:net';
 import { Document, Packer, Paragraph, HeadingLevel } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { Agent, request } from 'undici';
-import { startEmbeddedPostgres } from '../control-plane/src/db/embedded.ts';
+import { startBenchDatabase } from './support/bench-database.ts';
 import { createSql } from '../control-plane/src/db/connect.ts';
 import { migrate } from '../control-plane/src/db/migrate.ts';
 import { loadConfig } from '../control-plane/src/config.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
 import { createLogger } from '../shared/logger.ts';
-import { freePort } from '../test/support/global-setup.ts';
 import { insertKb, insertSourceAndJob } from '../control-plane/src/modules/knowledge-bases/queries.ts';
 import { runIngest } from '../control-plane/src/modules/knowledge-bases/jobs.ts';
 import { countTokens } from '../control-plane/src/modules/knowledge-bases/chunk.ts';
@@ -65,15 +64,10 @@ const site = http.createServer((req, res) => {
 await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
 const siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'vap-bench-kb-'));
-chmodSync(dir, 0o755);
-const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort() });
+const db = await startBenchDatabase('kb');
 const result: Record<string, unknown> = {};
 try {
-  const admin = createSql(pg.url('postgres'), { max: 1 });
-  await admin`create database bench`;
-  await admin.end();
-  const sql = createSql(pg.url('bench'), { max: 4 });
+  const sql = createSql(db.url, { max: 4 });
   await migrate(sql);
   const config = loadConfig({}, { NODE_ENV: 'test', SSRF_ALLOWLIST: '127.0.0.1', KB_CRAWL_MAX_PAGES: PAGES, KB_CRAWL_MAX_DEPTH: 10 } as never);
   const services = { config, sql, log: createLogger('bench', 'silent') } as unknown as Services;
@@ -221,9 +215,8 @@ try {
   result.retrieval = retrieval;
   await sql.end();
 } finally {
-  await pg.stop();
+  await db.stop();
   site.close();
-  rmSync(dir, { recursive: true, force: true });
 }
 
 const out = {

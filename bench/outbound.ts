@@ -8,29 +8,23 @@
 // Usage: node bench/outbound.ts [samples] [burst]   (npm run bench:outbound)
 import dgram from 'node:dgram';
 import { execSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { SipClient } from 'livekit-server-sdk';
-import { startEmbeddedPostgres } from '../control-plane/src/db/embedded.ts';
-import { createSql } from '../control-plane/src/db/connect.ts';
+import { nearestRank, startBenchDatabase } from './support/bench-database.ts';
 import { loadConfig } from '../control-plane/src/config.ts';
 import { startPlatform } from '../control-plane/src/platform.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
 import { startSimulatedEdge } from '../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
 import { createLogger } from '../shared/logger.ts';
 import { startStack } from '../scripts/stack/supervisor.ts';
-import { freePort } from '../test/support/global-setup.ts';
 import { freeUdpRange } from '../scripts/stack/ports.ts';
 
 const SAMPLES = Number(process.argv[2] ?? 100);
 const BURST = Number(process.argv[3] ?? 200);
 const FROM = '+14155550100';
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! * 10) / 10;
-};
+const pct = nearestRank;
 const summary = (xs: number[]) => ({ samples: xs.length, p50_ms: pct(xs, 50), p95_ms: pct(xs, 95), max_ms: pct(xs, 100) });
 
 /** The callee: timestamps INVITEs by dialled number and answers 486 Busy Here. */
@@ -50,8 +44,6 @@ function startUa(): Promise<{ port: number; arrivals: Map<string, number>; close
   return new Promise((resolve) => sock.bind(0, '127.0.0.1', () => resolve({ port: sock.address().port, arrivals, close: () => sock.close() })));
 }
 
-const dir = mkdtempSync(path.join(tmpdir(), 'vap-bench-outbound-'));
-chmodSync(dir, 0o755);
 // The SIP bridge takes an RTP port pair per call and holds it a while after the call: give it a wide range.
 const [rtpStart, rtpEnd] = await freeUdpRange(2000);
 const stack = await startStack({
@@ -64,17 +56,14 @@ const stack = await startStack({
   env: {},
   logLevel: 'error',
 });
-const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort() });
+const db = await startBenchDatabase('outbound');
 const ua = await startUa();
 const edge = await startSimulatedEdge({ listen: '127.0.0.1:0', routes: [{ prefix: '', target: { host: '127.0.0.1', port: ua.port } }], noAnswerMs: 5000 });
 let platform: Awaited<ReturnType<typeof startPlatform>> | null = null;
 try {
-  const admin = createSql(pg.url('postgres'), { max: 1 });
-  await admin`create database bench`;
-  await admin.end();
   const config = loadConfig({}, {
     NODE_ENV: 'test',
-    DATABASE_URL: pg.url('bench'),
+    DATABASE_URL: db.url,
     PORT: 0,
     METRICS_PORT: 0,
     LOG_LEVEL: 'silent',
@@ -181,7 +170,6 @@ try {
   await platform?.close();
   await edge.close();
   ua.close();
-  await pg.stop();
+  await db.stop();
   await stack.stop();
-  rmSync(dir, { recursive: true, force: true });
 }

@@ -11,20 +11,17 @@
 //   latency:    events committed one per transaction at BENCH_RATE/s for BENCH_SECONDS; commit -> receipt.
 // The platform runs both phases a second time while another endpoint hangs on every request (10 s timeout).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { startEmbeddedPostgres } from '../control-plane/src/db/embedded.ts';
+import { startBenchDatabase } from './support/bench-database.ts';
 import { createSql } from '../control-plane/src/db/connect.ts';
 import { migrate } from '../control-plane/src/db/migrate.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
 import { insertWebhook } from '../control-plane/src/modules/webhooks/queries.ts';
 import { emitEvent } from '../control-plane/src/modules/events/emit.ts';
 import { Secrets } from '../control-plane/src/crypto/secrets.ts';
-import { freePort } from '../test/support/global-setup.ts';
 import { writeResults } from './support/results.ts';
 import type { Sql } from 'postgres';
 
@@ -199,15 +196,10 @@ async function stopWorker(child: ChildProcess): Promise<void> {
   clearTimeout(t);
 }
 
-const dir = mkdtempSync(path.join(tmpdir(), 'vap-bench-'));
-chmodSync(dir, 0o755);
-const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort() });
+const db = await startBenchDatabase('webhooks');
+const { url } = db;
 const results: Record<string, unknown> = {};
 try {
-  const admin = createSql(pg.url('postgres'), { max: 1 });
-  await admin`create database bench`;
-  await admin.end();
-  const url = pg.url('bench');
   const sql = createSql(url, { max: 20 });
   await migrate(sql);
   // The floor keeps each call's events in order as the platform does: a job is claimable only when no earlier
@@ -264,6 +256,5 @@ try {
 } finally {
   receiver.closeAllConnections();
   receiver.close();
-  await pg.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await db.stop();
 }
