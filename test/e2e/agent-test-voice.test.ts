@@ -42,6 +42,11 @@ function agentReply(req: ChatRequest) {
   const system = contentText(req.messages[0]!);
   const last = req.messages.at(-1)!;
   if (last.role === 'tool') return { text: BOOKED };
+  // As a real model would: a booking already in the context is not made again. The caller's one line can reach
+  // the agent as two user turns (pocketsphinx splits it at a pause), and the first may have booked; the worker
+  // keeps an interrupted turn's tool call and output in the context, so a second booking here means it did not.
+  const booked = req.messages.some((m) => m.tool_calls?.some((c) => c.function.name === 'book_appointment'));
+  if (booked) return { text: BOOKED };
   const asked = lastUserText(req).toLowerCase();
   if (system === BOOKING_PROMPT && REQUEST_WORDS.some((w) => asked.includes(w))) {
     return { toolCalls: [{ name: 'book_appointment', arguments: { day: 'Wednesday' } }] };
