@@ -21,6 +21,12 @@ RUN --mount=type=secret,id=build-ca \
 FROM ${NODE_IMAGE} AS runtime
 WORKDIR /app
 ENV NODE_ENV=production
+# Local speech, as in the worker's image: the control plane speaks a number's voicemail message to a call no agent
+# took (festival), and a voice-mode agent test's simulated caller speaks (festival) and listens (pocketsphinx).
+# test/deploy/dockerfiles.test.ts keeps the list the same as the worker's and setup.sh's.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends espeak-ng festival festvox-us-slt-hts python3 python3-pocketsphinx pocketsphinx-en-us \
+ && apt-get clean && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 vap \
  && useradd --system --uid 10001 --gid vap --home-dir /app --no-create-home --shell /usr/sbin/nologin vap \
  && mkdir -p /var/lib/vap && chown vap:vap /var/lib/vap

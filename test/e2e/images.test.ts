@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useStack, type TestStack } from '../support/stack.ts';
 import { createTestDatabase } from '../support/db.ts';
-import { answerFromWords, lastUserText, startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
+import { answerFromWords, contentText, lastUserText, startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
 import { synthesize, transcribe } from '../support/speech.ts';
 import { apiClient, untilEvery } from '../support/e2e.ts';
@@ -20,6 +20,7 @@ import { waitReady } from '../../scripts/stack/readiness.ts';
 import type { Service } from '../../scripts/stack/process.ts';
 import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
 import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { CALLER_RULES, HANGUP_TOKEN } from '../../control-plane/src/modules/agent-tests/conversation.ts';
 
 const decision = imageTestDecision();
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -34,6 +35,12 @@ public <s> = hello thank you for calling acme dental
   | please hold while i transfer your call
   | sorry we are closed on sundays
   | goodbye and have a nice day;`;
+
+const QUESTION = 'What time do you open tomorrow morning';
+/** Words of ANSWER pocketsphinx catches from festival's voice (any one shows the caller heard the answer). */
+const HEARD_ANSWER = /\b(nine|morning|open)\b/i;
+/** The agent's lines in what a persona's model is asked: as the simulated caller's STT heard them. */
+const agentHeard = (ask: string) => ask.split('\n').filter((l) => l.startsWith('Agent: '));
 
 // Bounds, not expectations: a first build on a fresh machine makes the base image and runs `npm ci` and
 // `apt-get install` inside the builds; later runs take the cached layers.
@@ -56,7 +63,14 @@ describe.skipIf(!decision.run)(`the container images (${decision.why})`, () => {
   beforeAll(async () => {
     sweepStaleContainers();
     llm = await startFakeOpenAI({ ttftMs: 20 });
-    llm.setResponder(answerFromWords([{ words: ['open', 'opening', 'time', 'morning', 'tomorrow'], text: ANSWER }], OTHER_ANSWER));
+    const agentAnswer = answerFromWords([{ words: ['open', 'opening', 'time', 'morning', 'tomorrow'], text: ANSWER }], OTHER_ANSWER);
+    llm.setResponder((req) => {
+      // The voice-mode agent test's persona: the same stand-in plays the caller (the judge model is the agent's).
+      if (contentText(req.messages[0]!).startsWith(CALLER_RULES)) {
+        return { text: agentHeard(lastUserText(req)).some((l) => HEARD_ANSWER.test(l)) ? `Thank you, goodbye. ${HANGUP_TOKEN}` : QUESTION };
+      }
+      return agentAnswer(req);
+    });
 
     // LiveKit posts its webhooks to the containerised control plane: its port is chosen before both start.
     const ports = { controlPlane: await freeTcpPort(), controlPlaneMetrics: await freeTcpPort(), worker: await freeTcpPort(), workerMetrics: await freeTcpPort() };
@@ -192,5 +206,39 @@ describe.skipIf(!decision.run)(`the container images (${decision.why})`, () => {
     const recording = await fetch(`${controlPlaneUrl}/v1/calls/${callId}/recording`, { headers: { authorization: `Bearer ${key}` } });
     expect(recording.status).toBe(200);
     expect(Buffer.from(await recording.arrayBuffer()).subarray(0, 4).toString('latin1')).toBe('RIFF');
+  }, 300_000);
+
+  it('runs a voice-mode agent test from the containerised control plane: its simulated caller speaks and listens in that image', async () => {
+    // A persona scenario: the control plane's caller speaks the persona's lines with festival and hears the agent
+    // with pocketsphinx, both from the control plane's image; the containerised worker answers.
+    const scenario = await api('POST', '/v1/test-scenarios', {
+      name: 'opening hours',
+      persona: 'You want to know what time the practice opens tomorrow morning.',
+      max_turns: 3,
+      max_duration_seconds: 120,
+      expectations: [
+        { type: 'transcript_contains', text: 'nine in the morning', role: 'agent' },
+        { type: 'ended_by', by: 'caller' },
+      ],
+    });
+    expect(scenario.status, JSON.stringify(scenario.body)).toBe(201);
+    const before = llm.requests.length;
+    const created = await api('POST', `/v1/agents/${agentId}/test-runs`, { scenario_ids: [scenario.body.id], mode: 'voice' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const run = await until(
+      'the test run to finish',
+      async () => {
+        const r = (await api('GET', `/v1/test-runs/${created.body.id}`)).body;
+        return r.status === 'completed' ? r : null;
+      },
+      240_000,
+    );
+    const [result] = run.results;
+    expect(result, JSON.stringify(result)).toMatchObject({ status: 'passed', ended_by: 'caller' });
+    // festival in the control plane's image spoke the question: the worker heard it and answered.
+    expect(result.messages.some((m: { role: string; content: string }) => m.role === 'agent' && m.content === ANSWER)).toBe(true);
+    // pocketsphinx in the control plane's image heard the answer: the persona's model was given its words.
+    const asked = llm.requests.slice(before).filter((r) => contentText(r.messages[0]!).startsWith(CALLER_RULES)).flatMap((r) => agentHeard(lastUserText(r)));
+    expect(asked.some((l) => HEARD_ANSWER.test(l)), JSON.stringify(asked)).toBe(true);
   }, 300_000);
 });
