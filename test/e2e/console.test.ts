@@ -364,6 +364,19 @@ describe('the console', () => {
     // Ingestion runs in the control plane's jobs: the row moves to ready (or says in words why not).
     await page.locator('#view table .status', { hasText: /Ready|Failed/ }).waitFor({ timeout: 90_000 });
     await check('knowledge-base');
+    // Re-ingest reads the same source again in place: one source, a second job.
+    const kbId = page.url().split('#/knowledge-bases/')[1]!;
+    const [src] = (await tp.request('get', `/v1/knowledge-bases/${kbId}/sources`, { key })).body.items;
+    await page.getByRole('button', { name: /^Re-ingest We open at nine/ }).click();
+    await page.locator('.notice', { hasText: /^Reading We open at nine.* again\.$/ }).waitFor();
+    for (;;) {
+      const jobs = await tp.sql<{ status: string }[]>`select status from knowledge_jobs where source_id = ${src.source_id} order by created_at`;
+      expect(jobs.length).toBe(2);
+      if (jobs[1]!.status === 'succeeded' || jobs[1]!.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await page.locator('#view table .status', { hasText: /Ready|Failed/ }).waitFor({ timeout: 90_000 });
+    expect((await tp.request('get', `/v1/knowledge-bases/${kbId}/sources`, { key })).body.items.map((s: { source_id: string }) => s.source_id)).toEqual([src.source_id]);
     await page.getByRole('button', { name: /^Delete We open at nine/ }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete source' }).click();
     await page.locator('#view table td.empty').waitFor();
