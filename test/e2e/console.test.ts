@@ -223,6 +223,8 @@ describe('the console', () => {
     await page.evaluate(`window.seeks = []; document.querySelector('audio').addEventListener('seeked', (e) => window.seeks.push(e.target.currentTime))`);
     await line.click();
     await until(async () => ((await page.evaluate('window.seeks')) as number[]).some((t) => t >= 7 && t < 8), 'the player to seek to 0:07', 30_000);
+    // Seeked through byte ranges on the recording's own URL, not by downloading it whole into a blob: URL.
+    expect(await page.evaluate(`document.querySelector('audio').src`)).toMatch(/\/v1\/recordings\//);
     await page.locator('#view li.playing', { hasText: 'You are booked' }).waitFor();
     // The per-turn waterfall, the latency summary and the tool call.
     await page.locator('table', { hasText: 'Wait for the answer' }).locator('tbody tr').nth(1).waitFor();

@@ -191,9 +191,10 @@ export async function callsPage({ view, query, signal }: PageContext): Promise<v
 const once = (el: HTMLMediaElement, ev: string) => new Promise<void>((resolve) => el.addEventListener(ev, () => resolve(), { once: true }));
 
 /**
- * Plays the recording from `at` seconds. A recording served without byte ranges cannot be seeked by every
- * browser (Chromium restarts it from 0), so when the position is not seekable the file is fetched once and
- * played from memory (a blob: URL, which the policy allows), where every position is.
+ * Plays the recording from `at` seconds. Recordings are served with byte ranges, so the player seeks by asking
+ * for the part it needs. A server without them (an older control plane) cannot be seeked by every browser
+ * (Chromium restarts it from 0), so when the position is not seekable the file is fetched once and played from
+ * memory (a blob: URL, which the policy allows), where every position is.
  */
 async function playFrom(audio: HTMLAudioElement, url: string, at: number): Promise<void> {
   if (audio.readyState < 1) {
