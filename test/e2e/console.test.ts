@@ -252,7 +252,7 @@ describe('the console', () => {
     expect(await page.locator('section[aria-labelledby="call-latency"] svg rect.bar.tts').count()).toBe(1);
     expect(await page.locator('section[aria-labelledby="call-latency"] svg rect.bar.wait').count()).toBe(2);
     await page.locator('#view table', { hasText: 'book_slot' }).waitFor();
-    await page.locator('#view table', { hasText: 'LLM first token' }).waitFor();
+    await page.getByRole('table', { name: /^Latency over the call/ }).filter({ hasText: 'LLM first token' }).waitFor();
 
     // The outcome: a 422 appears at the field, then a valid label is saved.
     const outcome = page.getByLabel('Outcome', { exact: true });
