@@ -34,10 +34,29 @@ export const CallHandoff = Type.Object(
   { title: 'CallHandoff' },
 );
 
+const Ms = () => Nullable(Type.Integer({ minimum: 0 }));
+/** The latency of the turn an agent reply ended (null: not measured in that turn, e.g. the first message's LLM). */
+export const MessageMetrics = Strict(
+  {
+    eou_delay_ms: Ms(),
+    llm_ttft_ms: Ms(),
+    tts_ttfb_ms: Ms(),
+    e2e_ms: Ms(),
+  },
+  {
+    title: 'MessageMetrics',
+    description:
+      "The latency of the turn this agent reply ended: `eou_delay_ms` from the end of the caller's speech to the end-of-turn decision, " +
+      '`llm_ttft_ms` the LLM\'s first token, `tts_ttfb_ms` the first synthesized audio, `e2e_ms` the end of the caller\'s speech to the ' +
+      "agent's first audio. Null when not measured in that turn (the first message has no caller turn before it).",
+  },
+);
+
 const Message = Type.Object(
   {
     role: StringEnum(['agent', 'user'] as const),
     content: Type.String(),
+    metrics: Type.Optional(MessageMetrics),
   },
   { title: 'CallMessage', additionalProperties: true },
 );

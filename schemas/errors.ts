@@ -28,6 +28,7 @@ export const ErrorTypes = [
   'not_found',
   'conflict',
   'payload_too_large',
+  'range_not_satisfiable',
   'method_not_allowed',
   'rate_limited',
   'bad_request',

@@ -3,7 +3,7 @@
 // Responses are what the control plane sends (no `additionalProperties: false`, so the control plane can add
 // fields without breaking running workers); worker reports are strict.
 import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, type Static } from './common.ts';
-import { RECORDING_CONSENT_RESULTS } from './calls.ts';
+import { MessageMetrics, RECORDING_CONSENT_RESULTS } from './calls.ts';
 import { agentBehaviour, Transcriber as AgentTranscriber, Tts as AgentTts, TurnTaking as AgentTurnTaking } from './agents.ts';
 import { LlmProviders } from './models.ts';
 import type { CallLatency as SharedCallLatency } from '../shared/latency.ts';
@@ -299,6 +299,7 @@ export const EndedMessage = Strict(
     ended_at: Type.Optional(DateTime()),
     interrupted: Type.Optional(Type.Boolean()),
     agent_id: Type.Optional(Type.String({ description: "A squad's call: the agent that spoke (agent messages and tool calls)" })),
+    metrics: Type.Optional(MessageMetrics),
     tool_call: Type.Optional(
       Strict({ name: Type.String(), arguments: Type.String(), output: Type.String(), is_error: Type.Boolean() }),
     ),

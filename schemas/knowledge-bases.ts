@@ -169,6 +169,15 @@ export const AddSourceResult = Type.Object(
   { title: 'AddKnowledgeSourceResult', additionalProperties: false },
 );
 
+export const ReingestSourceResult = Type.Object(
+  {
+    source: KnowledgeSource,
+    job: KnowledgeJob,
+    message: Type.String(),
+  },
+  { title: 'ReingestKnowledgeSourceResult', additionalProperties: false },
+);
+
 export const KbParams = Strict({ kb_id: Uuid() });
 export const SourceParams = Strict({ kb_id: Uuid(), source_id: Uuid() });
 export const JobParams = Strict({ kb_id: Uuid(), job_id: Uuid() });

@@ -64,11 +64,24 @@ beforeAll(async () => {
   const t0 = Date.parse('2026-11-20T10:00:00Z');
   const at = (s: number) => new Date(t0 + s * 1000).toISOString();
   const messages = [
-    { role: 'agent', content: 'Hello, thank you for calling Acme Dental.', started_at: at(0.5), ended_at: at(3) },
+    {
+      role: 'agent',
+      content: 'Hello, thank you for calling Acme Dental.',
+      started_at: at(0.5),
+      ended_at: at(3),
+      metrics: { eou_delay_ms: null, llm_ttft_ms: null, tts_ttfb_ms: 140, e2e_ms: null },
+    },
     { role: 'user', content: 'Can I book a cleaning for Tuesday?', started_at: at(4), ended_at: at(6.5) },
     { role: 'agent', content: '', tool_call: { name: 'book_slot', arguments: '{"day":"Tuesday"}', output: '{"slot":"10:00"}', is_error: false } },
-    { role: 'agent', content: 'You are booked for Tuesday at ten.', started_at: at(7.4), ended_at: at(10) },
+    {
+      role: 'agent',
+      content: 'You are booked for Tuesday at ten.',
+      started_at: at(7.4),
+      ended_at: at(10),
+      metrics: { eou_delay_ms: 450, llm_ttft_ms: 300, tts_ttfb_ms: 110, e2e_ms: 900 },
+    },
     { role: 'user', content: 'Thank you, goodbye.', started_at: at(11), ended_at: at(12.2) },
+    // A reply without turn figures (a worker that did not report them): its wait is drawn whole.
     { role: 'agent', content: 'Goodbye!', started_at: at(12.9), ended_at: at(13.8) },
   ];
   const stat = (p50: number) => ({ avg_ms: p50 + 10, p50_ms: p50, min_ms: p50 - 40, max_ms: p50 + 60, samples: 2 });
@@ -223,13 +236,23 @@ describe('the console', () => {
     await page.evaluate(`window.seeks = []; document.querySelector('audio').addEventListener('seeked', (e) => window.seeks.push(e.target.currentTime))`);
     await line.click();
     await until(async () => ((await page.evaluate('window.seeks')) as number[]).some((t) => t >= 7 && t < 8), 'the player to seek to 0:07', 30_000);
+    // Seeked through byte ranges on the recording's own URL, not by downloading it whole into a blob: URL.
+    expect(await page.evaluate(`document.querySelector('audio').src`)).toMatch(/\/v1\/recordings\//);
     await page.locator('#view li.playing', { hasText: 'You are booked' }).waitFor();
     // The per-turn waterfall, the latency summary and the tool call.
     await page.locator('table', { hasText: 'Wait for the answer' }).locator('tbody tr').nth(1).waitFor();
     const firstTurn = await page.locator('table', { hasText: 'Wait for the answer' }).locator('tbody tr').first().locator('td').allTextContents();
-    expect(firstTurn).toEqual(['2500', '900', '2600']);
+    // Caller, wait, then the wait's parts from the reply's own figures (EOU, LLM, TTS, end to end), agent.
+    expect(firstTurn).toEqual(['2500', '900', '450', '300', '110', '900', '2600']);
+    const secondTurn = await page.locator('table', { hasText: 'Wait for the answer' }).locator('tbody tr').nth(1).locator('td').allTextContents();
+    expect(secondTurn).toEqual(['1200', '700', '—', '—', '—', '—', '900']);
+    // The chart draws the measured parts of the first wait and only the whole wait of the second.
+    expect(await page.locator('section[aria-labelledby="call-latency"] svg rect.bar.eou').count()).toBe(1);
+    expect(await page.locator('section[aria-labelledby="call-latency"] svg rect.bar.llm').count()).toBe(1);
+    expect(await page.locator('section[aria-labelledby="call-latency"] svg rect.bar.tts').count()).toBe(1);
+    expect(await page.locator('section[aria-labelledby="call-latency"] svg rect.bar.wait').count()).toBe(2);
     await page.locator('#view table', { hasText: 'book_slot' }).waitFor();
-    await page.locator('#view table', { hasText: 'LLM first token' }).waitFor();
+    await page.getByRole('table', { name: /^Latency over the call/ }).filter({ hasText: 'LLM first token' }).waitFor();
 
     // The outcome: a 422 appears at the field, then a valid label is saved.
     const outcome = page.getByLabel('Outcome', { exact: true });
@@ -364,6 +387,19 @@ describe('the console', () => {
     // Ingestion runs in the control plane's jobs: the row moves to ready (or says in words why not).
     await page.locator('#view table .status', { hasText: /Ready|Failed/ }).waitFor({ timeout: 90_000 });
     await check('knowledge-base');
+    // Re-ingest reads the same source again in place: one source, a second job.
+    const kbId = page.url().split('#/knowledge-bases/')[1]!;
+    const [src] = (await tp.request('get', `/v1/knowledge-bases/${kbId}/sources`, { key })).body.items;
+    await page.getByRole('button', { name: /^Re-ingest We open at nine/ }).click();
+    await page.locator('.notice', { hasText: /^Reading We open at nine.* again\.$/ }).waitFor();
+    for (;;) {
+      const jobs = await tp.sql<{ status: string }[]>`select status from knowledge_jobs where source_id = ${src.source_id} order by created_at`;
+      expect(jobs.length).toBe(2);
+      if (jobs[1]!.status === 'succeeded' || jobs[1]!.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await page.locator('#view table .status', { hasText: /Ready|Failed/ }).waitFor({ timeout: 90_000 });
+    expect((await tp.request('get', `/v1/knowledge-bases/${kbId}/sources`, { key })).body.items.map((s: { source_id: string }) => s.source_id)).toEqual([src.source_id]);
     await page.getByRole('button', { name: /^Delete We open at nine/ }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete source' }).click();
     await page.locator('#view table td.empty').waitFor();

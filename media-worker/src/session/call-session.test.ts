@@ -69,6 +69,12 @@ describe('call session (voice loop)', () => {
     expect(report.latency.e2e.samples).toBe(1);
     expect(report.latency.eou_delay.samples).toBeGreaterThanOrEqual(1);
     expect(report.latency.tts_ttfb.samples).toBeGreaterThanOrEqual(2);
+    // Each agent message carries its own turn's figures: the greeting only its audio, the reply the whole turn.
+    expect(report.messages[0]!.metrics).toMatchObject({ eou_delay_ms: null, llm_ttft_ms: null, e2e_ms: null, tts_ttfb_ms: expect.any(Number) });
+    const reply = report.messages.find((m) => m.role === 'agent' && m.content.startsWith('You said'))!;
+    expect(reply.metrics).toEqual({ eou_delay_ms: expect.any(Number), llm_ttft_ms: expect.any(Number), tts_ttfb_ms: expect.any(Number), e2e_ms: expect.any(Number) });
+    expect(reply.metrics!.llm_ttft_ms).toBe(Math.round(report.latency.llm_ttft.max_ms));
+    expect(user!.metrics).toBeUndefined();
     // Where the turn's end-of-utterance time went, after the user's last speech.
     const timing = h.call.turnTrace.turns;
     expect(timing).toHaveLength(report.latency.eou_delay.samples);

@@ -766,6 +766,8 @@ export class CallSession {
         if (stopped) m.ended_at = stopped;
         if (item.role === 'assistant' && item.interrupted) m.interrupted = true;
         if (item.role === 'assistant') Object.assign(m, by());
+        const metrics = item.role === 'assistant' ? this.turnMetrics.messageMetrics(item.id) : undefined;
+        if (metrics) m.metrics = metrics;
         out.push(m);
       } else if (item.type === 'function_call') {
         calls.set(item.callId, { name: item.name, args: item.args });

@@ -3,7 +3,7 @@
 // from the chunked stream and from the adapter), so they are de-duplicated by request id before they count
 // as a latency sample or as usage.
 import type { metrics as agentsMetrics, llm } from '@livekit/agents';
-import type { CallUsage } from '../../../schemas/internal.ts';
+import type { CallUsage, EndedMessage } from '../../../schemas/internal.ts';
 import { summarizeCall, type LatencySamples } from '../../../shared/latency.ts';
 import type { LatencyKind, LatencyLabels, MetricsSink } from '../metrics.ts';
 
@@ -27,6 +27,9 @@ export interface TurnReport {
   e2e_latency_ms: number | null;
 }
 
+/** An agent message's turn in the call record (schemas/internal.ts `EndedMessage.metrics`). */
+export type MessageMetrics = NonNullable<EndedMessage['metrics']>;
+
 export class TurnMetrics {
   readonly samples: LatencySamples = { llm_ttft: [], tts_ttfb: [], eou_delay: [], e2e: [] };
   readonly usage: CallUsage = { stt_seconds: 0, llm_prompt_tokens: 0, llm_completion_tokens: 0, tts_characters: 0 };
@@ -38,6 +41,8 @@ export class TurnMetrics {
   /** Samples of the turn in progress: the user's end of turn, then the reply's first LLM token and audio. */
   #turn: { eou: number | null; llm: number | null; tts: number | null } = { eou: null, llm: null, tts: null };
   #turns = 0;
+  /** Each reply's turn, by ChatMessage id: the call record's messages carry it (`metrics`). */
+  #byMessage = new Map<string, TurnReport>();
   #turnListeners: ((t: TurnReport) => void)[] = [];
   #sink: MetricsSink;
   #labels: ProviderLabels;
@@ -113,7 +118,14 @@ export class TurnMetrics {
       e2e_latency_ms: typeof e2e === 'number' && Number.isFinite(e2e) && e2e >= 0 ? Math.round(e2e * 1000) : null,
     };
     this.#turn = { eou: null, llm: null, tts: null };
+    this.#byMessage.set(msg.id, report);
     for (const fn of this.#turnListeners) fn(report);
+  }
+
+  /** The figures of the turn an agent reply ended, as a call record message carries them; undefined when none was seen. */
+  messageMetrics(messageId: string): MessageMetrics | undefined {
+    const t = this.#byMessage.get(messageId);
+    return t && { eou_delay_ms: t.eou_delay_ms, llm_ttft_ms: t.llm_ttft_ms, tts_ttfb_ms: t.tts_ttfb_ms, e2e_ms: t.e2e_latency_ms };
   }
 
   /** Calls `fn` with each completed turn (each agent reply added to the conversation). */

@@ -192,6 +192,23 @@ describe('turn metrics', () => {
     expect(tm.samples.e2e).toEqual([987.6]);
   });
 
+  it("keeps each reply's turn for the call record's message, by message id", () => {
+    const tm = new TurnMetrics(nullSink, labels, 'web');
+    const greeting = agentsLlm.ChatMessage.create({ role: 'assistant', content: 'Hello' });
+    tm.onMetrics({ type: 'tts_metrics', label: 'x', timestamp: 0, durationMs: 10, audioDurationMs: 1000, cancelled: false, speechId: 'g', requestId: 'g', ttfbMs: 140.6, charactersCount: 5, streamed: true });
+    tm.onAgentMessage(greeting);
+    tm.onMetrics({ type: 'eou_metrics', timestamp: 0, endOfUtteranceDelayMs: 510.2, transcriptionDelayMs: 0, onUserTurnCompletedDelayMs: 0, lastSpeakingTimeMs: 0 } as never);
+    tm.onMetrics({ type: 'llm_metrics', label: 'l', requestId: 'r1', timestamp: 0, durationMs: 0, ttftMs: 333, cancelled: false, completionTokens: 5, promptTokens: 50, promptCachedTokens: 0, totalTokens: 55, tokensPerSecond: 1 });
+    tm.onMetrics({ type: 'tts_metrics', label: 'x', timestamp: 0, durationMs: 10, audioDurationMs: 1000, cancelled: false, speechId: 'a', requestId: 'a', ttfbMs: 88, charactersCount: 5, streamed: true });
+    const answer = agentsLlm.ChatMessage.create({ role: 'assistant', content: 'Booked', metrics: { e2eLatency: 1.2 } });
+    tm.onAgentMessage(answer);
+    // A second report of the same message does not move its figures to a new turn.
+    tm.onAgentMessage(answer);
+    expect(tm.messageMetrics(greeting.id)).toEqual({ eou_delay_ms: null, llm_ttft_ms: null, tts_ttfb_ms: 141, e2e_ms: null });
+    expect(tm.messageMetrics(answer.id)).toEqual({ eou_delay_ms: 510, llm_ttft_ms: 333, tts_ttfb_ms: 88, e2e_ms: 1200 });
+    expect(tm.messageMetrics('unknown')).toBeUndefined();
+  });
+
   it('publishes a turn as the message the web SDK reads, on the topic it listens to', () => {
     const t: TurnReport = { turn: 3, eou_delay_ms: 300, llm_ttft_ms: null, tts_ttfb_ms: 80, e2e_latency_ms: 1200 };
     expect(METRICS_TOPIC).toBe(SDK_METRICS_TOPIC);

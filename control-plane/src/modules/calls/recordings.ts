@@ -61,9 +61,14 @@ export async function deleteRecordingFile(services: Services, key: string): Prom
   await rm(`${file}.part`, { force: true });
 }
 
+/** A stored recording's size and type; `open` streams it whole or bytes start..end (inclusive). */
 export async function openRecording(services: Services, key: string) {
   const file = recordingFile(services, key);
   const info = await stat(file).catch(() => null);
   if (!info) return null;
-  return { stream: createReadStream(file), size: info.size, contentType: key.endsWith('.ogg') ? 'audio/ogg' : 'audio/wav' };
+  return {
+    size: info.size,
+    contentType: key.endsWith('.ogg') ? 'audio/ogg' : 'audio/wav',
+    open: (range?: { start: number; end: number }) => createReadStream(file, range ?? {}),
+  };
 }

@@ -1,6 +1,7 @@
 // Public call routes: web call creation, get, list, outcome update, stop; signed recording downloads.
 import { defineRoute, reply } from '../../http/route.ts';
-import { forbidden, notFound } from '../../http/errors.ts';
+import { forbidden, HttpError, notFound } from '../../http/errors.ts';
+import { parseByteRange } from '../../http/byte-range.ts';
 import { Type } from '../../../../schemas/common.ts';
 import { ApiError } from '../../../../schemas/errors.ts';
 import { CALL_COUNT_CAP, TOTAL_EXACT_HEADER, Call, CallList, CallListQuery, CallParams, CreateCall, CreateWebCall, UpdateCall, WebCallResult } from '../../../../schemas/calls.ts';
@@ -188,16 +189,23 @@ export const callRoutes = [
     operationId: 'downloadRecording',
     tag: 'calls',
     summary: 'Download a call recording (signed URL)',
-    description: 'The URL comes from `recording_url` on the call or in a `call.recording.available` event; it is valid for 4 hours. No Authorization header.',
+    description:
+      'The URL comes from `recording_url` on the call or in a `call.recording.available` event; it is valid for 4 hours. No Authorization header.\n\n' +
+      'Byte ranges (`Accept-Ranges: bytes`), so audio players can seek: one range per request (`Range: bytes=first-last`, ' +
+      '`bytes=first-` or `bytes=-suffix_length`) is a **206** with `Content-Range`; a range starting past the end (or `bytes=-0`) ' +
+      'is a **416** with `Content-Range: bytes */size`. Several ranges in one header, another unit, a malformed header or an ' +
+      '`If-Range` (the answer carries no validators) get the whole file, 200. The signature is checked first either way.',
     auth: 'none',
     params: CallParams,
     query: Type.Object({ expires: Type.Integer(), signature: Type.String({ minLength: 1, maxLength: 200 }) }),
     responses: {
       200: { description: 'The audio (audio/wav or audio/ogg)', contentType: 'audio/wav', schema: Type.String({ format: 'binary' }) },
+      206: { description: 'The requested byte range of the audio (`Content-Range: bytes first-last/size`)', contentType: 'audio/wav', schema: Type.String({ format: 'binary' }) },
       302: { description: 'The recording is kept in S3: a presigned URL to it' },
       403: { description: 'Expired or invalid signature' },
+      416: { description: 'The range starts past the end of the recording (`Content-Range: bytes */size`)' },
     },
-    handler: async ({ params, query, services, db }) => {
+    handler: async ({ params, query, services, db, ctx }) => {
       if (!verifySignature(services, 'recording-read', params.call_id, query.expires, query.signature)) {
         throw forbidden('The recording link is invalid or has expired; fetch the call again for a fresh one');
       }
@@ -209,7 +217,18 @@ export const callRoutes = [
       }
       const rec = row?.recording_key && !row.recording_key.startsWith('s3://') ? await openRecording(services, row.recording_key) : null;
       if (!rec) throw notFound('Recording');
-      return reply(200, rec.stream, { 'content-type': rec.contentType, 'content-length': String(rec.size), 'cache-control': 'private, max-age=300' });
+      const headers = { 'content-type': rec.contentType, 'accept-ranges': 'bytes', 'cache-control': 'private, max-age=300' };
+      const range = parseByteRange(ctx.get('range') || undefined, rec.size, ctx.get('if-range') || undefined);
+      if (range.kind === 'unsatisfiable') {
+        throw new HttpError(416, 'range_not_satisfiable', `The requested range is outside the recording, which has ${rec.size} bytes`, {
+          headers: { 'content-range': `bytes */${rec.size}`, 'accept-ranges': 'bytes' },
+        });
+      }
+      if (range.kind === 'partial') {
+        const { start, end } = range;
+        return reply(206, rec.open({ start, end }), { ...headers, 'content-range': `bytes ${start}-${end}/${rec.size}`, 'content-length': String(end - start + 1) });
+      }
+      return reply(200, rec.open(), { ...headers, 'content-length': String(rec.size) });
     },
   }),
 ];

@@ -3,7 +3,8 @@
 // Idempotent: the chunks of a source are deleted and inserted in that single transaction, keyed by
 // (source_id, ordinal), so a crash at any point followed by a retry leaves exactly one copy. The budget check
 // locks the org row, so concurrent jobs of one org are serialised at commit and can never overshoot it; a
-// source over the budget ends in `error` with nothing written. Progress is written as the job goes (it is
+// source over the budget ends in `error` with nothing written. A re-ingestion (a new job for an existing source)
+// runs the same way: its previous chunks are searched until this transaction replaces them, and stay when it fails. Progress is written as the job goes (it is
 // informational; a retry starts it again).
 import type { Job, QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
@@ -109,7 +110,9 @@ export async function runIngest(services: Services, jobId: string, opts: { final
     log.warn({ err, final }, 'knowledge ingestion failed');
     await finishJob(sql, job.id, final ? 'failed' : 'queued', message.slice(0, 1000));
     if (final) {
-      await markSourceError(sql, src.id, message.slice(0, 1000));
+      // A re-ingestion that fails leaves the previous chunks in place (they are replaced only on success).
+      const kept = src.chunk_count > 0 ? ` (the previous content, ${src.chunk_count} chunks, is still searched)` : '';
+      await markSourceError(sql, src.id, message.slice(0, 1000 - kept.length) + kept);
       return;
     }
     await requeueSource(sql, src.id);

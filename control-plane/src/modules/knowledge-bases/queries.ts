@@ -15,6 +15,10 @@ export interface KbRow {
   updated_at: Date;
 }
 
+// A source's `chunk_count` and `token_count` always describe the chunks stored for it: they are written in the
+// transaction that replaces the chunks and nowhere else. A source being re-ingested (queued, processing) or whose
+// re-ingestion failed (error) keeps its previous chunks and counts, so budgets, totals and search sum the counts
+// and read the chunks whatever the status; a source that never finished ingesting has neither.
 export interface SourceRow {
   id: string;
   org_id: string;
@@ -205,6 +209,22 @@ export async function insertSourceAndJob(db: Db, orgId: string, kbId: string, s:
   return { source: source!, job: job! };
 }
 
+/**
+ * Queues a source for re-ingestion: back to `queued` with a new job. The chunks and counts stay until the new
+ * job replaces them. Null when the source has no stored content to read again (a file or text without payload).
+ */
+export async function queueReingest(db: Db, s: SourceRow): Promise<{ source: SourceRow; job: JobRow } | null> {
+  const [source] = await db<SourceRow[]>`
+    update knowledge_sources set status = 'queued', error_message = null, updated_at = now()
+    where id = ${s.id} and (type = 'url' or payload is not null)
+    returning ${sourceCols(db)}`;
+  if (!source) return null;
+  const [job] = await db<JobRow[]>`
+    insert into knowledge_jobs (org_id, kb_id, source_id, pages_found) values (${s.org_id}, ${s.kb_id}, ${s.id}, ${s.type === 'url' ? 0 : 1})
+    returning ${jobCols(db)}`;
+  return { source: source!, job: job! };
+}
+
 /** Deletes a source (its chunks and jobs follow) and gives its tokens back: the base total is recomputed. */
 export async function deleteSource(db: Db, kbId: string, id: string): Promise<void> {
   await adjustTerms(db, kbId, id, -1);
@@ -214,7 +234,7 @@ export async function deleteSource(db: Db, kbId: string, id: string): Promise<vo
 
 export async function refreshKbTotal(db: Db, kbId: string): Promise<void> {
   await db`
-    update knowledge_bases set total_tokens = coalesce((select sum(token_count) from knowledge_sources where kb_id = ${kbId} and status = 'ready'), 0),
+    update knowledge_bases set total_tokens = coalesce((select sum(token_count) from knowledge_sources where kb_id = ${kbId}), 0),
       updated_at = now()
     where id = ${kbId}`;
 }
@@ -234,11 +254,11 @@ export async function latestJobOf(db: Db, sourceId: string): Promise<JobRow | nu
   return row ?? null;
 }
 
-/** Tokens of the org's ready sources other than `exceptSource`, with the org's budget; locks the org row. */
+/** Tokens indexed for the org's sources other than `exceptSource`, with the org's budget; locks the org row. */
 export async function lockBudget(db: Db, orgId: string, exceptSource: string): Promise<{ budget: number; used: number }> {
   const [org] = await db<{ kb_token_budget: number }[]>`select kb_token_budget from orgs where id = ${orgId} for update`;
   const [u] = await db<{ used: number }[]>`
-    select coalesce(sum(token_count), 0)::int as used from knowledge_sources where org_id = ${orgId} and status = 'ready' and id <> ${exceptSource}`;
+    select coalesce(sum(token_count), 0)::int as used from knowledge_sources where org_id = ${orgId} and id <> ${exceptSource}`;
   return { budget: org!.kb_token_budget, used: u!.used };
 }
 
@@ -249,9 +269,9 @@ export async function erroredSources(db: Db, orgId: string): Promise<{ knowledge
     where org_id = ${orgId} and status = 'error' order by updated_at desc, id limit 100`;
 }
 
-/** Tokens used by the org's ready sources (usage). */
+/** Tokens indexed for the org's sources (usage). */
 export async function tokensUsed(db: Db, orgId: string): Promise<number> {
-  const [u] = await db<{ used: number }[]>`select coalesce(sum(token_count), 0)::int as used from knowledge_sources where org_id = ${orgId} and status = 'ready'`;
+  const [u] = await db<{ used: number }[]>`select coalesce(sum(token_count), 0)::int as used from knowledge_sources where org_id = ${orgId}`;
   return u!.used;
 }
 
@@ -287,6 +307,7 @@ export async function rebuildTerms(db: Db, kbId: string): Promise<void> {
 
 export interface IngestSource {
   id: string;
+  chunk_count: number;
   type: 'url' | 'file' | 'text';
   source: string;
   file_name: string;
@@ -297,7 +318,7 @@ export interface IngestSource {
 
 export async function ingestTarget(db: Db, job: Pick<JobRow, 'source_id' | 'kb_id'>): Promise<{ src: IngestSource | undefined; kb: KbRow | undefined }> {
   const [src] = await db<IngestSource[]>`
-    select id, type, source, file_name, mime_type, payload, status from knowledge_sources where id = ${job.source_id}`;
+    select id, chunk_count, type, source, file_name, mime_type, payload, status from knowledge_sources where id = ${job.source_id}`;
   const [kb] = await db<KbRow[]>`select * from knowledge_bases where id = ${job.kb_id}`;
   return { src, kb };
 }
@@ -394,7 +415,7 @@ export async function basesForSearch(db: Db, orgId: string, ids: string[]) {
 export async function termFrequencies(db: Db, config: string, ids: string[], text: string) {
   return db<{ lexeme: string; ndoc: number; total: number }[]>`
     select q.lexeme, coalesce(sum(t.ndoc), 0)::int as ndoc,
-      (select coalesce(sum(chunk_count), 0)::int from knowledge_sources where kb_id = any(${ids}::uuid[]) and status = 'ready') as total
+      (select coalesce(sum(chunk_count), 0)::int from knowledge_sources where kb_id = any(${ids}::uuid[])) as total
     from unnest(tsvector_to_array(to_tsvector(${config}::regconfig, ${text}))) as q(lexeme)
     left join knowledge_terms t on t.kb_id = any(${ids}::uuid[]) and t.lexeme = q.lexeme
     group by q.lexeme`;
@@ -411,11 +432,11 @@ export async function rankedChunks(db: Db, ids: string[], rankQuery: string, can
     limit ${limit}`;
 }
 
-/** Every chunk of the bases' ready sources, in base, source and position order (stuff mode). */
+/** Every chunk of the bases, in base, source and position order (stuff mode). */
 export async function chunksInOrder(db: Db, ids: string[]) {
   return db<{ heading: string; content: string; title: string }[]>`
     select c.heading, c.content, c.title from knowledge_chunks c join knowledge_sources s on s.id = c.source_id
-    where c.kb_id = any(${ids}::uuid[]) and s.status = 'ready'
+    where c.kb_id = any(${ids}::uuid[])
     order by array_position(${ids}::uuid[], c.kb_id), s.created_at, s.id, c.ordinal`;
 }
 

@@ -1,5 +1,5 @@
 import { defineRoute, reply } from '../../http/route.ts';
-import { notFound } from '../../http/errors.ts';
+import { conflict, notFound } from '../../http/errors.ts';
 import {
   AddSourceForm,
   AddSourceNewBaseForm,
@@ -13,11 +13,14 @@ import {
   KnowledgeJob,
   KnowledgeSource,
   KnowledgeSourceList,
+  ReingestSourceResult,
   SourceParams,
   UpdateKnowledgeBase,
 } from '../../../../schemas/knowledge-bases.ts';
-import { deleteKb, deleteSource, getJob, getKb, getSource, insertKb, jobView, kbView, listKbs, listSources, setChunksConfig, sourcesOf, sourceView, tsConfigOf, updateKb } from './queries.ts';
-import { addSource, readSourceForm } from './service.ts';
+import { deleteKb, deleteSource, getJob, getKb, getSource, insertKb, jobView, kbView, listKbs, listSources, queueReingest, setChunksConfig, sourcesOf, sourceView, tsConfigOf, updateKb } from './queries.ts';
+import { addSource, POLL_MESSAGE, readSourceForm } from './service.ts';
+import { sendInTx } from '../../jobs/boss.ts';
+import { INGEST_QUEUE } from './jobs.ts';
 
 const ADD_SOURCE_DOC =
   'multipart/form-data with `type`:\n' +
@@ -199,6 +202,45 @@ export const knowledgeBaseRoutes = [
       const s = await getSource(db, auth.orgId, params.kb_id, params.source_id);
       if (!s) throw notFound('Knowledge source');
       return sourceView(s);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/knowledge-bases/:kb_id/sources/:source_id/reingest',
+    operationId: 'reingestKnowledgeSource',
+    tag: 'knowledge-bases',
+    summary: 'Re-ingest a knowledge source',
+    description:
+      'Reads the source again in place: same `source_id`, a new job to poll. A URL source is crawled again (with the same ' +
+      'limits and address checks as when it was added); a file or text source is parsed again from the content stored when it ' +
+      'was added. The base\'s current `chunk_size` applies. The source goes back to `queued → processing`, and its previous ' +
+      'chunks stay searched (and counted in the budget) until the new ones replace them in one transaction when the job ' +
+      'succeeds. If it fails, the source is `error` with the reason and still has its previous chunks (`chunk_count`). ' +
+      '**409** while the source is `queued` or `processing`; **409** when a file or text source has no stored content.',
+    params: SourceParams,
+    status: 202,
+    responses: { 202: { description: 'Re-ingestion queued; poll the job', schema: ReingestSourceResult } },
+    handler: async ({ params, auth, db, audit, services }) => {
+      // Locked: two concurrent requests see each other's `queued`, so only one job is queued.
+      const s = await getSource(db, auth.orgId, params.kb_id, params.source_id, { forUpdate: true });
+      if (!s) throw notFound('Knowledge source');
+      if (s.status === 'queued' || s.status === 'processing') {
+        throw conflict(`This source is already being ingested (status ${s.status}); wait for its job to finish, then re-ingest`, { status: s.status });
+      }
+      const queued = await queueReingest(db, s);
+      if (!queued) throw conflict('The content of this source is not stored; add the file or text again as a new source');
+      await sendInTx(services.boss, db, INGEST_QUEUE, { job_id: queued.job.id }, { singletonKey: queued.job.id });
+      await audit({
+        action: 'knowledge_source.reingest',
+        resourceType: 'knowledge_source',
+        resourceId: s.id,
+        details: { kb_id: s.kb_id, type: s.type, job_id: queued.job.id, previous_status: s.status },
+      });
+      return {
+        source: sourceView(queued.source),
+        job: jobView(queued.job),
+        message: POLL_MESSAGE.replace('{kb_id}', s.kb_id).replace('{job_id}', queued.job.id),
+      };
     },
   }),
   defineRoute({

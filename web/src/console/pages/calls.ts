@@ -37,6 +37,8 @@ interface Message {
   ended_at?: string;
   interrupted?: boolean;
   tool_call?: { name: string; arguments: string; output: string; is_error: boolean };
+  /** An agent reply's turn, as the worker measured it (null: not measured in that turn). */
+  metrics?: { eou_delay_ms: number | null; llm_ttft_ms: number | null; tts_ttfb_ms: number | null; e2e_ms: number | null };
 }
 type Stat = { avg_ms: number; p50_ms: number; min_ms: number; max_ms: number; samples: number };
 export interface Call {
@@ -191,9 +193,10 @@ export async function callsPage({ view, query, signal }: PageContext): Promise<v
 const once = (el: HTMLMediaElement, ev: string) => new Promise<void>((resolve) => el.addEventListener(ev, () => resolve(), { once: true }));
 
 /**
- * Plays the recording from `at` seconds. A recording served without byte ranges cannot be seeked by every
- * browser (Chromium restarts it from 0), so when the position is not seekable the file is fetched once and
- * played from memory (a blob: URL, which the policy allows), where every position is.
+ * Plays the recording from `at` seconds. Recordings are served with byte ranges, so the player seeks by asking
+ * for the part it needs. A server without them (an older control plane) cannot be seeked by every browser
+ * (Chromium restarts it from 0), so when the position is not seekable the file is fetched once and played from
+ * memory (a blob: URL, which the policy allows), where every position is.
  */
 async function playFrom(audio: HTMLAudioElement, url: string, at: number): Promise<void> {
   if (audio.readyState < 1) {
@@ -446,9 +449,20 @@ export function deliveryTable(items: Delivery[], reload: () => void): HTMLElemen
   return out;
 }
 
+/** The parts of the wait for an answer, in the order they happen, with their classes and names. */
+const WAIT_PARTS = [
+  ['eou', 'End of utterance', 'eou_delay_ms'],
+  ['llm', 'LLM first token', 'llm_ttft_ms'],
+  ['tts', 'TTS first byte', 'tts_ttfb_ms'],
+] as const;
+
 /**
  * Per turn (a caller line and the agent's answer): the caller speaking, the wait for the answer, the agent
- * speaking, on one time axis. Drawn from the message times the worker stores; the call's latency summary below.
+ * speaking, on one time axis, from the message times the worker stores. The wait is split by the reply's own
+ * turn figures when the message carries them: the end-of-utterance decision, the LLM's first token, the TTS's
+ * first audio, one after the other, and what is left (audio transport and buffering). A figure that does not
+ * fit in the wait (the LLM can start before the end of the turn, preemptively) is cut at the wait's end; the
+ * table has the measured numbers. The call's latency summary below.
  */
 function waterfall(call: Call): HTMLElement {
   const ms = call.messages ?? [];
@@ -469,8 +483,10 @@ function waterfall(call: Call): HTMLElement {
         userMs: Date.parse(t.user.ended_at!) - t0,
         waitMs: Date.parse(t.agent.started_at!) - Date.parse(t.user.ended_at!),
         agentMs: Date.parse(t.agent.ended_at!) - Date.parse(t.agent.started_at!),
+        metrics: t.agent.metrics,
       };
     });
+    const split = spans.some((x) => x.metrics);
     const max = Math.max(1, ...spans.map((x) => x.userMs + Math.max(0, x.waitMs) + x.agentMs));
     const sc = (v: number) => (Math.max(0, v) / max) * (W - left - 10);
     const svg = s('svg', {
@@ -480,13 +496,22 @@ function waterfall(call: Call): HTMLElement {
     });
     spans.forEach((x, i) => {
       const y = 5 + i * rowH;
+      const x0 = left + sc(x.userMs);
+      svg.append(s('text', { class: 'tick', x: 4, y: y + 15 }, `Turn ${x.n}`), s('rect', { class: 'bar user', x: left, y, width: sc(x.userMs), height: 18 }));
+      // The wait: its measured parts in order, each cut to what is left of the wait, then the rest.
+      let used = 0;
+      const wait = Math.max(0, x.waitMs);
+      for (const [cls, , key] of WAIT_PARTS) {
+        const part = Math.min(Math.max(0, x.metrics?.[key] ?? 0), wait - used);
+        if (part > 0) svg.append(s('rect', { class: `bar ${cls}`, x: x0 + sc(used), y, width: sc(part), height: 18 }));
+        used += part;
+      }
       svg.append(
-        s('text', { class: 'tick', x: 4, y: y + 15 }, `Turn ${x.n}`),
-        s('rect', { class: 'bar user', x: left, y, width: sc(x.userMs), height: 18 }),
-        s('rect', { class: 'bar wait', x: left + sc(x.userMs), y, width: sc(x.waitMs), height: 18 }),
-        s('rect', { class: 'bar agent', x: left + sc(x.userMs) + sc(x.waitMs), y, width: sc(x.agentMs), height: 18 }),
+        s('rect', { class: 'bar wait', x: x0 + sc(used), y, width: sc(wait - used), height: 18 }),
+        s('rect', { class: 'bar agent', x: x0 + sc(wait), y, width: sc(x.agentMs), height: 18 }),
       );
     });
+    const num = (v: number | null | undefined) => (typeof v === 'number' ? String(v) : '—');
     sec.append(
       h(
         'figure',
@@ -497,15 +522,23 @@ function waterfall(call: Call): HTMLElement {
           { class: 'legend' },
           [
             ['user', 'Caller speaking'],
-            ['wait', 'Wait for the answer'],
+            ...(split ? WAIT_PARTS.map(([c, l]) => [c, l]) : []),
+            ['wait', split ? 'Rest of the wait' : 'Wait for the answer'],
             ['agent', 'Agent speaking'],
-          ].map(([c, l]) => h('li', null, h('span', { class: `swatch ${c}`, 'aria-hidden': 'true' }), l)),
+          ].map(([c, l]) => h('li', null, h('span', { class: `swatch bar-${c}`, 'aria-hidden': 'true' }), l)),
         ),
       ),
       table(
         'Per turn, milliseconds',
-        ['Turn', 'Caller speaking', 'Wait for the answer', 'Agent speaking'],
-        spans.map((x) => [String(x.n), String(x.userMs), String(x.waitMs), String(x.agentMs)]),
+        ['Turn', 'Caller speaking', 'Wait for the answer', ...WAIT_PARTS.map(([, l]) => l), 'End to end', 'Agent speaking'],
+        spans.map((x) => [
+          String(x.n),
+          String(x.userMs),
+          String(x.waitMs),
+          ...WAIT_PARTS.map(([, , k]) => num(x.metrics?.[k])),
+          num(x.metrics?.e2e_ms),
+          String(x.agentMs),
+        ]),
         { rowHeader: true },
       ),
     );

@@ -1,5 +1,5 @@
 // Knowledge bases: the list, and a base's sources with their ingestion progress (refreshed while any is queued
-// or processing), errors in words, re-ingest of URL sources, add and delete.
+// or processing), errors in words, re-ingest in place, add and delete.
 import { api, ApiError, apiUrl, authorization } from '../../playground/api.ts';
 import {
   confirmDialog,
@@ -97,7 +97,7 @@ export async function knowledgeBasePage({ view, params: [id], signal }: PageCont
   let timer: ReturnType<typeof setTimeout> | null = null;
   signal.addEventListener('abort', () => timer && clearTimeout(timer));
 
-  const addUrl = (url: string) => api(`/v1/knowledge-bases/${base.kb_id}/sources`, { method: 'POST', body: { type: 'url', url } });
+  const reingest = (s: Source) => api(`/v1/knowledge-bases/${base.kb_id}/sources/${s.source_id}/reingest`, { method: 'POST' });
   const remove = (s: Source) => api(`/v1/knowledge-bases/${base.kb_id}/sources/${s.source_id}`, { method: 'DELETE' });
 
   const draw = (list: Source[]) => {
@@ -113,6 +113,8 @@ export async function knowledgeBasePage({ view, params: [id], signal }: PageCont
             null,
             s.status === 'processing' || s.status === 'queued' ? h('progress', { 'aria-label': `${s.source}: ${STATUS_WORDS[s.status]}` }) : null,
             h('span', { class: `status s-${s.status}` }, ` ${STATUS_WORDS[s.status]}`),
+            // Being read again: the previous chunks answer until the new ones replace them.
+            (s.status === 'processing' || s.status === 'queued') && s.chunk_count > 0 ? h('p', null, 'Being read again; agents use the previous content meanwhile.') : null,
             s.error_message ? h('p', { class: 'bad' }, s.error_message) : null,
           ),
           String(s.chunk_count),
@@ -120,8 +122,8 @@ export async function knowledgeBasePage({ view, params: [id], signal }: PageCont
           h(
             'div',
             { class: 'buttons' },
-            // Re-ingest reads the URL again as a new source, then removes the old one (the API has no in-place re-read).
-            s.type === 'url'
+            // Re-ingest reads the same source again in place (a URL re-crawled, a file or text re-parsed).
+            s.status === 'ready' || s.status === 'error'
               ? h(
                   'button',
                   {
@@ -129,15 +131,13 @@ export async function knowledgeBasePage({ view, params: [id], signal }: PageCont
                     class: 'secondary small',
                     'aria-label': `Re-ingest ${s.source}`,
                     onclick: () =>
-                      void addUrl(s.source)
-                        .then(() => remove(s))
-                        .then(
-                          () => {
-                            msg.replaceChildren(notice(`Reading ${s.source} again.`));
-                            void refresh();
-                          },
-                          (err: unknown) => msg.replaceChildren(problem(err)),
-                        ),
+                      void reingest(s).then(
+                        () => {
+                          msg.replaceChildren(notice(`Reading ${s.source} again.`));
+                          void refresh();
+                        },
+                        (err: unknown) => msg.replaceChildren(problem(err)),
+                      ),
                   },
                   'Re-ingest',
                 )
