@@ -1,6 +1,6 @@
 // The simulated caller of a voice-mode agent test: a participant that joins the agent's room with a web
-// caller's token, as a browser would, speaks with a TTS (an @livekit/agents plugin: the local one of the
-// offline profile by default) into a microphone track paced in real time, and hears the agent's track: its
+// caller's token, as a browser would, speaks with a TTS (an @livekit/agents plugin: the org's provider or the
+// offline profile's local voice, control-plane/src/modules/agent-tests/caller-speech.ts) into a microphone track paced in real time, and hears the agent's track: its
 // utterances are found by level (speech, then a stretch of silence) and, for a persona, turned into text with
 // an STT plugin. The agent's words in the test's result come from the worker's call record, not from here:
 // this side only has to know when the agent has spoken and, for a persona, roughly what it said.

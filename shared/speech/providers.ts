@@ -19,6 +19,7 @@ type Env = Record<string, string | undefined>;
 
 /** The variables that move each speech provider's API (the operator's: a gateway, a regional endpoint, a test double). */
 export const SPEECH_BASE_URL_ENV = ['DEEPGRAM_BASE_URL', 'OPENAI_BASE_URL', 'ELEVENLABS_BASE_URL', 'CARTESIA_BASE_URL'] as const;
+export type SpeechBaseUrlEnv = (typeof SPEECH_BASE_URL_ENV)[number];
 
 /**
  * Transcriber settings as the session config carries them (schemas/internal.ts, derived from the agent schema);
