@@ -1,6 +1,6 @@
 // The simulated caller's own speech in a voice-mode agent test (voice.ts): the org's cloud speech providers when
 // it has credentials for them, else the offline profile's local voices. Rules (docs/decisions.md, "Agent tests",
-// "The caller's speech"):
+// "Voice mode"):
 //  - keys: the org's own credentials only. The caller's speech is a cost of the org's test, so a platform key
 //    never pays for it (the worker may fall back to one for the agent's own speech; the caller does not), and
 //    the engines are built with no platform key in reach: resolveKey finds the org's key or none.
