@@ -2,7 +2,7 @@
 // speech) and the control plane (a voice-mode agent test's simulated caller) alike. Keys: resolveKey's rule
 // (shared/providers.ts): the org's key, else a platform key found in `env`; these endpoints are the
 // providers' own or the operator's (a *_BASE_URL variable: a gateway, a test double), never a tenant's URL.
-import type { stt, tts } from '@livekit/agents';
+import { initializeLogger, loggerOptions, type stt, type tts } from '@livekit/agents';
 import * as deepgram from '@livekit/agents-plugin-deepgram';
 import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
 import * as openai from '@livekit/agents-plugin-openai';
@@ -20,6 +20,14 @@ type Env = Record<string, string | undefined>;
 /** The variables that move each speech provider's API (the operator's: a gateway, a regional endpoint, a test double). */
 export const SPEECH_BASE_URL_ENV = ['DEEPGRAM_BASE_URL', 'OPENAI_BASE_URL', 'ELEVENLABS_BASE_URL', 'CARTESIA_BASE_URL'] as const;
 export type SpeechBaseUrlEnv = (typeof SPEECH_BASE_URL_ENV)[number];
+
+/**
+ * The plugins log through the framework's logger, which must exist before one is built: a process other than
+ * the worker (which makes its own) makes a quiet one.
+ */
+export function ensureAgentsLogger(): void {
+  if (!loggerOptions()) initializeLogger({ pretty: false, level: 'warn' });
+}
 
 /**
  * Transcriber settings as the session config carries them (schemas/internal.ts, derived from the agent schema);

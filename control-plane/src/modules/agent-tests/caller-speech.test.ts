@@ -1,7 +1,7 @@
 // The simulated caller's speech: which providers and voices it picks from the agent and the org's keys, and
 // that the engines it builds talk to the providers (local stand-ins speaking their protocols) with the org's
 // key and never a platform key.
-import { initializeLogger, stt } from '@livekit/agents';
+import { initializeLogger } from '@livekit/agents';
 import { AudioFrame } from '@livekit/rtc-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startFakeDeepgram, type FakeDeepgram } from '../../../../test/support/fake-deepgram.ts';
@@ -9,6 +9,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../../../../test/support/fake-
 import { LocalSTT } from '../../../../shared/speech/local-stt.ts';
 import { LocalTTS } from '../../../../shared/speech/local-tts.ts';
 import { findVoice } from '../../../../shared/voices.ts';
+import { transcribeFrames } from '../../../../shared/sim-caller.ts';
 import { OFFLINE_CALLER, buildCallerSpeech, planCallerSpeech, type CallerSpeechPlan } from './caller-speech.ts';
 
 type Agent = Parameters<typeof planCallerSpeech>[0];
@@ -124,25 +125,21 @@ describe('buildCallerSpeech', () => {
     expect(auth.length).toBeGreaterThan(0);
     expect(new Set(auth)).toEqual(new Set([`Bearer ${ORG_OPENAI}`]));
 
-    // The agent's speech heard as the caller hears it (sim-caller.ts, transcribe): a stream of the utterance.
-    const stream = speech.stt!.stream();
-    const conn = await deepgram.nextConnection(20_000);
-    conn.expect({ segments: [{ text: 'We open at nine.', startMs: 0, endMs: 800 }] });
+    // The agent's speech heard as the caller hears it (sim-caller.ts): the whole utterance pushed into a new
+    // stream at once, before the engine has connected.
+    void deepgram.nextConnection(20_000).then((conn) => conn.expect({ segments: [{ text: 'We open at nine.', startMs: 0, endMs: 800 }] }));
     const rate = 16000;
     const step = rate / 100;
+    const utterance: AudioFrame[] = [];
     for (let i = 0; i < 150; i++) {
       const data = new Int16Array(step);
       // 1 s of a loud tone (speech to the stand-in's energy detector), then 0.5 s of silence.
       if (i < 100) for (let j = 0; j < step; j++) data[j] = Math.round(8000 * Math.sin((2 * Math.PI * 220 * (i * step + j)) / rate));
-      stream.pushFrame(new AudioFrame(data, rate, 1, step));
+      utterance.push(new AudioFrame(data, rate, 1, step));
     }
-    stream.flush();
-    stream.endInput();
-    const words: string[] = [];
-    for await (const ev of stream) {
-      if (ev.type === stt.SpeechEventType.FINAL_TRANSCRIPT && ev.alternatives?.[0]?.text) words.push(ev.alternatives[0].text);
-    }
-    expect(words.join(' ')).toBe('We open at nine.');
+    const heard = await transcribeFrames(speech.stt!, utterance);
+    const conn = deepgram.connections.at(-1)!;
+    expect(heard).toBe('We open at nine.');
     expect(conn.audioMs).toBeGreaterThanOrEqual(1000);
     expect(conn.params.get('language')).toBe('en-US');
   });

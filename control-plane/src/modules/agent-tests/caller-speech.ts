@@ -15,7 +15,7 @@
 import type { CredentialProvider } from '../../../../schemas/credentials.ts';
 import type { CallerSpeech } from '../../../../shared/sim-caller.ts';
 import type { AgentRow } from '../agents/queries.ts';
-import { createSTT, createTTS, SPEECH_BASE_URL_ENV, type SpeechBaseUrlEnv, type TranscriberConfig, type TtsConfig } from '../../../../shared/speech/providers.ts';
+import { createSTT, createTTS, ensureAgentsLogger, SPEECH_BASE_URL_ENV, type SpeechBaseUrlEnv, type TranscriberConfig, type TtsConfig } from '../../../../shared/speech/providers.ts';
 import { STT_DEFAULT_MODEL, STT_MODELS, TTS_DEFAULTS, VOICES, findVoice, languageMatches, type SttProvider, type TtsProvider } from '../../../../shared/voices.ts';
 
 export type OrgKeys = Partial<Record<CredentialProvider, string>>;
@@ -90,6 +90,7 @@ export function planCallerSpeech(agent: AgentSpeech, keys: OrgKeys, listens: boo
  * picked.
  */
 export function buildCallerSpeech(plan: CallerSpeechPlan, keys: OrgKeys, config: Partial<Record<SpeechBaseUrlEnv, string>>): CallerSpeech {
+  ensureAgentsLogger();
   const urls = Object.fromEntries(SPEECH_BASE_URL_ENV.map((name) => [name, config[name]]));
   const orgOnly = { openai: keys.openai, deepgram: keys.deepgram, elevenlabs: keys.elevenlabs, cartesia: keys.cartesia };
   const tts = createTTS(plan.tts satisfies TtsConfig, orgOnly, { language: plan.language }, urls);
