@@ -1,10 +1,10 @@
 // The simulated caller of a voice-mode agent test: a participant that joins the agent's room with a web
-// caller's token, as a browser would, speaks with a TTS (an @livekit/agents plugin: the local one of the
-// offline profile by default) into a microphone track paced in real time, and hears the agent's track: its
+// caller's token, as a browser would, speaks with a TTS (an @livekit/agents plugin: the org's provider or the
+// offline profile's local voice, control-plane/src/modules/agent-tests/caller-speech.ts) into a microphone track paced in real time, and hears the agent's track: its
 // utterances are found by level (speech, then a stretch of silence) and, for a persona, turned into text with
 // an STT plugin. The agent's words in the test's result come from the worker's call record, not from here:
 // this side only has to know when the agent has spoken and, for a persona, roughly what it said.
-import { DEFAULT_API_CONNECT_OPTIONS, initializeLogger, loggerOptions, stt, type tts } from '@livekit/agents';
+import { DEFAULT_API_CONNECT_OPTIONS, stt, type tts } from '@livekit/agents';
 import {
   AudioFrame,
   AudioSource,
@@ -18,6 +18,7 @@ import {
   type RemoteParticipant,
   type RemoteTrack,
 } from '@livekit/rtc-node';
+import { ensureAgentsLogger } from './speech/providers.ts';
 
 /** A 20 ms frame of the agent's audio counts as speech above this RMS (int16; decoded silence is near 0). */
 const SPEECH_RMS = 300;
@@ -26,6 +27,8 @@ const SPEECH_RMS = 300;
  * a busy machine: a longer bound per attempt than an agent's TTS gets.
  */
 const SYNTHESIS = { ...DEFAULT_API_CONNECT_OPTIONS, timeoutMs: 60_000 };
+/** Longest wait for an STT's first answer to an utterance before its input is ended anyway (ms). */
+const TRANSCRIBE_ANSWER_MS = 15_000;
 /** The agent's track is read at this rate (pocketsphinx's). */
 const LISTEN_RATE = 16000;
 
@@ -76,8 +79,7 @@ export class SimulatedCaller {
 
   /** Joins the room the token grants and publishes the microphone. */
   static async join(url: string, token: string, speech: CallerSpeech): Promise<SimulatedCaller> {
-    // The plugins log through the framework's logger, which must exist (the worker makes its own).
-    if (!loggerOptions()) initializeLogger({ pretty: false, level: 'warn' });
+    ensureAgentsLogger();
     const room = new Room();
     const caller = new SimulatedCaller(room, speech);
     await room.connect(url, token, { autoSubscribe: true, dynacast: false });
@@ -180,17 +182,7 @@ export class SimulatedCaller {
 
   /** What the agent said in an utterance, by the caller's STT (an empty string when it has none or heard nothing). */
   async transcribe(u: Utterance): Promise<string> {
-    const engine = this.#speech.stt;
-    if (!engine) return '';
-    const stream = engine.stream();
-    for (const f of u.frames) stream.pushFrame(f);
-    stream.flush();
-    stream.endInput();
-    const words: string[] = [];
-    for await (const ev of stream) {
-      if (ev.type === stt.SpeechEventType.FINAL_TRANSCRIPT && ev.alternatives?.[0]?.text) words.push(ev.alternatives[0].text);
-    }
-    return words.join(' ').trim();
+    return this.#speech.stt ? transcribeFrames(this.#speech.stt, u.frames) : '';
   }
 
   async leave(): Promise<void> {
@@ -200,4 +192,30 @@ export class SimulatedCaller {
     await this.#source?.close().catch(() => {});
     await this.#room.disconnect().catch(() => {});
   }
+}
+
+/** What a streaming STT hears in these frames: its final transcripts, joined. */
+export async function transcribeFrames(engine: stt.STT, frames: AudioFrame[]): Promise<string> {
+  const stream = engine.stream();
+  for (const f of frames) stream.pushFrame(f);
+  stream.flush();
+  // A cloud engine (Deepgram) connects only while its input is open: closed before its connection, it ends
+  // with no transcript. So the input ends once the engine has answered anything (it is connected, and all the
+  // audio is queued), or after a bound if it never does.
+  let open = true;
+  const endInput = () => {
+    if (open) stream.endInput();
+    open = false;
+  };
+  const bound = setTimeout(endInput, TRANSCRIBE_ANSWER_MS);
+  const words: string[] = [];
+  try {
+    for await (const ev of stream) {
+      endInput();
+      if (ev.type === stt.SpeechEventType.FINAL_TRANSCRIPT && ev.alternatives?.[0]?.text) words.push(ev.alternatives[0].text);
+    }
+  } finally {
+    clearTimeout(bound);
+  }
+  return words.join(' ').trim();
 }

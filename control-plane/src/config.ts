@@ -157,6 +157,11 @@ const Env = Type.Object({
   ANTHROPIC_BASE_URL: Type.Optional(Type.String()),
   GEMINI_BASE_URL: Type.Optional(Type.String()),
   ANALYSIS_BASE_URL: Type.Optional(Type.String()),
+  // The speech providers' API, moved as on the workers (a gateway, a test double): a voice-mode agent test's
+  // simulated caller speaks and listens through them with the org's keys (agent-tests/caller-speech.ts).
+  DEEPGRAM_BASE_URL: Type.Optional(Type.String()),
+  ELEVENLABS_BASE_URL: Type.Optional(Type.String()),
+  CARTESIA_BASE_URL: Type.Optional(Type.String()),
   OPENAI_API_KEY: Type.Optional(Type.String()),
   ANALYSIS_RETRY_LIMIT: Type.Integer({ minimum: 0, maximum: 20, default: 4 }),
   ANALYSIS_RETRY_DELAY_SECONDS: Type.Integer({ minimum: 1, default: 5 }),

@@ -43,6 +43,7 @@ import { evaluate, transcriptText, type JudgeAccess } from './expectations.ts';
 import { agentLlm, judgeFor, type AgentLlm, type ChatTool } from './models.ts';
 import { chatTools, runTool, toolSsrfOptions } from './tools.ts';
 import { VoiceConversation } from './voice.ts';
+import { planCallerSpeech, type OrgKeys } from './caller-speech.ts';
 import { countLiveCalls } from '../calls/queries.ts';
 
 /** How often a run in progress checks whether another process canceled it, and waits for a free slot (ms). */
@@ -64,6 +65,8 @@ interface Prepared {
   chatTools: ChatTool[];
   llm: AgentLlm;
   judge: JudgeAccess;
+  /** The org's provider keys: a voice test's simulated caller speaks with its speech providers' (caller-speech.ts). */
+  keys: OrgKeys;
 }
 
 /** Everything a conversation of this run needs from the agent, or the reason the run cannot hold any. */
@@ -85,7 +88,7 @@ async function prepare(services: Services, run: RunRow): Promise<Prepared | { er
     basePrompt += `\n\n# Knowledge\n${KNOWLEDGE_HEADER}\n${knowledge.stuffed_context.trim()}`;
   const j = await judgeFor(services, run.org_id, run.agent_id);
   const judge: JudgeAccess = 'unavailable' in j ? { llm: null, unavailable: j.unavailable } : { llm: j.llm, unavailable: null };
-  return { agent, basePrompt, tools, chatTools: chatTools(tools), llm, judge };
+  return { agent, basePrompt, tools, chatTools: chatTools(tools), llm, judge, keys };
 }
 
 async function runScenario(services: Services, run: RunRow, row: ResultRow, p: Prepared | { error: string }, signal: AbortSignal): Promise<void> {
@@ -115,7 +118,13 @@ async function runScenario(services: Services, run: RunRow, row: ResultRow, p: P
           services,
           { runId: run.id, resultId: row.id, orgId: run.org_id },
           s,
-          { agentId: p.agent.id, firstMessage: side.firstMessage, maxDurationSeconds: p.agent.max_duration_seconds },
+          {
+            agentId: p.agent.id,
+            firstMessage: side.firstMessage,
+            maxDurationSeconds: p.agent.max_duration_seconds,
+            speech: planCallerSpeech(p.agent, p.keys, s.persona !== null),
+            keys: p.keys,
+          },
           p.judge.llm,
           signal,
         )

@@ -1,5 +1,6 @@
 // A voice-mode test conversation: a real web call through the real worker, with a simulated caller
-// (shared/sim-caller.ts) in the room. The call is created as POST /v1/calls/web creates one (room, dispatch,
+// (shared/sim-caller.ts) in the room, speaking and listening with the org's speech providers or the offline
+// profile's voices (caller-speech.ts). The call is created as POST /v1/calls/web creates one (room, dispatch,
 // token), marked with its run so it is no billable call, takes no daily slot and no concurrency slot of the
 // organisation's, and sends no call event (calls/lifecycle.ts, emitCallEvent). The caller speaks a script's
 // lines (after their waits, slept for real) or a persona's, written by the judge model from what the caller's
@@ -9,15 +10,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.ts';
 import type { ScenarioSnapshot, TestMessage, ToolCallRecord } from '../../../../schemas/agent-tests.ts';
-import { LocalSTT } from '../../../../shared/speech/local-stt.ts';
-import { LocalTTS } from '../../../../shared/speech/local-tts.ts';
-import type { SimulatedCaller } from '../../../../shared/sim-caller.ts';
+import type { CallerSpeech, SimulatedCaller } from '../../../../shared/sim-caller.ts';
 import { getCallById, insertCall, type CallRow } from '../calls/queries.ts';
 import { markInitiated, failCall } from '../calls/lifecycle.ts';
 import { openWebCallRoom, roomNameFor } from '../calls/service.ts';
 import { CALLER_RULES, ConversationError, HANGUP_TOKEN, type Ending } from './conversation.ts';
 import type { JudgeLlm } from './models.ts';
 import { setResultCall } from './queries.ts';
+import { buildCallerSpeech, type CallerSpeechPlan, type OrgKeys } from './caller-speech.ts';
 
 /** Silence after the agent's speech that ends its turn, as the caller hears it (ms). */
 const AGENT_TURN_SILENCE_MS = 2000;
@@ -33,6 +33,9 @@ export interface VoiceAgent {
   agentId: string;
   firstMessage: string | null;
   maxDurationSeconds: number;
+  /** The simulated caller's speech (caller-speech.ts), and the org's keys it is built with. */
+  speech: CallerSpeechPlan;
+  keys: OrgKeys;
 }
 
 /** rtc-node logs at debug level unless NODE_ENV is production when it loads (as phone-numbers/announcer.ts). */
@@ -145,6 +148,24 @@ export class VoiceConversation {
   async run(): Promise<Ending> {
     const s = this.#scenario;
     if (s.persona !== null && !this.#caller) throw new ConversationError('a persona needs a model to play the caller, and none is configured');
+    // The org's speech providers, else the offline profile's voices (caller-speech.ts); built before the call
+    // exists, so a provider that cannot be set up leaves no call behind.
+    let speech: CallerSpeech;
+    try {
+      speech = buildCallerSpeech(this.#agent.speech, this.#agent.keys, this.#services.config);
+    } catch (err) {
+      throw new ConversationError(`the simulated caller's speech could not be set up: ${(err as Error).message}`);
+    }
+    try {
+      return await this.#call(speech);
+    } finally {
+      await speech.tts.close().catch(() => {});
+      await speech.stt?.close().catch(() => {});
+    }
+  }
+
+  async #call(speech: CallerSpeech): Promise<Ending> {
+    const s = this.#scenario;
     const { sql, log } = this.#services;
     const id = randomUUID();
     const room = roomNameFor(id);
@@ -177,9 +198,11 @@ export class VoiceConversation {
       throw new ConversationError('the media service is unavailable: the test call could not be started');
     }
     await markInitiated(sql, id);
-
-    // The offline profile's voices: festival (the one pocketsphinx hears best) speaks, pocketsphinx listens.
-    const speech = { tts: new LocalTTS({ model: 'festival' }), stt: s.persona !== null ? new LocalSTT() : null };
+    const { stt: heard, tts: spoken } = this.#agent.speech;
+    log.info(
+      { call_id: id, run_id: this.#runId, caller_tts: `${spoken.provider}/${spoken.voice_id}`, caller_stt: heard && `${heard.provider}/${heard.model}` },
+      'agent test: caller speech',
+    );
     const { SimulatedCaller } = await loadCaller();
     const t0 = performance.now();
     const limitMs = Math.min(s.max_duration_seconds, this.#agent.maxDurationSeconds) * 1000;
@@ -201,8 +224,6 @@ export class VoiceConversation {
       this.#signal.removeEventListener('abort', stop);
       this.clockMs = performance.now() - t0;
       await caller?.leave().catch(() => {});
-      await speech.tts.close().catch(() => {});
-      await speech.stt?.close().catch(() => {});
       if (this.#signal.aborted) await this.#services.livekit.rooms.deleteRoom(room).catch(() => {});
     }
     if (this.#signal.aborted) throw this.#signal.reason instanceof Error ? this.#signal.reason : new Error('canceled');

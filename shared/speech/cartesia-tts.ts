@@ -10,7 +10,7 @@ import {
   tokenize,
   tts,
 } from '@livekit/agents';
-import { type PcmEngine, PcmChunkedStream, SentenceSynthesizeStream } from '../../../shared/speech/pcm-streams.ts';
+import { type PcmEngine, PcmChunkedStream, SentenceSynthesizeStream } from './pcm-streams.ts';
 import { FirstClauseTokenizer } from './first-clause.ts';
 
 export const CARTESIA_API_VERSION = '2025-04-16';

@@ -1,6 +1,6 @@
 import { APIStatusError, initializeLogger, type tts, type TTSMetrics } from '@livekit/agents';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { MS_PER_CHARACTER, startFakeCartesia, type FakeCartesia } from '../../../test/support/fake-cartesia.ts';
+import { MS_PER_CHARACTER, startFakeCartesia, type FakeCartesia } from '../../test/support/fake-cartesia.ts';
 import { CartesiaTTS, cartesiaRequest } from './cartesia-tts.ts';
 
 /** The error event's payload (the type itself is not exported by agents). */

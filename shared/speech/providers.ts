@@ -1,0 +1,158 @@
+// The STT and TTS of a call from its transcriber and tts settings, for the media workers (the agent's own
+// speech) and the control plane (a voice-mode agent test's simulated caller) alike. Keys: resolveKey's rule
+// (shared/providers.ts): the org's key, else a platform key found in `env`; these endpoints are the
+// providers' own or the operator's (a *_BASE_URL variable: a gateway, a test double), never a tenant's URL.
+import { initializeLogger, loggerOptions, type stt, type tts } from '@livekit/agents';
+import * as deepgram from '@livekit/agents-plugin-deepgram';
+import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
+import * as openai from '@livekit/agents-plugin-openai';
+import type { ProviderKeys, Transcriber, Tts } from '../../schemas/internal.ts';
+import { AGENT_DEFAULTS } from '../../schemas/agents.ts';
+import { STT_DEFAULT_MODEL, TTS_DEFAULTS } from '../voices.ts';
+import { ProviderConfigError, resolveKey } from '../providers.ts';
+import { CartesiaTTS } from './cartesia-tts.ts';
+import { FirstClauseTTS } from './first-clause.ts';
+import { LocalSTT } from './local-stt.ts';
+import { LocalTTS, type LocalTTSModel } from './local-tts.ts';
+
+type Env = Record<string, string | undefined>;
+
+/** The variables that move each speech provider's API (the operator's: a gateway, a regional endpoint, a test double). */
+export const SPEECH_BASE_URL_ENV = ['DEEPGRAM_BASE_URL', 'OPENAI_BASE_URL', 'ELEVENLABS_BASE_URL', 'CARTESIA_BASE_URL'] as const;
+export type SpeechBaseUrlEnv = (typeof SPEECH_BASE_URL_ENV)[number];
+
+/**
+ * The plugins log through the framework's logger, which must exist before one is built: a process other than
+ * the worker (which makes its own) makes a quiet one.
+ */
+export function ensureAgentsLogger(): void {
+  if (!loggerOptions()) initializeLogger({ pretty: false, level: 'warn' });
+}
+
+/**
+ * Transcriber settings as the session config carries them (schemas/internal.ts, derived from the agent schema);
+ * `provider` widens to a string so an unknown one reaches the factory's error, and a missing model, voice or
+ * language takes the catalogue's default (shared/voices.ts), the same one the control plane fills in.
+ */
+export type TranscriberConfig = Omit<Transcriber, 'provider' | 'model' | 'language'> & { provider: string; model?: string | null; language?: string | null };
+export type TtsConfig = Omit<Tts, 'provider' | 'model' | 'voice_id'> & { provider: string; model?: string | null; voice_id?: string | null };
+
+/** Agent behaviour that reaches the TTS. */
+export interface VoiceOptions {
+  /** Speaking rate, 1 = normal (the agent's `speed`). */
+  speed?: number;
+  /** The agent's `emotions`: expressive delivery where the provider has a control for it. */
+  emotions?: boolean;
+  /** The agent's language (BCP-47), for providers that take one. */
+  language?: string;
+}
+
+/** The part of a BCP-47 tag before the region ('en-US' -> 'en'). */
+export const baseLanguage = (language: string) => language.split(/[-_]/)[0]!.toLowerCase();
+
+/** Spreads `value` when it is an object: `...optional(x && {key: x})` leaves `key` out when `x` is empty. */
+export const optional = <T extends object>(value: T | undefined | null | false | '' | 0): Partial<T> => value || {};
+
+export function createSTT(transcriber: TranscriberConfig, keys: ProviderKeys, env: Env = process.env): stt.STT {
+  const language = transcriber.language ?? AGENT_DEFAULTS.language;
+  switch (transcriber.provider) {
+    case 'deepgram':
+      return new deepgram.STT({
+        apiKey: resolveKey('deepgram', keys, env),
+        model: transcriber.model ?? STT_DEFAULT_MODEL.deepgram,
+        language,
+        ...optional(env.DEEPGRAM_BASE_URL && { baseUrl: env.DEEPGRAM_BASE_URL.replace(/^http/, 'ws') }),
+      });
+    case 'openai':
+      return new openai.STT({
+        apiKey: resolveKey('openai', keys, env),
+        language: baseLanguage(language),
+        model: transcriber.model ?? STT_DEFAULT_MODEL.openai,
+        ...optional(env.OPENAI_BASE_URL && { baseURL: env.OPENAI_BASE_URL }),
+      });
+    case 'local':
+      return new LocalSTT({ language });
+    default:
+      throw new ProviderConfigError(`unknown transcriber provider: ${transcriber.provider}`);
+  }
+}
+
+/**
+ * The sample rate to take the caller's audio at: the one the STT works at, so nothing resamples it twice
+ * (the room's audio stream resamples Opus's 48 kHz natively; Silero and the turn detector also work at
+ * 16 kHz). OpenAI's streaming STT works at 24 kHz, agents-js's default for room input.
+ */
+export function inputSampleRateFor(provider: TranscriberConfig['provider']): number {
+  return provider === 'openai' ? 24000 : 16000;
+}
+
+/** ElevenLabs accepts speeds from 0.7 to 1.2. */
+const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
+
+export function createTTS(config: TtsConfig, keys: ProviderKeys, voice: VoiceOptions = {}, env: Env = process.env): tts.TTS {
+  const speed = voice.speed ?? 1;
+  switch (config.provider) {
+    case 'openai': {
+      const model = config.model ?? TTS_DEFAULTS.openai.model;
+      // OpenAI's speech endpoint takes whole texts: the reply goes to it first clause first (first-clause.ts).
+      return new FirstClauseTTS(new openai.TTS({
+        apiKey: resolveKey('openai', keys, env),
+        model,
+        voice: (config.voice_id ?? TTS_DEFAULTS.openai.voice_id) as openai.TTSOptions['voice'],
+        speed: clamp(speed, 0.25, 4),
+        // Only the gpt-4o TTS models follow instructions; tts-1 ignores them.
+        ...optional(voice.emotions && model.startsWith('gpt-4o') && { instructions: EXPRESSIVE_INSTRUCTIONS }),
+        ...optional(env.OPENAI_BASE_URL && { baseURL: env.OPENAI_BASE_URL }),
+      }));
+    }
+    case 'deepgram':
+      return new deepgram.TTS({
+        apiKey: resolveKey('deepgram', keys, env),
+        // Deepgram names voices as models (aura-2-thalia-en).
+        model: config.voice_id ?? TTS_DEFAULTS.deepgram.voice_id,
+        ...optional(speed !== 1 && { speed: clamp(speed, 0.7, 1.5) }),
+        ...optional(env.DEEPGRAM_BASE_URL && { baseUrl: env.DEEPGRAM_BASE_URL }),
+      });
+    case 'elevenlabs':
+      return new elevenlabs.TTS({
+        apiKey: resolveKey('elevenlabs', keys, env),
+        ...optional(config.voice_id && { voiceId: config.voice_id }),
+        ...optional(config.model && { model: config.model }),
+        ...optional(voice.language && { language: baseLanguage(voice.language) }),
+        ...optional(
+          (speed !== 1 || voice.emotions) && {
+            voiceSettings: {
+              // Lower stability and some style exaggeration make delivery follow the text's emotion.
+              stability: voice.emotions ? 0.35 : 0.5,
+              similarity_boost: 0.75,
+              ...(voice.emotions ? { style: 0.4 } : {}),
+              speed: clamp(speed, 0.7, 1.2),
+            },
+          },
+        ),
+        ...optional(env.ELEVENLABS_BASE_URL && { baseURL: env.ELEVENLABS_BASE_URL }),
+      });
+    case 'cartesia':
+      return new CartesiaTTS({
+        apiKey: resolveKey('cartesia', keys, env),
+        ...optional(config.voice_id && { voice: config.voice_id }),
+        ...optional(config.model && { model: config.model }),
+        ...optional(voice.language && { language: baseLanguage(voice.language) }),
+        speed,
+        ...optional(voice.emotions && { emotion: ['positivity'] }),
+        ...optional(env.CARTESIA_BASE_URL && { baseURL: env.CARTESIA_BASE_URL }),
+      });
+    case 'local':
+      return new LocalTTS({
+        model: (config.model ?? TTS_DEFAULTS.local.model) as LocalTTSModel,
+        ...optional(config.voice_id && { voice: config.voice_id }),
+        speed,
+      });
+    default:
+      throw new ProviderConfigError(`unknown TTS provider: ${config.provider}`);
+  }
+}
+
+/** What the gpt-4o TTS models are told when the agent has `emotions` on. */
+export const EXPRESSIVE_INSTRUCTIONS =
+  'Speak naturally and expressively: let your tone follow the emotion of the words (warm, excited, sorry, reassuring).';
