@@ -1,5 +1,5 @@
 import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, Metadata, type Static } from './common.ts';
-import { STT_DEFAULT_MODEL, STT_PROVIDERS, TTS_DEFAULTS, TTS_PROVIDERS } from '../shared/voices.ts';
+import { DEFAULT_LANGUAGE, STT_DEFAULT_MODEL, STT_PROVIDERS, TTS_DEFAULTS, TTS_PROVIDERS } from '../shared/voices.ts';
 import { DATA_RETENTION_MODES } from '../shared/privacy.ts';
 import { BARGE_IN_MODES, DELAY_LIMITS, delaysFor, ENDPOINTING_MODES, TURN_DETECTIONS, TURN_TAKING_DEFAULTS } from '../shared/turn-taking.ts';
 
@@ -32,7 +32,7 @@ export const AGENT_DEFAULTS = {
   interruption_sensitivity: 0.5,
   silence_timeout_seconds: 30,
   enable_recording: false,
-  language: 'en-US',
+  language: DEFAULT_LANGUAGE,
   dynamic_variables: {},
   voicemail_detection: false,
   voicemail_message: null,

@@ -8,6 +8,7 @@ import { agentBehaviour, Transcriber as AgentTranscriber, Tts as AgentTts, TurnT
 import { LlmProviders } from './models.ts';
 import type { CallLatency as SharedCallLatency } from '../shared/latency.ts';
 import type { ProviderKeys as SharedProviderKeys } from '../shared/providers.ts';
+import type { TranscriberConfig, TtsConfig } from '../shared/speech/providers.ts';
 import { DATA_RETENTION_MODES } from '../shared/privacy.ts';
 
 // ---- Speech and model providers --------------------------------------------------------------------------
@@ -22,6 +23,8 @@ export const Transcriber = Type.Object(AgentTranscriber.properties, { title: 'In
 export type Transcriber = Static<typeof Transcriber>;
 export const Tts = Type.Object(AgentTts.properties, { title: 'InternalTts' });
 export type Tts = Static<typeof Tts>;
+// shared/speech/providers.ts builds the engines from these and owns the shape it reads: they must satisfy it.
+const _speechShapes: [Transcriber extends TranscriberConfig ? true : false, Tts extends TtsConfig ? true : false] = [true, true];
 export const TurnTaking = Type.Object(AgentTurnTaking.properties, { title: 'InternalTurnTaking' });
 export type TurnTaking = Static<typeof TurnTaking>;
 

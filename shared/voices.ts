@@ -4,6 +4,9 @@
 // Local entries are what the Debian packages installed by scripts/setup.sh provide (espeak-ng, festival with
 // festvox-us-slt-hts, pocketsphinx-en-us).
 
+/** An agent's language when it sets none (BCP-47): the agent schema's default and the speech factories'. */
+export const DEFAULT_LANGUAGE = 'en-US';
+
 export const STT_PROVIDERS = ['deepgram', 'openai', 'local'] as const;
 export type SttProvider = (typeof STT_PROVIDERS)[number];
 export const TTS_PROVIDERS = ['openai', 'deepgram', 'elevenlabs', 'cartesia', 'local'] as const;

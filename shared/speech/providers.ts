@@ -6,10 +6,8 @@ import { initializeLogger, loggerOptions, type stt, type tts } from '@livekit/ag
 import * as deepgram from '@livekit/agents-plugin-deepgram';
 import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
 import * as openai from '@livekit/agents-plugin-openai';
-import type { ProviderKeys, Transcriber, Tts } from '../../schemas/internal.ts';
-import { AGENT_DEFAULTS } from '../../schemas/agents.ts';
-import { STT_DEFAULT_MODEL, TTS_DEFAULTS } from '../voices.ts';
-import { ProviderConfigError, resolveKey } from '../providers.ts';
+import { DEFAULT_LANGUAGE, STT_DEFAULT_MODEL, TTS_DEFAULTS } from '../voices.ts';
+import { ProviderConfigError, resolveKey, type ProviderKeys } from '../providers.ts';
 import { CartesiaTTS } from './cartesia-tts.ts';
 import { FirstClauseTTS } from './first-clause.ts';
 import { LocalSTT } from './local-stt.ts';
@@ -30,12 +28,21 @@ export function ensureAgentsLogger(): void {
 }
 
 /**
- * Transcriber settings as the session config carries them (schemas/internal.ts, derived from the agent schema);
- * `provider` widens to a string so an unknown one reaches the factory's error, and a missing model, voice or
- * language takes the catalogue's default (shared/voices.ts), the same one the control plane fills in.
+ * The transcriber and TTS settings the factories read, of the session config's (schemas/internal.ts, derived from
+ * the agent schema, which satisfies these; shared/ owns the shape and does not import schemas/). `provider` is a
+ * string so an unknown one reaches the factory's error; a missing model, voice or language takes the catalogue's
+ * default (shared/voices.ts), the same one the control plane fills in.
  */
-export type TranscriberConfig = Omit<Transcriber, 'provider' | 'model' | 'language'> & { provider: string; model?: string | null; language?: string | null };
-export type TtsConfig = Omit<Tts, 'provider' | 'model' | 'voice_id'> & { provider: string; model?: string | null; voice_id?: string | null };
+export interface TranscriberConfig {
+  provider: string;
+  model?: string | null;
+  language?: string | null;
+}
+export interface TtsConfig {
+  provider: string;
+  model?: string | null;
+  voice_id?: string | null;
+}
 
 /** Agent behaviour that reaches the TTS. */
 export interface VoiceOptions {
@@ -54,7 +61,7 @@ export const baseLanguage = (language: string) => language.split(/[-_]/)[0]!.toL
 export const optional = <T extends object>(value: T | undefined | null | false | '' | 0): Partial<T> => value || {};
 
 export function createSTT(transcriber: TranscriberConfig, keys: ProviderKeys, env: Env = process.env): stt.STT {
-  const language = transcriber.language ?? AGENT_DEFAULTS.language;
+  const language = transcriber.language ?? DEFAULT_LANGUAGE;
   switch (transcriber.provider) {
     case 'deepgram':
       return new deepgram.STT({

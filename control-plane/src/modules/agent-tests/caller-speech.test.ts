@@ -10,7 +10,8 @@ import { LocalSTT } from '../../../../shared/speech/local-stt.ts';
 import { LocalTTS } from '../../../../shared/speech/local-tts.ts';
 import { findVoice } from '../../../../shared/voices.ts';
 import { transcribeFrames } from '../../../../shared/sim-caller.ts';
-import { OFFLINE_CALLER, buildCallerSpeech, planCallerSpeech, type CallerSpeechPlan } from './caller-speech.ts';
+import { OFFLINE_CALLER, planCallerSpeech, type CallerSpeechPlan } from './caller-speech.ts';
+import { buildCallerSpeech } from './caller-engines.ts';
 
 type Agent = Parameters<typeof planCallerSpeech>[0];
 const agent = (over: Partial<Agent> = {}): Agent => ({

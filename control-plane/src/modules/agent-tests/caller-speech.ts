@@ -13,9 +13,7 @@
 //    443 and so ignores an operator's DEEPGRAM_BASE_URL port), in a voice that is not the agent's: one of the
 //    other gender where the catalogue knows both, so a recording tells the two apart; else festival.
 import type { CredentialProvider } from '../../../../schemas/credentials.ts';
-import type { CallerSpeech } from '../../../../shared/sim-caller.ts';
 import type { AgentRow } from '../agents/queries.ts';
-import { createSTT, createTTS, ensureAgentsLogger, SPEECH_BASE_URL_ENV, type SpeechBaseUrlEnv, type TranscriberConfig, type TtsConfig } from '../../../../shared/speech/providers.ts';
 import { STT_DEFAULT_MODEL, STT_MODELS, TTS_DEFAULTS, VOICES, findVoice, languageMatches, type SttProvider, type TtsProvider } from '../../../../shared/voices.ts';
 
 export type OrgKeys = Partial<Record<CredentialProvider, string>>;
@@ -82,22 +80,4 @@ function ttsFor(agent: AgentSpeech, keys: OrgKeys): CallerSpeechPlan['tts'] {
 /** The caller's speech for a test of this agent: `listens` for a persona, whose caller must understand the agent. */
 export function planCallerSpeech(agent: AgentSpeech, keys: OrgKeys, listens: boolean): CallerSpeechPlan {
   return { language: agent.language, stt: listens ? sttFor(agent, keys) : null, tts: ttsFor(agent, keys) };
-}
-
-/**
- * The engines of a plan, with the org's keys and the operator's base URLs and nothing else: only the *_BASE_URL
- * settings are read from `config`, so no platform key (in the control plane's environment or its config) can be
- * picked.
- */
-export function buildCallerSpeech(plan: CallerSpeechPlan, keys: OrgKeys, config: Partial<Record<SpeechBaseUrlEnv, string>>): CallerSpeech {
-  ensureAgentsLogger();
-  const urls = Object.fromEntries(SPEECH_BASE_URL_ENV.map((name) => [name, config[name]]));
-  const orgOnly = { openai: keys.openai, deepgram: keys.deepgram, elevenlabs: keys.elevenlabs, cartesia: keys.cartesia };
-  const tts = createTTS(plan.tts satisfies TtsConfig, orgOnly, { language: plan.language }, urls);
-  try {
-    return { tts, stt: plan.stt ? createSTT(plan.stt satisfies TranscriberConfig, orgOnly, urls) : null };
-  } catch (err) {
-    void tts.close().catch(() => {});
-    throw err;
-  }
 }

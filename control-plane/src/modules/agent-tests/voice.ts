@@ -17,7 +17,7 @@ import { openWebCallRoom, roomNameFor } from '../calls/service.ts';
 import { CALLER_RULES, ConversationError, HANGUP_TOKEN, type Ending } from './conversation.ts';
 import type { JudgeLlm } from './models.ts';
 import { setResultCall } from './queries.ts';
-import { buildCallerSpeech, type CallerSpeechPlan, type OrgKeys } from './caller-speech.ts';
+import type { CallerSpeechPlan, OrgKeys } from './caller-speech.ts';
 
 /** Silence after the agent's speech that ends its turn, as the caller hears it (ms). */
 const AGENT_TURN_SILENCE_MS = 2000;
@@ -152,6 +152,7 @@ export class VoiceConversation {
     // exists, so a provider that cannot be set up leaves no call behind.
     let speech: CallerSpeech;
     try {
+      const { buildCallerSpeech } = await import('./caller-engines.ts');
       speech = buildCallerSpeech(this.#agent.speech, this.#agent.keys, this.#services.config);
     } catch (err) {
       throw new ConversationError(`the simulated caller's speech could not be set up: ${(err as Error).message}`);
