@@ -108,14 +108,18 @@ export async function runIngest(services: Services, jobId: string, opts: { final
     const final = permanent || (opts.final ?? true);
     const message = permanent ? err.message : `Ingestion failed: ${(err as Error).message}`;
     log.warn({ err, final }, 'knowledge ingestion failed');
-    await finishJob(sql, job.id, final ? 'failed' : 'queued', message.slice(0, 1000));
-    if (final) {
-      // A re-ingestion that fails leaves the previous chunks in place (they are replaced only on success).
-      const kept = src.chunk_count > 0 ? ` (the previous content, ${src.chunk_count} chunks, is still searched)` : '';
-      await markSourceError(sql, src.id, message.slice(0, 1000 - kept.length) + kept);
-      return;
-    }
-    await requeueSource(sql, src.id);
+    // The job and its source change together: whoever sees the job finished sees the source's outcome too.
+    await sql.begin(async (tx) => {
+      await finishJob(tx, job.id, final ? 'failed' : 'queued', message.slice(0, 1000));
+      if (final) {
+        // A re-ingestion that fails leaves the previous chunks in place (they are replaced only on success).
+        const kept = src.chunk_count > 0 ? ` (the previous content, ${src.chunk_count} chunks, is still searched)` : '';
+        await markSourceError(tx, src.id, message.slice(0, 1000 - kept.length) + kept);
+      } else {
+        await requeueSource(tx, src.id);
+      }
+    });
+    if (final) return;
     throw err; // pg-boss retries with backoff
   }
 }
