@@ -182,14 +182,22 @@ describe("a squad's web call through LiveKit", () => {
       90_000,
     );
     expect(call).toMatchObject({ agent_id: receptionist, squad_id: squadId, end_reason: 'user_hangup' });
-    const agentLines = call.messages.filter((m: { role: string }) => m.role === 'agent').map((m: { content: string; agent_id?: string }) => [m.content, m.agent_id]);
-    expect(agentLines.slice(0, 2)).toEqual([
+    type Message = { role: string; content: string; agent_id?: string; tool_call?: { name: string; arguments: string } };
+    const messages = call.messages as Message[];
+    // What the agents said (tool calls are agent messages too, with empty content and a `tool_call`).
+    const spoken = messages.filter((m) => m.role === 'agent' && !m.tool_call).map((m) => [m.content, m.agent_id]);
+    expect(spoken.slice(0, 2)).toEqual([
       [FIRST_MESSAGE, receptionist],
       [BILLING_FIRST, billing],
     ]);
     // Then billing's answers (one per caller turn the worker's STT made of the question).
-    expect(agentLines.length).toBeGreaterThanOrEqual(3);
-    for (const line of agentLines.slice(2)) expect(line).toEqual([BILLING_ANSWER, billing]);
+    expect(spoken.length).toBeGreaterThanOrEqual(3);
+    for (const line of spoken.slice(2)) expect(line).toEqual([BILLING_ANSWER, billing]);
+    // The hand-off tool call is the receptionist's, and comes before billing's first line.
+    const tools = messages.filter((m) => m.tool_call);
+    expect(tools.map((m) => [m.tool_call!.name, m.agent_id])).toEqual([[HANDOFF_TOOL, receptionist]]);
+    expect(JSON.parse(tools[0]!.tool_call!.arguments)).toEqual({ reason: 'invoice question' });
+    expect(messages.indexOf(tools[0]!)).toBeLessThan(messages.findIndex((m) => m.content === BILLING_FIRST));
     expect(call.messages.filter((m: { role: string }) => m.role === 'user').length).toBeGreaterThanOrEqual(2);
     expect(call.handoffs).toEqual([{ from_agent_id: receptionist, to_agent_id: billing, reason: 'invoice question', context: 'full', at: expect.any(String) }]);
     expect(Object.keys(call.agent_latency ?? {}).sort()).toEqual([receptionist, billing].sort());
