@@ -22,20 +22,22 @@ const FriendlyName = Type.String({ minLength: 1, maxLength: 255 });
 
 export const Fallback = Strict(
   {
-    agent_id: Uuid({ description: 'Agent that answers when the primary agent cannot' }),
+    agent_id: Type.Optional(Uuid({ description: 'Agent that answers when the primary target cannot. Exactly one of agent_id and squad_id' })),
+    squad_id: Type.Optional(Uuid({ description: "Squad (POST /v1/squads) whose entry agent answers when the primary target cannot. Exactly one of agent_id and squad_id" })),
   },
   {
     title: 'InboundFallback',
     description:
-      'Used when the primary agent (routing `agent_id`, else the number\'s `agent_id`) has been deleted, or when the ' +
+      'Used when the primary target (routing `agent_id` or `squad_id`, else the number\'s own) has been deleted, or when the ' +
       'organisation is at its daily call cap or its concurrent-call limit. A fallback call is the overflow line: it is ' +
-      'admitted past those limits (and counted).',
+      'admitted past those limits (and counted). Exactly one of `agent_id` and `squad_id`.',
   },
 );
 
 export const InboundRouting = Type.Object(
   {
-    agent_id: Nullable(Uuid({ description: 'Agent that receives inbound calls; overrides the number\'s `agent_id`' })),
+    agent_id: Nullable(Uuid({ description: 'Agent that receives inbound calls; overrides the number\'s `agent_id` / `squad_id`' })),
+    squad_id: Nullable(Uuid({ description: 'Squad that receives inbound calls (its entry agent answers); overrides the number\'s `agent_id` / `squad_id`. At most one of agent_id and squad_id is set' })),
     fallback: Nullable(Fallback),
     voicemail_message: Nullable(Type.String({ maxLength: 2000, description: 'Left when voicemail is detected on an inbound call' })),
   },
@@ -45,7 +47,10 @@ export type InboundRouting = Static<typeof InboundRouting>;
 
 export const InboundRoutingInput = Strict(
   {
-    agent_id: Type.Optional(Nullable(Uuid({ description: 'Agent that receives inbound calls; null clears the override' }))),
+    agent_id: Type.Optional(Nullable(Uuid({ description: 'Agent that receives inbound calls; null clears the override. Setting it clears `squad_id`' }))),
+    squad_id: Type.Optional(
+      Nullable(Uuid({ description: 'Squad that receives inbound calls (its entry agent answers); null clears it. Setting it clears `agent_id`; not both at once' })),
+    ),
     fallback: Type.Optional(Nullable(Fallback)),
     voicemail_message: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
   },
@@ -63,6 +68,7 @@ const example = {
   inbound_trunk_id: 'ST_xH7bQ2',
   outbound_trunk_id: 'ST_k9PzY4',
   dispatch_rule_id: 'SDR_3fRt8w',
+  squad_id: null,
   inbound_routing: null,
   sms_capable: true,
   created_at: '2025-01-01T12:00:00.000Z',
@@ -75,7 +81,8 @@ export const PhoneNumber = Type.Object(
     phone_number: Type.String({ description: 'E.164' }),
     friendly_name: Nullable(Type.String()),
     provider: Type.String({ description: 'Carrier the number was bought from (informational)' }),
-    agent_id: Uuid(),
+    agent_id: Uuid({ description: "The agent that answers the number; on a squad's number, the squad's entry agent" }),
+    squad_id: Nullable(Uuid({ description: 'The squad that answers the number (its entry agent first); null when the number routes to one agent' })),
     status: StringEnum(PHONE_NUMBER_STATUSES, { description: '`inactive` numbers reject calls (SIP 486) and create no call' }),
     inbound_trunk_id: Nullable(Type.String()),
     outbound_trunk_id: Nullable(Type.String()),
@@ -90,7 +97,8 @@ export const PhoneNumber = Type.Object(
 
 export const PurchasePhoneNumber = Strict(
   {
-    agent_id: Uuid({ description: 'Agent that answers the number' }),
+    agent_id: Type.Optional(Uuid({ description: 'Agent that answers the number. Exactly one of agent_id and squad_id' })),
+    squad_id: Type.Optional(Uuid({ description: 'Squad (POST /v1/squads) that answers the number: its entry agent first. Exactly one of agent_id and squad_id' })),
     phone_number: Type.Optional(Nullable(E164({ description: 'A number from the search endpoint; leave out to buy the first match of country / area_code / contains' }))),
     country: Type.Optional(CountryDefaultUS),
     area_code: Type.Optional(Nullable(AreaCode)),
@@ -105,7 +113,8 @@ export type PurchasePhoneNumber = Static<typeof PurchasePhoneNumber>;
 export const UpdatePhoneNumber = Strict(
   {
     friendly_name: Type.Optional(Nullable(FriendlyName)),
-    agent_id: Type.Optional(Uuid()),
+    agent_id: Type.Optional(Uuid({ description: 'Route the number to this agent (clears `squad_id`). Not with squad_id' })),
+    squad_id: Type.Optional(Uuid({ description: 'Route the number to this squad (its entry agent answers first). Not with agent_id' })),
     status: Type.Optional(StringEnum(PHONE_NUMBER_STATUSES)),
   },
   { title: 'UpdatePhoneNumber' },
@@ -115,7 +124,7 @@ export const UpdatePhoneNumber = Strict(
 export const PhoneNumberParams = Strict({ phone_number_id: PathId('Phone number') });
 export const PhoneNumberList = ListEnvelope(PhoneNumber, 'PhoneNumber');
 export const PhoneNumberListQuery = Type.Composite(
-  [Pagination({ default: 100, maximum: 200 }), Type.Object({ status: Type.Optional(StringEnum(PHONE_NUMBER_STATUSES)), agent_id: Type.Optional(Uuid()) })],
+  [Pagination({ default: 100, maximum: 200 }), Type.Object({ status: Type.Optional(StringEnum(PHONE_NUMBER_STATUSES)), agent_id: Type.Optional(Uuid()), squad_id: Type.Optional(Uuid()) })],
   { additionalProperties: false },
 );
 

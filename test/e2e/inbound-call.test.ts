@@ -96,6 +96,10 @@ beforeAll(async () => {
     if (/pressed 4/.test(said)) return { text: 'You pressed four.' };
     if (/pressed 9/.test(said)) return { toolCalls: [{ name: 'transfer_call', arguments: {} }] };
     if (/pressed 5/.test(said)) return { toolCalls: [{ name: 'end_call', arguments: {} }] };
+    // A squad's front desk (the number routed to a squad) hands the caller to billing on 7.
+    if (/pressed 7/.test(said) && req.tools?.some((t) => t.function.name === 'handoff_to_phone_billing')) {
+      return { toolCalls: [{ name: 'handoff_to_phone_billing', arguments: { reason: 'keypad 7' } }] };
+    }
     return { text: 'Sorry, we are closed on Sundays.' };
   });
   const db = await createTestDatabase();
@@ -323,6 +327,53 @@ describe.skipIf(!sipBridgeVersion())('inbound phone calls over the SIP bridge', 
       await phone.hangUp().catch(() => {});
       await phone.close();
     }
+  });
+
+  it("a number routed to a squad: the call starts on the squad's entry agent, and a hand-off moves it to billing", { timeout: 240_000 }, async () => {
+    const front = await createAgent('Squad front', FIRST_MESSAGE);
+    const billingModel = await api('POST', '/v1/models', { name: 'billing', model: 'fake-model', base_url: llm.url, system_prompt: 'You are the billing desk.' });
+    expect(billingModel.status).toBe(201);
+    const billing = await createAgent('Phone billing', OTHER_FIRST, { llm_id: billingModel.body.id });
+    const squad = await api('POST', '/v1/squads', {
+      name: 'Phone desk',
+      agent_ids: [front, billing],
+      entry_agent_id: front,
+      handoffs: [{ from_agent_id: front, to_agent_id: billing, description: 'Billing questions' }],
+    });
+    expect(squad.status, JSON.stringify(squad.body)).toBe(201);
+    const bought = await api('POST', '/v1/phone-numbers', { squad_id: squad.body.id, area_code: '415' });
+    expect(bought.status, JSON.stringify(bought.body)).toBe(200);
+    expect(bought.body).toMatchObject({ squad_id: squad.body.id, agent_id: front });
+    const phone = await dial(bought.body.phone_number);
+    let callId: string;
+    try {
+      await phone.startMedia();
+      const [call] = await callsTo(bought.body.phone_number);
+      callId = call!.id;
+      await until('the agent session to start', async () => (await sql<{ status: string }[]>`select status from calls where id = ${callId}`)[0]!.status === 'in_progress');
+      const [row] = await sql<{ agent_id: string; squad_id: string }[]>`select agent_id, squad_id from calls where id = ${callId}`;
+      expect(row).toEqual({ agent_id: front, squad_id: squad.body.id });
+      // The entry agent's greeting, then 7: billing's first line is the next thing the caller hears.
+      await heardUtterance(phone);
+      const mark = phone.received.length;
+      await phone.pressKey('7');
+      await phone.pressKey('#');
+      await until('the hand-off', async () => (await sql<{ n: number }[]>`select jsonb_array_length(handoffs) as n from calls where id = ${callId}`)[0]!.n === 1, 90_000);
+      await heardUtterance(phone, mark);
+      await phone.hangUp();
+    } finally {
+      await phone.close();
+    }
+    const done = await until('the call to complete', async () => {
+      const c = (await api('GET', `/v1/calls/${callId!}`)).body;
+      return c.status === 'completed' && c.messages ? c : null;
+    });
+    expect(done).toMatchObject({ type: 'inbound', agent_id: front, squad_id: squad.body.id });
+    expect(done.handoffs).toEqual([{ from_agent_id: front, to_agent_id: billing, reason: 'keypad 7', context: 'full', at: expect.any(String) }]);
+    expect(done.messages[0]).toMatchObject({ role: 'agent', content: FIRST_MESSAGE, agent_id: front });
+    expect(done.messages).toContainEqual(expect.objectContaining({ role: 'agent', content: OTHER_FIRST, agent_id: billing }));
+    const [event] = await sql<{ payload: Record<string, unknown> }[]>`select payload from events where call_id = ${callId!} and type = 'call.handoff'`;
+    expect(event!.payload).toMatchObject({ squad_id: squad.body.id, from_agent_id: front, to_agent_id: billing });
   });
 
   it('end_call hangs up the SIP leg from the agent side', { timeout: 240_000 }, async () => {

@@ -3,6 +3,7 @@
 // dispatches the number's fallback agent, and when that is not taken either plays the number's
 // voicemail_message itself (no worker) and fails the call with call.failed `agent_unavailable`. Without a
 // message the ringing INVITE is refused with 486 long before the trunk's ringing timeout.
+// A squad as the fallback is opened on its entry agent with the squad, as the worker would open it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentDispatchClient } from 'livekit-server-sdk';
 import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
@@ -144,5 +145,37 @@ describe.skipIf(!sipBridgeVersion())('inbound calls no worker takes', () => {
     expect(call!.messages ?? []).toEqual([]);
     const [event] = await sql<{ payload: Record<string, unknown> }[]>`select payload from events where call_id = ${call!.id} and type = 'call.failed'`;
     expect(event!.payload).toMatchObject({ reason: 'agent_unavailable' });
+  });
+
+  it("a squad as the fallback: the control plane opens the call on the squad's entry agent, with the squad, and dispatches it", { timeout: 240_000 }, async () => {
+    const primary = await createAgent('Day desk');
+    const front = await createAgent('Night front');
+    const billing = await createAgent('Night billing');
+    const squad = await api('POST', '/v1/squads', {
+      name: 'Night squad',
+      agent_ids: [front, billing],
+      entry_agent_id: front,
+      handoffs: [{ from_agent_id: front, to_agent_id: billing, description: 'Billing' }],
+    });
+    expect(squad.status, JSON.stringify(squad.body)).toBe(201);
+    const number = await buy(primary, { fallback: { squad_id: squad.body.id } });
+    const phone = await SipPhone.call({ bridge: stack.sipAddress!, to: number.phone_number, from: '+15550100179' });
+    let callId: string;
+    try {
+      const opened = await until('the fallback call', async () => (await callsTo(number.phone_number)).find((c) => c.agent_id === front));
+      callId = opened.id;
+      expect(opened.metadata).toMatchObject({ routed_via: 'fallback', unanswered_by: [primary] });
+      const [row] = await sql<{ squad_id: string | null }[]>`select squad_id from calls where id = ${opened.id}`;
+      expect(row!.squad_id).toBe(squad.body.id);
+      const dispatches = await new AgentDispatchClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret).listDispatch(opened.room_name);
+      expect(dispatches.map((d) => JSON.parse(d.metadata).call_id)).toContain(opened.id);
+      // Not taken either, and no message: the ringing INVITE is refused.
+      await phone.waitFor('a refusal', () => phone.answered || phone.finalStatus, 90_000);
+      expect(phone.finalStatus, phone.messages.slice(-2000)).toBe(486);
+    } finally {
+      await phone.close();
+    }
+    const call = (await api('GET', `/v1/calls/${callId!}`)).body;
+    expect(call).toMatchObject({ status: 'failed', agent_id: front, squad_id: squad.body.id });
   });
 });

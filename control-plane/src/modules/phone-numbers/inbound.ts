@@ -1,7 +1,8 @@
 // Inbound calls: the worker in a room made by a dispatch rule asks the control plane to open the call
 // (POST /internal/v1/calls/inbound). Routing, in order:
-//   1. the number's inbound_routing.agent_id, else the number's agent_id: the primary agent;
-//   2. inbound_routing.fallback.agent_id when the primary agent has been deleted, or the organisation is at
+//   1. the number's inbound_routing agent_id or squad_id, else the number's own squad or agent: the primary
+//      target (a squad's call starts on its entry agent and carries the squad, as a web call on a squad does);
+//   2. inbound_routing.fallback (an agent or a squad) when the primary target has been deleted, or the organisation is at
 //      its daily call cap or its concurrent-call limit (the overflow line: admitted past those limits);
 //   3. the workspace's default_agent_id when there is no live primary and no fallback (limits apply);
 //   4. otherwise the call is refused: a `failed` call record and `call.failed`, and the worker deletes the room
@@ -22,6 +23,8 @@ import { carrierFor } from './carriers/index.ts';
 import { callRateCents, rateTableFor } from './rates.ts';
 import { findLiveByNumber, type PhoneNumberRow } from './queries.ts';
 import { inboundRoomPrefix } from './wiring.ts';
+import { findCallTarget, setCallSquad, type CallTarget } from '../squads/target.ts';
+import type { SquadRow } from '../squads/queries.ts';
 
 /** A phone number as E.164, or null when it is not one (an anonymous caller, a SIP user name). */
 export function toE164(raw: string | null | undefined): string | null {
@@ -54,41 +57,43 @@ export async function countDailyCall(db: Db, orgId: string): Promise<void> {
     on conflict (org_id, day) do update set calls = d.calls + 1`;
 }
 
-export async function liveAgent(db: Db, orgId: string, id: string | null | undefined): Promise<string | null> {
-  if (!id) return null;
-  const [row] = await db<{ id: string }[]>`select id from agents where id = ${id} and org_id = ${orgId} and deleted_at is null`;
-  return row?.id ?? null;
+/** The number's target: its routing override (agent or squad), else its own squad, else its own agent. */
+export async function primaryTarget(db: Db, number: PhoneNumberRow): Promise<CallTarget | null> {
+  const own = number.squad_id ? { squad_id: number.squad_id } : { agent_id: number.agent_id };
+  return (await findCallTarget(db, number.org_id, number.inbound_routing ?? {})) ?? (await findCallTarget(db, number.org_id, own));
 }
 
+export const fallbackTarget = (db: Db, number: PhoneNumberRow): Promise<CallTarget | null> =>
+  findCallTarget(db, number.org_id, number.inbound_routing?.fallback ?? {});
+
 export interface Route {
-  agentId: string | null;
-  /** How the agent was chosen: primary, fallback, default; or the rejection. */
+  target: CallTarget | null;
+  /** How the target was chosen: primary, fallback, default; or the rejection. */
   via: 'primary' | 'fallback' | 'default' | Rejection;
 }
 
-/** Chooses the agent (and takes the limit slot) inside the caller's transaction. */
+/** Chooses the agent or squad (and takes the limit slot) inside the caller's transaction. */
 export async function routeInbound(db: Db, number: PhoneNumberRow): Promise<Route> {
-  const routing = number.inbound_routing;
-  const primary = (await liveAgent(db, number.org_id, routing?.agent_id)) ?? (await liveAgent(db, number.org_id, number.agent_id));
-  const fallback = await liveAgent(db, number.org_id, routing?.fallback?.agent_id);
+  const primary = await primaryTarget(db, number);
+  const fallback = await fallbackTarget(db, number);
   if (primary) {
     const admission = await admit(db, number.org_id);
-    if (admission === 'ok') return { agentId: primary, via: 'primary' };
+    if (admission === 'ok') return { target: primary, via: 'primary' };
     if (fallback) {
       await countDailyCall(db, number.org_id);
-      return { agentId: fallback, via: 'fallback' };
+      return { target: fallback, via: 'fallback' };
     }
-    return { agentId: null, via: admission };
+    return { target: null, via: admission };
   }
   if (fallback) {
     await countDailyCall(db, number.org_id);
-    return { agentId: fallback, via: 'fallback' };
+    return { target: fallback, via: 'fallback' };
   }
   const [org] = await db<{ default_agent_id: string | null }[]>`select default_agent_id from orgs where id = ${number.org_id}`;
-  const def = await liveAgent(db, number.org_id, org?.default_agent_id);
-  if (!def) return { agentId: null, via: 'no_agent' };
+  const def = await findCallTarget(db, number.org_id, { agent_id: org?.default_agent_id });
+  if (!def) return { target: null, via: 'no_agent' };
   const admission = await admit(db, number.org_id);
-  return admission === 'ok' ? { agentId: def, via: 'default' } : { agentId: null, via: admission };
+  return admission === 'ok' ? { target: def, via: 'default' } : { target: null, via: admission };
 }
 
 const REJECTION_DETAIL: Record<Rejection, string> = {
@@ -136,7 +141,7 @@ export async function insertInboundCall(
   tx: Db,
   number: PhoneNumberRow,
   leg: InboundLeg,
-  c: { id: string; agentId: string; routedVia: string; metadata?: Record<string, unknown> },
+  c: { id: string; agentId: string; squad?: SquadRow | null; routedVia: string; metadata?: Record<string, unknown> },
 ): Promise<CallRow> {
   const voicemail = number.inbound_routing?.voicemail_message;
   const call = await insertCall(tx, {
@@ -157,7 +162,7 @@ export async function insertInboundCall(
   await tx`
     update calls set carrier_call_sid = ${leg.sip_call_id}, rate_cents_per_minute = ${callRateCents(carrier, 'inbound', number.phone_number, rateTableFor(services.config))}
     where id = ${c.id}`;
-  return call;
+  return setCallSquad(tx, call, c.squad ?? null);
 }
 
 /** POST /internal/v1/calls/inbound. Idempotent per room: a retried request answers the call already opened. */
@@ -177,9 +182,15 @@ export async function openInboundCall(services: Services, req: InboundOpenReques
   const id = randomUUID();
   const result = await sql.begin(async (tx) => {
     const route = await routeInbound(tx, number);
-    // A refused call is recorded against the agent the number names (agents are soft-deleted, so it exists).
-    const call = await insertInboundCall(services, tx, number, req, { id, agentId: route.agentId ?? number.inbound_routing?.agent_id ?? number.agent_id, routedVia: route.via });
-    if (!route.agentId) {
+    // A refused call is recorded against the agent the number names (agents are soft-deleted, so it exists); a
+    // refused call started on no squad.
+    const call = await insertInboundCall(services, tx, number, req, {
+      id,
+      agentId: route.target?.agent.id ?? number.inbound_routing?.agent_id ?? number.agent_id,
+      squad: route.target?.squad ?? null,
+      routedVia: route.via,
+    });
+    if (!route.target) {
       await failCall(tx, call, route.via, route.via);
       return { refused: route.via as Rejection };
     }

@@ -134,9 +134,9 @@ describe('purchase, read, update, release', () => {
     expect((await tp.request('patch', `/v1/phone-numbers/${n.id}`, { key: a.key, body: { agent_id: agentB } })).status).toBe(422);
     const r1 = await tp.request('patch', `/v1/phone-numbers/${n.id}/inbound-routing`, { key: a.key, body: { agent_id: agentA, fallback: { agent_id: agentA2 } } });
     expect(r1.status).toBe(200);
-    expect(r1.body.inbound_routing).toEqual({ agent_id: agentA, fallback: { agent_id: agentA2 }, voicemail_message: null });
+    expect(r1.body.inbound_routing).toEqual({ agent_id: agentA, squad_id: null, fallback: { agent_id: agentA2 }, voicemail_message: null });
     const r2 = await tp.request('patch', `/v1/phone-numbers/${n.id}/inbound-routing`, { key: a.key, body: { agent_id: null } });
-    expect(r2.body.inbound_routing).toEqual({ agent_id: null, fallback: { agent_id: agentA2 }, voicemail_message: null });
+    expect(r2.body.inbound_routing).toEqual({ agent_id: null, squad_id: null, fallback: { agent_id: agentA2 }, voicemail_message: null });
     expect((await tp.request('patch', `/v1/phone-numbers/${n.id}/inbound-routing`, { key: a.key, body: { fallback: {} } })).status).toBe(422);
     expect((await tp.request('patch', `/v1/phone-numbers/${n.id}/inbound-routing`, { key: a.key, body: { fallback: { agent_id: agentB } } })).status).toBe(422);
     const r3 = await tp.request('patch', `/v1/phone-numbers/${n.id}/inbound-routing`, { key: a.key, body: { fallback: null } });

@@ -12,6 +12,8 @@ export interface PhoneNumberRow {
   friendly_name: string | null;
   provider: string;
   agent_id: string;
+  /** Migration 103: the squad the number routes to (then agent_id is its entry agent). */
+  squad_id: string | null;
   status: 'active' | 'inactive';
   inbound_trunk_id: string | null;
   outbound_trunk_id: string | null;
@@ -32,11 +34,11 @@ const LIVE = (db: Db) => db`deleted_at is null and wiring_state = 'wired'`;
 /** The row of a purchase in progress; the live unique index makes a number held by anyone a conflict (null). */
 export async function insertPurchasing(
   db: Db,
-  r: Pick<PhoneNumberRow, 'id' | 'org_id' | 'phone_number' | 'friendly_name' | 'provider' | 'agent_id' | 'inbound_routing' | 'country'>,
+  r: Pick<PhoneNumberRow, 'id' | 'org_id' | 'phone_number' | 'friendly_name' | 'provider' | 'agent_id' | 'squad_id' | 'inbound_routing' | 'country'>,
 ): Promise<PhoneNumberRow | null> {
   const [row] = await db<PhoneNumberRow[]>`
-    insert into phone_numbers (id, org_id, phone_number, friendly_name, provider, agent_id, inbound_routing, country, wiring_state)
-    values (${r.id}, ${r.org_id}, ${r.phone_number}, ${r.friendly_name}, ${r.provider}, ${r.agent_id},
+    insert into phone_numbers (id, org_id, phone_number, friendly_name, provider, agent_id, squad_id, inbound_routing, country, wiring_state)
+    values (${r.id}, ${r.org_id}, ${r.phone_number}, ${r.friendly_name}, ${r.provider}, ${r.agent_id}, ${r.squad_id},
             ${r.inbound_routing ? db.json(r.inbound_routing) : null}, ${r.country}, 'purchasing')
     on conflict (phone_number) where deleted_at is null do nothing
     returning *`;
@@ -60,10 +62,11 @@ export async function getNumber(db: Db, orgId: string, id: string, opts: { forUp
   return row;
 }
 
-export async function listNumbers(db: Db, orgId: string, q: { limit: number; offset: number; status?: string | undefined; agent_id?: string | undefined }) {
+export async function listNumbers(db: Db, orgId: string, q: { limit: number; offset: number; status?: string | undefined; agent_id?: string | undefined; squad_id?: string | undefined }) {
   const where = db`org_id = ${orgId} and ${LIVE(db)}
     ${q.status ? db`and status = ${q.status}` : db``}
-    ${q.agent_id ? db`and agent_id = ${q.agent_id}` : db``}`;
+    ${q.agent_id ? db`and agent_id = ${q.agent_id}` : db``}
+    ${q.squad_id ? db`and squad_id = ${q.squad_id}` : db``}`;
   const [items, [c]] = await Promise.all([
     db<PhoneNumberRow[]>`select * from phone_numbers where ${where} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
     db<{ total: number }[]>`select count(*)::int as total from phone_numbers where ${where}`,
@@ -71,11 +74,16 @@ export async function listNumbers(db: Db, orgId: string, q: { limit: number; off
   return { items, total: c!.total };
 }
 
-export async function updateNumber(db: Db, id: string, f: Partial<Pick<PhoneNumberRow, 'friendly_name' | 'agent_id' | 'status' | 'inbound_routing'>>) {
+export async function updateNumber(db: Db, id: string, f: Partial<Pick<PhoneNumberRow, 'friendly_name' | 'agent_id' | 'squad_id' | 'status' | 'inbound_routing'>>) {
   const set: Record<string, unknown> = { ...f };
   if ('inbound_routing' in f) set.inbound_routing = f.inbound_routing ? db.json(f.inbound_routing) : null;
   const [row] = await db<PhoneNumberRow[]>`update phone_numbers set ${db(set)}, updated_at = now() where id = ${id} returning *`;
   return row!;
+}
+
+/** A squad's numbers follow its entry agent (their `agent_id`), as a squad's call does. */
+export async function followSquadEntry(db: Db, squadId: string, entryAgentId: string): Promise<void> {
+  await db`update phone_numbers set agent_id = ${entryAgentId}, updated_at = now() where squad_id = ${squadId} and agent_id <> ${entryAgentId}`;
 }
 
 /** The number a SIP INVITE dialled, if it is live on this platform (any org). */

@@ -16,7 +16,18 @@ import {
 import { InboundOpenRequest, InboundOpenResult } from '../../../../schemas/internal.ts';
 import { CarrierError, carrierFor } from './carriers/index.ts';
 import { getNumber, listNumbers, updateNumber } from './queries.ts';
-import { carrierHttpError, normaliseRouting, phoneNumberView, purchaseNumber, releaseNumber, routingReferences } from './service.ts';
+import {
+  carrierHttpError,
+  normaliseRouting,
+  numberTarget,
+  phoneNumberView,
+  purchaseNumber,
+  releaseNumber,
+  routingProblems,
+  routingReferences,
+  targetReferences,
+} from './service.ts';
+import { targetProblems } from '../squads/target.ts';
 import { openInboundCall } from './inbound.ts';
 import { mintCapability } from '../calls/capability.ts';
 import { resolveCallConfig } from '../calls/service.ts';
@@ -65,6 +76,7 @@ export const phoneNumberRoutes = [
     summary: 'Buy a phone number',
     description:
       'Buys `phone_number` (from the search), or the first available match of `country`, `area_code` and `contains`, ' +
+      'for `agent_id`, or for `squad_id` (a squad: its entry agent answers, and the number\'s `agent_id` is that agent; exactly one of the two), ' +
       'and wires it: the platform points the number at its SIP ingress, creates its inbound trunk, its dispatch rule ' +
       'and its outbound trunk. All of it happens, or none of it: on any failure the purchase is undone. A number that ' +
       'is taken is a 409; a carrier or telephony outage is a 503 with `Retry-After` (nothing was bought).',
@@ -79,7 +91,7 @@ export const phoneNumberRoutes = [
     operationId: 'listPhoneNumbers',
     tag: 'phone-numbers',
     summary: 'List phone numbers',
-    description: 'Newest first. Filter with `status` or `agent_id`. Released numbers are not listed.',
+    description: 'Newest first. Filter with `status`, `agent_id` or `squad_id`. Released numbers are not listed.',
     query: PhoneNumberListQuery,
     responses: { 200: { description: 'Phone numbers of the organisation', schema: PhoneNumberList } },
     handler: async ({ query, auth, db }) => {
@@ -109,15 +121,24 @@ export const phoneNumberRoutes = [
     summary: 'Update a phone number',
     description:
       '`status` `inactive` keeps the number (and its wiring) but refuses its calls: the caller gets a SIP 486 and no ' +
-      'call is created. `active` takes calls again.',
+      'call is created. `active` takes calls again. `agent_id` or `squad_id` (not both) routes the number to an agent or ' +
+      "to a squad; a squad's number shows the squad's entry agent as its `agent_id`.",
     params: PhoneNumberParams,
     body: UpdatePhoneNumber,
     responses: { 200: { description: 'The updated phone number', schema: PhoneNumber } },
     handler: async ({ params, body, auth, db, audit }) => {
       const cur = await getNumber(db, auth.orgId, params.phone_number_id, { forUpdate: true });
       if (!cur) throw notFound('Phone number');
-      if (body.agent_id) await checkReferences(db, auth.orgId, [{ loc: ['body', 'agent_id'], table: 'agents', what: 'agent', ids: body.agent_id }]);
-      const row = await updateNumber(db, cur.id, body);
+      const problems = targetProblems(body, ['body'], false);
+      if (problems.length) throw new ValidationFailure(problems);
+      await checkReferences(db, auth.orgId, targetReferences(body, ['body']));
+      // A new target replaces the number's agent and squad together (a squad's number keeps its entry agent).
+      const target = body.agent_id || body.squad_id ? await numberTarget(db, auth.orgId, body) : {};
+      const row = await updateNumber(db, cur.id, {
+        ...(body.friendly_name !== undefined ? { friendly_name: body.friendly_name } : {}),
+        ...(body.status ? { status: body.status } : {}),
+        ...target,
+      });
       await audit({ action: 'phone_number.update', resourceType: 'phone_number', resourceId: cur.id, details: { fields: Object.keys(body), ...(body.status ? { status: body.status } : {}) } });
       return phoneNumberView(row);
     },
@@ -129,8 +150,9 @@ export const phoneNumberRoutes = [
     tag: 'phone-numbers',
     summary: 'Set a number\'s inbound routing',
     description:
-      'Fields given replace the stored ones; `null` clears one. Calls go to `agent_id` (else the number\'s own ' +
-      '`agent_id`); `fallback.agent_id` answers when that agent has been deleted or the organisation is at its daily ' +
+      'Fields given replace the stored ones; `null` clears one. Calls go to `agent_id` or `squad_id` (one of them; ' +
+      'setting one clears the other; a squad\'s entry agent answers), else to the number\'s own agent or squad; ' +
+      '`fallback` (`agent_id` or `squad_id`) answers when that target has been deleted or the organisation is at its daily ' +
       'call cap or concurrent-call limit (fallback calls are the overflow line and are admitted past those limits); ' +
       'then the workspace\'s `default_agent_id`. `voicemail_message` is left when voicemail is detected.',
     params: PhoneNumberParams,
@@ -139,6 +161,8 @@ export const phoneNumberRoutes = [
     handler: async ({ params, body, auth, db, audit }) => {
       const cur = await getNumber(db, auth.orgId, params.phone_number_id, { forUpdate: true });
       if (!cur) throw notFound('Phone number');
+      const problems = routingProblems(body, ['body']);
+      if (problems.length) throw new ValidationFailure(problems);
       await checkReferences(db, auth.orgId, routingReferences(body, ['body']));
       const row = await updateNumber(db, cur.id, { inbound_routing: normaliseRouting(body, cur.inbound_routing) });
       await audit({ action: 'phone_number.update_inbound_routing', resourceType: 'phone_number', resourceId: cur.id, details: { fields: Object.keys(body) } });

@@ -4,7 +4,10 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.ts';
 import type { Auth } from '../../auth/service.ts';
 import { conflict, HttpError, ValidationFailure } from '../../http/errors.ts';
-import { checkReferences, type Reference } from '../../http/references.ts';
+import { checkReferences, referenceError, type Reference } from '../../http/references.ts';
+import type { Db } from '../../db/types.ts';
+import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
+import { findCallTarget, targetProblems, type TargetIds } from '../squads/target.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import type { InboundRouting, InboundRoutingInput, PurchasePhoneNumber } from '../../../../schemas/phone-numbers.ts';
 import { CarrierError, carrierFor } from './carriers/index.ts';
@@ -18,11 +21,12 @@ export function phoneNumberView(row: PhoneNumberRow) {
     friendly_name: row.friendly_name,
     provider: row.provider,
     agent_id: row.agent_id,
+    squad_id: row.squad_id ?? null,
     status: row.status,
     inbound_trunk_id: row.inbound_trunk_id,
     outbound_trunk_id: row.outbound_trunk_id,
     dispatch_rule_id: row.dispatch_rule_id,
-    inbound_routing: row.inbound_routing,
+    inbound_routing: row.inbound_routing ? { ...row.inbound_routing, squad_id: row.inbound_routing.squad_id ?? null } : null,
     sms_capable: row.sms_capable,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -53,23 +57,51 @@ export function carrierHttpError(err: CarrierError, phoneNumber?: string | null)
   }
 }
 
-/** Routing input -> stored routing (every key present, nulls for the unset). */
+/** Routing input -> stored routing (every key present, nulls for the unset). Setting one target clears the other. */
 export function normaliseRouting(input: InboundRoutingInput | null | undefined, cur: InboundRouting | null = null): InboundRouting | null {
   if (input === undefined) return cur;
   if (input === null) return null;
+  const keep = <K extends 'agent_id' | 'squad_id' | 'fallback' | 'voicemail_message'>(k: K) => (input[k] !== undefined ? input[k] : (cur?.[k] ?? null)) as InboundRouting[K];
   const next: InboundRouting = {
-    agent_id: input.agent_id !== undefined ? input.agent_id : (cur?.agent_id ?? null),
-    fallback: input.fallback !== undefined ? input.fallback : (cur?.fallback ?? null),
-    voicemail_message: input.voicemail_message !== undefined ? input.voicemail_message : (cur?.voicemail_message ?? null),
+    agent_id: input.squad_id ? null : keep('agent_id'),
+    squad_id: input.agent_id ? null : keep('squad_id'),
+    // Stored with the one target it names.
+    fallback: input.fallback ? (input.fallback.squad_id ? { squad_id: input.fallback.squad_id } : { agent_id: input.fallback.agent_id! }) : keep('fallback'),
+    voicemail_message: keep('voicemail_message'),
   };
-  return next.agent_id === null && next.fallback === null && next.voicemail_message === null ? null : next;
+  return next.agent_id === null && next.squad_id === null && next.fallback === null && next.voicemail_message === null ? null : next;
 }
 
-export function routingReferences(routing: InboundRoutingInput | null | undefined, at: string[]): Reference[] {
+/** Problems of routing input the schema cannot say: both targets at once; a fallback with neither or both. */
+export function routingProblems(routing: InboundRoutingInput | null | undefined, at: (string | number)[]): ValidationErrorItem[] {
+  if (!routing) return [];
+  return [...targetProblems(routing, at, false), ...(routing.fallback ? targetProblems(routing.fallback, [...at, 'fallback'], true) : [])];
+}
+
+/** The agents and squads a target's ids name (checked as the organisation's, live). */
+export function targetReferences(ids: TargetIds, at: (string | number)[]): Reference[] {
   const refs: Reference[] = [];
-  if (routing?.agent_id) refs.push({ loc: [...at, 'agent_id'], table: 'agents', what: 'agent', ids: routing.agent_id });
-  if (routing?.fallback?.agent_id) refs.push({ loc: [...at, 'fallback', 'agent_id'], table: 'agents', what: 'agent', ids: routing.fallback.agent_id });
+  if (ids.agent_id) refs.push({ loc: [...at, 'agent_id'], table: 'agents', what: 'agent', ids: ids.agent_id });
+  if (ids.squad_id) refs.push({ loc: [...at, 'squad_id'], table: 'squads', what: 'squad', ids: ids.squad_id });
   return refs;
+}
+
+export function routingReferences(routing: InboundRoutingInput | null | undefined, at: (string | number)[]): Reference[] {
+  if (!routing) return [];
+  return [...targetReferences(routing, at), ...(routing.fallback ? targetReferences(routing.fallback, [...at, 'fallback']) : [])];
+}
+
+/**
+ * The number's own target from a body's `agent_id` xor `squad_id`: the agent, or the squad and its entry agent
+ * (a squad's number keeps its entry agent in `agent_id`). Another organisation's is a 422 at the field.
+ */
+export async function numberTarget(db: Db, orgId: string, ids: TargetIds): Promise<{ agent_id: string; squad_id: string | null }> {
+  const target = await findCallTarget(db, orgId, ids);
+  if (!target) {
+    const field = ids.agent_id ? 'agent_id' : 'squad_id';
+    throw new ValidationFailure([referenceError(['body', field], field === 'agent_id' ? 'agent' : 'squad', ids[field])]);
+  }
+  return { agent_id: target.agent.id, squad_id: target.squad?.id ?? null };
 }
 
 /**
@@ -82,7 +114,10 @@ export async function purchaseNumber(services: Services, auth: Auth, body: Purch
   if (body.area_code && country !== 'US' && country !== 'CA') {
     throw new ValidationFailure([{ loc: ['body', 'area_code'], msg: 'area_code applies to US and CA numbers only', type: 'value_error', input: body.area_code }]);
   }
-  await checkReferences(services.sql, auth.orgId, [{ loc: ['body', 'agent_id'], table: 'agents', what: 'agent', ids: body.agent_id }, ...routingReferences(body.inbound_routing, ['body', 'inbound_routing'])]);
+  const problems = [...targetProblems(body, ['body'], true), ...routingProblems(body.inbound_routing, ['body', 'inbound_routing'])];
+  if (problems.length) throw new ValidationFailure(problems);
+  await checkReferences(services.sql, auth.orgId, [...targetReferences(body, ['body']), ...routingReferences(body.inbound_routing, ['body', 'inbound_routing'])]);
+  const target = await numberTarget(services.sql, auth.orgId, body);
 
   let phoneNumber = body.phone_number ?? null;
   if (!phoneNumber) {
@@ -104,7 +139,8 @@ export async function purchaseNumber(services: Services, auth: Auth, body: Purch
     phone_number: phoneNumber,
     friendly_name: body.friendly_name ?? null,
     provider: carrier.name,
-    agent_id: body.agent_id,
+    agent_id: target.agent_id,
+    squad_id: target.squad_id,
     inbound_routing: normaliseRouting(body.inbound_routing),
     country,
   });
@@ -139,7 +175,7 @@ export async function purchaseNumber(services: Services, auth: Auth, body: Purch
     resourceId: id,
     requestId: meta.requestId,
     ip: meta.ip,
-    details: { phone_number: phoneNumber, agent_id: body.agent_id },
+    details: { phone_number: phoneNumber, agent_id: target.agent_id, ...(target.squad_id ? { squad_id: target.squad_id } : {}) },
   });
   services.log.info({ phone_number_id: id, phone_number: phoneNumber }, 'phone number purchased and wired');
   return wired;

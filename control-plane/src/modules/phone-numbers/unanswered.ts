@@ -4,7 +4,7 @@
 // watches each inbound room (LiveKit's participant_joined webhook) and, INBOUND_ANSWER_WAIT_SECONDS later:
 //   1. a worker accepted the dispatch (a job in the dispatch's state, an agent in the room, or the call is
 //      open): nothing to do;
-//   2. else, when the number has a fallback agent, the control plane opens the call for it itself and
+//   2. else, when the number has a fallback (an agent, or a squad), the control plane opens the call for it itself and
 //      dispatches the worker with the call's id, then looks again INBOUND_FALLBACK_WAIT_SECONDS later;
 //   3. else (or when the fallback is not taken either), the number's voicemail_message is played without a
 //      worker (announcer.ts), and the call fails: `call.failed` with reason `agent_unavailable`. Deleting the
@@ -19,7 +19,8 @@ import { mintCapability } from '../calls/capability.ts';
 import { failCall, isFinal, markInitiated } from '../calls/lifecycle.ts';
 import { callIdInRoom, getCallById, mergeCallMetadata, setPartialMessages, type CallRow } from '../calls/queries.ts';
 import { announce, synthesizeMessage } from './announcer.ts';
-import { countDailyCall, insertInboundCall, liveAgent, numberOfLeg, type InboundLeg } from './inbound.ts';
+import { countDailyCall, fallbackTarget, insertInboundCall, numberOfLeg, primaryTarget, type InboundLeg } from './inbound.ts';
+import type { SquadRow } from '../squads/queries.ts';
 import type { PhoneNumberRow } from './queries.ts';
 import { INBOUND_ROOM_PREFIX } from './wiring.ts';
 
@@ -121,10 +122,14 @@ export async function watchInbound(services: Services, job: WatchJob): Promise<W
   }
   await cancelDispatches(services, job.room);
   if (job.stage === 'primary') {
-    const primary = number.inbound_routing?.agent_id ?? number.agent_id;
-    const fallback = await liveAgent(services.sql, number.org_id, number.inbound_routing?.fallback?.agent_id);
-    if (fallback && number.status === 'active') {
-      const call = await openFor(services, number, leg, fallback, 'fallback', [primary]);
+    const primaryTo = await primaryTarget(services.sql, number);
+    const primary: OpenTarget = primaryTo
+      ? { agentId: primaryTo.agent.id, squad: primaryTo.squad }
+      : { agentId: number.inbound_routing?.agent_id ?? number.agent_id, squad: null };
+    const fallbackTo = await fallbackTarget(services.sql, number);
+    if (fallbackTo && number.status === 'active') {
+      const fallback = fallbackTo.agent.id;
+      const call = await openFor(services, number, leg, { agentId: fallback, squad: fallbackTo.squad }, 'fallback', [primary.agentId]);
       if (!call) return 'opened';
       const metadata = JSON.stringify({ call_id: call.id, capability: mintCapability(services, call.id) });
       await services.livekit.dispatch.createDispatch(job.room, services.livekit.agentName, { metadata });
@@ -135,7 +140,7 @@ export async function watchInbound(services: Services, job: WatchJob): Promise<W
       log.warn({ call_id: call.id, phone_number_id: number.id, agent_id: fallback }, 'inbound call: no worker took the primary agent; dispatched the fallback agent');
       return 'fallback';
     }
-    const call = await openFor(services, number, leg, primary, 'primary', [primary]);
+    const call = await openFor(services, number, leg, primary, 'primary', [primary.agentId]);
     if (!call) return 'opened';
     await leaveMessage(services, number, call);
     return 'unavailable';
@@ -148,11 +153,23 @@ export async function watchInbound(services: Services, job: WatchJob): Promise<W
 
 const unansweredBy = (call: CallRow) => (Array.isArray(call.metadata?.unanswered_by) ? (call.metadata.unanswered_by as string[]) : []);
 
+/** Who a call the control plane opens itself talks to: an agent, or a squad's entry agent with the squad. */
+interface OpenTarget {
+  agentId: string;
+  squad: SquadRow | null;
+}
+
 /** The call row of a call the control plane handles itself; null when a worker opened the room's call first. */
-async function openFor(services: Services, number: PhoneNumberRow, leg: InboundLeg, agentId: string, via: 'primary' | 'fallback', unanswered: string[]): Promise<CallRow | null> {
+async function openFor(services: Services, number: PhoneNumberRow, leg: InboundLeg, target: OpenTarget, via: 'primary' | 'fallback', unanswered: string[]): Promise<CallRow | null> {
   try {
     return await services.sql.begin(async (tx) => {
-      const call = await insertInboundCall(services, tx, number, leg, { id: randomUUID(), agentId, routedVia: via, metadata: { unanswered_by: via === 'fallback' ? unanswered : [agentId] } });
+      const call = await insertInboundCall(services, tx, number, leg, {
+        id: randomUUID(),
+        agentId: target.agentId,
+        squad: target.squad,
+        routedVia: via,
+        metadata: { unanswered_by: via === 'fallback' ? unanswered : [target.agentId] },
+      });
       // The fallback is the overflow line: admitted past the limits, and counted (inbound.ts routeInbound).
       if (via === 'fallback') await countDailyCall(tx, number.org_id);
       await markInitiated(tx, call.id);

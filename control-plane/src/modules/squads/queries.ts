@@ -57,6 +57,17 @@ export async function squadsWithAgent(db: Db, orgId: string, agentId: string): P
     select id, name from squads where org_id = ${orgId} and deleted_at is null and ${agentId}::uuid = any(agent_ids) order by created_at`;
 }
 
+/** Phone numbers that send calls to a squad: as their squad, in their inbound routing, or as its fallback. */
+export async function numbersRoutingToSquad(db: Db, orgId: string, squadId: string): Promise<{ id: string; phone_number: string }[]> {
+  return db<{ id: string; phone_number: string }[]>`
+    select id, phone_number from phone_numbers
+    where org_id = ${orgId} and deleted_at is null
+      and (squad_id = ${squadId}
+           or inbound_routing->>'squad_id' = ${squadId}
+           or inbound_routing->'fallback'->>'squad_id' = ${squadId})
+    order by phone_number`;
+}
+
 /** A live squad's members; [] when there is no such squad (the start of the call then answers 404). */
 export async function squadMembers(db: Db, orgId: string, id: string | undefined): Promise<string[]> {
   if (!id) return [];

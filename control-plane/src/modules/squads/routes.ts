@@ -1,7 +1,8 @@
 import { defineRoute, reply } from '../../http/route.ts';
-import { notFound } from '../../http/errors.ts';
+import { conflict, notFound } from '../../http/errors.ts';
+import { followSquadEntry } from '../phone-numbers/queries.ts';
 import { CreateSquad, Squad, SquadList, SquadListQuery, SquadParams, UpdateSquad } from '../../../../schemas/squads.ts';
-import { getSquad, insertSquad, listSquads, softDeleteSquad, updateSquad } from './queries.ts';
+import { getSquad, insertSquad, listSquads, numbersRoutingToSquad, softDeleteSquad, updateSquad } from './queries.ts';
 import { checkSquad, SQUAD_DEFAULTS, storedHandoffs } from './service.ts';
 
 export const squadRoutes = [
@@ -76,7 +77,8 @@ export const squadRoutes = [
     summary: 'Update a squad',
     description:
       'Partial update: absent fields keep their value, lists are replaced whole, and the result is checked as a ' +
-      'whole (removing a member that a hand-off names is a 422 at that hand-off). Calls in progress keep the squad they started with.',
+      'whole (removing a member that a hand-off names is a 422 at that hand-off). Calls in progress keep the squad they started with. ' +
+      "Phone numbers routed to the squad show its new entry agent as their `agent_id`.",
     params: SquadParams,
     body: UpdateSquad,
     responses: { 200: { description: 'The updated squad', schema: Squad } },
@@ -93,6 +95,7 @@ export const squadRoutes = [
       };
       await checkSquad(db, auth.orgId, next);
       const row = await updateSquad(db, auth.orgId, cur.id, next);
+      if (row.entry_agent_id !== cur.entry_agent_id) await followSquadEntry(db, cur.id, row.entry_agent_id);
       await audit({ action: 'squad.update', resourceType: 'squad', resourceId: cur.id, details: { fields: Object.keys(body) } });
       return row;
     },
@@ -103,13 +106,23 @@ export const squadRoutes = [
     operationId: 'deleteSquad',
     tag: 'squads',
     summary: 'Delete a squad',
-    description: 'A deleted squad disappears from the API and starts no more calls; its past calls stay readable. Its agents are not deleted.',
+    description:
+      'A deleted squad disappears from the API and starts no more calls; its past calls stay readable. Its agents are not deleted. ' +
+      'A squad that phone numbers route to (as their squad, or in their inbound routing or its fallback) cannot be deleted: ' +
+      'the answer is a 409 whose `phone_numbers` field lists them (`[{id, phone_number}]`); route them elsewhere first.',
     params: SquadParams,
     status: 204,
     responses: { 204: { description: 'Deleted' } },
     handler: async ({ params, auth, db, audit }) => {
       const cur = await getSquad(db, auth.orgId, params.squad_id, { forUpdate: true });
       if (!cur) throw notFound('Squad');
+      const numbers = await numbersRoutingToSquad(db, auth.orgId, cur.id);
+      if (numbers.length) {
+        throw conflict(
+          `Squad receives calls from ${numbers.length} phone number${numbers.length === 1 ? '' : 's'} (${numbers.map((n) => n.phone_number).join(', ')}); route them elsewhere first`,
+          { phone_numbers: numbers },
+        );
+      }
       await softDeleteSquad(db, auth.orgId, cur.id);
       await audit({ action: 'squad.delete', resourceType: 'squad', resourceId: cur.id, details: { name: cur.name } });
       return reply(204);

@@ -4,12 +4,48 @@ import { notFound, ValidationFailure } from '../../http/errors.ts';
 import { referenceError } from '../../http/references.ts';
 import { getAgent, type AgentRow } from '../agents/queries.ts';
 import type { CallRow } from '../calls/queries.ts';
+import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { getSquad, setCallSquadId, type SquadRow } from './queries.ts';
 
 export interface CallTarget {
   /** The agent that answers: the given one, or the squad's entry agent. */
   agent: AgentRow;
   squad: SquadRow | null;
+}
+
+/** The ids naming a call's target: an agent, or a squad. */
+export interface TargetIds {
+  agent_id?: string | null | undefined;
+  squad_id?: string | null | undefined;
+}
+
+/**
+ * Problems of a target's ids at `at` (['body'], ['body', 'inbound_routing', 'fallback']...): both given, or, when
+ * `required`, neither. A null id counts as not given.
+ */
+export function targetProblems(ids: TargetIds, at: (string | number)[], required: boolean): ValidationErrorItem[] {
+  const agent = ids.agent_id != null;
+  const squad = ids.squad_id != null;
+  if (agent && squad) return [{ loc: [...at, 'squad_id'], msg: 'Give agent_id or squad_id, not both', type: 'value_error', input: ids.squad_id }];
+  if (required && !agent && !squad) return [{ loc: [...at, 'agent_id'], msg: 'Give agent_id or squad_id', type: 'missing', input: null }];
+  return [];
+}
+
+/**
+ * The live target the ids name: the agent, or the squad with its entry agent. Null when it is missing, deleted
+ * or another organisation's (or when no id is given).
+ */
+export async function findCallTarget(db: Db, orgId: string, ids: TargetIds): Promise<CallTarget | null> {
+  if (ids.agent_id) {
+    const agent = await getAgent(db, orgId, ids.agent_id);
+    return agent ? { agent, squad: null } : null;
+  }
+  if (!ids.squad_id) return null;
+  const squad = await getSquad(db, orgId, ids.squad_id);
+  if (!squad) return null;
+  // Members cannot be deleted while in a squad (agents/routes.ts), so the entry agent is live.
+  const agent = await getAgent(db, orgId, squad.entry_agent_id);
+  return agent ? { agent, squad } : null;
 }
 
 /**
@@ -23,31 +59,13 @@ export async function resolveCallTarget(
   body: { agent_id?: string | undefined; squad_id?: string | undefined },
   missing: '404' | '422',
 ): Promise<CallTarget> {
-  if ((body.agent_id === undefined) === (body.squad_id === undefined)) {
-    const both = body.agent_id !== undefined;
-    throw new ValidationFailure([
-      {
-        loc: ['body', both ? 'squad_id' : 'agent_id'],
-        msg: both ? 'Give agent_id or squad_id, not both' : 'Give agent_id or squad_id',
-        type: both ? 'value_error' : 'missing',
-        input: both ? body.squad_id : null,
-      },
-    ]);
-  }
-  const fail = (field: 'agent_id' | 'squad_id', what: 'Agent' | 'Squad', id: string): never => {
-    if (missing === '404') throw notFound(what);
-    throw new ValidationFailure([referenceError(['body', field], what === 'Agent' ? 'agent' : 'squad', id)]);
-  };
-  if (body.agent_id !== undefined) {
-    const agent = await getAgent(db, orgId, body.agent_id);
-    return agent ? { agent, squad: null } : fail('agent_id', 'Agent', body.agent_id);
-  }
-  const squad = await getSquad(db, orgId, body.squad_id!);
-  if (!squad) return fail('squad_id', 'Squad', body.squad_id!);
-  // Members cannot be deleted while in a squad (agents/routes.ts), so the entry agent is live.
-  const agent = await getAgent(db, orgId, squad.entry_agent_id);
-  if (!agent) return fail('squad_id', 'Squad', body.squad_id!);
-  return { agent, squad };
+  const problems = targetProblems(body, ['body'], true);
+  if (problems.length) throw new ValidationFailure(problems);
+  const target = await findCallTarget(db, orgId, body);
+  if (target) return target;
+  const [field, what] = body.agent_id !== undefined ? (['agent_id', 'Agent'] as const) : (['squad_id', 'Squad'] as const);
+  if (missing === '404') throw notFound(what);
+  throw new ValidationFailure([referenceError(['body', field], what === 'Agent' ? 'agent' : 'squad', body[field])]);
 }
 
 /** Marks a call as the squad's (right after its insert, in the same transaction). */

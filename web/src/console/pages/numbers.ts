@@ -25,8 +25,14 @@ interface PhoneNumber {
   friendly_name: string | null;
   provider: string;
   agent_id: string;
+  squad_id: string | null;
   status: string;
-  inbound_routing: { agent_id: string | null; fallback: { agent_id: string; [k: string]: unknown } | null; voicemail_message: string | null } | null;
+  inbound_routing: {
+    agent_id: string | null;
+    squad_id: string | null;
+    fallback: { agent_id?: string; squad_id?: string } | null;
+    voicemail_message: string | null;
+  } | null;
   created_at: string;
 }
 interface Available {
@@ -159,6 +165,9 @@ export async function numberPage({ view, params: [id], signal }: PageContext): P
   );
   const r = n.inbound_routing;
   const agent = agentSelect(agents, r?.agent_id ?? n.agent_id, 'agent_id');
+  // Squads are routed through the API; the form keeps them unless another agent is chosen here.
+  const onSquad = !r?.agent_id && !!(r?.squad_id ?? n.squad_id);
+  const firstAgent = agent.value;
   const fallback = agentSelect(agents, r?.fallback?.agent_id ?? null, 'fallback.agent_id', 'No fallback');
   const voicemail = h('textarea', { rows: 2, 'data-path': 'voicemail_message' });
   voicemail.value = r?.voicemail_message ?? '';
@@ -167,7 +176,9 @@ export async function numberPage({ view, params: [id], signal }: PageContext): P
     'form',
     { novalidate: true, 'aria-label': 'Routing' },
     errorSummary(),
-    field('r-agent', 'Agent that answers', agent),
+    onSquad
+      ? field('r-agent', 'Agent that answers', agent, "A squad answers (its entry agent is shown); choosing another agent routes the number to that agent")
+      : field('r-agent', 'Agent that answers', agent),
     field(
       'r-fallback',
       'Fallback agent',
@@ -181,8 +192,8 @@ export async function numberPage({ view, params: [id], signal }: PageContext): P
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const body = {
-      agent_id: agent.value,
-      fallback: fallback.value ? { ...(r?.fallback ?? {}), agent_id: fallback.value } : null,
+      ...(onSquad && agent.value === firstAgent ? {} : { agent_id: agent.value }),
+      ...(r?.fallback?.squad_id && !fallback.value ? {} : { fallback: fallback.value ? { agent_id: fallback.value } : null }),
       voicemail_message: voicemail.value.trim() || null,
     };
     void api(`/v1/phone-numbers/${n.id}/inbound-routing`, { method: 'PATCH', body }).then(
