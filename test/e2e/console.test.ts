@@ -27,6 +27,7 @@ let key: string;
 let orgId: string;
 let agentId: string;
 let otherAgentId: string;
+let squadId: string;
 let callId: string;
 let numberId: string;
 const cspViolations: string[] = [];
@@ -55,6 +56,7 @@ beforeAll(async () => {
   const model = await post<{ id: string }>('/v1/models', { name: 'stand-in', model: 'gpt-4o-mini' });
   agentId = (await post<{ id: string }>('/v1/agents', { name: 'Front desk', llm_id: model.id })).id;
   otherAgentId = (await post<{ id: string }>('/v1/agents', { name: 'Night line', llm_id: model.id })).id;
+  squadId = (await post<{ id: string }>('/v1/squads', { name: 'Front desk and nights', agent_ids: [agentId, otherAgentId], entry_agent_id: agentId })).id;
 
   // A call record as a finished call leaves it: created through the API (no LiveKit here, so it fails at once),
   // then given the conversation, times, a tool call, latency and a recording the worker would have reported.
@@ -350,12 +352,23 @@ describe('the console', () => {
 
     await page.getByRole('link', { name: '+14155550142' }).click();
     await heading('+14155550142').waitFor();
-    await page.getByLabel('Fallback agent').selectOption(otherAgentId);
+    await page.getByLabel('Fallback', { exact: true }).selectOption(otherAgentId);
     await page.getByRole('button', { name: 'Save routing' }).click();
     await page.locator('.notice', { hasText: 'Routing saved.' }).waitFor();
     const n = await tp.request('get', `/v1/phone-numbers/${numberId}`, { key });
-    expect(n.body.inbound_routing.fallback.agent_id).toBe(otherAgentId);
+    expect(n.body.inbound_routing.fallback).toEqual({ agent_id: otherAgentId });
+    expect(n.body.inbound_routing).toMatchObject({ agent_id: agentId, squad_id: null });
     await check('number');
+    // A squad answers instead: one select lists agents and squads, and the squad replaces the agent.
+    await page.getByLabel('Answered by').selectOption(squadId);
+    await page.getByRole('button', { name: 'Save routing' }).click();
+    await page.locator('.notice', { hasText: 'Routing saved.' }).waitFor();
+    const routed = await tp.request('get', `/v1/phone-numbers/${numberId}`, { key });
+    expect(routed.body.inbound_routing).toMatchObject({ agent_id: null, squad_id: squadId, fallback: { agent_id: otherAgentId } });
+    // The page shows what is stored: the squad is selected when the page is opened again.
+    await go('#/numbers', 'Phone numbers');
+    await go(`#/numbers/${numberId}`, '+14155550142');
+    expect(await page.getByLabel('Answered by').inputValue()).toBe(squadId);
 
     await page.getByRole('button', { name: 'Release this number' }).click();
     const dialog = page.getByRole('dialog', { name: 'Release +14155550142?' });

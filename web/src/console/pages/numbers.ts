@@ -43,6 +43,29 @@ interface Available {
   capabilities: { voice: boolean; sms: boolean };
 }
 type Agents = List<{ id: string; name: string }>;
+type Squads = List<{ id: string; name: string }>;
+
+/**
+ * Who answers: an agent or a squad, in one select (the API takes exactly one of `agent_id` and `squad_id`). The
+ * option's value is the id; its data-kind says which field it goes in.
+ */
+const targetSelect = (agents: Agents, squads: Squads, current: { agent_id?: string | null; squad_id?: string | null } | null, path: string, none?: string) => {
+  const option = (kind: 'agent' | 'squad', t: { id: string; name: string }) =>
+    h('option', { value: t.id, 'data-kind': kind, selected: kind === 'squad' ? t.id === current?.squad_id : !current?.squad_id && t.id === current?.agent_id }, t.name);
+  return h(
+    'select',
+    { 'data-path': path },
+    none ? h('option', { value: '' }, none) : null,
+    h('optgroup', { label: 'Agents' }, agents.items.map((a) => option('agent', a))),
+    squads.items.length ? h('optgroup', { label: 'Squads' }, squads.items.map((q) => option('squad', q))) : null,
+  );
+};
+/** The chosen target as the API's fields; null for the "none" option. */
+const targetOf = (select: HTMLSelectElement): { agent_id: string } | { squad_id: string } | null => {
+  const o = select.selectedOptions[0];
+  if (!o?.value) return null;
+  return o.dataset.kind === 'squad' ? { squad_id: o.value } : { agent_id: o.value };
+};
 
 const agentSelect = (agents: Agents, current: string | null, path: string, none?: string) =>
   h(
@@ -152,7 +175,7 @@ export async function numberPage({ view, params: [id], signal }: PageContext): P
     }
     throw err;
   }
-  const agents = await api<Agents>('/v1/agents?limit=100', { signal });
+  const [agents, squads] = await Promise.all([api<Agents>('/v1/agents?limit=100', { signal }), api<Squads>('/v1/squads?limit=100', { signal })]);
   view.append(header(n.phone_number, h('a', { class: 'button secondary', href: href('/calls', { phone_number_id: n.id }) }, 'Its calls')));
   focusHeading();
   view.append(
@@ -164,11 +187,9 @@ export async function numberPage({ view, params: [id], signal }: PageContext): P
     ]),
   );
   const r = n.inbound_routing;
-  const agent = agentSelect(agents, r?.agent_id ?? n.agent_id, 'agent_id');
-  // Squads are routed through the API; the form keeps them unless another agent is chosen here.
-  const onSquad = !r?.agent_id && !!(r?.squad_id ?? n.squad_id);
-  const firstAgent = agent.value;
-  const fallback = agentSelect(agents, r?.fallback?.agent_id ?? null, 'fallback.agent_id', 'No fallback');
+  // The routing's own target, else the number's (a squad's number also shows its entry agent in agent_id).
+  const answers = targetSelect(agents, squads, r?.agent_id || r?.squad_id ? r : { agent_id: n.agent_id, squad_id: n.squad_id }, 'agent_id');
+  const fallback = targetSelect(agents, squads, r?.fallback ?? null, 'fallback.agent_id', 'No fallback');
   const voicemail = h('textarea', { rows: 2, 'data-path': 'voicemail_message' });
   voicemail.value = r?.voicemail_message ?? '';
   const status = h('div', { 'aria-live': 'polite' });
@@ -176,14 +197,12 @@ export async function numberPage({ view, params: [id], signal }: PageContext): P
     'form',
     { novalidate: true, 'aria-label': 'Routing' },
     errorSummary(),
-    onSquad
-      ? field('r-agent', 'Agent that answers', agent, "A squad answers (its entry agent is shown); choosing another agent routes the number to that agent")
-      : field('r-agent', 'Agent that answers', agent),
+    field('r-agent', 'Answered by', answers, 'An agent, or a squad (its entry agent answers and hands off within the call)'),
     field(
       'r-fallback',
-      'Fallback agent',
+      'Fallback',
       fallback,
-      'Answers when the primary agent has been deleted, or the organisation is at its daily or concurrent call limit',
+      'An agent or a squad that answers when the primary one has been deleted, or the organisation is at its daily or concurrent call limit',
     ),
     field('r-voicemail', 'Voicemail message', voicemail, 'Left when voicemail is detected on an inbound call; empty for none'),
     h('div', { class: 'buttons' }, h('button', { type: 'submit' }, 'Save routing')),
@@ -191,9 +210,12 @@ export async function numberPage({ view, params: [id], signal }: PageContext): P
   );
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
+    // One target each: the other field is cleared (null), as the API's exactly-one rule wants.
+    const target = targetOf(answers);
     const body = {
-      ...(onSquad && agent.value === firstAgent ? {} : { agent_id: agent.value }),
-      ...(r?.fallback?.squad_id && !fallback.value ? {} : { fallback: fallback.value ? { agent_id: fallback.value } : null }),
+      agent_id: target && 'agent_id' in target ? target.agent_id : null,
+      squad_id: target && 'squad_id' in target ? target.squad_id : null,
+      fallback: targetOf(fallback),
       voicemail_message: voicemail.value.trim() || null,
     };
     void api(`/v1/phone-numbers/${n.id}/inbound-routing`, { method: 'PATCH', body }).then(
