@@ -361,6 +361,7 @@ describe('the console', () => {
     await check('number');
     // A squad answers instead: one select lists agents and squads, and the squad replaces the agent.
     await page.getByLabel('Answered by').selectOption(squadId);
+    // Saving clears the first save's notice (in the click's submit handler), so the notice awaited is this one's.
     await page.getByRole('button', { name: 'Save routing' }).click();
     await page.locator('.notice', { hasText: 'Routing saved.' }).waitFor();
     const routed = await tp.request('get', `/v1/phone-numbers/${numberId}`, { key });

@@ -210,6 +210,8 @@ export async function numberPage({ view, params: [id], signal }: PageContext): P
   );
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
+    // A notice of an earlier save would say this one is done before it is.
+    status.replaceChildren();
     // One target each: the other field is cleared (null), as the API's exactly-one rule wants.
     const target = targetOf(answers);
     const body = {
