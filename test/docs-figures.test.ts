@@ -51,7 +51,6 @@ const SETTINGS_SECTIONS: Record<string, string[]> = {
 // its file names a commit in the history (re-run), so the list only shrinks. A doc citing one of them must
 // say, in its Results paragraph, that the commit is not in the history.
 const AWAITING_RERUN: Record<string, string> = {
-  'bench/results/browser.json': 'ce92f38e55d599c25305c518b84d4bc27f3abdee',
 };
 
 // Times, rates (anything per second), shares, sizes, multiples, and the things the benchmarks count.
