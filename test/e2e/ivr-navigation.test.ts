@@ -12,7 +12,7 @@ import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts'
 import { createTestDatabase } from '../support/db.ts';
 import { startFakeOpenAI, contentText, type ChatRequest, type FakeOpenAI } from '../support/fake-openai.ts';
 import { startFakeDeepgram, type DeepgramConnection, type FakeDeepgram } from '../support/fake-deepgram.ts';
-import { synthesize, spokenSeconds, type Pcm } from '../support/speech.ts';
+import { synthesize, spokenSeconds, transcribe, writeWav, type Pcm } from '../support/speech.ts';
 import { SipCallee, type MenuNode } from '../support/sip-callee.ts';
 import { apiClient, until } from '../support/e2e.ts';
 import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
@@ -25,6 +25,7 @@ const PERSON = 'Hello, this is billing, how can I help you?';
 const FIRST_MESSAGE = 'Hi, I am calling to pay the invoice for order forty two.';
 const GOAL = 'reach the payments team in billing';
 const NAVIGATION = 'You navigate an automated phone menu';
+const REPLY = 'Thank you, that is all.';
 
 const FROM = '+14155550100';
 const TO_MENU = '+15550000021';
@@ -71,7 +72,7 @@ beforeAll(async () => {
   llm.setResponder((req) => {
     if (isNavigation(req)) return { text: navigationAnswer(req) };
     if (isAnalysis(req)) return { text: JSON.stringify({ summary: 'The agent reached billing.', outcome: 'reached' }) };
-    return { text: 'Thank you, that is all.' };
+    return { text: REPLY };
   });
   deepgram = await startFakeDeepgram();
   for (const t of [LEVEL1, LEVEL2, PERSON]) speech.set(t, await synthesize(t));
@@ -218,18 +219,37 @@ describe.skipIf(!sipBridgeVersion())('phone-menu navigation on outbound calls', 
     expect(said.seconds).toBeGreaterThan(expected * 0.7);
     expect(said.seconds).toBeLessThan(expected * 1.6);
 
+    if (process.env.VAP_DEBUG_AUDIO) writeWav(process.env.VAP_DEBUG_AUDIO, menuCallee.audio(personEnd));
+    // Its words, by the offline recogniser held to the sentences of this call (free dictation cannot read 8 kHz
+    // phone audio): the first message, not a menu's prompt, the person's line or a model reply.
+    const spell = (t: string) =>
+      t
+        .toLowerCase()
+        .replace(/\d/g, (d) => ` ${Object.keys(DIGITS).find((w) => DIGITS[w] === d)} `)
+        .replace(/[^a-z ]/g, '')
+        .replace(/\s+/g, ' ')
+        .trim();
+    const sentences = [FIRST_MESSAGE, LEVEL1, LEVEL2, PERSON, REPLY].map(spell);
+    const jsgf = `#JSGF V1.0;\ngrammar said;\npublic <said> = ${sentences.join(' | ')};\n`;
+    expect(await transcribe(menuCallee.audio(personEnd), { jsgf })).toBe(sentences[0]);
     const stopped = await api('POST', `/v1/calls/${id}/stop`);
     expect(stopped.body).toMatchObject({ status: 'completed', end_reason: 'api_stop' });
-    const done = await until('the conversation', async () => {
+    // The worker's report after the stop brings the whole record (the partial transcripts before it carry words only).
+    const done = await until('the worker\'s report', async () => {
       const c = await getCall(id);
-      return c.messages?.some((m: { content: string }) => m.content === FIRST_MESSAGE) ? c : null;
+      return c.messages?.some((m: { tool_call?: unknown }) => m.tool_call) ? c : null;
     }, 60_000);
-    type Msg = { role: string; content: string; tool_call?: { name: string; arguments: string } };
+    type Msg = { role: string; content: string; tool_call?: { name: string; arguments: string; output: string } };
     const messages = done.messages as Msg[];
     // The navigation in the record: the menus heard, the keys pressed, then the person and the first message.
     expect(messages.filter((m) => m.tool_call).map((m) => [m.tool_call!.name, JSON.parse(m.tool_call!.arguments)])).toEqual([
       ['ivr_press_keys', { keys: '2' }],
       ['ivr_press_keys', { keys: '2' }],
+    ]);
+    // Chosen by the model from its request (the keyword fallback would press the same keys).
+    expect(messages.filter((m) => m.tool_call).map((m) => m.tool_call!.output)).toEqual([
+      'Pressed 2 (billing); chosen by the model',
+      'Pressed 2 (payments); chosen by the model',
     ]);
     const spoken = messages.filter((m) => !m.tool_call).map((m) => [m.role, m.content]);
     expect(spoken).toEqual([
