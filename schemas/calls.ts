@@ -7,6 +7,22 @@ export const CALL_TYPES = ['web', 'outbound', 'inbound'] as const;
 export const RECORDING_CONSENT_RESULTS = ['none', 'announced', 'accepted', 'declined'] as const;
 export type RecordingConsentResult = (typeof RECORDING_CONSENT_RESULTS)[number];
 
+/** Phone-menu navigation of an outbound call (docs/decisions.md, "Phone-menu navigation"). */
+export const IVR_DEFAULTS = { max_menus: 6 } as const;
+export const IVR_GOAL_MAX = 500;
+const IvrGoal = (description: string) => Type.String({ minLength: 1, maxLength: IVR_GOAL_MAX, description });
+const IVR_GOAL_DESCRIPTION =
+  'Outbound calls only: the callee is expected to answer with a phone menu, and the agent presses keys (RFC 2833 ' +
+  'telephone events) towards this goal, e.g. "reach billing". While it navigates the agent says nothing; once a ' +
+  'person answers it starts the conversation as usual (its first_message). It hangs up with end_reason `ivr_failed` ' +
+  'when no option leads to the goal, the same prompt is heard 3 times, or after `ivr.max_menus` menus';
+const MaxMenus = () =>
+  Type.Integer({ minimum: 1, maximum: 20, description: `The most menus answered; one more ends the call (end_reason ivr_failed). Default ${IVR_DEFAULTS.max_menus}` });
+export const CallIvr = Type.Object(
+  { max_menus: Type.Integer({ minimum: 1, maximum: 20 }) },
+  { title: 'CallIvr', description: 'Phone-menu navigation settings of the call, defaults filled in' },
+);
+
 const LatencyStat = Type.Object(
   {
     avg_ms: Type.Integer(),
@@ -77,7 +93,7 @@ export const Call = Type.Object(
     started_at: Nullable(DateTime()),
     ended_at: Nullable(DateTime()),
     duration_seconds: Nullable(Type.Integer({ minimum: 0 })),
-    end_reason: Nullable(Type.String({ examples: ['api_stop', 'user_hangup', 'silence_timeout', 'max_duration'] })),
+    end_reason: Nullable(Type.String({ examples: ['api_stop', 'user_hangup', 'silence_timeout', 'max_duration', 'voicemail', 'ivr_failed'] })),
     outcome: Nullable(Type.String()),
     recording_url: Nullable(Type.String({ description: 'Signed URL valid 4 hours; fetch the call again for a fresh one' })),
     recording_consent: Nullable(
@@ -115,6 +131,8 @@ export const Call = Type.Object(
     agent_latency: Nullable(
       Type.Record(Type.String(), CallLatencySummary, { description: "A squad's call: each agent's own latency (its turns only), by agent id; null otherwise or until the call ends" }),
     ),
+    ivr_goal: Nullable(Type.String({ description: 'The phone-menu goal given at creation (outbound calls); null: no navigation' })),
+    ivr: Nullable(CallIvr),
     created_at: DateTime(),
   },
   {
@@ -155,6 +173,8 @@ export const Call = Type.Object(
         squad_id: null,
         handoffs: [],
         agent_latency: null,
+        ivr_goal: null,
+        ivr: null,
         created_at: '2026-11-21T10:00:00Z',
       },
     ],
@@ -221,6 +241,8 @@ export const CreateCall = Strict(
           'Dial at this time instead of now. In the future and at most OUTBOUND_SCHEDULE_HORIZON_DAYS (30 by default) ahead. The call takes a daily slot (max_calls_per_day) at creation and counts against max_concurrent_calls only from when it dials. If the organisation is at max_concurrent_calls when the call comes due, it stays queued and is retried with backoff (first after about 5 s, then at most every 60 s) until a call ends; if no slot frees within OUTBOUND_CONCURRENCY_WAIT_SECONDS (600 by default) past scheduled_at, it fails with end_reason concurrency_limit (call.failed reason concurrency_limit)',
       }),
     ),
+    ivr_goal: Type.Optional(IvrGoal(IVR_GOAL_DESCRIPTION)),
+    ivr: Type.Optional(Strict({ max_menus: Type.Optional(MaxMenus()) }, { title: 'CreateCallIvr', description: 'Phone-menu navigation settings; only with ivr_goal' })),
   },
   {
     title: 'CreateCall',

@@ -75,6 +75,16 @@ export const InternalCall = Type.Object(
           "Listen for an answering machine: outbound, the agent's voicemail_detection; inbound, the dialled number's inbound_routing.voicemail_message is set; web, never",
       }),
     ),
+    // Outbound calls with a phone-menu goal (POST /v1/calls ivr_goal); absent otherwise, and from an older control plane.
+    ivr: Type.Optional(
+      Type.Object(
+        {
+          goal: Type.String({ description: 'What to reach through the callee\'s phone menu, e.g. "reach billing"' }),
+          max_menus: Type.Integer({ minimum: 1, description: 'The most menus answered; one more ends the call (ivr_failed)' }),
+        },
+        { title: 'InternalCallIvr', description: 'Navigate the phone menu first (media-worker/src/session/ivr-navigator.ts)' },
+      ),
+    ),
   },
   { title: 'InternalCall' },
 );
@@ -248,6 +258,8 @@ export const END_REASONS = [
   'silence_timeout',
   'max_duration',
   'voicemail',
+  // Outbound phone-menu navigation gave up: no option towards the goal, a prompt heard 3 times, or too many menus.
+  'ivr_failed',
   'transferred',
   'api_stop',
   'worker_shutdown',

@@ -1,7 +1,9 @@
 // The callee of outbound calls: SIPp (Debian's sip-tester) as a SIP user agent server that answers, refuses
 // with 486 or rings forever, per instance. Each INVITE it receives is appended to a file (its Call-ID and the
 // offered RTP address), so tests can count dials. When it answers, the call's media (the `m=audio` of its
-// SDP) is a UDP socket of this process: it records the G.711 µ-law the bridge sends and plays speech back.
+// SDP) is a UDP socket of this process: it records the G.711 µ-law the bridge sends and plays speech back. It
+// also decodes the RFC 4733 telephone events (keypad presses) the bridge sends on that socket, and can play a
+// phone menu that answers them (`menu`).
 import { spawn, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +14,24 @@ import type { Pcm } from './speech.ts';
 import { ulawDecode, ulawEncode } from './g711.ts';
 
 export type CalleeMode = 'answer' | 'busy' | 'no-answer';
+
+/** A phone menu's node: its prompt, and where each key leads. A node without `next` is the end (a person). */
+export interface MenuNode {
+  name: string;
+  prompt: Pcm;
+  next?: Record<string, MenuNode>;
+}
+
+/** One prompt the menu played: which node, from which sample of the received audio, and the key it got. */
+export interface MenuPlay {
+  node: string;
+  /** `received.length` when the prompt started and ended (what the callee heard meanwhile). */
+  heardFrom: number;
+  heardTo: number;
+  key: string | null;
+}
+
+const DTMF_EVENTS = '0123456789*#ABCD';
 
 const HEADERS = (toTag: string) => `[last_Via:]
 [last_From:]
@@ -124,6 +144,10 @@ Content-Length: 0
 
 export class SipCallee {
   readonly received: number[] = [];
+  /** Keys received as RFC 4733 telephone events, in order (one per event, however many packets carry it). */
+  readonly keys: string[] = [];
+  private lastEventTs: number | null = null;
+  private keyWaiters: ((key: string) => void)[] = [];
   private seq = 1;
   private ts = 0;
   private readonly ssrc = Math.floor(Math.random() * 0xffffffff);
@@ -145,10 +169,65 @@ export class SipCallee {
     this.rtp = rtp;
     this.exited = new Promise((r) => sipp.once('exit', (code) => r(code)));
     rtp.on('message', (msg) => {
-      if (msg.length < 12 || (msg[1]! & 0x7f) !== 0) return;
+      if (msg.length < 12) return;
+      const pt = msg[1]! & 0x7f;
+      // A dynamic payload type of 4 bytes: a telephone event (RFC 4733), whatever number the offer gave it.
+      if (pt >= 96 && msg.length === 12 + (msg[0]! & 0x0f) * 4 + 4) {
+        this.onTelephoneEvent(msg.readUInt32BE(4), msg[12 + (msg[0]! & 0x0f) * 4]!);
+        return;
+      }
+      if (pt !== 0) return;
       const cc = msg[0]! & 0x0f;
       for (let i = 12 + cc * 4; i < msg.length; i++) this.received.push(ulawDecode(msg[i]!));
     });
+  }
+
+  /** Every packet of one event (its start, updates, and the repeated end) has the event's RTP timestamp. */
+  private onTelephoneEvent(timestamp: number, event: number): void {
+    if (timestamp === this.lastEventTs) return;
+    this.lastEventTs = timestamp;
+    const key = DTMF_EVENTS[event] ?? '?';
+    this.keys.push(key);
+    for (const w of this.keyWaiters.splice(0)) w(key);
+  }
+
+  /** The next key pressed, or null after `timeoutMs`. */
+  nextKey(timeoutMs: number): Promise<string | null> {
+    return new Promise((resolve) => {
+      const w = (k: string) => {
+        clearTimeout(t);
+        resolve(k);
+      };
+      const t = setTimeout(() => {
+        this.keyWaiters = this.keyWaiters.filter((x) => x !== w);
+        resolve(null);
+      }, timeoutMs);
+      this.keyWaiters.push(w);
+    });
+  }
+
+  /**
+   * Plays a phone menu as a phone system does: the prompt, then the key pressed after it leads to that key's node;
+   * a key the node does not offer, or none within `replayAfterMs`, plays the prompt again. A key pressed during
+   * the prompt counts once it ends. Ends at a node without `next` (its prompt played), or after `maxPlays`
+   * prompts. `beforePrompt` runs before each prompt (e.g. to label it for a speech-to-text stand-in).
+   */
+  async menu(root: MenuNode, opts: { replayAfterMs?: number; maxPlays?: number; beforePrompt?: (node: MenuNode) => void | Promise<void> } = {}): Promise<MenuPlay[]> {
+    const plays: MenuPlay[] = [];
+    let node = root;
+    while (plays.length < (opts.maxPlays ?? 10)) {
+      await opts.beforePrompt?.(node);
+      const keysBefore = this.keys.length;
+      const heardFrom = this.received.length;
+      await this.speak(node.prompt);
+      const play: MenuPlay = { node: node.name, heardFrom, heardTo: this.received.length, key: null };
+      plays.push(play);
+      if (!node.next) break;
+      play.key = this.keys.length > keysBefore ? this.keys[keysBefore]! : await this.nextKey(opts.replayAfterMs ?? 8000);
+      const next = play.key === null ? undefined : node.next[play.key];
+      if (next) node = next;
+    }
+    return plays;
   }
 
   /** Starts SIPp listening on a free port of 127.0.0.1. `ringMs`: an answering callee rings this long first. */

@@ -2,7 +2,7 @@
 // max duration, silence timeout, voicemail on outbound and inbound calls, tools, knowledge), the reports to the
 // control plane and the latency metrics. It needs no room: audio I/O can be a room (through `room`) or any
 // AudioInput/AudioOutput.
-import { VADEventType, voice, type llm, type stt as agentsStt, type tts as agentsTts, type VAD, type VADEvent } from '@livekit/agents';
+import { VADEventType, llm, voice, type stt as agentsStt, type tts as agentsTts, type VAD, type VADEvent } from '@livekit/agents';
 import type { AudioFrame, Room } from '@livekit/rtc-node';
 import type { CallConfig, EndReason, EndedMessage, EndedReport, SquadMemberConfig } from '../../../schemas/internal.ts';
 import type { CallReporter, InternalApiClient } from '../../../shared/internal-api.ts';
@@ -27,6 +27,7 @@ import { type GreetingAudio, synthesizeAhead } from './greeting-audio.ts';
 import { CallPrivacy } from './privacy.ts';
 import { RecordingConsent } from './recording-consent.ts';
 import { Squad, withSummary, type Arrival } from './squad.ts';
+import { IvrNavigator, askModel, handoverNote, recordStep } from './ivr-navigator.ts';
 import { nullSink } from '../metrics.ts';
 
 export interface CallModels {
@@ -112,6 +113,8 @@ export class CallSession {
   startedAt = 0;
   voicemail: VoicemailClassifier | null = null;
   beep: BeepDetector | null = null;
+  /** Outbound with an ivr_goal: the phone-menu navigation that runs before the conversation (ivr-navigator.ts). */
+  readonly ivr: IvrNavigator | null = null;
   /** Preemptive generations discarded in this call, and their completion tokens. */
   readonly preemptive: PreemptiveWaste;
   /** Backchannel transcripts kept from agents-js (`ignore_backchannels`), interim and final, and finals alone. */
@@ -182,6 +185,7 @@ export class CallSession {
       this.beep = new BeepDetector();
     }
     if (pausesOnOnset(agent.interruption_sensitivity, agent.turn_taking)) this.#onset = new OnsetDetector();
+    if (outbound && call.ivr) this.ivr = this.#navigator(call.ivr);
 
     const actions: CallActions = {
       hangUp: () => this.requestHangup(),
@@ -301,7 +305,8 @@ export class CallSession {
       this.#sayFirstMessage();
     } else {
       // Outbound: the callee speaks first ("Hello?", or a machine's greeting); if they don't, we greet anyway.
-      this.#armGreetingTimer();
+      // A phone menu's navigation greets nobody: the person it reaches starts the conversation.
+      if (!this.ivr) this.#armGreetingTimer();
     }
   }
 
@@ -434,6 +439,11 @@ export class CallSession {
     }
     if (this.config.call.type === 'inbound') return this.#inboundTurn(text);
     if (this.config.call.type !== 'outbound' || this.#openingOver) return true;
+    if (this.ivr?.navigating) {
+      // No reply to a phone menu: the navigator decides once the prompt is over.
+      this.ivr.hear(text);
+      return false;
+    }
     const words = text.trim().split(/\s+/).filter(Boolean).length;
     if (!this.#greetingDone) {
       // The callee's first words.
@@ -641,6 +651,45 @@ export class CallSession {
     if (!greeting && !this.endReason) this.session.generateReply();
   }
 
+  /**
+   * The phone-menu navigator of an outbound call with an ivr_goal: silent until a person answers; then the
+   * conversation starts as on a person's "Hello?" (the first message, else a reply to their words).
+   */
+  #navigator(ivr: NonNullable<CallConfig['call']['ivr']>): IvrNavigator {
+    let step = 0;
+    return new IvrNavigator({
+      goal: ivr.goal,
+      maxMenus: ivr.max_menus,
+      callId: this.config.call.id,
+      logger: this.#log,
+      redact: (text) => this.privacy.log(text),
+      ask: (menu, pressed) => askModel(this.#opts.models.llm, ivr.goal, menu, pressed),
+      press: async (keys) => {
+        if (!this.#opts.actions?.sendDtmf) throw new Error('DTMF is not available on this call');
+        await this.#opts.actions.sendDtmf(keys);
+      },
+      // The person's own words are added by the reply below (or here, when the first message answers them).
+      onStep: (s) => s.kind !== 'person' && recordStep(this.session, s, ++step),
+      onGiveUp: () => void this.end('ivr_failed'),
+      onPerson: (text) => {
+        if (this.endReason || this.#voicemailLeaving) return;
+        this.#greetingDone = true;
+        this.#openingOver = true;
+        this.#clearGreetingTimer();
+        const note = llm.ChatMessage.create({ role: 'system', content: handoverNote(ivr.goal, this.ivr?.pressed ?? []) });
+        this.agent._chatCtx.items.push(note);
+        if (this.render(this.config.agent.first_message) || this.consent.mode !== 'none') {
+          const said = llm.ChatMessage.create({ role: 'user', content: text });
+          this.agent._chatCtx.items.push(said);
+          this.session._conversationItemAdded(said);
+          this.#sayFirstMessage();
+          return;
+        }
+        this.session.generateReply({ userInput: text });
+      },
+    });
+  }
+
   /** end_call tool: hang up once the agent has finished speaking. */
   requestHangup(): void {
     if (this.#hangupRequested) return;
@@ -695,8 +744,9 @@ export class CallSession {
       // Inbound: speaking after a reply the agent said in full is answering it, as a person does; a machine's
       // greeting runs on over the agent (and cuts its replies off).
       if (ev.newState === 'speaking' && this.#replyPlayedOut) this.#closeInboundOpening('the caller answered the agent');
+      if (this.ivr?.navigating && (ev.newState === 'speaking' || ev.newState === 'listening')) this.ivr.calleeSpeaking(ev.newState === 'speaking');
       // Outbound, before the greeting: the callee's speech holds the greeting timer; its end re-arms it.
-      if (this.config.call.type === 'outbound' && !this.#greetingDone && this.startedAt) {
+      if (this.config.call.type === 'outbound' && !this.#greetingDone && this.startedAt && !this.ivr?.navigating) {
         if (ev.newState === 'speaking') {
           this.#clearGreetingTimer();
           if (this.#humanPending !== null) this.#reopenVerdict();
@@ -797,6 +847,7 @@ export class CallSession {
     this.#greeting?.cancel();
     this.#greeting = null;
     this.#humanPending = null;
+    this.ivr?.stop();
     if (this.#transcriptTimer) clearTimeout(this.#transcriptTimer);
     this.consent.close();
     this.#log.info({ call_id: this.config.call.id, end_reason: reason }, 'call ending');

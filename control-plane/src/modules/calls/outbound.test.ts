@@ -107,6 +107,51 @@ describe('POST /v1/calls', () => {
     ]);
   });
 
+  it('ivr_goal: stored, on the call object and in the worker config with max_menus (default 6); validated; not on web calls', async () => {
+    const config = async (id: string) =>
+      (await tp.request('get', `/internal/v1/calls/${id}/config`, { key: 'test-worker-token-0123456789abcdef0123', headers: { 'x-call-capability': tp.capability(id) } })).body;
+    const goal = 'reach the payments team in billing';
+    const res = await create({ agent_id: agentId, to_number: '+15550001121', ivr_goal: `  ${goal} ` });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body).toMatchObject({ ivr_goal: goal, ivr: { max_menus: 6 } });
+    const [row] = await tp.sql`select ivr_goal, ivr_max_menus from calls where id = ${res.body.id}`;
+    expect(row).toEqual({ ivr_goal: goal, ivr_max_menus: 6 });
+    expect((await config(res.body.id)).call.ivr).toEqual({ goal, max_menus: 6 });
+    expect((await tp.request('get', `/v1/calls/${res.body.id}`, { key: org.key })).body).toMatchObject({ ivr_goal: goal, ivr: { max_menus: 6 } });
+
+    const set = await create({ agent_id: agentId, to_number: '+15550001122', ivr_goal: 'reach support', ivr: { max_menus: 2 } });
+    expect(set.body).toMatchObject({ ivr_goal: 'reach support', ivr: { max_menus: 2 } });
+    expect((await config(set.body.id)).call.ivr).toEqual({ goal: 'reach support', max_menus: 2 });
+
+    // Without a goal: no navigation, nothing in the config.
+    const plain = await create({ agent_id: agentId, to_number: '+15550001123' });
+    expect(plain.body).toMatchObject({ ivr_goal: null, ivr: null });
+    expect((await config(plain.body.id)).call).not.toHaveProperty('ivr');
+
+    const detail = async (body: Record<string, unknown>) => {
+      const r = await create({ agent_id: agentId, to_number: '+15550001124', ...body });
+      expect(r.status, JSON.stringify(r.body)).toBe(422);
+      return r.body.detail.map((d: { loc: string[]; type: string }) => `${d.loc.join('.')}:${d.type}`);
+    };
+    expect(await detail({ ivr_goal: '' })).toEqual(['body.ivr_goal:string_too_short']);
+    expect(await detail({ ivr_goal: '   ' })).toEqual(['body.ivr_goal:string_too_short']);
+    expect(await detail({ ivr_goal: 'x'.repeat(501) })).toEqual(['body.ivr_goal:string_too_long']);
+    expect(await detail({ ivr_goal: 42 })).toEqual(['body.ivr_goal:string_type']);
+    expect(await detail({ ivr_goal: 'reach billing', ivr: { max_menus: 0 } })).toEqual(['body.ivr.max_menus:greater_than_equal']);
+    expect(await detail({ ivr_goal: 'reach billing', ivr: { max_menus: 21 } })).toEqual(['body.ivr.max_menus:less_than_equal']);
+    expect(await detail({ ivr_goal: 'reach billing', ivr: { loops: 1 } })).toEqual(['body.ivr.loops:extra_forbidden']);
+    expect(await detail({ ivr: { max_menus: 3 } })).toEqual(['body.ivr:missing_ivr_goal']);
+    const longest = await create({ agent_id: agentId, to_number: '+15550001125', ivr_goal: 'x'.repeat(500) });
+    expect(longest.status).toBe(201);
+    // Stopped, so the org's concurrency is free for the tests after this one.
+    for (const c of [res, set, plain, longest]) expect((await tp.request('post', `/v1/calls/${c.body.id}/stop`, { key: org.key })).status).toBe(200);
+
+    // A web call has no phone menu: the field is unknown there.
+    const web = await tp.request('post', '/v1/calls/web', { key: org.key, body: { agent_id: agentId, ivr_goal: 'reach billing' } });
+    expect(web.status).toBe(422);
+    expect(web.body.detail[0]).toMatchObject({ loc: ['body', 'ivr_goal'], type: 'extra_forbidden' });
+  });
+
   it('a scheduled call is queued with its dial job due at scheduled_at', async () => {
     const at = new Date(Date.now() + 3600_000);
     const res = await create({ agent_id: agentId, to_number: '+15550001111', scheduled_at: at.toISOString() });

@@ -8,7 +8,7 @@ import type { Db } from '../../db/types.ts';
 import { invalidField, ValidationFailure } from '../../http/errors.ts';
 import { checkUrl, SsrfBlockedError, ssrfOptions } from '../../net/ssrf.ts';
 import { sendInTx } from '../../jobs/boss.ts';
-import type { CreateCall } from '../../../../schemas/calls.ts';
+import { IVR_DEFAULTS, type CreateCall } from '../../../../schemas/calls.ts';
 import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { resolveCallTarget, setCallSquad } from '../squads/target.ts';
 import { writeAudit } from '../audit-events/queries.ts';
@@ -142,6 +142,7 @@ export async function createOutboundCall(
       problems.push({ loc: ['body', 'webhook_url'], msg: `URL is not allowed: ${err.message}`, type: 'url_not_allowed', input: input.webhook_url });
     }
   }
+  const ivr = checkIvr(input, problems);
   if (problems.length) throw new ValidationFailure(problems);
 
   const id = randomUUID();
@@ -188,6 +189,7 @@ export async function createOutboundCall(
         overrides,
         webhook_url: input.webhook_url ?? null,
         rate_cents_per_minute: rate,
+        ivr,
       });
       const inserted = await setCallSquad(tx, outbound, squad);
       // A scheduled call's job also waits for a free slot if the org is at max_concurrent_calls when it is due.
@@ -218,6 +220,20 @@ export async function createOutboundCall(
     // The record expired between the two reads: extremely unlikely; the client may retry.
     throw err;
   }
+}
+
+/** Phone-menu navigation: the goal (not blank) with its settings' defaults; `ivr` settings only with a goal. */
+function checkIvr(input: CreateCall, problems: ValidationErrorItem[]): { goal: string; max_menus: number } | null {
+  if (input.ivr_goal === undefined) {
+    if (input.ivr !== undefined) problems.push({ loc: ['body', 'ivr'], msg: 'ivr settings need an ivr_goal', type: 'missing_ivr_goal', input: input.ivr });
+    return null;
+  }
+  const goal = input.ivr_goal.trim();
+  if (!goal) {
+    problems.push({ loc: ['body', 'ivr_goal'], msg: 'String should have at least 1 character that is not a space', type: 'string_too_short', input: input.ivr_goal });
+    return null;
+  }
+  return { goal, max_menus: input.ivr?.max_menus ?? IVR_DEFAULTS.max_menus };
 }
 
 /** Idempotency records older than the TTL; run by the minute sweep. */

@@ -54,6 +54,9 @@ export interface CallRow {
   agent_latency?: Record<string, unknown> | null;
   /** The agent test run this call is a voice scenario of (migration 111): not billable, no call events. */
   test_run_id?: string | null;
+  /** Phone-menu navigation of an outbound call (migration 105): the goal, and the most menus; null without. */
+  ivr_goal?: string | null;
+  ivr_max_menus?: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -581,15 +584,19 @@ export interface NewOutboundCall {
   rate_cents_per_minute: number | null;
   /** A campaign's attempt: (contact, attempt) is unique, so an attempt is placed once (migration 100). */
   campaign?: { id: string; contact_id: string; attempt: number };
+  /** Phone-menu navigation (migration 105): the goal and the most menus, or none. */
+  ivr?: { goal: string; max_menus: number } | null;
 }
 
 export async function insertOutboundCall(db: Db, c: NewOutboundCall): Promise<CallRow> {
   const [row] = await db<CallRow[]>`
     insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, scheduled_at,
-                       variables, metadata, overrides, webhook_url, rate_cents_per_minute, campaign_id, campaign_contact_id, campaign_attempt)
+                       variables, metadata, overrides, webhook_url, rate_cents_per_minute, campaign_id, campaign_contact_id, campaign_attempt,
+                       ivr_goal, ivr_max_menus)
     values (${c.id}, ${c.org_id}, ${c.agent_id}, 'outbound', 'outbound', ${c.to_number}, ${c.from_number}, ${c.room_name},
             ${c.scheduled_at}, ${db.json(c.variables as never)}, ${db.json(c.metadata as never)}, ${db.json(c.overrides as never)}, ${c.webhook_url},
-            ${c.rate_cents_per_minute}, ${c.campaign?.id ?? null}, ${c.campaign?.contact_id ?? null}, ${c.campaign?.attempt ?? null})
+            ${c.rate_cents_per_minute}, ${c.campaign?.id ?? null}, ${c.campaign?.contact_id ?? null}, ${c.campaign?.attempt ?? null},
+            ${c.ivr?.goal ?? null}, ${c.ivr?.max_menus ?? null})
     returning *`;
   return row!;
 }

@@ -12,7 +12,7 @@ import { squadMembers } from '../squads/queries.ts';
 import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import type { CallConfig, ToolConfig } from '../../../../schemas/internal.ts';
-import type { CallOverrides } from '../../../../schemas/calls.ts';
+import { IVR_DEFAULTS, type CallOverrides } from '../../../../schemas/calls.ts';
 import { agentBehaviour } from '../../../../schemas/agents.ts';
 import { effectiveSystemPrompt } from '../../../../shared/prompt.ts';
 import { interpolate, mergeVariables } from '../../../../shared/template.ts';
@@ -77,6 +77,8 @@ export async function callView(services: Services, row: CallRow) {
     squad_id: row.squad_id ?? null,
     handoffs: row.handoffs ?? [],
     agent_latency: ended ? (row.agent_latency ?? null) : null,
+    ivr_goal: row.ivr_goal ?? null,
+    ivr: row.ivr_goal ? { max_menus: row.ivr_max_menus ?? IVR_DEFAULTS.max_menus } : null,
     created_at: row.created_at,
   };
 }
@@ -339,6 +341,8 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
       variables,
       metadata: call.metadata,
       voicemail_detection: detectsVoicemail(call, agent),
+      // Outbound with a phone-menu goal: the worker navigates the menu before the conversation.
+      ...(call.type === 'outbound' && call.ivr_goal ? { ivr: { goal: call.ivr_goal, max_menus: call.ivr_max_menus ?? IVR_DEFAULTS.max_menus } } : {}),
     },
     // Every behaviour field of the agent schema (schemas/agents.ts), so a field added there reaches the worker.
     agent: { id: agent.id, name: agent.name, ...pickBehaviour(agent) },
