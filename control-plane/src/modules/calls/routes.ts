@@ -8,6 +8,7 @@ import { CALL_COUNT_CAP, TOTAL_EXACT_HEADER, Call, CallList, CallListQuery, Call
 import { getCall, getRecordingKey, listCalls, setManualOutcome } from './queries.ts';
 import { createOutboundCall, parseIdempotencyKey } from './outbound.ts';
 import { callView, createWebCall, stopCall } from './service.ts';
+import { transfersOf } from './transfers.ts';
 import { openRecording, verifySignature } from './recordings.ts';
 import { recordingUrl } from './storage/index.ts';
 import { WebhookDeliveryList, WebhookDeliveryQuery } from '../../../../schemas/webhooks.ts';
@@ -111,7 +112,8 @@ export const callRoutes = [
         },
         CALL_COUNT_CAP,
       );
-      const items = await Promise.all(rows.map((r) => callView(services, r)));
+      const transfers = await transfersOf(services.sql, rows.map((r) => r.id));
+      const items = await Promise.all(rows.map((r) => callView(services, r, transfers.get(r.id) ?? [])));
       return reply(200, { items, total, limit: query.limit, offset: query.offset }, { [TOTAL_EXACT_HEADER]: String(exact) });
     },
   }),
