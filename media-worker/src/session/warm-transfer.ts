@@ -278,6 +278,12 @@ export async function warmTransfer(d: WarmTransferDeps, destination: string): Pr
       await restore();
       return { ok: false, message: 'The colleague hung up before the caller was put through.' };
     }
+    // The caller hung up during the briefing: the session is ending; the person is let go with the room.
+    if (!room.remoteParticipants.has(caller.identity)) {
+      await d.report(result.transfer_id!, 'abandoned').catch(() => {});
+      await restore().catch(() => {});
+      return { ok: false, message: 'The caller hung up.' };
+    }
     phase = 'joined';
     await apply();
     unwire();
