@@ -27,6 +27,7 @@ export const BRIEFING_PROMPT =
   'You brief a colleague on the phone, just before a caller is put through to them. In one or two short spoken sentences, ' +
   "say who is calling and what they want, using the caller's own facts. Start with 'Hello,'. No preamble, no lists.";
 const BRIEFING_TIMEOUT_MS = 8000;
+const REAPPLY_MS = 1000;
 /** Said when the summary cannot be had: the person still learns that a caller is coming. */
 export const FALLBACK_BRIEFING = 'Hello, I have a caller on the line who asked to speak with a person. I am putting them through now.';
 
@@ -221,29 +222,44 @@ export async function warmTransfer(d: WarmTransferDeps, destination: string): Pr
   };
   // Applied again on every change in the room: LiveKit auto-subscribes every participant to every new track.
   let applying = Promise.resolve();
+  let pending = 0;
   const apply = () => {
     const plan = subscriptionPlan(phase, { caller: caller.identity, human }, tracks());
+    pending++;
     applying = applying.then(async () => {
       for (const c of plan) {
         await d.updateSubscriptions(c.identity, c.trackSids, c.subscribe).catch((err: unknown) => logger.warn({ err: (err as Error).message, identity: c.identity }, 'subscription change failed'));
       }
+      pending--;
     });
     return applying;
   };
+  // And every second while the person is rung and briefed: the SIP bridge subscribes its participant when it
+  // sets up the media, which can come after the events above; the plan's changes are idempotent.
+  const keeper = setInterval(() => {
+    if ((phase === 'holding' || phase === 'briefing') && pending === 0) void apply();
+  }, REAPPLY_MS);
   const onParticipant = (p: RemoteParticipant) => {
     if (p.identity.startsWith(TRANSFER_IDENTITY_PREFIX) && !human) human = p.identity;
     void apply();
   };
   const onTrack = (_pub: unknown, p: RemoteParticipant) => onParticipant(p);
+  // sip.callStatus changes as the person's leg rings and answers.
+  const onAttributes = (_changed: unknown, p: RemoteParticipant | { identity: string }) => {
+    if (p.identity.startsWith(TRANSFER_IDENTITY_PREFIX)) onParticipant(p as RemoteParticipant);
+  };
   let humanLeft = false;
   const onLeft = (p: RemoteParticipant) => {
     if (p.identity === human) humanLeft = true;
   };
   room.on(RoomEvent.ParticipantConnected, onParticipant);
+  room.on(RoomEvent.ParticipantAttributesChanged, onAttributes);
   room.on(RoomEvent.TrackPublished, onTrack);
   room.on(RoomEvent.ParticipantDisconnected, onLeft);
   const unwire = () => {
+    clearInterval(keeper);
     room.off(RoomEvent.ParticipantConnected, onParticipant);
+    room.off(RoomEvent.ParticipantAttributesChanged, onAttributes);
     room.off(RoomEvent.TrackPublished, onTrack);
     room.off(RoomEvent.ParticipantDisconnected, onLeft);
   };

@@ -112,8 +112,8 @@ export const callRoutes = [
         },
         CALL_COUNT_CAP,
       );
-      const transfers = await transfersOf(services.sql, rows.map((r) => r.id));
-      const items = await Promise.all(rows.map((r) => callView(services, r, transfers.get(r.id) ?? [])));
+      const transfers = await transfersOf(db, rows.map((r) => r.id));
+      const items = await Promise.all(rows.map((r) => callView(services, r, { transfers: transfers.get(r.id) ?? [] })));
       return reply(200, { items, total, limit: query.limit, offset: query.offset }, { [TOTAL_EXACT_HEADER]: String(exact) });
     },
   }),
@@ -129,7 +129,7 @@ export const callRoutes = [
     handler: async ({ params, auth, db, services }) => {
       const row = await getCall(db, auth.orgId, params.call_id);
       if (!row) throw notFound('Call');
-      return await callView(services, row);
+      return await callView(services, row, { db });
     },
   }),
   defineRoute({
@@ -164,7 +164,7 @@ export const callRoutes = [
       const row = await setManualOutcome(db, auth.orgId, params.call_id, body.outcome);
       if (!row) throw notFound('Call');
       await audit({ action: 'call.update', resourceType: 'call', resourceId: row.id, details: { outcome: body.outcome } });
-      return await callView(services, row);
+      return await callView(services, row, { db });
     },
   }),
   defineRoute({

@@ -38,7 +38,7 @@ export const roomNameFor = (callId: string) => `call-${callId}`;
 const NO_SAMPLES = Object.freeze({ avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, samples: 0 });
 
 /** The spec's Call resource. `recording_url` is minted afresh on each call (signed or presigned, 4 hours). */
-export async function callView(services: Services, row: CallRow, transfers?: CallTransfer[]) {
+export async function callView(services: Services, row: CallRow, opts: { db?: Db; transfers?: CallTransfer[] } = {}) {
   const messages = row.messages ?? null;
   const ended = isFinal(row.status);
   const stored = ended ? (row.latency) : null;
@@ -78,8 +78,9 @@ export async function callView(services: Services, row: CallRow, transfers?: Cal
     campaign_id: row.campaign_id ?? null,
     squad_id: row.squad_id ?? null,
     handoffs: row.handoffs ?? [],
-    // A page of calls brings them in one query (routes.ts); a single call reads its own.
-    transfers: transfers ?? (await transfersOf(services.sql, [row.id])).get(row.id) ?? [],
+    // A page of calls brings them in one query (routes.ts); a single call reads its own, on the request's
+    // connection (a second one per request could starve the pool).
+    transfers: opts.transfers ?? (await transfersOf(opts.db ?? services.sql, [row.id])).get(row.id) ?? [],
     agent_latency: ended ? (row.agent_latency ?? null) : null,
     created_at: row.created_at,
   };
