@@ -236,7 +236,8 @@ describe.skipIf(!sipBridgeVersion())('warm transfer over the SIP bridge', () => 
       }
       expect(loudSamples(human.received), `the person heard ${human.received.length} samples`).toBeGreaterThan(8000);
       // No music reached the person.
-      expect(musicWindows(briefed), `hold music at the person (${keep('person', briefed)})`).toBeLessThan(2);
+      const music = musicWindows(briefed);
+      expect(music, `hold music at the person (${music >= 2 ? keep('person', briefed) : ''})`).toBeLessThan(2);
       // The briefing's words. The recogniser misreads telephone audio ("Ada is" as "neighbor and"): the closed set
       // of sentences (a grammar) or, failing that, the open vocabulary with 4 of the briefing's 13 words, one of
       // them its own (not "hello", "a" or "and"). Silence or music gives neither.
@@ -244,7 +245,7 @@ describe.skipIf(!sipBridgeVersion())('warm transfer over the SIP bridge', () => 
       const open = await transcribe(briefed);
       const recognised =
         closed === spelled(BRIEFING) || (wordsFound(BRIEFING, open).length >= 4 && wordsFound(BRIEFING_WORDS.join(' '), open).length >= 1);
-      expect(recognised, `the person heard: "${closed}" / "${open}" (${keep('person', briefed)})`).toBe(true);
+      expect(recognised, `the person heard: "${closed}" / "${open}" (${recognised ? '' : keep('person', briefed)})`).toBe(true);
 
       // Joined: what one says, the other hears.
       const words = await synthesize('We open at nine in the morning.');
