@@ -235,9 +235,10 @@ describe.skipIf(!sipBridgeVersion())('warm transfer over the SIP bridge', () => 
         writeWav(`${process.env.VAP_DEBUG_AUDIO}-caller.wav`, phone.audio());
       }
       expect(loudSamples(human.received), `the person heard ${human.received.length} samples`).toBeGreaterThan(8000);
-      // No music reached the person.
+      // No music reached the person, but for the moment its leg's media starts (the SIP bridge subscribes it to
+      // every track then, and the worker's next pass undoes it: docs/decisions.md, "Warm transfer").
       const music = musicWindows(briefed);
-      expect(music, `hold music at the person (${music >= 2 ? keep('person', briefed) : ''})`).toBeLessThan(2);
+      expect(music, `hold music at the person (${music >= 3 ? keep('person', briefed) : ''})`).toBeLessThan(3);
       // The briefing's words. The recogniser misreads telephone audio ("Ada is" as "neighbor and"): the closed set
       // of sentences (a grammar) or, failing that, the open vocabulary with 4 of the briefing's 13 words, one of
       // them its own (not "hello", "a" or "and"). Silence or music gives neither.

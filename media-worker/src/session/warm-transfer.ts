@@ -27,7 +27,8 @@ export const BRIEFING_PROMPT =
   'You brief a colleague on the phone, just before a caller is put through to them. In one or two short spoken sentences, ' +
   "say who is calling and what they want, using the caller's own facts. Start with 'Hello,'. No preamble, no lists.";
 const BRIEFING_TIMEOUT_MS = 8000;
-const REAPPLY_MS = 1000;
+/** The SIP bridge subscribes the person's leg to every track as its media starts, at the answer: undone this fast. */
+const REAPPLY_MS = 250;
 /** Said when the summary cannot be had: the person still learns that a caller is coming. */
 export const FALLBACK_BRIEFING = 'Hello, I have a caller on the line who asked to speak with a person. I am putting them through now.';
 
@@ -234,7 +235,7 @@ export async function warmTransfer(d: WarmTransferDeps, destination: string): Pr
     });
     return applying;
   };
-  // And every second while the person is rung and briefed: the SIP bridge subscribes its participant when it
+  // And every REAPPLY_MS while the person is rung and briefed: the SIP bridge subscribes its participant when it
   // sets up the media, which can come after the events above; the plan's changes are idempotent.
   const keeper = setInterval(() => {
     if ((phase === 'holding' || phase === 'briefing') && pending === 0) void apply();
