@@ -50,6 +50,31 @@ export const CallHandoff = Type.Object(
   { title: 'CallHandoff' },
 );
 
+export const TRANSFER_STATUSES = ['ringing', 'answered', 'joined', 'ended', 'busy', 'no_answer', 'failed', 'refused'] as const;
+export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
+
+export const CallTransfer = Type.Object(
+  {
+    id: Uuid(),
+    mode: StringEnum(['warm'] as const, { description: 'Warm transfers are recorded here; a blind transfer ends the call with end_reason `transferred`' }),
+    destination: Type.String({ description: 'The number the second leg dialled' }),
+    status: StringEnum(TRANSFER_STATUSES, {
+      description:
+        '`ringing`, `answered` (the agent is briefing the person), `joined` (caller and person talk), `ended` (a joined or answered leg hung up); ' +
+        'or the result of a transfer that did not happen: `busy`, `no_answer`, `failed`, `refused` (the destination policy)',
+    }),
+    sip_status: Nullable(Type.Integer({ description: 'SIP final response of a failed dial (486 busy, 487/408/480 no answer, ...)' })),
+    started_at: DateTime(),
+    answered_at: Nullable(DateTime()),
+    joined_at: Nullable(DateTime()),
+    ended_at: Nullable(DateTime()),
+    duration_seconds: Nullable(Type.Integer({ minimum: 0, description: "The second leg's time, from its answer to its end; billed in usage's minutes" })),
+    credits_used: Nullable(Type.Number({ description: 'duration_seconds / 60' })),
+  },
+  { title: 'CallTransfer' },
+);
+export type CallTransfer = Static<typeof CallTransfer>;
+
 const Ms = () => Nullable(Type.Integer({ minimum: 0 }));
 /** The latency of the turn an agent reply ended (null: not measured in that turn, e.g. the first message's LLM). */
 export const MessageMetrics = Strict(
@@ -128,6 +153,7 @@ export const Call = Type.Object(
     campaign_id: Nullable(Uuid({ description: 'The campaign this call is an attempt of (POST /v1/campaigns)' })),
     squad_id: Nullable(Uuid({ description: 'The squad the call started on; then `agent_id` is its entry agent, and each agent message names its agent in `agent_id`' })),
     handoffs: Type.Array(CallHandoff, { description: "The squad's hand-offs in this call, in order; [] for a single agent's call" }),
+    transfers: Type.Array(CallTransfer, { description: "Warm transfers the agent attempted (transfer_call tools with mode `warm`), in order; the joined one's second leg is billed too" }),
     agent_latency: Nullable(
       Type.Record(Type.String(), CallLatencySummary, { description: "A squad's call: each agent's own latency (its turns only), by agent id; null otherwise or until the call ends" }),
     ),
@@ -172,6 +198,7 @@ export const Call = Type.Object(
         campaign_id: null,
         squad_id: null,
         handoffs: [],
+        transfers: [],
         agent_latency: null,
         ivr_goal: null,
         ivr: null,

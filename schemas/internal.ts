@@ -137,6 +137,8 @@ export const TransferCallToolConfig = Type.Object(
     name: Type.Optional(Type.String()),
     description: Type.Optional(Type.String()),
     destination: Type.String({ description: 'E.164 number or SIP URI (tel:/sip:)' }),
+    // Absent from an older control plane: blind.
+    mode: Type.Optional(StringEnum(['blind', 'warm'] as const, { description: 'blind: SIP REFER; warm: second leg, briefing, join (POST /calls/{id}/transfers)' })),
   },
   { title: 'TransferCallToolConfig' },
 );
@@ -387,6 +389,38 @@ export const DoNotCallResult = Type.Object(
   { title: 'DoNotCallResult' },
 );
 export type DoNotCallResult = Static<typeof DoNotCallResult>;
+
+// ---- Warm transfer (media worker -> control plane) ---------------------------------------------------------------
+
+export const TransferRequest = Strict(
+  {
+    destination: Type.String({ maxLength: 64, description: "The transfer_call tool's destination (E.164)" }),
+    mode: StringEnum(['warm'] as const),
+  },
+  { title: 'TransferRequest' },
+);
+export type TransferRequest = Static<typeof TransferRequest>;
+
+export const TransferResult = Type.Object(
+  {
+    transfer_id: Nullable(Type.String({ description: 'Null when refused before a row was written' })),
+    status: StringEnum(['answered', 'busy', 'no_answer', 'failed', 'refused'] as const),
+    participant_identity: Nullable(Type.String({ description: "The second leg's SIP participant in the call's room" })),
+    message: Nullable(Type.String({ description: 'Why it did not go through, in words the agent can say' })),
+  },
+  { title: 'TransferResult' },
+);
+export type TransferResult = Static<typeof TransferResult>;
+
+export const TransferUpdate = Strict(
+  {
+    state: StringEnum(['joined', 'abandoned'] as const, {
+      description: 'joined: the legs hear each other and the agent leaves; abandoned: the answered leg was let go (its person hung up, or the caller did, during the briefing)',
+    }),
+  },
+  { title: 'TransferUpdate' },
+);
+export type TransferUpdate = Static<typeof TransferUpdate>;
 
 // ---- Knowledge search ------------------------------------------------------------------------------------------
 

@@ -3,6 +3,9 @@ import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagin
 export const ToolTypes = ['function', 'end_call', 'transfer_call', 'send_dtmf', 'do_not_call'] as const;
 export type ToolType = (typeof ToolTypes)[number];
 export const ToolMethods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+/** How a transfer_call tool transfers: `blind` (SIP REFER) or `warm` (the agent briefs a person first; docs/decisions.md). */
+export const TransferModes = ['blind', 'warm'] as const;
+export type TransferMode = (typeof TransferModes)[number];
 
 const NAME_PATTERN = '^[a-zA-Z0-9_-]{1,64}$';
 
@@ -17,6 +20,7 @@ const functionExample = {
   headers: { Authorization: '****9f2c' },
   timeout_ms: 5000,
   destination: null,
+  mode: null,
   created_at: '2025-01-15T09:30:00Z',
   updated_at: '2025-01-15T09:30:00Z',
 };
@@ -32,6 +36,7 @@ const transferExample = {
   headers: null,
   timeout_ms: null,
   destination: '+14155550123',
+  mode: 'blind',
 };
 
 const toolFields = {
@@ -49,6 +54,7 @@ const toolFields = {
   ),
   timeout_ms: Nullable(Type.Integer()),
   destination: Nullable(Type.String({ description: 'E.164 number or sip: URI (transfer_call tools)' })),
+  mode: Nullable(StringEnum(TransferModes, { description: 'transfer_call tools: `blind` (SIP REFER) or `warm` (the caller holds with music while the agent briefs the person, then the two are joined); null for other types' })),
   created_at: DateTime(),
   updated_at: DateTime(),
 };
@@ -81,6 +87,11 @@ const Headers = Type.Record(Type.String(), Type.String({ maxLength: 4096, patter
 });
 const TimeoutMs = Type.Integer({ minimum: 100, maximum: 30000, description: 'Time the call waits for the server, default 5000' });
 const Destination = Type.String({ maxLength: 512, description: 'E.164 number (+14155550123) or SIP URI (sip:agent@pbx.example.com)' });
+const Mode = StringEnum(TransferModes, {
+  description:
+    'transfer_call tools: `blind` (default) hands the caller over with a SIP REFER; `warm` holds the caller with music, dials `destination` (an E.164 number) on a second leg, ' +
+    'has the agent brief the person with a summary of the call, then joins the two. Busy or no answer: the agent tells the caller and the call goes on',
+});
 
 export const CreateTool = Type.Object(
   {
@@ -93,13 +104,14 @@ export const CreateTool = Type.Object(
     headers: Type.Optional(Headers),
     timeout_ms: Type.Optional(TimeoutMs),
     destination: Type.Optional(Destination),
+    mode: Type.Optional(Mode),
   },
   {
     title: 'CreateTool',
     additionalProperties: false,
     description:
       '`function` tools take `name` and `url` (required), `description`, `parameters`, `method`, `headers`, `timeout_ms`. ' +
-      '`transfer_call` takes `destination` (required). All types take `name` and `description`.',
+      '`transfer_call` takes `destination` (required) and `mode` (`blind` or `warm`). All types take `name` and `description`.',
     allOf: [
       { if: { properties: { type: { const: 'function' } } }, then: { required: ['name', 'url'] } },
       { if: { properties: { type: { const: 'transfer_call' } } }, then: { required: ['destination'] } },
@@ -114,6 +126,7 @@ export const CreateTool = Type.Object(
         headers: { Authorization: 'Bearer sk_live_abc123def456' },
       },
       { type: 'transfer_call', name: 'transfer_to_sales', destination: '+14155550123' },
+      { type: 'transfer_call', name: 'warm_transfer_to_sales', destination: '+14155550123', mode: 'warm' },
       { type: 'end_call' },
     ],
   },
@@ -130,6 +143,7 @@ export const UpdateTool = Strict(
     headers: Type.Optional(Headers),
     timeout_ms: Type.Optional(TimeoutMs),
     destination: Type.Optional(Destination),
+    mode: Type.Optional(Mode),
   },
   {
     title: 'UpdateTool',

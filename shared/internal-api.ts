@@ -17,6 +17,9 @@ import {
   type KnowledgeSearchResult,
   type StartedReport,
   type TranscriptReport,
+  type TransferRequest,
+  type TransferResult,
+  type TransferUpdate,
 } from '../schemas/internal.ts';
 import { traceCarrier } from './tracing.ts';
 
@@ -178,6 +181,19 @@ export class InternalApiClient {
   /** The callee asked not to be called again: the control plane lists the call's other party. Retried: it must not be lost. */
   addToDoNotCall(callId: string, req: DoNotCallRequest, signal?: AbortSignal): Promise<DoNotCallResult> {
     return this.requestWithRetry<DoNotCallResult>('POST', `/calls/${encodeURIComponent(callId)}/do-not-call`, req, signal);
+  }
+
+  /**
+   * Warm transfer: the control plane dials the second leg into the call's room and answers once it is answered
+   * or failed (its ring timeout, at most 120 s, bounds the wait). Not retried: a retry would ring the person twice.
+   */
+  startTransfer(callId: string, req: TransferRequest, signal?: AbortSignal): Promise<TransferResult> {
+    return this.request<TransferResult>('POST', `/calls/${encodeURIComponent(callId)}/transfers`, req, signal, 150_000);
+  }
+
+  /** The warm transfer's legs are joined, or its answered leg was let go. */
+  updateTransfer(callId: string, transferId: string, req: TransferUpdate, signal?: AbortSignal): Promise<unknown> {
+    return this.requestWithRetry('POST', `/calls/${encodeURIComponent(callId)}/transfers/${encodeURIComponent(transferId)}`, req, signal);
   }
 
   /** A reporter for one call. */

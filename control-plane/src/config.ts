@@ -51,6 +51,7 @@ function carrierConfigErrors(c: Static<typeof Env>): string[] {
 // ---- Outbound calls (modules/calls: POST /v1/calls, the dial job, the simulated carrier's termination edge)
 const OutboundEnv = {
   OUTBOUND_RING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 120, default: 30, description: 'An outbound call not answered within this time fails with reason no_answer' }),
+  TRANSFER_RING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 120, default: 30, description: "A warm transfer's second leg not answered within this time: the agent tells the caller (no_answer)" }),
   OUTBOUND_SCHEDULE_HORIZON_DAYS: Type.Integer({ minimum: 1, maximum: 365, default: 30, description: 'How far ahead scheduled_at may be' }),
   OUTBOUND_CONCURRENCY_WAIT_SECONDS: Type.Integer({
     minimum: 0,

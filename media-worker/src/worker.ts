@@ -19,6 +19,7 @@ import { vadSilenceFor } from './session/mappings.ts';
 import { TranscriptTurnDetector } from './session/transcript-turn-detector.ts';
 import { publishTurnMetrics } from './session/room-metrics.ts';
 import { hangUpRoom } from './session/hang-up.ts';
+import { warmTransfer } from './session/warm-transfer.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 import { StartTimeline } from './session/start-timeline.ts';
@@ -212,6 +213,8 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   const livekit = { url: cfg.livekitUrl.replace(/^ws/, 'http'), key: cfg.livekitApiKey, secret: cfg.livekitApiSecret };
 
   const reporter = api.reporter(callId);
+  // Set once a warm transfer joined the legs: the call goes on without the agent, so ending the session must not hang up.
+  let joinedTransfer = false;
   const call = new CallSession({
     config,
     // The end-of-turn model only where the agent asks for it (turn_taking.detection).
@@ -231,6 +234,7 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
     ...(config.call.type === 'web' ? {} : { outputSampleRate: PHONE_SAMPLE_RATE }),
     actions: {
       hangUp: async () => {
+        if (joinedTransfer) return; // the legs talk on; the job's shutdown takes the agent out of the room
         await hangUpRoom({
           rooms: new RoomServiceClient(livekit.url, livekit.key, livekit.secret),
           room: room.name ?? '',
@@ -245,6 +249,29 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
         if (!p) throw new Error('no SIP participant to transfer');
         const to = /^(tel|sip):/.test(destination) ? destination : `tel:${destination}`;
         await new SipClient(livekit.url, livekit.key, livekit.secret).transferSipParticipant(room.name ?? '', p.identity, to, { playDialtone: false });
+      },
+      warmTransfer: async (destination) => {
+        const caller = participant ?? [...room.remoteParticipants.values()].find((x) => x.kind === ParticipantKind.SIP);
+        if (!caller) return { ok: false, message: 'There is no phone line to transfer.' };
+        const rooms = new RoomServiceClient(livekit.url, livekit.key, livekit.secret);
+        const r = await warmTransfer(
+          {
+            room,
+            caller,
+            session: call.session,
+            model: llm,
+            updateSubscriptions: (identity, sids, subscribe) => rooms.updateSubscriptions(room.name ?? '', identity, sids, subscribe),
+            dial: (to) => api.startTransfer(callId, { destination: to, mode: 'warm' }),
+            report: async (transferId, state) => {
+              await api.updateTransfer(callId, transferId, { state });
+            },
+            logger,
+            sampleRate: PHONE_SAMPLE_RATE,
+          },
+          destination,
+        );
+        if (r.ok) joinedTransfer = true;
+        return r;
       },
       sendDtmf: async (digits) => {
         for (const d of digits) {

@@ -11,6 +11,7 @@ import { modelRoutes } from './models/routes.ts';
 import { toolRoutes } from './tools/routes.ts';
 import { callRoutes } from './calls/routes.ts';
 import { internalCallRoutes } from './calls/internal-routes.ts';
+import { internalTransferRoutes } from './calls/transfer-routes.ts';
 import { usageRoutes } from './usage/routes.ts';
 import { agentRoutes } from './agents/routes.ts';
 import { voiceRoutes } from './voices/routes.ts';
@@ -28,4 +29,4 @@ import { campaignRoutes } from './campaigns/routes.ts';
 import { squadRoutes } from './squads/routes.ts';
 import { doNotCallRoutes, internalDoNotCallRoutes } from './do-not-call/routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...campaignRoutes, ...doNotCallRoutes, ...internalDoNotCallRoutes, ...usageRoutes, ...internalCallRoutes, ...agentRoutes, ...squadRoutes, ...agentTestRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes, ...playgroundRoutes, ...webSdkRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...campaignRoutes, ...doNotCallRoutes, ...internalDoNotCallRoutes, ...usageRoutes, ...internalCallRoutes, ...internalTransferRoutes, ...agentRoutes, ...squadRoutes, ...agentTestRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes, ...playgroundRoutes, ...webSdkRoutes];

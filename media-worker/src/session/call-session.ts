@@ -48,7 +48,7 @@ export interface CallSessionOptions {
   metrics: MetricsSink;
   logger: Logger;
   /** Room actions (hang-up, SIP transfer, DTMF); absent ones fail politely. */
-  actions?: Partial<Pick<CallActions, 'transfer' | 'sendDtmf'>> & { hangUp?: () => Promise<void> };
+  actions?: Partial<Pick<CallActions, 'transfer' | 'warmTransfer' | 'sendDtmf'>> & { hangUp?: () => Promise<void> };
   /** Throttle of transcript partials. */
   transcriptIntervalMs?: number;
   /** Outbound calls: speak the first message anyway after this long of the callee's silence (from the answer, or
@@ -193,6 +193,13 @@ export class CallSession {
         if (!opts.actions?.transfer) throw new Error('transfer is not available on this call');
         await opts.actions.transfer(destination);
         void this.end('transferred');
+      },
+      // Joined: the agent's part is over (the worker leaves the room without hanging up the legs).
+      warmTransfer: async (destination) => {
+        if (!opts.actions?.warmTransfer) throw new Error('warm transfer is not available on this call');
+        const r = await opts.actions.warmTransfer(destination);
+        if (r.ok) void this.end('transferred');
+        return r;
       },
       sendDtmf: async (digits) => {
         if (!opts.actions?.sendDtmf) throw new Error('DTMF is not available on this call');

@@ -13,6 +13,8 @@ export interface CallActions {
   hangUp(reason: 'agent_hangup'): void;
   /** SIP transfer of the caller; resolves when the bridge accepted it. */
   transfer(destination: string): Promise<void>;
+  /** Warm transfer (session/warm-transfer.ts): resolves once the legs are joined, or with why not. */
+  warmTransfer?(destination: string): Promise<{ ok: true } | { ok: false; message: string }>;
   /** Send DTMF digits on the call. */
   sendDtmf(digits: string): Promise<void>;
   /** Put the other party of the call on the organisation's do-not-call list. */
@@ -55,6 +57,17 @@ export async function callFunctionTool(
   return res.output;
 }
 
+/**
+ * The warm transfer's result as the tool's output: joined (the agent leaves the call), or a ToolError with why
+ * not, which the agent tells the caller; the call goes on.
+ */
+async function warmTransferOutput(actions: CallActions, destination: string): Promise<string> {
+  if (!actions.warmTransfer) throw new llm.ToolError('The transfer did not go through: warm transfer is not available on this call.');
+  const r = await actions.warmTransfer(destination).catch(() => ({ ok: false as const, message: 'The transfer did not go through.' }));
+  if (r.ok) return 'The caller is now talking with the colleague.';
+  throw new llm.ToolError(`The colleague could not be reached: ${r.message} Tell the caller, and go on helping them.`);
+}
+
 export function buildTools(config: CallConfig, actions: CallActions): llm.FunctionTool<any, any, any>[] {
   const tools: llm.FunctionTool<any, any, any>[] = [];
   for (const t of config.tools) {
@@ -94,6 +107,7 @@ export function buildTools(config: CallConfig, actions: CallActions): llm.Functi
             const { checkDestination } = await import('../../../shared/destination-policy.ts');
             const decision = policy ? checkDestination(policy, t.destination) : { ok: false as const, message: 'no destination policy was given for this call' };
             if (!decision.ok) throw new llm.ToolError(`The transfer is not allowed: ${decision.message}.`);
+            if (t.mode === 'warm') return warmTransferOutput(actions, t.destination);
             try {
               await actions.transfer(t.destination);
               return 'The call was transferred.';

@@ -40,10 +40,11 @@ const counters = new WeakMap<object, client.Counter<'reason' | 'stage'>>();
 
 /**
  * Counts an outbound call refused for toll-fraud reasons (`vap_outbound_refusals_total`): a destination reason
- * (number_type, country, invalid_destination) or daily_spend_cap, at the API or at dial time. A climbing count
+ * (number_type, country, invalid_destination) or daily_spend_cap, at the API or at dial time (or a warm
+ * transfer's second leg). A climbing count
  * for one org is worth a look at its audit log (docs/operations.md).
  */
-export function countRefusal(services: Services, reason: string, stage: 'api' | 'dial'): void {
+export function countRefusal(services: Services, reason: string, stage: 'api' | 'dial' | 'transfer'): void {
   const registry = services.metrics.registry;
   let c = counters.get(registry);
   if (!c) {

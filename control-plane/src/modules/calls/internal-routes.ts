@@ -26,6 +26,7 @@ import { searchForCall } from '../knowledge-bases/search.ts';
 import { watchInboundRoom } from '../phone-numbers/unanswered.ts';
 import { isSquadMember } from '../squads/call-config.ts';
 import { recordHandoff, setAgentLatency } from '../squads/call-records.ts';
+import { holdEndedReport, onTransferRoomEvent } from './transfers.ts';
 
 const ack = (duplicate: boolean) => ({ ok: true, duplicate });
 const MAX_RECORDING_BYTES = 512 * 1024 * 1024;
@@ -141,6 +142,8 @@ export const internalCallRoutes = [
     handler: async ({ params, body, db, services }) => {
       const call = await claim(db, params.call_id, body.seq, 'ended');
       if (!call) return ack(true);
+      // Warm transfer joined: the agent left, the legs talk on; the report waits for the call's end (transfers.ts).
+      if (await holdEndedReport(db, call, body)) return ack(false);
       const messages = retainMessages(await retentionOfCall(db, call.id), body.messages);
       if (body.recording_consent) await setRecordingConsent(db, call.id, body.recording_consent);
       if (body.agent_latency && isFinal(call.status)) await setAgentLatency(db, call, body.agent_latency);
@@ -256,6 +259,10 @@ export const internalCallRoutes = [
       const agentLeft = event.event === 'participant_left' && event.participant?.kind === 4; // ParticipantInfo_Kind.AGENT
       // A caller in a number's room: check shortly that a worker took the dispatch (unanswered.ts).
       if (room && event.event === 'participant_joined') await watchInboundRoom(services, room, event.participant);
+      // A warm transfer's joined legs: a leg hanging up ends the call; the agent's departure is expected.
+      if (room && (event.event === 'participant_left' || event.event === 'room_finished')) {
+        if (await onTransferRoomEvent(services, room, event.event, event.participant)) return { ok: true };
+      }
       if (room && (event.event === 'room_finished' || agentLeft)) {
         const call = await liveCallInRoom(services.sql, room);
         if (call) await services.boss.send(REAP_QUEUE, { call_id: call.id }, { startAfter: services.config.REAP_DELAY_SECONDS, singletonKey: call.id });

@@ -13,6 +13,7 @@ import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipp
 import { retainMessages, retainText } from '../../../../shared/privacy.ts';
 import { ANALYZE_QUEUE, completeConversation, emitAnalyzed, END_EVENT_QUEUE, FINALIZE_QUEUE, failCall, finishCall, releaseEndedEvent } from './lifecycle.ts';
 import { purgeIdempotencyKeys } from './outbound.ts';
+import { reapJoined } from './transfers.ts';
 
 export const REAP_QUEUE = 'calls.reap';
 export const REAP_SWEEP_QUEUE = 'calls.reap-sweep';
@@ -76,6 +77,9 @@ async function workerPresent(services: Services, room: string): Promise<'present
 export async function reapCall(services: Services, callId: string): Promise<'alive' | 'reaped' | 'skipped'> {
   const call = await getCallById(services.sql, callId);
   if (!call || call.status === 'completed' || call.status === 'failed') return 'skipped';
+  // A warm transfer's joined legs hold the call without a worker (transfers.ts).
+  const joined = await reapJoined(services, call);
+  if (joined) return joined;
   const state = call.room_name ? await workerPresent(services, call.room_name).catch(() => 'unknown' as const) : 'room_gone';
   if (state === 'unknown') return 'skipped'; // LiveKit unreachable: decide on a later sweep
   if (state === 'present') {

@@ -206,7 +206,8 @@ export async function createOutboundCall(
         ip: meta.ip,
         details: { type: 'outbound', agent_id: agent.id, ...(squad ? { squad_id: squad.id } : {}), scheduled: scheduledAt !== null, ...(key ? { idempotency_key: key } : {}) },
       });
-      const body = await callView(services, inserted);
+      // A new call has no transfers yet.
+      const body = await callView(services, inserted, { transfers: [] });
       if (key) {
         await saveIdempotentAnswer(tx, auth.orgId, key, id, 201, body);
       }

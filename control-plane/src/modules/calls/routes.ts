@@ -8,6 +8,7 @@ import { CALL_COUNT_CAP, TOTAL_EXACT_HEADER, Call, CallList, CallListQuery, Call
 import { getCall, getRecordingKey, listCalls, setManualOutcome } from './queries.ts';
 import { createOutboundCall, parseIdempotencyKey } from './outbound.ts';
 import { callView, createWebCall, stopCall } from './service.ts';
+import { transfersOf } from './transfers.ts';
 import { openRecording, verifySignature } from './recordings.ts';
 import { recordingUrl } from './storage/index.ts';
 import { WebhookDeliveryList, WebhookDeliveryQuery } from '../../../../schemas/webhooks.ts';
@@ -111,7 +112,8 @@ export const callRoutes = [
         },
         CALL_COUNT_CAP,
       );
-      const items = await Promise.all(rows.map((r) => callView(services, r)));
+      const transfers = await transfersOf(db, rows.map((r) => r.id));
+      const items = await Promise.all(rows.map((r) => callView(services, r, { transfers: transfers.get(r.id) ?? [] })));
       return reply(200, { items, total, limit: query.limit, offset: query.offset }, { [TOTAL_EXACT_HEADER]: String(exact) });
     },
   }),
@@ -127,7 +129,7 @@ export const callRoutes = [
     handler: async ({ params, auth, db, services }) => {
       const row = await getCall(db, auth.orgId, params.call_id);
       if (!row) throw notFound('Call');
-      return await callView(services, row);
+      return await callView(services, row, { db });
     },
   }),
   defineRoute({
@@ -162,7 +164,7 @@ export const callRoutes = [
       const row = await setManualOutcome(db, auth.orgId, params.call_id, body.outcome);
       if (!row) throw notFound('Call');
       await audit({ action: 'call.update', resourceType: 'call', resourceId: row.id, details: { outcome: body.outcome } });
-      return await callView(services, row);
+      return await callView(services, row, { db });
     },
   }),
   defineRoute({

@@ -29,6 +29,8 @@ import { carrierFor } from '../phone-numbers/carriers/index.ts';
 import { recordingUploadUrl } from './recordings.ts';
 import { mintCapability } from './capability.ts';
 import { recordingUrl } from './storage/index.ts';
+import { closeTransfers, transfersOf } from './transfers.ts';
+import type { CallTransfer } from '../../../../schemas/calls.ts';
 import { SpanKind, inSpan, traceCarrier } from '../../../../shared/tracing.ts';
 
 export const roomNameFor = (callId: string) => `call-${callId}`;
@@ -36,7 +38,7 @@ export const roomNameFor = (callId: string) => `call-${callId}`;
 const NO_SAMPLES = Object.freeze({ avg_ms: 0, p50_ms: 0, min_ms: 0, max_ms: 0, samples: 0 });
 
 /** The spec's Call resource. `recording_url` is minted afresh on each call (signed or presigned, 4 hours). */
-export async function callView(services: Services, row: CallRow) {
+export async function callView(services: Services, row: CallRow, opts: { db?: Db; transfers?: CallTransfer[] } = {}) {
   const messages = row.messages ?? null;
   const ended = isFinal(row.status);
   const stored = ended ? (row.latency) : null;
@@ -76,6 +78,9 @@ export async function callView(services: Services, row: CallRow) {
     campaign_id: row.campaign_id ?? null,
     squad_id: row.squad_id ?? null,
     handoffs: row.handoffs ?? [],
+    // A page of calls brings them in one query (routes.ts); a single call reads its own, on the request's
+    // connection (a second one per request could starve the pool).
+    transfers: opts.transfers ?? (await transfersOf(opts.db ?? services.sql, [row.id])).get(row.id) ?? [],
     agent_latency: ended ? (row.agent_latency ?? null) : null,
     ivr_goal: row.ivr_goal ?? null,
     ivr: row.ivr_goal ? { max_menus: row.ivr_max_menus ?? IVR_DEFAULTS.max_menus } : null,
@@ -221,6 +226,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
       details: { status: locked.status, end_reason: endReason },
     });
     if (connected) {
+      await closeTransfers(tx, locked.id);
       return (
         (await finishCall(tx, services, locked, { endReason, endedAt }, { awaitReport: { graceSeconds: services.config.STOP_REPORT_GRACE_SECONDS } })) ?? locked
       );
@@ -308,7 +314,13 @@ export async function toolConfigs(services: Services, db: Db, orgId: string, too
           signing_secret: t.signing_secrets[0] ?? null,
         };
       case 'transfer_call':
-        return { type: 'transfer_call', name: t.name, ...(t.description ? { description: t.description } : {}), destination: t.destination! };
+        return {
+          type: 'transfer_call',
+          name: t.name,
+          ...(t.description ? { description: t.description } : {}),
+          destination: t.destination!,
+          ...(t.transfer_mode === 'warm' ? { mode: 'warm' as const } : {}),
+        };
       default:
         return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) };
     }

@@ -19,6 +19,7 @@ export interface ToolRow {
   headers_key_version: number | null;
   timeout_ms: number | null;
   destination: string | null;
+  transfer_mode: string | null;
   signing_secret_ciphertext: Buffer | null;
   signing_secret_key_version: number | null;
   previous_secret_ciphertext: Buffer | null;
@@ -34,7 +35,7 @@ export async function liveToolsByIds(db: Db, orgId: string, ids: string[]): Prom
 }
 
 const columns = (db: Db) => db`
-  id, type, name, description, parameters, url, method, headers_ciphertext, headers_key_version, timeout_ms, destination,
+  id, type, name, description, parameters, url, method, headers_ciphertext, headers_key_version, timeout_ms, destination, transfer_mode,
   signing_secret_ciphertext, signing_secret_key_version, previous_secret_ciphertext, previous_secret_key_version,
   previous_secret_expires_at, created_at, updated_at`;
 
@@ -47,14 +48,15 @@ export interface ToolWrite {
   headers: SealedColumn | null;
   timeout_ms: number | null;
   destination: string | null;
+  transfer_mode: string | null;
 }
 
 export async function insertTool(db: Db, orgId: string, id: string, type: ToolType, t: ToolWrite, signing: SealedColumn | null): Promise<ToolRow> {
   const [row] = await db<ToolRow[]>`
     insert into tools (id, org_id, type, name, description, parameters, url, method, headers_ciphertext, headers_key_version,
-                       timeout_ms, destination, signing_secret_ciphertext, signing_secret_key_version)
+                       timeout_ms, destination, transfer_mode, signing_secret_ciphertext, signing_secret_key_version)
     values (${id}, ${orgId}, ${type}, ${t.name}, ${t.description}, ${t.parameters ? db.json(t.parameters as never) : null}, ${t.url}, ${t.method},
-            ${t.headers?.ciphertext ?? null}, ${t.headers?.keyVersion ?? null}, ${t.timeout_ms}, ${t.destination},
+            ${t.headers?.ciphertext ?? null}, ${t.headers?.keyVersion ?? null}, ${t.timeout_ms}, ${t.destination}, ${t.transfer_mode},
             ${signing?.ciphertext ?? null}, ${signing?.keyVersion ?? null})
     returning ${columns(db)}`;
   return row!;
@@ -80,7 +82,7 @@ export async function updateTool(db: Db, orgId: string, id: string, t: ToolWrite
     update tools set
       name = ${t.name}, description = ${t.description}, parameters = ${t.parameters ? db.json(t.parameters as never) : null},
       url = ${t.url}, method = ${t.method}, headers_ciphertext = ${t.headers?.ciphertext ?? null},
-      headers_key_version = ${t.headers?.keyVersion ?? null}, timeout_ms = ${t.timeout_ms}, destination = ${t.destination},
+      headers_key_version = ${t.headers?.keyVersion ?? null}, timeout_ms = ${t.timeout_ms}, destination = ${t.destination}, transfer_mode = ${t.transfer_mode},
       updated_at = now()
     where id = ${id} and org_id = ${orgId} and deleted_at is null
     returning ${columns(db)}`;

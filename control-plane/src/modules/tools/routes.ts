@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { defineRoute, reply } from '../../http/route.ts';
-import { conflict, invalidField, notFound } from '../../http/errors.ts';
+import { conflict, invalidField, notFound, ValidationFailure } from '../../http/errors.ts';
 import { CreateTool, Tool, ToolList, ToolListQuery, ToolParams, ToolWithSecret, UpdateTool } from '../../../../schemas/tools.ts';
 import { modelsUsingTool, modelsWithToolNameClash } from '../models/queries.ts';
 import type { Services } from '../../services.ts';
@@ -22,6 +22,7 @@ function checkToolUrl(services: Services, url: string | undefined): void {
 import { getTool, insertTool, listTools, rotateSigningSecret, softDeleteTool, updateTool, type ToolWrite } from './queries.ts';
 import {
   assertTool,
+  warmProblems,
   DEFAULT_PARAMETERS,
   DEFAULT_TIMEOUT_MS,
   defaultDescription,
@@ -73,6 +74,7 @@ export const toolRoutes = [
         headers: isFunction ? sealHeaders(services.secrets, id, body.headers ?? {}) : null,
         timeout_ms: isFunction ? (body.timeout_ms ?? DEFAULT_TIMEOUT_MS) : null,
         destination: type === 'transfer_call' ? body.destination! : null,
+        transfer_mode: type === 'transfer_call' ? (body.mode ?? 'blind') : null,
       };
       const signing = isFunction ? newSealedSigningSecret(services.secrets, id) : null;
       const row = await insertTool(db, auth.orgId, id, type, t, signing?.sealed ?? null);
@@ -126,6 +128,8 @@ export const toolRoutes = [
       const cur = await getTool(db, auth.orgId, params.tool_id, { forUpdate: true });
       if (!cur) throw notFound('Tool');
       assertTool(cur.type, body);
+      const warm = warmProblems(body, { destination: cur.destination, mode: cur.transfer_mode });
+      if (warm.length) throw new ValidationFailure(warm);
       checkToolUrl(services, body.url);
       if (body.name !== undefined && body.name !== cur.name) {
         const clash = await modelsWithToolNameClash(db, auth.orgId, cur.id, body.name);
@@ -144,6 +148,7 @@ export const toolRoutes = [
         headers,
         timeout_ms: body.timeout_ms ?? cur.timeout_ms,
         destination: body.destination ?? cur.destination,
+        transfer_mode: body.mode ?? cur.transfer_mode,
       };
       const row = await updateTool(db, auth.orgId, cur.id, t);
       await audit({ action: 'tool.update', resourceType: 'tool', resourceId: cur.id, details: { fields: Object.keys(body) } });

@@ -26,7 +26,7 @@ const BUILTIN_DESCRIPTIONS: Record<Exclude<ToolType, 'function'>, string> = {
 const FIELDS_BY_TYPE: Record<ToolType, Set<string>> = {
   function: new Set(['type', 'name', 'description', 'parameters', 'url', 'method', 'headers', 'timeout_ms']),
   end_call: new Set(['type', 'name', 'description']),
-  transfer_call: new Set(['type', 'name', 'description', 'destination']),
+  transfer_call: new Set(['type', 'name', 'description', 'destination', 'mode']),
   send_dtmf: new Set(['type', 'name', 'description']),
   do_not_call: new Set(['type', 'name', 'description']),
 };
@@ -46,6 +46,7 @@ export interface ToolInput {
   headers?: Record<string, string> | undefined;
   timeout_ms?: number | undefined;
   destination?: string | undefined;
+  mode?: string | undefined;
 }
 
 /** Every problem with the body of a tool of type `type`, with locs under `body`. */
@@ -57,6 +58,7 @@ export function toolProblems(type: ToolType, body: ToolInput): ValidationErrorIt
     }
   }
   if (body.parameters !== undefined) problems.push(...parametersProblems(body.parameters));
+  problems.push(...warmProblems(body));
   if (body.headers !== undefined) {
     const seen = new Set<string>();
     for (const name of Object.keys(body.headers)) {
@@ -78,6 +80,18 @@ export function toolProblems(type: ToolType, body: ToolInput): ValidationErrorIt
     });
   }
   return problems;
+}
+
+/**
+ * A warm transfer dials a phone number on the number's outbound trunk (like an outbound call): a sip: URI
+ * cannot be dialled that way. Checked with the destination the tool will have (`current`, on update).
+ */
+export function warmProblems(body: ToolInput, current: { destination: string | null; mode: string | null } = { destination: null, mode: null }): ValidationErrorItem[] {
+  const mode = body.mode ?? current.mode;
+  const destination = body.destination ?? current.destination;
+  if (mode !== 'warm' || !destination || E164.test(destination)) return [];
+  const loc = body.destination !== undefined ? 'destination' : 'mode';
+  return [{ loc: ['body', loc], msg: 'A warm transfer dials an E.164 phone number (+14155550123), not a SIP URI', type: 'value_error', input: body[loc] ?? null }];
 }
 
 /** `parameters` must be a valid JSON Schema 2020-12 of type object: what LLM function calling accepts. */
@@ -162,6 +176,7 @@ export function toolView(secrets: Secrets, r: ToolRow): Tool {
     headers: headers ? Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, maskHeaderValue(v)])) : null,
     timeout_ms: r.timeout_ms,
     destination: r.destination,
+    mode: (r.transfer_mode as Tool['mode']) ?? null,
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
   };
@@ -179,6 +194,7 @@ export interface ToolForCall {
   headers: Record<string, string>;
   timeout_ms: number | null;
   destination: string | null;
+  transfer_mode: string | null;
   signing_secrets: string[];
 }
 
@@ -201,6 +217,7 @@ export function toolForCall(secrets: Secrets, r: ToolRow, now = new Date()): Too
     headers: openHeaders(secrets, r.id, sealedHeadersOf(r)),
     timeout_ms: r.timeout_ms,
     destination: r.destination,
+    transfer_mode: r.transfer_mode,
     signing_secrets: signing,
   };
 }

@@ -42,6 +42,7 @@ describe('POST /v1/tools: function tools', () => {
       headers: { Authorization: '****9f2c', 'X-Team': '****' },
       timeout_ms: 5000,
       destination: null,
+      mode: null,
       signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       created_at: expect.any(String),
       updated_at: expect.any(String),
@@ -180,6 +181,7 @@ describe('POST /v1/tools: built-in tools', () => {
       headers: null,
       timeout_ms: null,
       destination: null,
+      mode: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
@@ -194,7 +196,7 @@ describe('POST /v1/tools: built-in tools', () => {
     for (const destination of ['+14155550123', 'sip:support@pbx.example.com', 'sips:100@10.0.0.1:5061;transport=tls']) {
       const res = await create({ type: 'transfer_call', name: 'transfer_to_sales', destination });
       expect(res.status, destination).toBe(201);
-      expect(res.body).toMatchObject({ type: 'transfer_call', destination });
+      expect(res.body).toMatchObject({ type: 'transfer_call', destination, mode: 'blind' });
     }
   });
 
