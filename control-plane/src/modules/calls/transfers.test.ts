@@ -163,6 +163,22 @@ describe('a joined call', () => {
     expect(list.body.items.find((c: { id: string }) => c.id === id).transfers).toEqual(call.transfers);
   });
 
+  it("is still bounded by max_duration without its agent: the reaper ends it (end_reason max_duration) with both legs' minutes", async () => {
+    // The agent's default bound is 1800 s; a call's override narrows it.
+    const id = await liveCall('inbound', 100);
+    await tp.sql`update calls set overrides = ${tp.sql.json({ max_duration_seconds: 60 })} where id = ${id}`;
+    const within = await liveCall('inbound', 100);
+    for (const c of [id, within]) await update(c, await answeredTransfer(c, 50), 'joined');
+    // Within its bound, the legs hold the call (LiveKit is unreachable here, so the reaper keeps it).
+    expect(await reapJoined(tp.platform.services, (await getCallById(tp.sql, within))!)).toBe('alive');
+    expect(await reapJoined(tp.platform.services, (await getCallById(tp.sql, id))!)).toBe('reaped');
+    const call = await getCall(id);
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'max_duration' });
+    expect(call.transfers[0]).toMatchObject({ status: 'ended', ended_at: expect.any(String) });
+    expect(call.transfers[0].duration_seconds).toBeGreaterThanOrEqual(50);
+    expect((await getCall(within)).status).toBe('in_progress');
+  });
+
   it('a leg that ends before the worker reported: the call ends now and takes the report when it comes', async () => {
     const id = await liveCall('inbound', 30);
     const tid = await answeredTransfer(id, 10);

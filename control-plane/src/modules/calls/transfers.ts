@@ -19,6 +19,7 @@ import {
   markEnded,
   markJoined,
   markNotAnswered,
+  pastMaxDuration,
   setParticipant,
   transferById,
   transferInRoom,
@@ -188,7 +189,7 @@ export async function holdEndedReport(db: Db, call: CallRow, report: EndedReport
  * leg from its start), the transfer ends with the second leg's time, and the room is deleted, which hangs up
  * the leg still in it. Idempotent: a second leg's departure, a room_finished or the reaper find nothing to do.
  */
-export async function endJoinedCall(services: Services, callId: string, why: string): Promise<boolean> {
+export async function endJoinedCall(services: Services, callId: string, why: string, endReason: 'transferred' | 'max_duration' = 'transferred'): Promise<boolean> {
   const room = await services.sql.begin(async (tx) => {
     const call = await getCallById(tx, callId, { lock: true });
     if (!call || isFinal(call.status)) return null;
@@ -202,7 +203,7 @@ export async function endJoinedCall(services: Services, callId: string, why: str
       tx,
       services,
       call,
-      { endReason: 'transferred', endedAt, ...(report ? { messages: report.messages, latency: report.latency, usage: report.usage } : {}) },
+      { endReason, endedAt, ...(report ? { messages: report.messages, latency: report.latency, usage: report.usage } : {}) },
       report ? {} : { awaitReport: { graceSeconds: services.config.STOP_REPORT_GRACE_SECONDS } },
     );
     services.log.info({ call_id: call.id, transfer_id: t.id, why }, 'transferred call ended');
@@ -251,6 +252,8 @@ export async function onTransferRoomEvent(services: Services, room: string, even
 export async function reapJoined(services: Services, call: CallRow): Promise<'alive' | 'reaped' | null> {
   const t = await liveTransfer(services.sql, call.id);
   if (!t || t.status !== 'joined' || !call.room_name) return null;
+  // The agent that ended calls at max_duration has left: the reaper keeps the bound for the joined legs.
+  if (await pastMaxDuration(services.sql, call.id)) return (await endJoinedCall(services, call.id, 'max duration reached', 'max_duration')) ? 'reaped' : null;
   const participants = await services.livekit.rooms.listParticipants(call.room_name).catch(() => null);
   // LiveKit unreachable: decide on a later sweep.
   if (!participants || participants.filter((p) => p.kind === 3).length >= 2) {

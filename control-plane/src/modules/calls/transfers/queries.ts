@@ -110,3 +110,15 @@ export async function transferInRoom(db: Db, room: string): Promise<{ call_id: s
     where c.room_name = ${room} and c.status = 'in_progress' and t.status in ('answered', 'joined')`;
   return row;
 }
+
+/**
+ * Whether a call has run past its maximum duration (the call's override, else its agent's, else the agents'
+ * default of 1800 s): a joined call has no agent left to end it at max_duration.
+ */
+export async function pastMaxDuration(db: Db, callId: string): Promise<boolean> {
+  const [row] = await db<{ over: boolean }[]>`
+    select c.started_at < now() - make_interval(secs => coalesce((c.overrides ->> 'max_duration_seconds')::int, a.max_duration_seconds, 1800)) as over
+    from calls c left join agents a on a.id = c.agent_id
+    where c.id = ${callId} and c.started_at is not null`;
+  return row?.over ?? false;
+}
