@@ -70,6 +70,9 @@ export const CallTransfer = Type.Object(
     ended_at: Nullable(DateTime()),
     duration_seconds: Nullable(Type.Integer({ minimum: 0, description: "The second leg's time, from its answer to its end; billed in usage's minutes" })),
     credits_used: Nullable(Type.Number({ description: 'duration_seconds / 60' })),
+    cost_cents: Nullable(
+      Type.Integer({ description: "The second leg's carrier cost: the outbound rate to the destination times its billed minutes (null: no rate, or not answered)" }),
+    ),
   },
   { title: 'CallTransfer' },
 );

@@ -476,7 +476,17 @@ export async function spendTodayCents(db: Db, orgId: string): Promise<number> {
     where org_id = ${orgId} and rate_cents_per_minute is not null
       and (ended_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
            or (ended_at is null and status = 'in_progress' and started_at is not null))`;
-  return row!.cents;
+  // Warm transfers' second legs are outbound carrier calls too (transfers.ts).
+  const [legs] = await db<{ cents: number }[]>`
+    select coalesce(sum(case
+             when ended_at is not null then coalesce(cost_cents, 0)
+             else ceil(rate_cents_per_minute * greatest(1, ceil(extract(epoch from now() - answered_at) / 60)))
+           end), 0)::int as cents
+    from call_transfers
+    where org_id = ${orgId} and rate_cents_per_minute is not null
+      and (ended_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
+           or (ended_at is null and status in ('answered', 'joined') and answered_at is not null))`;
+  return row!.cents + legs!.cents;
 }
 
 /**

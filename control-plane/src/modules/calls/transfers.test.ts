@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { endJoinedCall, reapJoined } from './transfers.ts';
-import { getCallById } from './queries.ts';
+import { getCallById, spendTodayCents } from './queries.ts';
 
 const WORKER = 'test-worker-token-0123456789abcdef0123';
 const NUMBER = '+14155550188';
@@ -35,11 +35,11 @@ async function liveCall(type: 'inbound' | 'web' = 'inbound', startedSecondsAgo =
 }
 
 /** A transfer answered `answeredSecondsAgo` ago, as the route leaves one after LiveKit said the person answered. */
-async function answeredTransfer(callId: string, answeredSecondsAgo: number): Promise<string> {
+async function answeredTransfer(callId: string, answeredSecondsAgo: number, rateCentsPerMinute: number | null = null): Promise<string> {
   const [row] = await tp.sql`
-    insert into call_transfers (call_id, org_id, mode, destination, status, participant_identity, started_at, answered_at)
+    insert into call_transfers (call_id, org_id, mode, destination, status, participant_identity, started_at, answered_at, rate_cents_per_minute)
     values (${callId}, ${org.orgId}, 'warm', '+15550000003', 'answered', 'transfer-x', now() - make_interval(secs => ${answeredSecondsAgo + 5}),
-            now() - make_interval(secs => ${answeredSecondsAgo}))
+            now() - make_interval(secs => ${answeredSecondsAgo}), ${rateCentsPerMinute})
     returning id`;
   return row!.id as string;
 }
@@ -203,6 +203,50 @@ describe('a joined call', () => {
     expect(gone.body.duration_seconds).toBeGreaterThanOrEqual(20);
     expect((await update(id, tid, 'joined')).status).toBe(409);
     expect((await update(id, '00000000-0000-4000-8000-000000000000', 'joined')).status).toBe(404);
+  });
+});
+
+describe("the second leg's cost", () => {
+  it("is priced at its rate times its billed minutes, and counts in the month's cost and the day's spend", async () => {
+    const usageBefore = (await tp.request('get', '/v1/usage', { key: org.key })).body.cost_cents_this_month as number;
+    const id = await liveCall('inbound', 100);
+    const tid = await answeredTransfer(id, 61, 2.5);
+    // While it lasts, the day's spend counts the minutes begun (2 x 2.5 cents).
+    const spendBefore = await spendTodayCents(tp.sql, org.orgId);
+    await update(id, tid, 'joined');
+    expect(await endJoinedCall(tp.platform.services, id, 'test')).toBe(true);
+    const [t] = (await getCall(id)).transfers;
+    expect(t.duration_seconds).toBeGreaterThanOrEqual(61);
+    // 2 billed minutes (61 s and a little more, rounded up) at 2.5 cents.
+    expect(t.cost_cents).toBe(5);
+    expect((await tp.request('get', '/v1/usage', { key: org.key })).body.cost_cents_this_month - usageBefore).toBe(5);
+    expect(spendBefore).toBeGreaterThanOrEqual(5);
+    expect(await spendTodayCents(tp.sql, org.orgId)).toBe(spendBefore);
+  });
+
+  it("is refused once the day's spend has reached the org's cap, before anything is dialled", async () => {
+    const capped = await tp.createOrg('transfers-capped');
+    await tp.sql`update orgs set daily_spend_cap_cents = 3 where id = ${capped.orgId}`;
+    const model = await tp.request('post', '/v1/models', { key: capped.key, body: { name: 'm', model: 'llama3', base_url: 'http://127.0.0.1:9' } });
+    const a = (await tp.request('post', '/v1/agents', { key: capped.key, body: { name: 'Bo', llm_id: model.body.id } })).body;
+    await tp.sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id)
+                 values (${capped.orgId}, '+14155550189', 'simulated', ${a.id}, 'ST_capped')`;
+    const insertCall = async () => {
+      const [row] = await tp.sql`
+        insert into calls (org_id, agent_id, type, direction, status, started_at, to_number, from_number, room_name)
+        values (${capped.orgId}, ${a.id}, 'inbound', 'inbound', 'in_progress', now() - make_interval(secs => 200), '+14155550189', '+15550100199', 'room-' || gen_random_uuid())
+        returning id`;
+      return row!.id as string;
+    };
+    // A leg of another call has been talking for 90 s at 2 cents a minute: 4 cents, over the cap of 3.
+    const busy = await insertCall();
+    await tp.sql`insert into call_transfers (call_id, org_id, mode, destination, status, participant_identity, started_at, answered_at, joined_at, rate_cents_per_minute)
+                 values (${busy}, ${capped.orgId}, 'warm', '+15550000003', 'joined', 'transfer-y', now() - interval '95 seconds', now() - interval '90 seconds', now() - interval '80 seconds', 2)`;
+    const id = await insertCall();
+    const res = await transfer(id, '+15550000004');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'refused', transfer_id: null, message: "the organisation's daily spending limit is reached" });
+    expect(await tp.sql`select 1 from call_transfers where call_id = ${id}`).toHaveLength(0);
   });
 });
 

@@ -31,7 +31,8 @@ export type { TransferRow } from './transfers/queries.ts';
 export { liveTransfer } from './transfers/queries.ts';
 import type { EndedReport, TransferResult } from '../../../../schemas/internal.ts';
 import { conflict, notFound } from '../../http/errors.ts';
-import { callerNumber, getCallById, touchWorker, type CallRow } from './queries.ts';
+import { callerNumber, callLimitsOf, getCallById, spendTodayCents, touchWorker, type CallRow } from './queries.ts';
+import { callRateCents, rateTableFor } from '../phone-numbers/rates.ts';
 import { countRefusal, destinationProblem } from './destinations.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
 import { reasonForSipStatus } from './dial.ts';
@@ -57,6 +58,7 @@ export function transferView(t: TransferRow): CallTransfer {
     ended_at: t.ended_at?.toISOString() ?? null,
     duration_seconds: t.duration_seconds,
     credits_used: t.duration_seconds === null ? null : t.duration_seconds / 60,
+    cost_cents: t.cost_cents,
   };
 }
 
@@ -100,8 +102,20 @@ export async function startTransfer(services: Services, callId: string, destinat
   if (call.type === 'web') return refused('a web call has no phone line to transfer');
   if (!E164.test(destination)) return refused('a warm transfer dials a phone number');
   // The same policy as outbound calls (toll fraud): the worker checked it too, but a worker is not trusted.
-  const problem = await destinationProblem(sql, call.org_id, carrierFor(services), destination);
+  const carrier = carrierFor(services);
+  const problem = await destinationProblem(sql, call.org_id, carrier, destination);
   const number = await callerNumber(sql, call.org_id, { number: (call.type === 'inbound' ? call.to_number : call.from_number) ?? '' });
+  // The second leg is an outbound carrier call: priced at the carrier's outbound rate, and refused once the
+  // day's spend has reached the org's cap, as POST /v1/calls is (docs/decisions.md, "Warm transfer").
+  const rate = number && number.provider === carrier.name ? callRateCents(carrier, 'outbound', destination, rateTableFor(config)) : null;
+  if (!problem && number) {
+    const limits = await callLimitsOf(sql, call.org_id);
+    const spent = await spendTodayCents(sql, call.org_id);
+    if (limits && spent >= limits.daily_spend_cap_cents) {
+      countRefusal(services, 'daily_spend_cap', 'transfer');
+      return refused("the organisation's daily spending limit is reached");
+    }
+  }
   let row: TransferRow | undefined;
   try {
     row = await insertTransfer(sql, {
@@ -110,6 +124,7 @@ export async function startTransfer(services: Services, callId: string, destinat
       destination,
       status: problem ? 'refused' : number ? 'ringing' : 'failed',
       reason: problem ? String(problem.ctx?.reason ?? 'destination_not_allowed') : number ? null : 'no_outbound_trunk',
+      rateCentsPerMinute: problem ? null : rate,
     });
   } catch (err) {
     // call_transfers_live_idx: one transfer in flight per call.

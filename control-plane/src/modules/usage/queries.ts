@@ -20,7 +20,9 @@ export async function usageOf(db: Db, orgId: string) {
             -- A warm transfer's second leg is billed too (docs/decisions.md, "Warm transfer").
             + (select coalesce(sum(t.duration_seconds), 0) from call_transfers t join calls c on c.id = t.call_id, bounds b
                 where t.org_id = o.id and c.created_at >= b.month_start and c.test_run_id is null))::int as seconds_this_month,
-           (select coalesce(sum(cost_cents), 0) from calls c, bounds b where c.org_id = o.id and c.created_at >= b.month_start and c.test_run_id is null)::int as cost_cents_this_month,
+           ((select coalesce(sum(cost_cents), 0) from calls c, bounds b where c.org_id = o.id and c.created_at >= b.month_start and c.test_run_id is null)
+            + (select coalesce(sum(t.cost_cents), 0) from call_transfers t join calls c on c.id = t.call_id, bounds b
+                where t.org_id = o.id and c.created_at >= b.month_start and c.test_run_id is null))::int as cost_cents_this_month,
            (select coalesce(sum(duration_ms), 0) from agent_test_results r, bounds b
              where r.org_id = o.id and r.duration_ms is not null and r.ended_at >= b.month_start)::float8 as test_ms_this_month,
            (select month_start from bounds) as period_start

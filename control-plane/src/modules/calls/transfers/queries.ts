@@ -19,11 +19,18 @@ export interface TransferRow {
   joined_at: Date | null;
   ended_at: Date | null;
   duration_seconds: number | null;
+  /** The carrier's outbound rate to the destination, captured when dialled (null: the carrier gives none). */
+  rate_cents_per_minute: string | null;
+  cost_cents: number | null;
   held_report: (EndedReport & { seq?: number }) | null;
 }
 
 /** The second leg's time: from its answer to now (null when it never answered). */
 const legSeconds = (db: Db) => db`case when answered_at is null then null else greatest(0, round(extract(epoch from now() - answered_at)))::int end`;
+/** The second leg's cost as it ends: its rate times its billed minutes (whole minutes rounded up, as phone-numbers/rates.ts). */
+const legCost = (db: Db) =>
+  db`case when rate_cents_per_minute is null or answered_at is null then null
+          else ceil(rate_cents_per_minute * ceil(greatest(0, round(extract(epoch from now() - answered_at))) / 60))::int end`;
 
 export async function transferRows(db: Db, callIds: string[]): Promise<TransferRow[]> {
   return db<TransferRow[]>`select * from call_transfers where call_id = any(${callIds}::uuid[]) order by started_at, id`;
@@ -43,10 +50,13 @@ export async function transferById(db: Db, callId: string, transferId: string, o
 }
 
 /** A new transfer: `ringing`, or already over (`refused`, `failed`) with its reason. Throws 23505 when one is in flight. */
-export async function insertTransfer(db: Db, t: { callId: string; orgId: string; destination: string; status: 'ringing' | 'refused' | 'failed'; reason: string | null }): Promise<TransferRow> {
+export async function insertTransfer(
+  db: Db,
+  t: { callId: string; orgId: string; destination: string; status: 'ringing' | 'refused' | 'failed'; reason: string | null; rateCentsPerMinute?: number | null },
+): Promise<TransferRow> {
   const [row] = await db<TransferRow[]>`
-    insert into call_transfers (call_id, org_id, mode, destination, status, reason, ended_at)
-    values (${t.callId}, ${t.orgId}, 'warm', ${t.destination}, ${t.status}, ${t.reason}, ${t.status === 'ringing' ? null : db`now()`})
+    insert into call_transfers (call_id, org_id, mode, destination, status, reason, ended_at, rate_cents_per_minute)
+    values (${t.callId}, ${t.orgId}, 'warm', ${t.destination}, ${t.status}, ${t.reason}, ${t.status === 'ringing' ? null : db`now()`}, ${t.rateCentsPerMinute ?? null})
     returning *`;
   return row!;
 }
@@ -77,14 +87,14 @@ export async function markJoined(db: Db, id: string): Promise<TransferRow> {
 /** -> ended now, with the second leg's time. */
 export async function markEnded(db: Db, id: string): Promise<TransferRow> {
   const [row] = await db<TransferRow[]>`
-    update call_transfers set status = 'ended', ended_at = now(), duration_seconds = ${legSeconds(db)} where id = ${id} returning *`;
+    update call_transfers set status = 'ended', ended_at = now(), duration_seconds = ${legSeconds(db)}, cost_cents = ${legCost(db)} where id = ${id} returning *`;
   return row!;
 }
 
 /** The answered (not yet joined) transfer of a call ends: its person hung up during the briefing. */
 export async function endAnswered(db: Db, callId: string): Promise<void> {
   await db`
-    update call_transfers set status = 'ended', ended_at = now(), duration_seconds = ${legSeconds(db)}
+    update call_transfers set status = 'ended', ended_at = now(), duration_seconds = ${legSeconds(db)}, cost_cents = ${legCost(db)}
     where call_id = ${callId} and status = 'answered'`;
 }
 
@@ -95,7 +105,8 @@ export async function endInFlight(db: Db, callId: string, reason: string): Promi
       status = case when status = 'ringing' then 'failed' else 'ended' end,
       reason = case when status = 'ringing' then ${reason} else reason end,
       ended_at = now(),
-      duration_seconds = ${legSeconds(db)}
+      duration_seconds = ${legSeconds(db)},
+      cost_cents = ${legCost(db)}
     where call_id = ${callId} and status in ('ringing', 'answered', 'joined')`;
 }
 
