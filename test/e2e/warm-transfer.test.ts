@@ -11,7 +11,7 @@ import { SipClient } from 'livekit-server-sdk';
 import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
 import { createTestDatabase } from '../support/db.ts';
 import { startFakeOpenAI, contentText, lastUserText, pendingToolResult, type FakeOpenAI } from '../support/fake-openai.ts';
-import { synthesize, transcribe, wordsFound, writeWav, type Pcm } from '../support/speech.ts';
+import { envelopeMatch, synthesize, transcribe, wordsFound, writeWav, type Pcm } from '../support/speech.ts';
 import { SipPhone } from '../support/sip-phone.ts';
 import { SipCallee } from '../support/sip-callee.ts';
 import { GREETINGS, spelled } from '../support/greetings.ts';
@@ -239,14 +239,12 @@ describe.skipIf(!sipBridgeVersion())('warm transfer over the SIP bridge', () => 
       // every track then, and the worker's next pass undoes it: docs/decisions.md, "Warm transfer").
       const music = musicWindows(briefed);
       expect(music, `hold music at the person (${music >= 3 ? keep('person', briefed) : ''})`).toBeLessThan(3);
-      // The briefing's words. The recogniser misreads telephone audio ("Ada is" as "neighbor and"): the closed set
-      // of sentences (a grammar) or, failing that, the open vocabulary with 4 of the briefing's 13 words, one of
-      // them its own (not "hello", "a" or "and"). Silence or music gives neither.
-      const closed = await transcribe(briefed, { jsgf: GRAMMAR });
-      const open = await transcribe(briefed);
-      const recognised =
-        closed === spelled(BRIEFING) || (wordsFound(BRIEFING, open).length >= 4 && wordsFound(BRIEFING_WORDS.join(' '), open).length >= 1);
-      expect(recognised, `the person heard: "${closed}" / "${open}" (${recognised ? '' : keep('person', briefed)})`).toBe(true);
+      // The briefing, by the shape of its loudness against the same voice saying the same sentence: the
+      // recogniser misreads 8 kHz telephone audio too often to decide a test ("Ada is" as "neighbor and"), while
+      // the envelope of this deterministic voice matches above 0.9, and another sentence, the music or silence
+      // stay well under 0.7 (test/phone-speech.test.ts).
+      const match = envelopeMatch(await synthesize(BRIEFING), briefed);
+      expect(match, `the person heard the briefing (envelope match ${match.toFixed(2)}${match > 0.8 ? '' : `, ${keep('person', briefed)}`})`).toBeGreaterThan(0.8);
 
       // Joined: what one says, the other hears.
       const words = await synthesize('We open at nine in the morning.');

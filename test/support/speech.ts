@@ -242,3 +242,49 @@ export async function spokenSeconds(text: string): Promise<number> {
   while (last > first && !loud(last)) last--;
   return (last - first) / pcm.sampleRate;
 }
+
+/** Loudness (dB) of each 20 ms frame. */
+function envelope(pcm: Pcm): number[] {
+  const win = Math.round(pcm.sampleRate / 50);
+  const out: number[] = [];
+  for (let i = 0; i + win <= pcm.samples.length; i += win) {
+    let sum = 0;
+    for (let j = i; j < i + win; j++) sum += pcm.samples[j]! * pcm.samples[j]!;
+    out.push(10 * Math.log10(sum / win + 1));
+  }
+  return out;
+}
+
+function pearson(a: number[], b: number[]): number {
+  const n = a.length;
+  const ma = a.reduce((s, x) => s + x, 0) / n;
+  const mb = b.reduce((s, x) => s + x, 0) / n;
+  let num = 0;
+  let va = 0;
+  let vb = 0;
+  for (let i = 0; i < n; i++) {
+    num += (a[i]! - ma) * (b[i]! - mb);
+    va += (a[i]! - ma) ** 2;
+    vb += (b[i]! - mb) ** 2;
+  }
+  return va && vb ? num / Math.sqrt(va * vb) : 0;
+}
+
+/**
+ * How closely `heard` contains `reference`, by the shape of their loudness over time: the best correlation of their
+ * 20 ms envelopes over every offset that overlaps at least 3/4 of the reference (1: the same utterance). For a
+ * known sentence of a deterministic voice heard over a phone line, where recognition of 8 kHz audio is unreliable:
+ * the same sentence scores above 0.9, another sentence, music or silence well under 0.6.
+ */
+export function envelopeMatch(reference: Pcm, heard: Pcm): number {
+  const r = envelope(resample(reference, heard.sampleRate));
+  const h = envelope(heard);
+  let best = 0;
+  for (let lag = -Math.floor(r.length / 4); lag < h.length; lag++) {
+    const from = Math.max(0, -lag);
+    const to = Math.min(r.length, h.length - lag);
+    if (to - from < 0.75 * r.length) continue;
+    best = Math.max(best, pearson(r.slice(from, to), h.slice(from + lag, to + lag)));
+  }
+  return best;
+}
