@@ -7,6 +7,7 @@
 // ivr_failed) when no option leads to the goal, the same prompt comes a third time, or after max_menus menus.
 import { llm } from '@livekit/agents';
 import type { Logger } from '../../../shared/logger.ts';
+import { completeWithin } from './completion.ts';
 
 export interface MenuOption {
   /** The keys to press: a digit, `*` or `#`. */
@@ -164,19 +165,10 @@ export function navigationContext(goal: string, menu: string, pressed: string[])
 
 /** One completion of the call's model with the navigation prompt; its text, or null on an error or timeout. */
 export async function askModel(model: llm.LLM, goal: string, menu: string, pressed: string[], timeoutMs = 8000): Promise<string | null> {
-  let stream: llm.LLMStream | undefined;
-  let timer: NodeJS.Timeout | undefined;
   try {
-    stream = model.chat({ chatCtx: navigationContext(goal, menu, pressed) });
-    return await Promise.race([
-      stream.collect().then((r) => r.text),
-      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs))),
-    ]);
+    return await completeWithin(model, navigationContext(goal, menu, pressed), timeoutMs);
   } catch {
     return null;
-  } finally {
-    clearTimeout(timer);
-    stream?.close();
   }
 }
 

@@ -5,6 +5,7 @@
 import { llm, type voice } from '@livekit/agents';
 import type { CallConfig, HandoffReport, SquadConfig, SquadHandoffConfig, SquadMemberConfig } from '../../../schemas/internal.ts';
 import type { Logger } from '../../../shared/logger.ts';
+import { completeWithin } from './completion.ts';
 
 export const HANDOFF_TOOL_PREFIX = 'handoff_to_';
 /** Tool names: what OpenAI-compatible APIs accept (^[a-zA-Z0-9_-]{1,64}$). */
@@ -73,21 +74,12 @@ export async function summarize(model: llm.LLM, history: llm.ChatContext, opts: 
   const ctx = llm.ChatContext.empty();
   ctx.addMessage({ role: 'system', content: SUMMARY_PROMPT });
   ctx.addMessage({ role: 'user', content: lines.join('\n') });
-  let stream: llm.LLMStream | undefined;
-  let timer: NodeJS.Timeout | undefined;
   try {
-    stream = model.chat({ chatCtx: ctx });
-    const text = await Promise.race([
-      stream.collect().then((r) => r.text.trim()),
-      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), opts.timeoutMs ?? SUMMARY_TIMEOUT_MS))),
-    ]);
+    const text = (await completeWithin(model, ctx, opts.timeoutMs ?? SUMMARY_TIMEOUT_MS))?.trim() ?? null;
     if (text) return text;
     opts.logger?.warn({ reason: text === null ? 'timeout' : 'empty' }, 'hand-off summary unavailable: the last lines stand in for it');
   } catch (err) {
     opts.logger?.warn({ err: (err as Error).message }, 'hand-off summary failed: the last lines stand in for it');
-  } finally {
-    clearTimeout(timer);
-    stream?.close();
   }
   return `(The last lines of the conversation)\n${excerpt}`;
 }

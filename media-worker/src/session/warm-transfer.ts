@@ -16,6 +16,7 @@ import { AudioFrame, AudioSource, LocalAudioTrack, RoomEvent, TrackKind, TrackPu
 import type { TransferResult } from '../../../schemas/internal.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { conversationLines } from './squad.ts';
+import { completeWithin } from './completion.ts';
 
 export const HOLD_TRACK_NAME = 'hold';
 /** agents-js's RoomIO publishes the agent's voice under this name (voice/room_io/_output.ts). */
@@ -166,21 +167,12 @@ export async function briefing(model: llm.LLM, history: llm.ChatContext, opts: {
   const ctx = llm.ChatContext.empty();
   ctx.addMessage({ role: 'system', content: BRIEFING_PROMPT });
   ctx.addMessage({ role: 'user', content: lines.length ? lines.join('\n') : '(The caller asked for a person straight away.)' });
-  let stream: llm.LLMStream | undefined;
-  let timer: NodeJS.Timeout | undefined;
   try {
-    stream = model.chat({ chatCtx: ctx });
-    const text = await Promise.race([
-      stream.collect().then((r) => r.text.trim()),
-      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), opts.timeoutMs ?? BRIEFING_TIMEOUT_MS))),
-    ]);
+    const text = (await completeWithin(model, ctx, opts.timeoutMs ?? BRIEFING_TIMEOUT_MS))?.trim() ?? null;
     if (text) return text;
     opts.logger?.warn({ reason: text === null ? 'timeout' : 'empty' }, 'transfer briefing unavailable: a fixed sentence stands in');
   } catch (err) {
     opts.logger?.warn({ err: (err as Error).message }, 'transfer briefing failed: a fixed sentence stands in');
-  } finally {
-    clearTimeout(timer);
-    stream?.close();
   }
   return FALLBACK_BRIEFING;
 }
