@@ -487,3 +487,27 @@ export const JobMetadata = Type.Object(
   { call_id: Type.Optional(Type.String()), capability: Type.Optional(Type.String({ description: "The call's capability (dispatch metadata only, never the room's)" })) },
   { title: 'JobMetadata' },
 );
+
+// ---- Standby agents (control-plane/src/modules/standby) ---------------------------------------------------
+
+/** A standby room: the control plane names them `standby-<uuid>`. */
+export const STANDBY_ROOM_PATTERN = '^standby-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+
+export const StandbyParams = Type.Object({ room_name: Type.String({ pattern: STANDBY_ROOM_PATTERN }) }, { additionalProperties: false });
+
+export const StandbyWaitRequest = Strict(
+  { worker_id: Type.String({ minLength: 1, maxLength: 200, description: "The worker's LiveKit id: a draining worker's standby rooms are released" }) },
+  { title: 'StandbyWaitRequest' },
+);
+export type StandbyWaitRequest = Static<typeof StandbyWaitRequest>;
+
+export const StandbyWaitResult = Type.Object(
+  {
+    call_id: Type.Optional(Type.String({ description: 'The call given to this room: the job serves it' })),
+    capability: Type.Optional(Type.String({ description: "The call's capability for the per-call routes (x-call-capability)" })),
+    config: Type.Optional({ ...CallConfig, description: "The call's resolved config, as GET /internal/v1/calls/{id}/config gives it" }),
+    release: Type.Optional(Type.Boolean({ description: 'The room is no longer wanted (its worker drains, or the call went elsewhere): the job leaves' })),
+  },
+  { title: 'StandbyWaitResult' },
+);
+export type StandbyWaitResult = Static<typeof StandbyWaitResult>;

@@ -15,6 +15,7 @@ import {
   type InboundOpenResult,
   type KnowledgeSearchRequest,
   type KnowledgeSearchResult,
+  type StandbyWaitResult,
   type StartedReport,
   type TranscriptReport,
   type TransferRequest,
@@ -164,6 +165,24 @@ export class InternalApiClient {
       throw new InternalApiError(`call config does not match the contract at ${first?.instancePath || '/'}: ${first?.message ?? 'invalid'}`, 200, false, body);
     }
     return body;
+  }
+
+  /**
+   * A standby agent's job waits for the call the control plane gives its room (the request is held up to 25 s):
+   * the call, with its capability kept and its config checked against the contract; `{release: true}` when the
+   * room is no longer wanted; null when nothing came yet (ask again). Throws InternalApiError (404: not a standby
+   * room).
+   */
+  async waitForStandbyCall(room: string, workerId: string, signal?: AbortSignal): Promise<StandbyWaitResult | null> {
+    const r = await this.request<StandbyWaitResult | undefined>('POST', `/standby/${encodeURIComponent(room)}/wait`, { worker_id: workerId }, signal, 40_000);
+    if (!r || typeof r !== 'object') return null;
+    if (r.release) return { release: true };
+    if (!r.call_id || !r.capability || !checkConfig(r.config)) {
+      const first = checkConfig.errors?.[0];
+      throw new InternalApiError(`standby call does not match the contract at ${first?.instancePath || '/'}: ${first?.message ?? 'invalid'}`, 200, false, r);
+    }
+    this.setCapability(r.call_id, r.capability);
+    return r;
   }
 
   /** Inbound SIP: the control plane resolves the number's routing and creates the call; its capability is kept. */

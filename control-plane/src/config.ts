@@ -51,6 +51,18 @@ function carrierConfigErrors(c: Static<typeof Env>): string[] {
 // ---- Outbound calls (modules/calls: POST /v1/calls, the dial job, the simulated carrier's termination edge)
 const OutboundEnv = {
   OUTBOUND_RING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 120, default: 30, description: 'An outbound call not answered within this time fails with reason no_answer' }),
+  STANDBY_AGENTS: Type.Integer({
+    minimum: 0,
+    maximum: 1000,
+    default: 1,
+    description: 'Agents kept joined and waiting in rooms of their own, each taken by the next web call (no dispatch on its path); 0: every call is dispatched',
+  }),
+  STANDBY_CLAIM_TIMEOUT_MS: Type.Integer({
+    minimum: 200,
+    maximum: 60000,
+    default: 3000,
+    description: 'A standby agent that has not claimed its call within this time is replaced by an ordinary dispatch into the same room',
+  }),
   TRANSFER_RING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 120, default: 30, description: "A warm transfer's second leg not answered within this time: the agent tells the caller (no_answer)" }),
   OUTBOUND_SCHEDULE_HORIZON_DAYS: Type.Integer({ minimum: 1, maximum: 365, default: 30, description: 'How far ahead scheduled_at may be' }),
   OUTBOUND_CONCURRENCY_WAIT_SECONDS: Type.Integer({

@@ -19,6 +19,7 @@ import type { Services } from './services.ts';
 import { secretsFromEnv } from './crypto/secrets.ts';
 import { startWebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 import { createLiveKit } from './livekit/client.ts';
+import { StandbyPool } from './modules/standby/pool.ts';
 import { startPhoneNumbers } from './modules/phone-numbers/jobs.ts';
 import { rateTableFor } from './modules/phone-numbers/rates.ts';
 
@@ -118,6 +119,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       production: config.NODE_ENV === 'production',
     }),
     livekit: createLiveKit(config),
+    standby: new StandbyPool(),
     publicBaseUrl: () => config.PUBLIC_BASE_URL ?? publicUrl,
     workerAuth: workerAuthenticator(config.WORKER_TOKEN),
   };
@@ -152,6 +154,8 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
   services.rateLimiter.start();
   for (const l of Object.values(services.limits)) l.start();
   services.workerRateLimiter.start();
+  // Every process hears takes (it may hold a standby job's request); the pool is kept where jobs run.
+  await services.standby.start(services, config.JOBS_ENABLED);
 
   let server: Server | null = null;
   let metricsServer: Server | null = null;
@@ -195,6 +199,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
         });
       }
       metricsServer?.close();
+      await services.standby.stop().catch((err: unknown) => log.warn({ err }, 'standby pool stop failed'));
       await services.rateLimiter.stop();
       for (const l of Object.values(services.limits)) await l.stop();
       await services.workerRateLimiter.stop();

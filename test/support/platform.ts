@@ -51,6 +51,8 @@ export async function startTestPlatform(overrides: Partial<Config> = {}, opts: {
       AUTH_FAILURES_PER_MINUTE_PER_IP: 0,
       PUBLISHABLE_WEB_CALLS_PER_MINUTE_PER_IP: 0,
       WORKER_RATE_LIMIT_PER_SECOND: 0,
+      // No standby agents unless a test asks (modules/standby): most tests have no worker to keep them.
+      STANDBY_AGENTS: 0,
       DATABASE_POOL_MAX: 5,
       MASTER_KEY: randomBytes(32).toString('base64'),
       WORKER_TOKEN: 'test-worker-token-0123456789abcdef0123',

@@ -21,7 +21,9 @@ export interface TestStackOptions {
 export type TestStack = RunningStack;
 
 export async function startStack(opts: TestStackOptions = {}): Promise<TestStack> {
-  const env: Record<string, string> = { LOG_LEVEL: 'info', NODE_ENV: 'test', ...opts.env };
+  // Standby agents only where a test asks for them (test/e2e/standby-agents.test.ts): the other files count
+  // their worker's jobs and rooms, and a waiting agent would be one more of each.
+  const env: Record<string, string> = { LOG_LEVEL: 'info', NODE_ENV: 'test', STANDBY_AGENTS: '0', ...opts.env };
   let database: Awaited<ReturnType<typeof createTestDatabase>> | null = null;
   if (opts.controlPlane && !env.DATABASE_URL) {
     database = await createTestDatabase();

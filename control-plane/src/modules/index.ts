@@ -21,6 +21,7 @@ import { knowledgeBaseRoutes } from './knowledge-bases/routes.ts';
 // activity
 import { activityRoutes } from './activity/routes.ts';
 import { workerRoutes } from './workers/routes.ts';
+import { standbyRoutes } from './standby/routes.ts';
 import { callRecordingRoutes } from './calls/recording-routes.ts';
 import { playgroundRoutes } from './playground/routes.ts';
 import { webSdkRoutes } from './web-sdk/routes.ts';
@@ -29,4 +30,4 @@ import { campaignRoutes } from './campaigns/routes.ts';
 import { squadRoutes } from './squads/routes.ts';
 import { doNotCallRoutes, internalDoNotCallRoutes } from './do-not-call/routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...campaignRoutes, ...doNotCallRoutes, ...internalDoNotCallRoutes, ...usageRoutes, ...internalCallRoutes, ...internalTransferRoutes, ...agentRoutes, ...squadRoutes, ...agentTestRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes, ...playgroundRoutes, ...webSdkRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...campaignRoutes, ...doNotCallRoutes, ...internalDoNotCallRoutes, ...usageRoutes, ...internalCallRoutes, ...internalTransferRoutes, ...agentRoutes, ...squadRoutes, ...agentTestRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...standbyRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes, ...playgroundRoutes, ...webSdkRoutes];

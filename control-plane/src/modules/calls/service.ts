@@ -134,13 +134,19 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
     services.limits.publishableWebCalls.take(`web:${auth.orgId}:${meta.ip ?? ''}`);
   }
   const id = randomUUID();
-  const room = roomNameFor(id);
+  let room = roomNameFor(id);
+  let standby = false;
   const call = await sql.begin(async (tx) => {
     // The call's own resource: a missing (or another org's) agent or squad is a 404, as GET would be.
     const { agent, squad } = await resolveCallTarget(tx, auth.orgId, input, '404');
     const overrides = resolveOverrides(input.overrides, agent);
     const admission = await admitCall(tx, auth.orgId, publishable ? { publishable: { maxConcurrent: services.config.PUBLISHABLE_WEB_CALL_CONCURRENCY } } : {});
     if (!admission.ok) throw admissionError(admission);
+    // A standby agent's room, when one is ready: its agent is already there (modules/standby). Taken after every
+    // refusal above, so a refused call never uses one up; the call row, inserted next in this transaction, is
+    // committed before the agent hears of it.
+    const standbyRoom = await services.standby.take(tx, id);
+    if (standbyRoom) [room, standby] = [standbyRoom, true];
     const inserted = await insertCall(tx, {
       id,
       org_id: auth.orgId,
@@ -168,18 +174,23 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
       ip: meta.ip,
       details: { type: 'web', agent_id: agent.id, ...(squad ? { squad_id: squad.id } : {}) },
     });
+    // The room and its agent exist already: the call is initiated with its commit.
+    if (standby) await markInitiated(tx, id);
     return row;
   });
 
   let token: string;
   try {
-    token = await openWebCallRoom(services, id, room);
+    if (standby) {
+      services.standby.afterTake(room);
+      token = await livekit.participantToken(room, `user-${id}`, { name: 'caller' });
+    } else token = await openWebCallRoom(services, id, room);
   } catch (err) {
     services.log.error({ err, call_id: id }, 'room or dispatch failed');
     await sql.begin((tx) => failCall(tx, call, 'media_unavailable', 'dispatch_failed'));
     throw new HttpError(503, 'service_unavailable', 'The media service is unavailable; the call was not started', { extra: { call_id: id } });
   }
-  await markInitiated(sql, id);
+  if (!standby) await markInitiated(sql, id);
   const fresh = (await getCallById(sql, id))!;
   return {
     id,

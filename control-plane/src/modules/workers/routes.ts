@@ -17,8 +17,10 @@ export const workerRoutes = [
     body: WorkerHeartbeat,
     transaction: false,
     responses: { 200: { description: 'Recorded', schema: WorkerHeartbeatAck } },
-    handler: async ({ params, body, db }) => {
+    handler: async ({ params, body, db, services }) => {
       await recordHeartbeat(db, params.worker_id, body);
+      // A draining worker takes no new calls: its standby jobs leave, so its drain does not wait on them.
+      if (body.draining) await services.standby.releaseWorker(params.worker_id);
       return { ok: true };
     },
   }),

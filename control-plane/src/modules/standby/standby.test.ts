@@ -1,0 +1,172 @@
+// Standby agents against a real LiveKit server and PostgreSQL: the pool's rooms and dispatches, a web call taking a
+// waiting agent's room, the fallback dispatch when the agent does not claim it, the release of a draining worker's
+// agents, and the route's refusals. The test plays the worker's part over the internal API.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AgentDispatchClient, RoomServiceClient, TokenVerifier } from 'livekit-server-sdk';
+import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
+import { useStack, type TestStack } from '../../../../test/support/stack.ts';
+
+const WORKER = 'test-worker-token-0123456789abcdef0123';
+let stack: TestStack;
+let tp: TestPlatform;
+let org: { orgId: string; key: string };
+let agentId: string;
+let rooms: RoomServiceClient;
+let dispatch: AgentDispatchClient;
+
+async function until<T>(fn: () => Promise<T | null | undefined | false>, tries = 300): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const v = await fn();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('condition not reached');
+}
+
+const heartbeat = (workerId: string, draining = false) =>
+  tp.request('post', `/internal/v1/workers/${workerId}/heartbeat`, { key: WORKER, body: { agent_name: 'vap-agent', active_calls: 0, load: 0, draining } });
+
+/** A standby job's wait, as the worker sends it; abortable like a job that goes away. */
+function wait(room: string, workerId = 'w1', signal?: AbortSignal): Promise<{ status: number; body: any }> {
+  return fetch(`${tp.url}/internal/v1/standby/${room}/wait`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${WORKER}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ worker_id: workerId }),
+    ...(signal ? { signal } : {}),
+  }).then(async (r) => ({ status: r.status, body: r.status === 204 ? null : await r.json() }));
+}
+
+const stateOf = async (room: string) => (await tp.sql<{ state: string }[]>`select state from standby_rooms where room_name = ${room}`)[0]?.state ?? null;
+const roomsIn = async (state: string) => (await tp.sql<{ room_name: string }[]>`select room_name from standby_rooms where state = ${state} order by created_at`).map((r) => r.room_name);
+const takes = async () => {
+  const text = await (await fetch(`http://127.0.0.1:${(tp.platform.metricsServer!.address() as { port: number }).port}/metrics`)).text();
+  return Object.fromEntries(['claimed', 'fallback', 'none'].map((r) => [r, Number(new RegExp(`^vap_standby_takes_total\\{result="${r}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0)]));
+};
+const webCall = (body: Record<string, unknown> = {}) => tp.request('post', '/v1/calls/web', { key: org.key, body: { agent_id: agentId, ...body } });
+
+beforeAll(async () => {
+  stack = await useStack({});
+  tp = await usePlatform({
+    LIVEKIT_URL: stack.livekitUrl,
+    LIVEKIT_API_KEY: stack.apiKey,
+    LIVEKIT_API_SECRET: stack.apiSecret,
+    STANDBY_AGENTS: 2,
+    STANDBY_CLAIM_TIMEOUT_MS: 500,
+  });
+  rooms = new RoomServiceClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
+  dispatch = new AgentDispatchClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
+  org = await tp.createOrg();
+  const model = await tp.request('post', '/v1/models', { key: org.key, body: { name: 'm', model: 'llama3', base_url: 'https://api.openai.com/v1' } });
+  const agent = await tp.request('post', '/v1/agents', { key: org.key, body: { name: 'Ava', llm_id: model.body.id, first_message: 'Hello!' } });
+  expect(agent.status).toBe(201);
+  agentId = agent.body.id;
+});
+
+describe('standby agents', () => {
+  it('keeps none while no worker has reported, then the target: rooms that say only that they stand by, each dispatched', async () => {
+    await tp.platform.services.standby.topUp();
+    expect(await roomsIn('starting')).toEqual([]);
+    expect((await heartbeat('w1')).status).toBe(200);
+    await tp.platform.services.standby.topUp();
+    const names = await roomsIn('starting');
+    expect(names).toHaveLength(2);
+    for (const name of names) {
+      expect(name).toMatch(/^standby-[0-9a-f-]{36}$/);
+      const [room] = await rooms.listRooms([name]);
+      expect(JSON.parse(room!.metadata)).toEqual({ standby: true });
+      const ours = (await dispatch.listDispatch(name)).filter((d) => d.agentName === 'vap-agent');
+      expect(ours.map((d) => JSON.parse(d.metadata))).toEqual([{ standby: name }]);
+    }
+    // Topping up again adds nothing: the target is counted, not added.
+    await tp.platform.services.standby.topUp();
+    expect(await roomsIn('starting')).toHaveLength(2);
+  });
+
+  it("a web call takes a waiting agent's room: the agent gets the call, its capability and its config; the caller a token for that room", async () => {
+    const [room] = await roomsIn('starting');
+    const before = await takes();
+    const waiting = wait(room!);
+    await until(async () => (await stateOf(room!)) === 'ready');
+    const res = await webCall({ variables: { who: 'Ada' } });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ room_name: room, status: 'initiated', type: 'web' });
+    const got = await waiting;
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ call_id: res.body.id, capability: expect.stringMatching(/^vcap1\./), config: { call: { id: res.body.id, type: 'web' } } });
+    // The capability opens this call's routes, as a dispatched job's would.
+    const cfg = await tp.request('get', `/internal/v1/calls/${res.body.id}/config`, { key: WORKER, headers: { 'x-call-capability': got.body.capability } });
+    expect(cfg.status).toBe(200);
+    const claims = await new TokenVerifier(stack.apiKey, stack.apiSecret).verify(res.body.participant_token);
+    expect(claims.video).toMatchObject({ room, roomJoin: true });
+    // The room is the call's now: out of the pool, on the call's row, and no dispatch was added to it.
+    expect(await stateOf(room!)).toBeNull();
+    const [row] = await tp.sql`select room_name from calls where id = ${res.body.id}`;
+    expect(row!.room_name).toBe(room);
+    expect((await dispatch.listDispatch(room!)).filter((d) => d.agentName === 'vap-agent').map((d) => JSON.parse(d.metadata))).toEqual([{ standby: room }]);
+    expect((await takes()).claimed).toBe(before.claimed! + 1);
+    // The pool refills after the take.
+    await until(async () => (await roomsIn('starting')).length + (await roomsIn('ready')).length >= 2);
+  });
+
+  it('a refused call takes nothing: the waiting agent stays ready for the next one', async () => {
+    const [room] = await roomsIn('starting');
+    const ctl = new AbortController();
+    const waiting = wait(room!, 'w1', ctl.signal).catch(() => null);
+    await until(async () => (await stateOf(room!)) === 'ready');
+    const missing = await webCall({ agent_id: '00000000-0000-4000-8000-000000000000' });
+    expect(missing.status).toBe(404);
+    const bad = await webCall({ overrides: { max_duration_seconds: 0 } });
+    expect(bad.status).toBe(422);
+    expect(await stateOf(room!)).toBe('ready');
+    ctl.abort();
+    await waiting;
+  });
+
+  it("a job that stops waiting makes its room untakeable: the next call is dispatched as before", async () => {
+    // (The previous test's aborted request.) Every room not waited on is starting, not ready.
+    await until(async () => (await roomsIn('ready')).length === 0);
+    const before = await takes();
+    const res = await webCall();
+    expect(res.status).toBe(201);
+    expect(res.body.room_name).toBe(`call-${res.body.id}`);
+    expect((await takes()).none).toBe(before.none! + 1);
+  });
+
+  it('a taken room whose agent does not claim it in time gets an ordinary dispatch; the late agent is told the room is gone', async () => {
+    // A job that waits on another control plane which died: its room is ready, and no request here hears the take.
+    const [room] = await roomsIn('starting');
+    await tp.sql`update standby_rooms set state = 'ready', worker_id = 'w-gone', state_at = now() where room_name = ${room!}`;
+    const before = await takes();
+    const res = await webCall();
+    expect(res.body.room_name).toBe(room);
+    const fallback = await until(async () => (await dispatch.listDispatch(room!)).find((d) => d.agentName === 'vap-agent' && JSON.parse(d.metadata).call_id));
+    expect(JSON.parse(fallback.metadata)).toEqual({ call_id: res.body.id, capability: expect.stringMatching(/^vcap1\./) });
+    expect((await takes()).fallback).toBe(before.fallback! + 1);
+    expect(await stateOf(room!)).toBeNull();
+    const late = await wait(room!);
+    expect(late.status).toBe(404);
+  });
+
+  it("a draining worker's waiting agents are released and their rooms deleted", async () => {
+    await tp.platform.services.standby.topUp();
+    const [room] = await roomsIn('starting');
+    const waiting = wait(room!, 'w-drain');
+    await until(async () => (await stateOf(room!)) === 'ready');
+    expect((await heartbeat('w-drain', true)).status).toBe(200);
+    expect(await waiting).toEqual({ status: 200, body: { release: true } });
+    expect(await stateOf(room!)).toBeNull();
+    await until(async () => (await rooms.listRooms([room!])).length === 0);
+  });
+
+  it('the wait is the workers\' alone: a customer key is refused, a malformed room is a 422, an unknown one a 404', async () => {
+    const [room] = await roomsIn('starting');
+    const asCustomer = await tp.request('post', `/internal/v1/standby/${room}/wait`, { key: org.key, body: { worker_id: 'w1' } });
+    expect(asCustomer.status).toBe(401);
+    expect(await stateOf(room!)).toBe('starting');
+    const malformed = await tp.request('post', '/internal/v1/standby/call-1/wait', { key: WORKER, body: { worker_id: 'w1' } });
+    expect(malformed.status).toBe(422);
+    expect(malformed.body.detail[0].loc).toEqual(['path', 'room_name']);
+    const unknown = await tp.request('post', '/internal/v1/standby/standby-00000000-0000-4000-8000-000000000000/wait', { key: WORKER, body: { worker_id: 'w1' } });
+    expect(unknown.status).toBe(404);
+  });
+});
