@@ -25,7 +25,14 @@ let lastLoad = 0;
 const cpu = new CpuSampler();
 const heartbeat = new Heartbeat({ baseUrl: cfg.controlPlaneUrl, token: cfg.workerToken, agentName: cfg.agentName, log });
 
-const metrics = new WorkerMetrics({ activeCalls: () => server?.activeJobs.length ?? 0, load: () => lastLoad, defaultMetrics: true });
+const metrics: WorkerMetrics = new WorkerMetrics({ activeCalls: () => activeCalls(), load: () => lastLoad, defaultMetrics: true });
+/** Jobs serving a call: standby agents still waiting for one are not calls (voice_standby_agents counts them). */
+function activeCalls(): number {
+  const jobs = server?.activeJobs ?? [];
+  // A standby job that ended without saying so is forgotten with its job.
+  for (const id of metrics.standbyJobs) if (!jobs.some((j) => j.job.id === id)) metrics.standbyJobs.delete(id);
+  return jobs.length - metrics.standbyJobs.size;
+}
 // A call's replacement job process is forked once its greeting has played (fork-after-greeting.ts).
 const forks = installForkAfterGreeting(await loadProcPool(), { maxDeferMs: cfg.forkDeferMs });
 metrics.onFirstAudio = (jobId) => forks.release(jobId);
@@ -53,7 +60,7 @@ cli.runApp(
     loadFunc: async (worker: AgentServer) => {
       server = worker;
       lastLoad = combineLoad(cfg.loadIncludesCpu ? cpu.sample() : 0, worker.activeJobs.length, cfg.maxConcurrentCalls);
-      heartbeat.tick(worker.id, worker.activeJobs.length, lastLoad);
+      heartbeat.tick(worker.id, activeCalls(), lastLoad);
       return lastLoad;
     },
     loadThreshold: cfg.loadThreshold,

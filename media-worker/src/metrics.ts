@@ -35,6 +35,8 @@ export interface MetricsSink {
   firstAudio?(callType: string, jobId: string, seconds: number): void;
   /** Event-loop stalls over 50 ms in the job process during the call's first 3 s (start-timeline.ts). */
   startLoopBlocks?(callType: string, count: number): void;
+  /** A standby agent's job waits for a call (true), or has left that state (false: it took a call or left). */
+  standby?(jobId: string, waiting: boolean): void;
 }
 
 export const CALL_ACTIONS = ['hang_up', 'transfer', 'send_dtmf'] as const;
@@ -57,8 +59,11 @@ export class WorkerMetrics implements MetricsSink {
   readonly falseInterruptions: Counter<'call_type' | 'resumed'>;
   readonly firstAudioSeconds: Histogram<'call_type'>;
   readonly startLoopBlocksTotal: Counter<'call_type'>;
-  /** Called with the job id when a job process reports its call's first audio. */
+  /** Called with the job id when a job process reports its call's first audio, or that it waits as a standby agent. */
   onFirstAudio?: (jobId: string) => void;
+  /** Job ids of standby agents waiting for a call: not calls (voice_active_calls leaves them out). */
+  readonly standbyJobs = new Set<string>();
+  readonly standbyAgents: Gauge;
 
   constructor(opts: { activeCalls?: () => number; load?: () => number; defaultMetrics?: boolean } = {}) {
     const labelNames = ['provider', 'model', 'call_type'] as const;
@@ -106,6 +111,12 @@ export class WorkerMetrics implements MetricsSink {
       help: "Pauses of the agent's speech on the caller's sound that no word confirmed (a backchannel or a noise); resumed=yes when the reply went on",
       labelNames: ['call_type', 'resumed'],
       registers: [this.registry],
+    });
+    this.standbyAgents = new Gauge({
+      name: 'voice_standby_agents',
+      help: 'Standby agents: jobs joined to a room of their own, waiting for the next web call (each holds a job process)',
+      registers: [this.registry],
+      collect: () => this.standbyAgents.set(this.standbyJobs.size),
     });
     this.firstAudioSeconds = new Histogram({
       name: 'voice_first_audio_seconds',
@@ -178,6 +189,16 @@ export class WorkerMetrics implements MetricsSink {
     if (Number.isFinite(count) && count > 0) this.startLoopBlocksTotal.inc({ call_type: callType }, count);
   }
 
+  standby(jobId: string, waiting: boolean): void {
+    if (!waiting) {
+      this.standbyJobs.delete(jobId);
+      return;
+    }
+    this.standbyJobs.add(jobId);
+    // No call waits on a standby job's start: its replacement process may be forked now (fork-after-greeting.ts).
+    this.onFirstAudio?.(jobId);
+  }
+
   /** Apply an observation pushed by a job process. */
   apply(msg: unknown): boolean {
     const m = msg as { op?: string; kind?: LatencyKind; labels?: LatencyLabels; seconds?: number; reason?: string; call_type?: string };
@@ -219,6 +240,12 @@ export class WorkerMetrics implements MetricsSink {
       const b = msg as { call_type?: unknown; count?: unknown };
       if (typeof b.call_type !== 'string' || typeof b.count !== 'number') return false;
       this.startLoopBlocks(b.call_type, b.count);
+      return true;
+    }
+    if (m?.op === 'standby') {
+      const b = msg as { job_id?: unknown; waiting?: unknown };
+      if (typeof b.job_id !== 'string' || typeof b.waiting !== 'boolean') return false;
+      this.standby(b.job_id, b.waiting);
       return true;
     }
     if (m?.op === 'call_ended' && typeof m.reason === 'string' && typeof m.call_type === 'string') {
@@ -310,6 +337,11 @@ export class PushMetricsSink implements MetricsSink {
   }
   startLoopBlocks(callType: string, count: number): void {
     this.#push({ op: 'start_loop_blocks', call_type: callType, count });
+  }
+  standby(jobId: string, waiting: boolean): void {
+    // At once: the gauge and the replacement fork follow it.
+    this.#push({ op: 'standby', job_id: jobId, waiting });
+    void this.flush();
   }
   #push(m: unknown) {
     this.#batch.push(m);

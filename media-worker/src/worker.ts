@@ -10,7 +10,8 @@ import { createLogger } from '../../shared/logger.ts';
 import { KeypadCollector } from './session/keypad.ts';
 import { loadWorkerConfig } from './config.ts';
 import { callIdFromMetadata, capabilityFromJobMetadata } from './worker-metadata.ts';
-import { PushMetricsSink, nullSink } from './metrics.ts';
+import { type MetricsSink, PushMetricsSink, nullSink } from './metrics.ts';
+import { type StandbyCall, standbyRoomOf, waitForStandbyCall } from './standby.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { LocalSTT } from '../../shared/speech/local-stt.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
@@ -103,16 +104,6 @@ async function entry(ctx: JobContext): Promise<void> {
 }
 
 async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Promise<string> {
-  // The call's first seconds, logged once (with the call id) when they have passed or the call ended first.
-  const timeline = new StartTimeline();
-  try {
-    return await runTimedCall(ctx, onCallId, timeline);
-  } finally {
-    timeline.finish();
-  }
-}
-
-async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void, timeline: StartTimeline): Promise<string> {
   const cfg = loadWorkerConfig();
   const api = new InternalApiClient({
     baseUrl: cfg.controlPlaneUrl,
@@ -121,12 +112,53 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
     onReportFailed: ({ callId, kind, seq, error }) => log.error({ call_id: callId, kind, seq, err: (error as Error)?.message }, 'report failed'),
   });
   const metrics = process.env.VAP_METRICS_PUSH_URL ? new PushMetricsSink(process.env.VAP_METRICS_PUSH_URL) : nullSink;
+  // A standby agent joins its room and waits there for a call (standby.ts); the call's clock starts when it comes.
+  const standbyRoom = standbyRoomOf(ctx.job.metadata);
+  const standbyCall = standbyRoom ? await standBy(ctx, api, metrics, standbyRoom) : null;
+  if (standbyRoom && !standbyCall) return 'standby released';
+  // The call's first seconds, logged once (with the call id) when they have passed or the call ended first.
+  const timeline = new StartTimeline();
+  try {
+    return await runTimedCall(ctx, onCallId, timeline, { cfg, api, metrics, standbyCall });
+  } finally {
+    timeline.finish();
+  }
+}
 
-  // Web and outbound calls name the call in the dispatch: its config is fetched while the room connects.
-  const dispatchedId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata);
-  const dispatchedCapability = capabilityFromJobMetadata(ctx.job.metadata);
+/** Joins the standby room and waits for its call; null when the room is released or closes first. */
+async function standBy(ctx: JobContext, api: InternalApiClient, metrics: MetricsSink, room: string): Promise<StandbyCall | null> {
+  const logger = log.child({ room });
+  await ctx.connect();
+  const closed = new AbortController();
+  const onClosed = () => closed.abort();
+  ctx.room.once(RoomEvent.Disconnected, onClosed);
+  metrics.standby?.(ctx.job.id, true);
+  logger.info('standby agent waiting for a call');
+  try {
+    return await waitForStandbyCall(api, room, ctx.workerId, { signal: closed.signal, logger });
+  } finally {
+    ctx.room.off(RoomEvent.Disconnected, onClosed);
+    metrics.standby?.(ctx.job.id, false);
+  }
+}
+
+interface CallDeps {
+  cfg: ReturnType<typeof loadWorkerConfig>;
+  api: InternalApiClient;
+  metrics: MetricsSink;
+  /** The call a standby agent was given: its room is joined, its capability and config are here. */
+  standbyCall: StandbyCall | null;
+}
+
+async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void, timeline: StartTimeline, deps: CallDeps): Promise<string> {
+  const { cfg, api, metrics, standbyCall } = deps;
+
+  // Web and outbound calls name the call in the dispatch: its config is fetched while the room connects. A
+  // standby agent's call came with its config.
+  const dispatchedId = standbyCall?.call_id ?? callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata);
+  const dispatchedCapability = standbyCall?.capability ?? capabilityFromJobMetadata(ctx.job.metadata);
   if (dispatchedId && dispatchedCapability) api.setCapability(dispatchedId, dispatchedCapability);
-  const earlyConfig = dispatchedId ? api.getConfig(dispatchedId) : null;
+  const earlyConfig = standbyCall ? Promise.resolve(standbyCall.config) : dispatchedId ? api.getConfig(dispatchedId) : null;
   // Awaited below; a failure then is the call's, not an unhandled rejection now.
   earlyConfig?.catch(() => {});
 

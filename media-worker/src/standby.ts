@@ -1,0 +1,54 @@
+// Standby agents (docs/decisions.md, "Standby agents"): a job the control plane dispatched into a standby room
+// (dispatch metadata `{"standby": "<room>"}`) joins it and waits for the call the control plane gives the room,
+// on a request the control plane holds (POST /internal/v1/standby/{room}/wait). The caller then joins a room the
+// agent is already in: no dispatch and no join on the call's path.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { InternalApiError, type InternalApiClient } from '../../shared/internal-api.ts';
+import type { CallConfig } from '../../schemas/internal.ts';
+import type { Logger } from '../../shared/logger.ts';
+
+const STANDBY_ROOM = /^standby-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** After a failed request (a control plane restarting), the next one waits this long. */
+const RETRY_MS = 1000;
+
+/** The standby room named in the dispatch metadata, or null for a call's own dispatch. */
+export function standbyRoomOf(jobMetadata: string | undefined | null): string | null {
+  if (!jobMetadata) return null;
+  try {
+    const v = JSON.parse(jobMetadata) as { standby?: unknown };
+    return typeof v?.standby === 'string' && STANDBY_ROOM.test(v.standby) ? v.standby : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface StandbyCall {
+  call_id: string;
+  capability: string;
+  config: CallConfig;
+}
+
+/**
+ * Asks until the room's call comes (its capability is then kept by `api`); null when the control plane releases
+ * the room (its worker drains, it expired, its call was dispatched elsewhere), does not know it (404), or `signal`
+ * aborts (the room closed under the job).
+ */
+export async function waitForStandbyCall(api: InternalApiClient, room: string, workerId: string, opts: { signal: AbortSignal; logger: Logger }): Promise<StandbyCall | null> {
+  for (;;) {
+    if (opts.signal.aborted) return null;
+    try {
+      const r = await api.waitForStandbyCall(room, workerId, opts.signal);
+      if (!r) continue;
+      if (r.release || !r.call_id || !r.capability || !r.config) return null;
+      return { call_id: r.call_id, capability: r.capability, config: r.config };
+    } catch (err) {
+      if (opts.signal.aborted) return null;
+      if (err instanceof InternalApiError && err.status !== null && !err.retryable) {
+        opts.logger.info({ room, status: err.status }, 'standby room refused: leaving');
+        return null;
+      }
+      opts.logger.warn({ room, err: (err as Error).message }, 'standby wait failed; asking again');
+      await sleep(RETRY_MS, undefined, { signal: opts.signal }).catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,103 @@
+// Standby agents end to end: the supervisor's LiveKit, control plane (STANDBY_AGENTS=1) and media worker. The
+// worker's standby job joins its room and waits; a web call takes that room, a real WebRTC client hears the
+// greeting of the call's own agent, and the pool refills with a new standby agent for the next call, which takes
+// a different room. The worker counts a waiting standby agent apart from its calls.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useStack, type TestStack } from '../support/stack.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
+import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
+import { transcribe } from '../support/speech.ts';
+import { apiClient, untilEvery } from '../support/e2e.ts';
+import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
+import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { createTestDatabase } from '../support/db.ts';
+
+const GREETINGS = ['hello thank you for calling acme dental', 'good morning this is the north clinic'];
+// With a grammar pocketsphinx picks the closest sentence: hearing the call's own agent's greeting, not the other
+// agent's, shows the standby job took the config of the call it was given.
+const GRAMMAR = `#JSGF V1.0;
+grammar heard;
+public <s> = ${GREETINGS.join(' | ')} | please hold while i transfer your call;`;
+
+let stack: TestStack;
+let llm: FakeOpenAI;
+let sql: Sql;
+let dropDb: () => Promise<void>;
+let key: string;
+const agents: string[] = [];
+const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const until = untilEvery(200);
+
+async function workerGauge(name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${stack.ports.workerMetrics}/metrics`)).text();
+  return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+}
+
+beforeAll(async () => {
+  llm = await startFakeOpenAI({ ttftMs: 20 });
+  llm.setResponder(() => ({ text: 'We open at nine.' }));
+  const db = await createTestDatabase();
+  dropDb = db.drop;
+  stack = await useStack({ controlPlane: true, worker: true, env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', STANDBY_AGENTS: '1' } });
+  sql = createSql(db.url, { max: 2 });
+  ({ api_key: key } = await createOrgWithKey(sql, 'e2e'));
+  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url });
+  expect(model.status).toBe(201);
+  for (const [i, greeting] of GREETINGS.entries()) {
+    const agent = await api('POST', '/v1/agents', {
+      name: `Agent ${i}`,
+      llm_id: model.body.id,
+      transcriber: { provider: 'local' },
+      tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
+      first_message: `${greeting[0]!.toUpperCase()}${greeting.slice(1)}.`,
+      silence_timeout_seconds: 120,
+    });
+    expect(agent.status).toBe(201);
+    agents.push(agent.body.id);
+  }
+}, 180_000);
+
+afterAll(async () => {
+  await disposeRtc();
+  await sql?.end();
+  await llm?.close();
+  await dropDb?.();
+});
+
+/** A web call on a standby agent's room: the greeting heard, then stopped; returns the room. */
+async function standbyCall(agentId: string, greeting: string): Promise<string> {
+  await until('a standby agent waiting', async () => (await workerGauge('voice_standby_agents')) === 1, 120_000);
+  const created = await api('POST', '/v1/calls/web', { agent_id: agentId });
+  expect(created.status).toBe(201);
+  const room = created.body.room_name as string;
+  expect(room).toMatch(/^standby-/);
+  const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+  try {
+    await client.publishMicrophone();
+    const heard = await transcribe(await client.record({}).utterance({ silenceMs: 1500, timeoutMs: 90_000 }), { jsgf: GRAMMAR });
+    expect(heard).toBe(greeting);
+    // The call is a call to the worker, no longer a standby agent; the control plane refills the pool.
+    await until('the call counted as a call', async () => (await workerGauge('voice_active_calls')) === 1);
+    const call = await api('GET', `/v1/calls/${created.body.id}`);
+    expect(call.body).toMatchObject({ status: 'in_progress', room_name: room });
+  } finally {
+    await client.leave();
+  }
+  const stopped = await api('POST', `/v1/calls/${created.body.id}/stop`);
+  expect(stopped.body).toMatchObject({ status: 'completed', end_reason: 'api_stop' });
+  await until('the worker free of the call', async () => (await workerGauge('voice_active_calls')) === 0);
+  return room;
+}
+
+describe('standby agents', () => {
+  it("web calls take a waiting agent's room, hear their own agent, and each finds a new standby agent", async () => {
+    const first = await standbyCall(agents[0]!, GREETINGS[0]!);
+    const second = await standbyCall(agents[1]!, GREETINGS[1]!);
+    expect(second).not.toBe(first);
+    // Both took a standby room; none was dispatched, and none fell back.
+    const text = await (await fetch(`http://127.0.0.1:${stack.ports.controlPlaneMetrics}/metrics`)).text();
+    expect(/^vap_standby_takes_total\{result="claimed"\} (\d+)/m.exec(text)?.[1]).toBe('2');
+    expect(/^vap_standby_takes_total\{result="fallback"\} (\d+)/m.exec(text)?.[1] ?? '0').toBe('0');
+    await until('the pool refilled', async () => (await workerGauge('voice_standby_agents')) === 1, 120_000);
+  });
+});

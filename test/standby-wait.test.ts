@@ -1,0 +1,88 @@
+// The worker's side of standby agents (media-worker/src/standby.ts) against a real control plane and LiveKit: the
+// wait returns the call it was given with a capability that opens the call's routes, and gives up (null) on a room
+// the control plane does not know, on a release, and when the room closes under it.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { usePlatform, type TestPlatform } from './support/platform.ts';
+import { useStack } from './support/stack.ts';
+import { InternalApiClient } from '../shared/internal-api.ts';
+import { createLogger } from '../shared/logger.ts';
+import { standbyRoomOf, waitForStandbyCall } from '../media-worker/src/standby.ts';
+
+const WORKER = 'test-worker-token-0123456789abcdef0123';
+const logger = createLogger('test', 'silent');
+let tp: TestPlatform;
+let org: { orgId: string; key: string };
+let agentId: string;
+let api: InternalApiClient;
+
+async function until<T>(fn: () => Promise<T | null | undefined | false>, tries = 300): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const v = await fn();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('condition not reached');
+}
+const stateOf = async (room: string) => (await tp.sql<{ state: string }[]>`select state from standby_rooms where room_name = ${room}`)[0]?.state ?? null;
+const heartbeat = (workerId: string, draining = false) =>
+  tp.request('post', `/internal/v1/workers/${workerId}/heartbeat`, { key: WORKER, body: { agent_name: 'vap-agent', active_calls: 0, load: 0, draining } });
+
+async function newRoom(): Promise<string> {
+  await tp.platform.services.standby.topUp();
+  const [row] = await tp.sql<{ room_name: string }[]>`select room_name from standby_rooms where state = 'starting' order by created_at limit 1`;
+  return row!.room_name;
+}
+
+beforeAll(async () => {
+  const stack = await useStack({});
+  tp = await usePlatform({ LIVEKIT_URL: stack.livekitUrl, LIVEKIT_API_KEY: stack.apiKey, LIVEKIT_API_SECRET: stack.apiSecret, STANDBY_AGENTS: 1 });
+  org = await tp.createOrg();
+  const model = await tp.request('post', '/v1/models', { key: org.key, body: { name: 'm', model: 'llama3', base_url: 'https://api.openai.com/v1' } });
+  agentId = (await tp.request('post', '/v1/agents', { key: org.key, body: { name: 'Ava', llm_id: model.body.id, first_message: 'Hello!' } })).body.id;
+  api = new InternalApiClient({ baseUrl: tp.url, token: WORKER, workerId: 'w1' });
+  await heartbeat('w1');
+});
+
+describe("a standby agent's wait (media-worker/src/standby.ts)", () => {
+  it('reads its room from the dispatch metadata only when it names a standby room', () => {
+    expect(standbyRoomOf(JSON.stringify({ standby: 'standby-0190c0de-0000-4000-8000-000000000000' }))).toBe('standby-0190c0de-0000-4000-8000-000000000000');
+    expect(standbyRoomOf(JSON.stringify({ standby: 'call-0190c0de-0000-4000-8000-000000000000' }))).toBeNull();
+    expect(standbyRoomOf(JSON.stringify({ call_id: 'x' }))).toBeNull();
+    expect(standbyRoomOf('not json')).toBeNull();
+    expect(standbyRoomOf(undefined)).toBeNull();
+  });
+
+  it('returns the call given to its room, whose capability then opens that call', async () => {
+    const room = await newRoom();
+    const waiting = waitForStandbyCall(api, room, 'w1', { signal: new AbortController().signal, logger });
+    await until(async () => (await stateOf(room)) === 'ready');
+    const created = await tp.request('post', '/v1/calls/web', { key: org.key, body: { agent_id: agentId } });
+    expect(created.body.room_name).toBe(room);
+    const call = await waiting;
+    expect(call).toMatchObject({ call_id: created.body.id, config: { call: { id: created.body.id }, agent: { first_message: 'Hello!' } } });
+    // The client kept the capability: the call's own routes answer.
+    const config = await api.getConfig(created.body.id);
+    expect(config.call.id).toBe(created.body.id);
+  });
+
+  it('gives up on a room the control plane does not know', async () => {
+    expect(await waitForStandbyCall(api, 'standby-00000000-0000-4000-8000-000000000000', 'w1', { signal: new AbortController().signal, logger })).toBeNull();
+  });
+
+  it('gives up when its worker drains, and when its room closes under it', async () => {
+    const room = await newRoom();
+    const released = waitForStandbyCall(api, room, 'w-drain', { signal: new AbortController().signal, logger });
+    await until(async () => (await stateOf(room)) === 'ready');
+    await heartbeat('w-drain', true);
+    expect(await released).toBeNull();
+
+    const other = await newRoom();
+    const closed = new AbortController();
+    const waiting = waitForStandbyCall(api, other, 'w1', { signal: closed.signal, logger });
+    await until(async () => (await stateOf(other)) === 'ready');
+    closed.abort();
+    expect(await waiting).toBeNull();
+    // The control plane saw the request go: the room is not handed to a call while nobody waits in it.
+    await until(async () => (await stateOf(other)) === 'starting');
+  });
+});
