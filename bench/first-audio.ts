@@ -16,7 +16,9 @@
 // not on the greeting's path. A p95 of fewer than 100 samples is printed "n/a".
 // Usage: npm run bench:firstaudio [-- CALLS]   (default 100 of each kind)   Env: BENCH_BLOCK (default 10),
 // BENCH_PHONE=0 skips phone calls, BENCH_FLOOR=0 the floor, BENCH_AGENT=0 the agent; BENCH_WORKER_NODE_ARGS
-// (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") are Node flags for the workers and their job processes.
+// (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") are Node flags for the workers and their job processes;
+// BENCH_STANDBY (default 1) is the control plane's STANDBY_AGENTS: web calls take a standby agent's room when one
+// is ready (0: every call dispatched).
 import { disposeRtc, nowMs, RtcClient } from '../test/support/rtc-client.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
@@ -37,6 +39,7 @@ const BLOCK = Number(process.env.BENCH_BLOCK ?? 10);
 const PHONE = process.env.BENCH_PHONE !== '0';
 const FLOOR = process.env.BENCH_FLOOR !== '0';
 const AGENT = process.env.BENCH_AGENT !== '0';
+const STANDBY = process.env.BENCH_STANDBY ?? '1';
 const FIRST_MESSAGE = 'Hello, thank you for calling. How can I help you today?';
 /** The job's stalls are counted over the call's first seconds (start-timeline.ts's window). */
 const STALL_MS = 50;
@@ -148,6 +151,8 @@ interface CallResult {
   create_ms: number;
   /** Stop sent -> the worker held no call. */
   freed_ms: number | null;
+  /** The call took a standby agent's room (room_name standby-...), rather than being dispatched. */
+  standby?: boolean;
 }
 
 async function webCall(stack: RunningStack, key: string, agentId: string, w: Worker): Promise<CallResult> {
@@ -169,7 +174,7 @@ async function webCall(stack: RunningStack, key: string, agentId: string, w: Wor
   }
   const stopAt = nowMs();
   await api(stack, key, 'POST', `/v1/calls/${created.body.id}/stop`);
-  return { id: created.body.id, t0, first_audio_ms: first, create_ms: t1 - t0, freed_ms: await freedAfter(w, stopAt) };
+  return { id: created.body.id, t0, first_audio_ms: first, create_ms: t1 - t0, freed_ms: await freedAfter(w, stopAt), standby: String(created.body.room_name).startsWith('standby-') };
 }
 
 async function phoneCall(stack: RunningStack, number: string, from: string, w: Worker): Promise<CallResult> {
@@ -254,7 +259,8 @@ async function main() {
       controlPlane: true,
       worker: false,
       logLevel: process.env.BENCH_STACK_LOG_LEVEL ?? 'warn',
-      env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost' },
+      // Standby agents as `npm start` has them (BENCH_STANDBY=0: every call dispatched, as before them).
+      env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost', STANDBY_AGENTS: STANDBY },
       onProgress: (m) => process.stderr.write(`${m}\n`),
     });
     const key = await devKey(stack);
@@ -328,6 +334,9 @@ async function main() {
     const results = {
       setup: { tts: 'local espeak-ng', stt: 'local pocketsphinx', llm: 'stand-in (not on the greeting path)', web_client: 'rtc-node', phone_client: 'SIPp + decoded G.711 RTP', block: BLOCK, first_message: FIRST_MESSAGE },
       calls: CALLS,
+      standby_agents: Number(STANDBY),
+      // Calls that took a standby agent's room; the others were dispatched (no standby agent was ready).
+      on_standby: { web: web.filter((c) => c.standby).length, floor: floor.filter((c) => c.standby).length },
       load_average: loadAt,
       web_post_to_first_audio_ms: webStats,
       floor_post_to_first_audio_ms: floorStats,

@@ -2,12 +2,17 @@
 // (the agent's greeting, synthesized once by the benchmark) as soon as it has joined. It is dispatched exactly
 // as the media worker is (the control plane's POST /v1/calls/web, the same agent name), so POST -> first audio
 // here is what the control plane, LiveKit's dispatch, a prewarmed job process, the room join and the audio path
-// cost with no agent behind them. FLOOR_WAV names the file.
+// cost with no agent behind them. FLOOR_WAV names the file. With standby agents on (STANDBY_AGENTS), it stands by
+// as the media worker's jobs do (media-worker/src/standby.ts): joined and waiting, it plays as soon as a call comes.
 import { type JobContext, type JobProcess, defineAgent, log } from '@livekit/agents';
 import { AudioFrame, AudioSource, LocalAudioTrack, RoomEvent, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
 import { readWav } from '../../test/support/speech.ts';
 import { StartTimeline } from '../../media-worker/src/session/start-timeline.ts';
 import { callIdFromMetadata } from '../../media-worker/src/worker-metadata.ts';
+import { standbyRoomOf, waitForStandbyCall } from '../../media-worker/src/standby.ts';
+import { loadWorkerConfig } from '../../media-worker/src/config.ts';
+import { InternalApiClient } from '../../shared/internal-api.ts';
+import { createLogger } from '../../shared/logger.ts';
 
 /** agents-js's room output publishes 20 ms frames from a queue of 200 ms; the floor does the same. */
 const QUEUE_MS = 200;
@@ -17,8 +22,22 @@ export default defineAgent({
     proc.userData.pcm = readWav(process.env.FLOOR_WAV!);
   },
   entry: async (ctx: JobContext) => {
+    let callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata);
+    const standbyRoom = standbyRoomOf(ctx.job.metadata);
+    if (standbyRoom) {
+      await ctx.connect();
+      const cfg = loadWorkerConfig();
+      const api = new InternalApiClient({ baseUrl: cfg.controlPlaneUrl, token: cfg.workerToken, workerId: ctx.workerId });
+      const closed = new AbortController();
+      ctx.room.once(RoomEvent.Disconnected, () => closed.abort());
+      const call = await waitForStandbyCall(api, standbyRoom, ctx.workerId, { signal: closed.signal, logger: createLogger('floor-agent') });
+      if (!call) {
+        ctx.shutdown('standby released');
+        return;
+      }
+      callId = call.call_id;
+    }
     const timeline = new StartTimeline();
-    const callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata);
     void timeline.closed.then((t) => log().info({ call_id: callId, call_type: 'floor', ...t }, 'call start timeline'));
     const pcm = ctx.proc.userData.pcm as ReturnType<typeof readWav>;
     await ctx.connect();
