@@ -260,6 +260,25 @@ describe('turn metrics', () => {
     expect(text).toContain('voice_first_audio_seconds_bucket{le="0.5",call_type="web"} 1');
     expect(text).toContain('voice_start_loop_blocks_total{call_type="inbound"} 2');
   });
+  it('counts waiting standby agents apart from calls, and forks a waiting one\'s replacement at once', async () => {
+    let jobs = 3;
+    const m: WorkerMetrics = new WorkerMetrics({ activeCalls: () => jobs - m.standbyJobs.size });
+    const released: string[] = [];
+    m.onFirstAudio = (id) => released.push(id);
+    expect(m.apply({ op: 'standby', job_id: 'AJ_s', waiting: true })).toBe(true);
+    expect(m.apply({ op: 'standby', job_id: 'AJ_s', waiting: 'yes' })).toBe(false);
+    expect(released).toEqual(['AJ_s']);
+    let text = await m.registry.metrics();
+    expect(text).toContain('voice_standby_agents 1');
+    expect(text).toContain('voice_active_calls 2');
+    // Given a call, it is a call.
+    expect(m.apply({ op: 'standby', job_id: 'AJ_s', waiting: false })).toBe(true);
+    jobs = 3;
+    text = await m.registry.metrics();
+    expect(text).toContain('voice_standby_agents 0');
+    expect(text).toContain('voice_active_calls 3');
+    expect(released).toEqual(['AJ_s']);
+  });
   it('counts pauses no word confirmed (false interruptions) pushed by job processes, resumed or not', async () => {
     const m = new WorkerMetrics();
     expect(m.apply({ op: 'false_interruption', call_type: 'inbound', resumed: true })).toBe(true);
