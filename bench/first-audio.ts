@@ -155,7 +155,27 @@ interface CallResult {
   standby?: boolean;
 }
 
+/**
+ * With standby agents on, waits (up to 10 s) until the control plane has one ready, as a pool sized for the
+ * traffic would: the pool refills within a second of a take, and the worker just started needs a heartbeat and a
+ * top-up first. A call that still finds none is dispatched and counted as such (`on_standby`).
+ */
+async function standbyReady(stack: RunningStack): Promise<void> {
+  if (STANDBY === '0') return;
+  const end = Date.now() + 10_000;
+  while (Date.now() < end) {
+    try {
+      const text = await (await fetch(`http://127.0.0.1:${stack.ports.controlPlaneMetrics}/metrics`)).text();
+      if (Number(/^vap_standby_rooms\{state="ready"\} (\d+)/m.exec(text)?.[1] ?? 0) >= 1) return;
+    } catch {
+      // not up yet
+    }
+    await sleep(100);
+  }
+}
+
 async function webCall(stack: RunningStack, key: string, agentId: string, w: Worker): Promise<CallResult> {
+  await standbyReady(stack);
   const t0 = nowMs();
   const created = await api(stack, key, 'POST', '/v1/calls/web', { agent_id: agentId });
   const t1 = nowMs();

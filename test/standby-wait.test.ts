@@ -82,7 +82,9 @@ describe("a standby agent's wait (media-worker/src/standby.ts)", () => {
     await until(async () => (await stateOf(other)) === 'ready');
     closed.abort();
     expect(await waiting).toBeNull();
-    // The control plane saw the request go: the room is not handed to a call while nobody waits in it.
-    await until(async () => (await stateOf(other)) === 'starting');
+    // The control plane saw the request go: the room leaves the pool, so no call is handed to it while nobody waits
+    // in it, and asking again is a 404 (the job leaves).
+    await until(async () => (await stateOf(other)) === null);
+    expect(await waitForStandbyCall(api, other, 'w1', { signal: new AbortController().signal, logger })).toBeNull();
   });
 });

@@ -47,6 +47,8 @@ export interface StandbyAgents {
   claimed(): void;
   /** A standby job's held request: its call or release, or null (timeout, abort, shutdown). */
   waitFor(room: string, timeoutMs: number, signal: AbortSignal): Promise<{ room: string; call_id: string } | { room: string; release: true } | null>;
+  /** A ready room whose job's request closed unanswered: removed from the pool and replaced. */
+  dropRoom(room: string): Promise<void>;
   /** A draining worker's standby jobs are released. */
   releaseWorker(workerId: string): Promise<void>;
   topUp(): Promise<void>;

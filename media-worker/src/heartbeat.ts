@@ -10,6 +10,10 @@ export class Heartbeat {
   #last = 0;
   #inFlight = false;
   #draining = false;
+  #workerId: string | null = null;
+  #drainPending = false;
+  #activeCalls = 0;
+  #load = 0;
   readonly #api: InternalApiClient;
   readonly #agentName: string;
   readonly #log: Logger;
@@ -23,16 +27,29 @@ export class Heartbeat {
   drain(): void {
     this.#draining = true;
     this.#last = 0;
+    // At once, not at the next load update: the control plane releases this worker's standby agents on it, and
+    // the drain waits for them until then.
+    // (One in flight carries the old state: the drain's follows it.)
+    this.#drainPending = true;
+    if (this.#workerId && !this.#inFlight) this.tick(this.#workerId, this.#activeCalls, this.#load);
   }
 
   /** Called on every load update; sends at most one heartbeat per interval, never blocks or throws. */
   tick(workerId: string, activeCalls: number, load: number, now = Date.now()): void {
+    if (workerId !== 'unregistered') [this.#workerId, this.#activeCalls, this.#load] = [workerId, activeCalls, load];
     if (workerId === 'unregistered' || this.#inFlight || now - this.#last < HEARTBEAT_INTERVAL_MS) return;
     this.#last = now;
     this.#inFlight = true;
+    if (this.#draining) this.#drainPending = false;
     this.#api
       .request('POST', `/workers/${encodeURIComponent(workerId)}/heartbeat`, { agent_name: this.#agentName, active_calls: activeCalls, load, draining: this.#draining })
       .catch((err: unknown) => this.#log.warn({ err: (err as Error).message }, 'worker heartbeat failed'))
-      .finally(() => (this.#inFlight = false));
+      .finally(() => {
+        this.#inFlight = false;
+        if (this.#draining && this.#drainPending && this.#workerId) {
+          this.#last = 0;
+          this.tick(this.#workerId, this.#activeCalls, this.#load);
+        }
+      });
   }
 }

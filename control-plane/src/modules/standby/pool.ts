@@ -10,7 +10,7 @@ import type { Services, StandbyAgents } from '../../services.ts';
 import type { Db } from '../../db/types.ts';
 import { mintCapability } from '../calls/capability.ts';
 import { liveWorkers } from '../workers/queries.ts';
-import { claimTaken, countByState, expireRooms, forgetRoom, releaseWorkerRooms, reserveRooms, takeReadyRoom } from './queries.ts';
+import { claimTaken, countByState, dropWaiting, expireRooms, forgetRoom, releaseWorkerRooms, reserveRooms, takeReadyRoom } from './queries.ts';
 
 export const STANDBY_CHANNEL = 'vap_standby';
 /** A room whose job has not come to wait within this time is given up (the worker may be full or gone). */
@@ -156,6 +156,14 @@ export class StandbyPool implements StandbyAgents {
     const rooms = await releaseWorkerRooms(this.#services.sql, workerId, STANDBY_CHANNEL);
     for (const r of rooms) await this.#services?.livekit.rooms.deleteRoom(r).catch(() => {});
     if (rooms.length) this.topUpSoon();
+  }
+
+  /** A ready room whose job stopped waiting: out of the pool, its room deleted, a replacement started. */
+  async dropRoom(room: string): Promise<void> {
+    const services = this.#services;
+    if (!services || !(await dropWaiting(services.sql, room))) return;
+    await services.livekit.rooms.deleteRoom(room).catch(() => {});
+    this.topUpSoon();
   }
 
   /** Runs a top-up now, or once more after the one running (coalesced). */

@@ -42,9 +42,13 @@ export async function markReady(db: Db, room: string, workerId: string): Promise
   return rows.length > 0;
 }
 
-/** Its job stopped waiting (its request closed) without a call: not takeable until it waits again. */
-export async function markNotWaiting(db: Db, room: string): Promise<void> {
-  await db`update standby_rooms set state = 'starting', state_at = now() where room_name = ${room} and state = 'ready'`;
+/**
+ * Its job stopped waiting (its request closed unanswered: the job, its process or its worker went away): the room is
+ * removed from the pool at once, so it is neither taken nor counted while the pool refills. True when it was.
+ */
+export async function dropWaiting(db: Db, room: string): Promise<boolean> {
+  const rows = await db`delete from standby_rooms where room_name = ${room} and state = 'ready' returning room_name`;
+  return rows.length > 0;
 }
 
 /**

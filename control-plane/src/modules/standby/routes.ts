@@ -5,7 +5,7 @@ import { StandbyParams, StandbyWaitRequest, StandbyWaitResult } from '../../../.
 import { mintCapability } from '../calls/capability.ts';
 import { resolveCallConfig } from '../calls/service.ts';
 import type { Services } from '../../services.ts';
-import { claimTaken, getStandby, markNotWaiting, markReady } from './queries.ts';
+import { claimTaken, getStandby, markReady } from './queries.ts';
 
 /** How long one request is held; the job asks again at once (a control plane that restarts loses nothing). */
 export const STANDBY_HOLD_MS = 25_000;
@@ -57,9 +57,9 @@ export const standbyRoutes = [
       }
       const m = await message;
       if (gone.signal.aborted || ctx.res.destroyed) {
-        // Nobody to answer: the room is not takeable until its job asks again, and a call taken meanwhile is left
-        // to the fallback dispatch rather than claimed for a job that cannot hear it.
-        await markNotWaiting(services.sql, room);
+        // Nobody to answer: the room leaves the pool (its job, if alive, gets a 404 when it asks again and leaves),
+        // and a call taken meanwhile is left to the fallback dispatch rather than claimed for a job that cannot hear it.
+        await services.standby.dropRoom(room);
         return reply(204);
       }
       if (!m) return reply(204);

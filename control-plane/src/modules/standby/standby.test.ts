@@ -13,6 +13,8 @@ let org: { orgId: string; key: string };
 let agentId: string;
 let rooms: RoomServiceClient;
 let dispatch: AgentDispatchClient;
+/** The room whose job stops waiting in one test, checked in the next. */
+let abandoned = '';
 
 async function until<T>(fn: () => Promise<T | null | undefined | false>, tries = 300): Promise<T> {
   for (let i = 0; i < tries; i++) {
@@ -110,6 +112,7 @@ describe('standby agents', () => {
 
   it('a refused call takes nothing: the waiting agent stays ready for the next one', async () => {
     const [room] = await roomsIn('starting');
+    abandoned = room!;
     const ctl = new AbortController();
     const waiting = wait(room!, 'w1', ctl.signal).catch(() => null);
     await until(async () => (await stateOf(room!)) === 'ready');
@@ -122,9 +125,10 @@ describe('standby agents', () => {
     await waiting;
   });
 
-  it("a job that stops waiting makes its room untakeable: the next call is dispatched as before", async () => {
-    // (The previous test's aborted request.) Every room not waited on is starting, not ready.
+  it('a job that stops waiting takes its room out of the pool: the next call is dispatched as before', async () => {
+    // (The previous test's aborted request.) The room is gone from the pool and from LiveKit.
     await until(async () => (await roomsIn('ready')).length === 0);
+    await until(async () => (await rooms.listRooms([abandoned])).length === 0);
     const before = await takes();
     const res = await webCall();
     expect(res.status).toBe(201);
