@@ -161,7 +161,7 @@ export const agentSettings = {
       maximum: 1,
       description:
         `How quickly the agent replies after the caller stops: 0 waits longest, 1 replies soonest; default ${D.responsiveness}. A coarse knob over ` +
-        'turn_taking.min_delay_ms and max_delay_ms: setting it without those delays sets them (with a turn detector, the default: 0: 600/3000 ms, 0.5: 150/1500, 1: 100/1000; with detection `vad`: 1000/4000, 500/3000, 200/1000)',
+        'turn_taking.min_delay_ms and max_delay_ms: setting it without those delays sets them (with a turn detector, the default: 0: 1500/3000 ms, 0.5: 1000/1500, 1: 150/1000; with detection `vad`: 1000/4000, 500/3000, 200/1000)',
     }),
   ),
   turn_taking: Type.Optional(TurnTakingInput),
@@ -213,7 +213,7 @@ const agentExample = {
   voicemail_detection: false,
   voicemail_message: null,
   responsiveness: 0.5,
-  turn_taking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'pause' },
+  turn_taking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 1000, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'pause' },
   speed: 1,
   background_sound: null,
   emotions: false,

@@ -29,10 +29,11 @@ describe('mappings', () => {
     expect(delaysFor(0.75)).toEqual({ min_delay_ms: 350, max_delay_ms: 2000 });
     expect(delaysFor(1)).toEqual({ min_delay_ms: 200, max_delay_ms: 1000 });
     // With a turn detector the floor is shorter (an open sentence waits the ceiling instead).
-    expect(delaysFor(0, 'transcript')).toEqual({ min_delay_ms: 600, max_delay_ms: 3000 });
-    expect(delaysFor(0.5, 'transcript')).toEqual({ min_delay_ms: 150, max_delay_ms: 1500 });
-    expect(delaysFor(0.5, 'model')).toEqual({ min_delay_ms: 150, max_delay_ms: 1500 });
-    expect(delaysFor(1, 'transcript')).toEqual({ min_delay_ms: 100, max_delay_ms: 1000 });
+    expect(delaysFor(0, 'transcript')).toEqual({ min_delay_ms: 1500, max_delay_ms: 3000 });
+    expect(delaysFor(0.5, 'transcript')).toEqual({ min_delay_ms: 1000, max_delay_ms: 1500 });
+    expect(delaysFor(0.5, 'model')).toEqual({ min_delay_ms: 1000, max_delay_ms: 1500 });
+    expect(delaysFor(0.75, 'transcript')).toEqual({ min_delay_ms: 575, max_delay_ms: 1250 });
+    expect(delaysFor(1, 'transcript')).toEqual({ min_delay_ms: 150, max_delay_ms: 1000 });
   });
   it('maps turn_taking endpointing onto agents-js endpointing options', () => {
     expect(endpointingFor({ endpointing: 'fixed', min_delay_ms: 300, max_delay_ms: 1500 })).toEqual({ mode: 'fixed', minDelay: 300, maxDelay: 1500 });

@@ -49,7 +49,7 @@ describe('POST /v1/agents', () => {
       voicemail_detection: false,
       voicemail_message: null,
       responsiveness: 0.5,
-      turn_taking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'pause' },
+      turn_taking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 1000, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'pause' },
       speed: 1,
       background_sound: null,
       emotions: false,
@@ -235,7 +235,7 @@ describe('POST /v1/agents', () => {
   it('completes a partial turn_taking over the defaults, with delays from responsiveness unless given', async () => {
     const partial = await create({ name: 'tt', llm_id: llmId, turn_taking: { detection: 'model', ignore_backchannels: false } });
     expect(partial.status).toBe(201);
-    expect(partial.body.turn_taking).toEqual({ detection: 'model', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false, barge_in: 'pause' });
+    expect(partial.body.turn_taking).toEqual({ detection: 'model', endpointing: 'fixed', min_delay_ms: 1000, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false, barge_in: 'pause' });
     const words = await create({ name: 'tt', llm_id: llmId, turn_taking: { barge_in: 'words' } });
     expect(words.body.turn_taking).toMatchObject({ barge_in: 'words', ignore_backchannels: true });
     const wrong = await create({ name: 'tt', llm_id: llmId, turn_taking: { barge_in: 'sound' } });
@@ -246,16 +246,16 @@ describe('POST /v1/agents', () => {
     expect(silence.body.turn_taking).toMatchObject({ detection: 'vad', min_delay_ms: 500, max_delay_ms: 3000 });
     // responsiveness is the coarse knob: it sets the delays that are not given.
     const eager = await create({ name: 'tt', llm_id: llmId, responsiveness: 1, turn_taking: { endpointing: 'dynamic' } });
-    expect(eager.body.turn_taking).toMatchObject({ endpointing: 'dynamic', min_delay_ms: 100, max_delay_ms: 1000 });
+    expect(eager.body.turn_taking).toMatchObject({ endpointing: 'dynamic', min_delay_ms: 150, max_delay_ms: 1000 });
     const patient = await create({ name: 'tt', llm_id: llmId, responsiveness: 0.25 });
-    expect(patient.body.turn_taking).toMatchObject({ min_delay_ms: 375, max_delay_ms: 2250 });
+    expect(patient.body.turn_taking).toMatchObject({ min_delay_ms: 1250, max_delay_ms: 2250 });
     const explicit = await create({ name: 'tt', llm_id: llmId, responsiveness: 0, turn_taking: { min_delay_ms: 150, max_delay_ms: 1200, preemptive_generation: false } });
     expect(explicit.body).toMatchObject({ responsiveness: 0, turn_taking: { min_delay_ms: 150, max_delay_ms: 1200, preemptive_generation: false } });
     // One delay given: the other, derived, moves to keep min <= max.
     const highMin = await create({ name: 'tt', llm_id: llmId, responsiveness: 1, turn_taking: { min_delay_ms: 1800 } });
     expect(highMin.body.turn_taking).toMatchObject({ min_delay_ms: 1800, max_delay_ms: 1800 });
     const lowMax = await create({ name: 'tt', llm_id: llmId, turn_taking: { max_delay_ms: 300 } });
-    expect(lowMax.body.turn_taking).toMatchObject({ min_delay_ms: 150, max_delay_ms: 300 });
+    expect(lowMax.body.turn_taking).toMatchObject({ min_delay_ms: 300, max_delay_ms: 300 });
     const lowerMax = await create({ name: 'tt', llm_id: llmId, turn_taking: { max_delay_ms: 120 } });
     expect(lowerMax.body.turn_taking).toMatchObject({ min_delay_ms: 120, max_delay_ms: 120 });
     const got = await tp.request('get', `/v1/agents/${explicit.body.id}`, { key });
@@ -403,7 +403,7 @@ describe('PATCH /v1/agents/{agent_id}', () => {
     const partial = await patch(a.body.id, { turn_taking: { preemptive_generation: false } });
     // A turn_taking object replaces the stored one: the defaults (the transcript detector) plus the fields given,
     // with the delays of the agent's responsiveness (0) for that detector.
-    expect(partial.body.turn_taking).toEqual({ detection: 'transcript', endpointing: 'fixed', min_delay_ms: 600, max_delay_ms: 3000, preemptive_generation: false, ignore_backchannels: true, barge_in: 'pause' });
+    expect(partial.body.turn_taking).toEqual({ detection: 'transcript', endpointing: 'fixed', min_delay_ms: 1500, max_delay_ms: 3000, preemptive_generation: false, ignore_backchannels: true, barge_in: 'pause' });
     const both = await patch(a.body.id, { responsiveness: 1, turn_taking: { min_delay_ms: 250 } });
     expect(both.body.turn_taking).toMatchObject({ min_delay_ms: 250, max_delay_ms: 1000 });
     expect((await tp.request('get', `/v1/agents/${a.body.id}`, { key })).body.turn_taking).toEqual(both.body.turn_taking);

@@ -152,10 +152,10 @@ describe('the call lifecycle through the internal API', () => {
     const over = await startWebCall(org, { agent_id: agent, overrides: { turn_taking: { detection: 'model', ignore_backchannels: false, barge_in: 'words' } } });
     expect(over.status).toBe(201);
     expect((await internal('get', `/calls/${over.body.id}/config`)).body.agent.turn_taking).toEqual({
-      detection: 'model', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false, barge_in: 'words',
+      detection: 'model', endpointing: 'fixed', min_delay_ms: 1000, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: false, barge_in: 'words',
     });
     const coarse = await startWebCall(org, { agent_id: agent, overrides: { responsiveness: 1 } });
-    expect((await internal('get', `/calls/${coarse.body.id}/config`)).body.agent.turn_taking).toMatchObject({ endpointing: 'dynamic', min_delay_ms: 100, max_delay_ms: 1000 });
+    expect((await internal('get', `/calls/${coarse.body.id}/config`)).body.agent.turn_taking).toMatchObject({ endpointing: 'dynamic', min_delay_ms: 150, max_delay_ms: 1000 });
     const bad = await startWebCall(org, { agent_id: agent, overrides: { turn_taking: { min_delay_ms: 900, max_delay_ms: 300 } } });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0]).toMatchObject({ type: 'value_error', loc: ['body', 'overrides', 'turn_taking', 'max_delay_ms'] });
