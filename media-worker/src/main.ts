@@ -10,6 +10,7 @@ import { WorkerMetrics, startMetricsServer } from './metrics.ts';
 import { Heartbeat } from './heartbeat.ts';
 import { assertRaceFixTarget } from './session/race-fix.ts';
 import { assertPromptPauseTarget } from './session/prompt-pause.ts';
+import { assertEarlyTrackTarget } from './session/early-track.ts';
 import { assertForkAfterGreetingTarget, installForkAfterGreeting, loadProcPool } from './fork-after-greeting.ts';
 
 const log = createLogger('media-worker');
@@ -18,6 +19,7 @@ const cfg = loadWorkerConfig();
 // rather than fail each call in its job process.
 assertRaceFixTarget();
 assertPromptPauseTarget();
+assertEarlyTrackTarget();
 assertForkAfterGreetingTarget();
 
 let server: AgentServer | null = null;

@@ -24,6 +24,7 @@ import { warmTransfer } from './session/warm-transfer.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 import { StartTimeline } from './session/start-timeline.ts';
+import { dropEarlyTrack, earlyTrackWaiting, publishEarlyTrack } from './session/early-track.ts';
 
 const log = createLogger('media-worker');
 
@@ -129,6 +130,8 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
 async function standBy(ctx: JobContext, api: InternalApiClient, metrics: MetricsSink, room: string): Promise<StandbyCall | null> {
   const logger = log.child({ room });
   await ctx.connect();
+  // The agent's audio track, published now: the caller subscribes as they join (session/early-track.ts).
+  await publishEarlyTrack(ctx.room).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'early audio track not published'));
   const closed = new AbortController();
   const onClosed = () => closed.abort();
   ctx.room.once(RoomEvent.Disconnected, onClosed);
@@ -354,6 +357,8 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   call.session.on(voice.AgentSessionEventTypes.AgentStateChanged, onSpeaking);
   await call.start({ room, roomName: room.name });
   timeline.mark('session_started');
+  // A standby agent's early track that this session's output did not take (another format) comes down.
+  if (earlyTrackWaiting()) await dropEarlyTrack();
 
   // Keypad input on a phone leg: one user turn per entry (keypad.ts; the log counts the digits, never shows them).
   const keypad = new KeypadCollector({

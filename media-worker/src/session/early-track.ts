@@ -1,0 +1,95 @@
+// A standby agent publishes its audio track while it waits, so the caller subscribes to it as they join, and the
+// greeting plays as soon as it is ready instead of after a publication and a subscription made on the call's
+// path (docs/decisions.md, "Standby agents"). agents-js's ParticipantAudioOutput makes and publishes its own track
+// when the session starts; the patch hands it the track published ahead, when the room and the audio format are
+// the ones it would publish (else it publishes its own, as before, and the early track is taken down).
+//
+// ParticipantAudioOutput's publishTrack is private: like prompt-pause.ts, the patch is pinned to the agents-js
+// release it was checked against, and any other version fails loudly (assertEarlyTrackTarget at the worker's start).
+import { voice } from '@livekit/agents';
+import { AudioSource, LocalAudioTrack, type LocalTrackPublication, type Room, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
+import { PinnedReleaseError, installedAgentsVersion } from './agents-release.ts';
+
+/** The @livekit/agents release whose ParticipantAudioOutput this patch was checked against. */
+export const EARLY_TRACK_AGENTS_VERSION = '1.9.0';
+
+export class EarlyTrackVersionError extends PinnedReleaseError {
+  constructor(installed: string) {
+    const check = 'ParticipantAudioOutput still publishes its track from its own audioSource in publishTrack(signal), then resolves startedFuture once subscribed';
+    super('early-track.ts', EARLY_TRACK_AGENTS_VERSION, installed, check, 'EARLY_TRACK_AGENTS_VERSION');
+  }
+}
+
+export function assertEarlyTrackTarget(version = installedAgentsVersion()): void {
+  if (version !== EARLY_TRACK_AGENTS_VERSION) throw new EarlyTrackVersionError(version);
+}
+
+/** agents-js's room output defaults (room_io.ts): what a web call's session publishes. */
+export const ROOM_OUTPUT_DEFAULTS = { sampleRate: 24000, numChannels: 1, queueSizeMs: 200 } as const;
+
+/** The private state of agents-js 1.9.0's ParticipantAudioOutput that its publishTrack uses. */
+interface OutputInternals {
+  room: Room;
+  options: { sampleRate: number; numChannels: number; queueSizeMs?: number };
+  audioSource: AudioSource;
+  publication?: LocalTrackPublication;
+  startedFuture: { done: boolean; resolve(): void };
+}
+
+interface EarlyTrack {
+  room: Room;
+  source: AudioSource;
+  publication: LocalTrackPublication;
+  format: { sampleRate: number; numChannels: number; queueSizeMs: number };
+}
+
+let early: EarlyTrack | null = null;
+let installed = false;
+
+/** Publishes the agent's audio track now, in the format the session's output will use, for the session to take. */
+export async function publishEarlyTrack(room: Room, format: { sampleRate: number; numChannels: number; queueSizeMs: number } = ROOM_OUTPUT_DEFAULTS): Promise<void> {
+  installEarlyTrack();
+  const source = new AudioSource(format.sampleRate, format.numChannels, format.queueSizeMs);
+  // The name agents-js gives its own track.
+  const track = LocalAudioTrack.createAudioTrack('roomio_audio', source);
+  const publication = await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+  early = { room, source, publication, format: { ...format } };
+}
+
+/** Takes down an early track no session took (the call's format differed): the caller hears one track only. */
+export async function dropEarlyTrack(): Promise<void> {
+  const e = early;
+  early = null;
+  if (!e) return;
+  if (e.publication.sid) await e.room.localParticipant?.unpublishTrack(e.publication.sid).catch(() => {});
+  await e.source.close().catch(() => {});
+}
+
+export const earlyTrackWaiting = () => early !== null;
+
+/** Installs the patch (once per process). */
+export function installEarlyTrack(): void {
+  if (installed) return;
+  assertEarlyTrackTarget();
+  installed = true;
+  const proto = voice.ParticipantAudioOutput.prototype as unknown as { publishTrack: (this: OutputInternals, signal: AbortSignal) => Promise<void> };
+  const publishTrack = proto.publishTrack;
+  proto.publishTrack = async function (this: OutputInternals, signal: AbortSignal) {
+    const e = early;
+    const fits =
+      e !== null &&
+      e.room === this.room &&
+      e.format.sampleRate === this.options.sampleRate &&
+      e.format.numChannels === this.options.numChannels &&
+      e.format.queueSizeMs === (this.options.queueSizeMs ?? ROOM_OUTPUT_DEFAULTS.queueSizeMs);
+    if (!fits) return publishTrack.call(this, signal);
+    early = null;
+    const own = this.audioSource;
+    this.audioSource = e.source;
+    void own.close().catch(() => {});
+    this.publication = e.publication;
+    if (signal.aborted) return;
+    await this.publication.waitForSubscription();
+    if (!this.startedFuture.done) this.startedFuture.resolve();
+  };
+}
