@@ -24,7 +24,7 @@ import { warmTransfer } from './session/warm-transfer.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 import { StartTimeline } from './session/start-timeline.ts';
-import { dropEarlyTrack, earlyTrackWaiting, publishEarlyTrack } from './session/early-track.ts';
+import { publishEarlyTrack } from './session/early-track.ts';
 
 const log = createLogger('media-worker');
 
@@ -357,8 +357,6 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   call.session.on(voice.AgentSessionEventTypes.AgentStateChanged, onSpeaking);
   await call.start({ room, roomName: room.name });
   timeline.mark('session_started');
-  // A standby agent's early track that this session's output did not take (another format) comes down.
-  if (earlyTrackWaiting()) await dropEarlyTrack();
 
   // Keypad input on a phone leg: one user turn per entry (keypad.ts; the log counts the digits, never shows them).
   const keypad = new KeypadCollector({

@@ -99,5 +99,5 @@ describe('standby agents', () => {
     expect(/^vap_standby_takes_total\{result="claimed"\} (\d+)/m.exec(text)?.[1]).toBe('2');
     expect(/^vap_standby_takes_total\{result="fallback"\} (\d+)/m.exec(text)?.[1] ?? '0').toBe('0');
     await until('the pool refilled', async () => (await workerGauge('voice_standby_agents')) === 1, 120_000);
-  });
+  }, 400_000);
 });

@@ -56,7 +56,7 @@ export async function publishEarlyTrack(room: Room, format: { sampleRate: number
   early = { room, source, publication, format: { ...format } };
 }
 
-/** Takes down an early track no session took (the call's format differed): the caller hears one track only. */
+/** Takes down the early track (a session that publishes its own, in another format). */
 export async function dropEarlyTrack(): Promise<void> {
   const e = early;
   early = null;
@@ -65,7 +65,6 @@ export async function dropEarlyTrack(): Promise<void> {
   await e.source.close().catch(() => {});
 }
 
-export const earlyTrackWaiting = () => early !== null;
 
 /** Installs the patch (once per process). */
 export function installEarlyTrack(): void {
@@ -82,7 +81,11 @@ export function installEarlyTrack(): void {
       e.format.sampleRate === this.options.sampleRate &&
       e.format.numChannels === this.options.numChannels &&
       e.format.queueSizeMs === (this.options.queueSizeMs ?? ROOM_OUTPUT_DEFAULTS.queueSizeMs);
-    if (!fits) return publishTrack.call(this, signal);
+    if (!fits) {
+      // This session publishes its own track: the early one comes down, so the caller hears one track only.
+      if (e) await dropEarlyTrack();
+      return publishTrack.call(this, signal);
+    }
     early = null;
     const own = this.audioSource;
     this.audioSource = e.source;
