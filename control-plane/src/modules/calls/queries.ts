@@ -467,26 +467,27 @@ export async function callLimitsOf(db: Db, orgId: string): Promise<CallLimits | 
  * what connected calls have cost so far (rate x minutes begun), which finishCall has not written yet.
  */
 export async function spendTodayCents(db: Db, orgId: string): Promise<number> {
+  // Warm transfers' second legs are outbound carrier calls too (transfers.ts): one statement sums both, each
+  // leg priced from its answer (a call from its start).
   const [row] = await db<{ cents: number }[]>`
     select coalesce(sum(case
              when ended_at is not null then coalesce(cost_cents, 0)
-             else ceil(rate_cents_per_minute * greatest(1, ceil(extract(epoch from now() - started_at) / 60)))
+             else ceil(rate_cents_per_minute * greatest(1, ceil(extract(epoch from now() - connected_at) / 60)))
            end), 0)::int as cents
-    from calls
-    where org_id = ${orgId} and rate_cents_per_minute is not null
-      and (ended_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
-           or (ended_at is null and status = 'in_progress' and started_at is not null))`;
-  // Warm transfers' second legs are outbound carrier calls too (transfers.ts).
-  const [legs] = await db<{ cents: number }[]>`
-    select coalesce(sum(case
-             when ended_at is not null then coalesce(cost_cents, 0)
-             else ceil(rate_cents_per_minute * greatest(1, ceil(extract(epoch from now() - answered_at) / 60)))
-           end), 0)::int as cents
-    from call_transfers
-    where org_id = ${orgId} and rate_cents_per_minute is not null
-      and (ended_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
-           or (ended_at is null and status in ('answered', 'joined') and answered_at is not null))`;
-  return row!.cents + legs!.cents;
+    from (
+      select ended_at, cost_cents, rate_cents_per_minute, started_at as connected_at
+      from calls
+      where org_id = ${orgId} and rate_cents_per_minute is not null
+        and (ended_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
+             or (ended_at is null and status = 'in_progress' and started_at is not null))
+      union all
+      select ended_at, cost_cents, rate_cents_per_minute, answered_at
+      from call_transfers
+      where org_id = ${orgId} and rate_cents_per_minute is not null
+        and (ended_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
+             or (ended_at is null and status in ('answered', 'joined') and answered_at is not null))
+    ) legs`;
+  return row!.cents;
 }
 
 /**
