@@ -9,7 +9,7 @@ import { AudioFrame, AudioSource, LocalAudioTrack, RoomEvent, TrackPublishOption
 import { readWav } from '../../test/support/speech.ts';
 import { StartTimeline } from '../../media-worker/src/session/start-timeline.ts';
 import { callIdFromMetadata } from '../../media-worker/src/worker-metadata.ts';
-import { standbyRoomOf, waitForStandbyCall } from '../../media-worker/src/standby.ts';
+import { standByInRoom, standbyRoomOf } from '../../media-worker/src/standby.ts';
 import { loadWorkerConfig } from '../../media-worker/src/config.ts';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -25,12 +25,9 @@ export default defineAgent({
     let callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata);
     const standbyRoom = standbyRoomOf(ctx.job.metadata);
     if (standbyRoom) {
-      await ctx.connect();
       const cfg = loadWorkerConfig();
       const api = new InternalApiClient({ baseUrl: cfg.controlPlaneUrl, token: cfg.workerToken, workerId: ctx.workerId });
-      const closed = new AbortController();
-      ctx.room.once(RoomEvent.Disconnected, () => closed.abort());
-      const call = await waitForStandbyCall(api, standbyRoom, ctx.workerId, { signal: closed.signal, logger: createLogger('floor-agent') });
+      const call = await standByInRoom(ctx, api, standbyRoom, { logger: createLogger('floor-agent') });
       if (!call) {
         ctx.shutdown('standby released');
         return;

@@ -3,11 +3,14 @@
 // on a request the control plane holds (POST /internal/v1/standby/{room}/wait). The caller then joins a room the
 // agent is already in: no dispatch and no join on the call's path.
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { JobContext } from '@livekit/agents';
+import { RoomEvent } from '@livekit/rtc-node';
 import { InternalApiError, type InternalApiClient } from '../../shared/internal-api.ts';
-import type { CallConfig } from '../../schemas/internal.ts';
+import { type CallConfig, STANDBY_ROOM_PATTERN } from '../../schemas/internal.ts';
 import type { Logger } from '../../shared/logger.ts';
 
-const STANDBY_ROOM = /^standby-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** The control plane's own name for standby rooms (the route's pattern). */
+const STANDBY_ROOM = new RegExp(STANDBY_ROOM_PATTERN);
 /** After a failed request (a control plane restarting), the next one waits this long. */
 const RETRY_MS = 1000;
 
@@ -50,5 +53,27 @@ export async function waitForStandbyCall(api: InternalApiClient, room: string, w
       opts.logger.warn({ room, err: (err as Error).message }, 'standby wait failed; asking again');
       await sleep(RETRY_MS, undefined, { signal: opts.signal }).catch(() => {});
     }
+  }
+}
+
+/**
+ * A standby job's whole wait: joins its room, runs `onJoined` (the agent publishes its audio track there), and
+ * waits for the call; null when the room is released, unknown, or closes under the job.
+ */
+export async function standByInRoom(
+  ctx: JobContext,
+  api: InternalApiClient,
+  room: string,
+  opts: { logger: Logger; onJoined?: () => Promise<void> },
+): Promise<StandbyCall | null> {
+  await ctx.connect();
+  await opts.onJoined?.();
+  const closed = new AbortController();
+  const onClosed = () => closed.abort();
+  ctx.room.once(RoomEvent.Disconnected, onClosed);
+  try {
+    return await waitForStandbyCall(api, room, ctx.workerId, { signal: closed.signal, logger: opts.logger });
+  } finally {
+    ctx.room.off(RoomEvent.Disconnected, onClosed);
   }
 }

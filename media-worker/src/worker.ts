@@ -11,7 +11,7 @@ import { KeypadCollector } from './session/keypad.ts';
 import { loadWorkerConfig } from './config.ts';
 import { callIdFromMetadata, capabilityFromJobMetadata } from './worker-metadata.ts';
 import { type MetricsSink, PushMetricsSink, nullSink } from './metrics.ts';
-import { type StandbyCall, standbyRoomOf, waitForStandbyCall } from './standby.ts';
+import { type StandbyCall, standByInRoom, standbyRoomOf } from './standby.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { LocalSTT } from '../../shared/speech/local-stt.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
@@ -129,18 +129,17 @@ async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Pro
 /** Joins the standby room and waits for its call; null when the room is released or closes first. */
 async function standBy(ctx: JobContext, api: InternalApiClient, metrics: MetricsSink, room: string): Promise<StandbyCall | null> {
   const logger = log.child({ room });
-  await ctx.connect();
-  // The agent's audio track, published now: the caller subscribes as they join (session/early-track.ts).
-  await publishEarlyTrack(ctx.room).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'early audio track not published'));
-  const closed = new AbortController();
-  const onClosed = () => closed.abort();
-  ctx.room.once(RoomEvent.Disconnected, onClosed);
-  metrics.standby?.(ctx.job.id, true);
-  logger.info('standby agent waiting for a call');
   try {
-    return await waitForStandbyCall(api, room, ctx.workerId, { signal: closed.signal, logger });
+    return await standByInRoom(ctx, api, room, {
+      logger,
+      // The agent's audio track, published now: the caller subscribes as they join (session/early-track.ts).
+      onJoined: async () => {
+        await publishEarlyTrack(ctx.room).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'early audio track not published'));
+        metrics.standby?.(ctx.job.id, true);
+        logger.info('standby agent waiting for a call');
+      },
+    });
   } finally {
-    ctx.room.off(RoomEvent.Disconnected, onClosed);
     metrics.standby?.(ctx.job.id, false);
   }
 }
