@@ -33,6 +33,11 @@ async function workerGauge(name: string): Promise<number> {
   return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
 }
 
+async function readyRooms(): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${stack.ports.controlPlaneMetrics}/metrics`)).text();
+  return Number(/^vap_standby_rooms\{state="ready"\} (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
 beforeAll(async () => {
   llm = await startFakeOpenAI({ ttftMs: 20 });
   llm.setResponder(() => ({ text: 'We open at nine.' }));
@@ -66,7 +71,8 @@ afterAll(async () => {
 
 /** A web call on a standby agent's room: the greeting heard, then stopped; returns the room. */
 async function standbyCall(agentId: string, greeting: string): Promise<string> {
-  await until('a standby agent waiting', async () => (await workerGauge('voice_standby_agents')) === 1, 120_000);
+  // Waiting as the worker sees it, and takeable as the control plane sees it (its request is held).
+  await until('a standby agent waiting', async () => (await workerGauge('voice_standby_agents')) === 1 && (await readyRooms()) === 1, 120_000);
   const created = await api('POST', '/v1/calls/web', { agent_id: agentId });
   expect(created.status).toBe(201);
   const room = created.body.room_name as string;
