@@ -19,6 +19,15 @@ export function mintCapability(services: Pick<Services, 'secrets' | 'config'>, c
   return `${PREFIX}.${expires}.${mac(services.secrets.derive(PURPOSE), callId, expires)}`;
 }
 
+/**
+ * The call's agent dispatch into `room`: its job metadata names the call and carries the call's capability (the
+ * dispatch only: room metadata is visible to the room's participants), with `extra` (the trace) beside them.
+ */
+export async function dispatchCallAgent(services: Pick<Services, 'secrets' | 'config' | 'livekit'>, room: string, callId: string, extra: Record<string, unknown> = {}): Promise<void> {
+  const { livekit } = services;
+  await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata: JSON.stringify({ call_id: callId, ...extra, capability: mintCapability(services, callId) }) });
+}
+
 /** True only for an unexpired capability minted for this very call (compared in constant time). */
 export function verifyCapability(services: Pick<Services, 'secrets'>, callId: string, token: string | undefined, now = Date.now()): boolean {
   const parts = (token ?? '').split('.');

@@ -18,7 +18,7 @@ import { callerNumber, getCallById, markDialed, setCarrierCallSid, type CallRow 
 import { failCall, isFinal, markInitiated, markStarted } from './lifecycle.ts';
 import { countRefusal, destinationProblem, doNotCallProblem } from './destinations.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
-import { mintCapability } from './capability.ts';
+import { dispatchCallAgent } from './capability.ts';
 
 export const DIAL_QUEUE = 'calls.dial';
 
@@ -242,7 +242,7 @@ async function place(services: Services, call: CallRow, trunkId: string, opts: {
     const dispatches = await livekit.dispatch.listDispatch(room);
     // The call's capability in the dispatch only (room metadata is visible to the room's participants).
     if (!dispatches.some((d) => d.agentName === livekit.agentName)) {
-      await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata: JSON.stringify({ call_id: call.id, capability: mintCapability(services, call.id) }) });
+      await dispatchCallAgent(services, room, call.id);
     }
   } catch (err) {
     log.error({ err, call_id: call.id }, 'room or dispatch failed for an outbound call');

@@ -27,7 +27,7 @@ import { policyOptionsFor } from './destinations.ts';
 import { destinationPolicyFor } from '../workspace/destination-policy.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
 import { recordingUploadUrl } from './recordings.ts';
-import { mintCapability } from './capability.ts';
+import { dispatchCallAgent } from './capability.ts';
 import { recordingUrl } from './storage/index.ts';
 import { closeTransfers, transfersOf } from './transfers.ts';
 import type { CallTransfer } from '../../../../schemas/calls.ts';
@@ -107,9 +107,9 @@ export async function openWebCallRoom(services: Services, id: string, room: stri
   return inSpan('call.dispatch', { kind: SpanKind.PRODUCER, attributes: { 'vap.call_id': id, 'livekit.room': room } }, async () => {
     // The worker's job continues this trace: traceparent travels in the dispatch (and room) metadata. The
     // call's capability goes in the dispatch only: room metadata is visible to everyone in the room.
-    const metadata = { call_id: id, ...traceCarrier() };
-    await livekit.rooms.createRoom({ name: room, metadata: JSON.stringify(metadata), emptyTimeout: 120, departureTimeout: 15 });
-    await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata: JSON.stringify({ ...metadata, capability: mintCapability(services, id) }) });
+    const trace = traceCarrier();
+    await livekit.rooms.createRoom({ name: room, metadata: JSON.stringify({ call_id: id, ...trace }), emptyTimeout: 120, departureTimeout: 15 });
+    await dispatchCallAgent(services, room, id, trace);
     return livekit.participantToken(room, `user-${id}`, { name: 'caller' });
   });
 }

@@ -15,7 +15,7 @@ import type { Job } from 'pg-boss';
 import type { ParticipantInfo } from 'livekit-server-sdk';
 import type { QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
-import { mintCapability } from '../calls/capability.ts';
+import { dispatchCallAgent } from '../calls/capability.ts';
 import { failCall, isFinal, markInitiated } from '../calls/lifecycle.ts';
 import { callIdInRoom, getCallById, mergeCallMetadata, setPartialMessages, type CallRow } from '../calls/queries.ts';
 import { announce, synthesizeMessage } from './announcer.ts';
@@ -131,8 +131,7 @@ export async function watchInbound(services: Services, job: WatchJob): Promise<W
       const fallback = fallbackTo.agent.id;
       const call = await openFor(services, number, leg, { agentId: fallback, squad: fallbackTo.squad }, 'fallback', [primary.agentId]);
       if (!call) return 'opened';
-      const metadata = JSON.stringify({ call_id: call.id, capability: mintCapability(services, call.id) });
-      await services.livekit.dispatch.createDispatch(job.room, services.livekit.agentName, { metadata });
+      await dispatchCallAgent(services, job.room, call.id);
       await services.boss.send(INBOUND_WATCH_QUEUE, { room: job.room, stage: 'fallback', call_id: call.id } satisfies WatchJob, {
         startAfter: services.config.INBOUND_FALLBACK_WAIT_SECONDS,
         singletonKey: `${job.room}:fallback`,

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import client from 'prom-client';
 import type { Services, StandbyAgents } from '../../services.ts';
 import type { Db } from '../../db/types.ts';
-import { mintCapability } from '../calls/capability.ts';
+import { dispatchCallAgent } from '../calls/capability.ts';
 import { liveWorkers } from '../workers/queries.ts';
 import { claimTaken, countByState, dropWaiting, expireRooms, forgetRoom, releaseWorkerRooms, reserveRooms, takeReadyRoom } from './queries.ts';
 
@@ -145,9 +145,7 @@ export class StandbyPool implements StandbyAgents {
     if (!callId) return; // claimed by its job
     this.#takes?.inc({ result: 'fallback' });
     services.log.warn({ room, call_id: callId }, 'standby agent did not claim its call; dispatching an agent');
-    await services.livekit.dispatch.createDispatch(room, services.livekit.agentName, {
-      metadata: JSON.stringify({ call_id: callId, capability: mintCapability(services, callId) }),
-    });
+    await dispatchCallAgent(services, room, callId);
   }
 
   /** A draining worker's standby rooms: released and deleted, so its drain does not wait on them. */
