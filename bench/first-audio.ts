@@ -18,7 +18,7 @@
 // BENCH_PHONE=0 skips phone calls, BENCH_FLOOR=0 the floor, BENCH_AGENT=0 the agent; BENCH_WORKER_NODE_ARGS
 // (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") are Node flags for the workers and their job processes;
 // BENCH_STANDBY (default 1) is the control plane's STANDBY_AGENTS: web calls take a standby agent's room when one
-// is ready (0: every call dispatched).
+// is ready, and phone calls' agents join the caller's room from one (0: every call dispatched).
 import { disposeRtc, nowMs, RtcClient } from '../test/support/rtc-client.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
@@ -151,7 +151,7 @@ interface CallResult {
   create_ms: number;
   /** Stop sent -> the worker held no call. */
   freed_ms: number | null;
-  /** The call took a standby agent's room (room_name standby-...), rather than being dispatched. */
+  /** The call's agent was a standby agent (a web call took its room; a phone call's agent joined from it), not dispatched. */
   standby?: boolean;
 }
 
@@ -197,7 +197,15 @@ async function webCall(stack: RunningStack, key: string, agentId: string, w: Wor
   return { id: created.body.id, t0, first_audio_ms: first, create_ms: t1 - t0, freed_ms: await freedAfter(w, stopAt), standby: String(created.body.room_name).startsWith('standby-') };
 }
 
+/** Calls whose agent was a standby agent (vap_standby_takes_total{result="claimed"}). */
+async function standbyClaims(stack: RunningStack): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${stack.ports.controlPlaneMetrics}/metrics`)).text();
+  return Number(/^vap_standby_takes_total\{result="claimed"\} (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
 async function phoneCall(stack: RunningStack, number: string, from: string, w: Worker): Promise<CallResult> {
+  await standbyReady(stack);
+  const claimsBefore = await standbyClaims(stack);
   const phone = await SipPhone.call({ bridge: stack.sipAddress!, to: number, from, timeoutSeconds: 120 });
   let first: number;
   let invite: number;
@@ -215,7 +223,9 @@ async function phoneCall(stack: RunningStack, number: string, from: string, w: W
     hungUp = nowMs();
     await phone.close();
   }
-  return { id: phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: await freedAfter(w, hungUp) };
+  const freed = await freedAfter(w, hungUp);
+  // One call at a time: a claim since the INVITE is this call's.
+  return { id: phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: freed, standby: (await standbyClaims(stack)) > claimsBefore };
 }
 
 interface Timeline {
@@ -356,7 +366,7 @@ async function main() {
       calls: CALLS,
       standby_agents: Number(STANDBY),
       // Calls that took a standby agent's room; the others were dispatched (no standby agent was ready).
-      on_standby: { web: web.filter((c) => c.standby).length, floor: floor.filter((c) => c.standby).length },
+      on_standby: { web: web.filter((c) => c.standby).length, floor: floor.filter((c) => c.standby).length, phone: phone.filter((c) => c.standby).length },
       load_average: loadAt,
       web_post_to_first_audio_ms: webStats,
       floor_post_to_first_audio_ms: floorStats,

@@ -53,7 +53,11 @@ export const ProviderKeys = Type.Object(
 );
 export type ProviderKeys = Static<typeof ProviderKeys>;
 // shared/providers.ts uses these keys and owns their TypeScript shape; the schema must describe exactly it.
-const _sameKeys: [Static<typeof ProviderKeys>] extends [SharedProviderKeys] ? ([SharedProviderKeys] extends [Static<typeof ProviderKeys>] ? true : false) : false = true;
+const _sameKeys: [Static<typeof ProviderKeys>] extends [SharedProviderKeys]
+  ? [SharedProviderKeys] extends [Static<typeof ProviderKeys>]
+    ? true
+    : false
+  : false = true;
 
 // ---- The call and its agent -------------------------------------------------------------------------------
 
@@ -138,7 +142,9 @@ export const TransferCallToolConfig = Type.Object(
     description: Type.Optional(Type.String()),
     destination: Type.String({ description: 'E.164 number or SIP URI (tel:/sip:)' }),
     // Absent from an older control plane: blind.
-    mode: Type.Optional(StringEnum(['blind', 'warm'] as const, { description: 'blind: SIP REFER; warm: second leg, briefing, join (POST /calls/{id}/transfers)' })),
+    mode: Type.Optional(
+      StringEnum(['blind', 'warm'] as const, { description: 'blind: SIP REFER; warm: second leg, briefing, join (POST /calls/{id}/transfers)' }),
+    ),
   },
   { title: 'TransferCallToolConfig' },
 );
@@ -184,7 +190,7 @@ export const InternalDestinationPolicy = Type.Object(
     allowed_countries: Type.Array(Type.String()),
     blocked_number_types: Type.Array(Type.String()),
     allowed_sip_hosts: Type.Array(Type.String()),
-    fictional_numbers: Type.Boolean({ description: "The simulated carrier: its fictional ranges are real destinations" }),
+    fictional_numbers: Type.Boolean({ description: 'The simulated carrier: its fictional ranges are real destinations' }),
   },
   { title: 'InternalDestinationPolicy', description: "The org's destination policy with its defaults filled in: transfers are checked against it" },
 );
@@ -241,7 +247,8 @@ export const CallConfig = Type.Object(
     // Optional for a worker newer than its control plane (which knows no such setting: everything is kept).
     data_retention: Type.Optional(
       StringEnum(DATA_RETENTION_MODES, {
-        description: "The call's data retention (the agent's, else the workspace's): what the worker may report and log of the conversation (shared/privacy.ts)",
+        description:
+          "The call's data retention (the agent's, else the workspace's): what the worker may report and log of the conversation (shared/privacy.ts)",
       }),
     ),
     // A call started on a squad; absent for a single agent's call.
@@ -272,10 +279,7 @@ export type EndReason = (typeof END_REASONS)[number];
 const Seq = Type.Integer({ minimum: 1, description: 'Per-call report sequence; a repeated seq is acknowledged and ignored' });
 const Role = StringEnum(['agent', 'user'] as const);
 
-export const StartedReport = Strict(
-  { seq: Seq, started_at: DateTime(), room_name: Type.Optional(Type.String()) },
-  { title: 'StartedReport' },
-);
+export const StartedReport = Strict({ seq: Seq, started_at: DateTime(), room_name: Type.Optional(Type.String()) }, { title: 'StartedReport' });
 export type StartedReport = Static<typeof StartedReport>;
 
 export const TranscriptReport = Strict(
@@ -306,7 +310,7 @@ export const CallLatency = Strict(
 export type CallLatency = Static<typeof CallLatency>;
 // shared/latency.ts computes these and owns their TypeScript shape; the schemas must describe exactly it.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const _sameLatency: Same<CallLatency, SharedCallLatency>   = true;
+const _sameLatency: Same<CallLatency, SharedCallLatency> = true;
 
 export const EndedMessage = Strict(
   {
@@ -317,9 +321,7 @@ export const EndedMessage = Strict(
     interrupted: Type.Optional(Type.Boolean()),
     agent_id: Type.Optional(Type.String({ description: "A squad's call: the agent that spoke (agent messages and tool calls)" })),
     metrics: Type.Optional(MessageMetrics),
-    tool_call: Type.Optional(
-      Strict({ name: Type.String(), arguments: Type.String(), output: Type.String(), is_error: Type.Boolean() }),
-    ),
+    tool_call: Type.Optional(Strict({ name: Type.String(), arguments: Type.String(), output: Type.String(), is_error: Type.Boolean() })),
   },
   { title: 'EndedMessage' },
 );
@@ -346,8 +348,12 @@ export const EndedReport = Strict(
     usage: CallUsage,
     latency: CallLatency,
     error: Type.Optional(Type.String({ description: 'Short description when end_reason is error' })),
-    recording_consent: Type.Optional(StringEnum(RECORDING_CONSENT_RESULTS, { description: 'Which recording consent applied (media-worker/src/session/recording-consent.ts)' })),
-    agent_latency: Type.Optional(Type.Record(Type.String(), CallLatency, { description: "A squad's call: each agent's latency over its own turns, by agent id" })),
+    recording_consent: Type.Optional(
+      StringEnum(RECORDING_CONSENT_RESULTS, { description: 'Which recording consent applied (media-worker/src/session/recording-consent.ts)' }),
+    ),
+    agent_latency: Type.Optional(
+      Type.Record(Type.String(), CallLatency, { description: "A squad's call: each agent's latency over its own turns, by agent id" }),
+    ),
   },
   { title: 'EndedReport' },
 );
@@ -379,15 +385,12 @@ export type HandoffReport = Static<typeof HandoffReport>;
 // ---- Do-not-call (the agent's built-in do_not_call tool) -------------------------------------------------------
 
 export const DoNotCallRequest = Strict(
-  { reason: Type.Optional(Type.String({ maxLength: 500, description: 'Why, in the agent\'s words' })) },
+  { reason: Type.Optional(Type.String({ maxLength: 500, description: "Why, in the agent's words" })) },
   { title: 'DoNotCallRequest' },
 );
 export type DoNotCallRequest = Static<typeof DoNotCallRequest>;
 
-export const DoNotCallResult = Type.Object(
-  { phone_number: Type.String(), already_listed: Type.Boolean() },
-  { title: 'DoNotCallResult' },
-);
+export const DoNotCallResult = Type.Object({ phone_number: Type.String(), already_listed: Type.Boolean() }, { title: 'DoNotCallResult' });
 export type DoNotCallResult = Static<typeof DoNotCallResult>;
 
 // ---- Warm transfer (media worker -> control plane) ---------------------------------------------------------------
@@ -415,7 +418,8 @@ export type TransferResult = Static<typeof TransferResult>;
 export const TransferUpdate = Strict(
   {
     state: StringEnum(['joined', 'abandoned'] as const, {
-      description: 'joined: the legs hear each other and the agent leaves; abandoned: the answered leg was let go (its person hung up, or the caller did, during the briefing)',
+      description:
+        'joined: the legs hear each other and the agent leaves; abandoned: the answered leg was let go (its person hung up, or the caller did, during the briefing)',
     }),
   },
   { title: 'TransferUpdate' },
@@ -428,8 +432,15 @@ export const KnowledgeSearchRequest = Strict(
   {
     query: Type.String({ minLength: 1, maxLength: 4000 }),
     top_k: Type.Integer({ minimum: 1, maximum: 20 }),
-    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 32000, description: 'Token budget of the chunks returned (default KB_RETRIEVAL_MAX_TOKENS)' })),
-    agent_id: Type.Optional(Type.String({ maxLength: 100, description: "A squad's call: the agent speaking now, whose knowledge bases are searched (a member of the call's squad; else the call's agent)" })),
+    max_tokens: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 32000, description: 'Token budget of the chunks returned (default KB_RETRIEVAL_MAX_TOKENS)' }),
+    ),
+    agent_id: Type.Optional(
+      Type.String({
+        maxLength: 100,
+        description: "A squad's call: the agent speaking now, whose knowledge bases are searched (a member of the call's squad; else the call's agent)",
+      }),
+    ),
   },
   { title: 'KnowledgeSearchRequest' },
 );
@@ -476,7 +487,10 @@ export const InboundOpenResult = Type.Object(
   {
     call_id: Type.String(),
     capability: Type.String({ description: "The call's capability for the per-call routes (x-call-capability)" }),
-    config: Type.Optional({ ...CallConfig, description: 'The call\'s resolved config, as GET /internal/v1/calls/{id}/config gives it: the worker starts the session without a second round trip' }),
+    config: Type.Optional({
+      ...CallConfig,
+      description: "The call's resolved config, as GET /internal/v1/calls/{id}/config gives it: the worker starts the session without a second round trip",
+    }),
   },
   { title: 'InboundOpenResult' },
 );
@@ -484,7 +498,10 @@ export type InboundOpenResult = Static<typeof InboundOpenResult>;
 
 /** Dispatch or room metadata that tells the worker which call it serves. */
 export const JobMetadata = Type.Object(
-  { call_id: Type.Optional(Type.String()), capability: Type.Optional(Type.String({ description: "The call's capability (dispatch metadata only, never the room's)" })) },
+  {
+    call_id: Type.Optional(Type.String()),
+    capability: Type.Optional(Type.String({ description: "The call's capability (dispatch metadata only, never the room's)" })),
+  },
   { title: 'JobMetadata' },
 );
 
@@ -507,7 +524,36 @@ export const StandbyWaitResult = Type.Object(
     capability: Type.Optional(Type.String({ description: "The call's capability for the per-call routes (x-call-capability)" })),
     config: Type.Optional({ ...CallConfig, description: "The call's resolved config, as GET /internal/v1/calls/{id}/config gives it" }),
     release: Type.Optional(Type.Boolean({ description: 'The room is no longer wanted (its worker drains, or the call went elsewhere): the job leaves' })),
+    join: Type.Optional(
+      Type.Object(
+        {
+          room_name: Type.String({ minLength: 1, maxLength: 200 }),
+          token: Type.String({ minLength: 1, description: "An agent participant's token for that room, valid for the call's token lifetime" }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "The call is in another room (an inbound call: the SIP bridge made the caller's room): the job joins it with this token and serves the call there, staying in its standby room until the call ends",
+        },
+      ),
+    ),
   },
   { title: 'StandbyWaitResult' },
 );
 export type StandbyWaitResult = Static<typeof StandbyWaitResult>;
+
+/** A number's rooms are `pn-<number id>_…` (the prefix its dispatch rule gives LiveKit). */
+export const INBOUND_ROOM_PREFIX = 'pn-';
+
+export const InboundRoomParams = Type.Object({ room_name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+
+export const InboundRoomStatus = Type.Object(
+  {
+    answered_elsewhere: Type.Boolean({
+      description:
+        "The room's call already has its agent (a standby agent, or the number's fallback): a job the number's dispatch rule offers for it is not needed",
+    }),
+  },
+  { title: 'InboundRoomStatus' },
+);
+export type InboundRoomStatus = Static<typeof InboundRoomStatus>;

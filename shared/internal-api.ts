@@ -13,6 +13,7 @@ import {
   type HandoffReport,
   type InboundOpenRequest,
   type InboundOpenResult,
+  type InboundRoomStatus,
   type KnowledgeSearchRequest,
   type KnowledgeSearchResult,
   type StandbyWaitResult,
@@ -79,7 +80,13 @@ export function backoffDelay(attempt: number, retry: RetryOptions): number {
 }
 
 type ReportKind = 'started' | 'transcript' | 'handoff' | 'ended';
-type ReportBody<K extends ReportKind> = K extends 'started' ? StartedReport : K extends 'transcript' ? TranscriptReport : K extends 'handoff' ? HandoffReport : EndedReport;
+type ReportBody<K extends ReportKind> = K extends 'started'
+  ? StartedReport
+  : K extends 'transcript'
+    ? TranscriptReport
+    : K extends 'handoff'
+      ? HandoffReport
+      : EndedReport;
 
 export class InternalApiClient {
   readonly baseUrl: string;
@@ -190,6 +197,15 @@ export class InternalApiClient {
     const opened = await this.requestWithRetry<InboundOpenResult>('POST', '/calls/inbound', req, signal);
     if (opened.capability) this.setCapability(opened.call_id, opened.capability);
     return opened;
+  }
+
+  /**
+   * Whether the control plane already gave a number's room's call to an agent of its own choosing (a standby
+   * agent, or the fallback): the job its dispatch rule offers is then not needed. Not retried, short: the answer
+   * decides whether the job is accepted, and a caller waits on it.
+   */
+  async inboundRoomStatus(room: string, timeoutMs = 1000): Promise<InboundRoomStatus> {
+    return this.request<InboundRoomStatus>('GET', `/calls/inbound/rooms/${encodeURIComponent(room)}`, undefined, undefined, timeoutMs);
   }
 
   /** Top chunks of the call's knowledge bases. Not retried: a turn can't wait for it. */

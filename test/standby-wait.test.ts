@@ -7,6 +7,9 @@ import { useStack } from './support/stack.ts';
 import { InternalApiClient } from '../shared/internal-api.ts';
 import { createLogger } from '../shared/logger.ts';
 import { standbyRoomOf, waitForStandbyCall } from '../media-worker/src/standby.ts';
+import { jobRequestFunc } from '../media-worker/src/job-request.ts';
+import { JobRequest } from '@livekit/agents';
+import { Job, Room } from '@livekit/protocol';
 
 const WORKER = 'test-worker-token-0123456789abcdef0123';
 const logger = createLogger('test', 'silent');
@@ -86,5 +89,38 @@ describe("a standby agent's wait (media-worker/src/standby.ts)", () => {
     // in it, and asking again is a 404 (the job leaves).
     await until(async () => (await stateOf(other)) === null);
     expect(await waitForStandbyCall(api, other, 'w1', { signal: new AbortController().signal, logger })).toBeNull();
+  });
+
+  it("rejects the job a number's rule offers once the control plane gave the call to an agent; accepts every other offer", async () => {
+    const requestFunc = jobRequestFunc(api, logger);
+    /** The worker's answer to an offer: accepted or rejected. */
+    const answer = async (fn: typeof requestFunc, room: string, metadata = '') => {
+      let answered = 'none';
+      const req = new JobRequest(
+        new Job({ id: `AJ_${room}`, room: new Room({ name: room }), metadata }),
+        async () => {
+          answered = 'rejected';
+        },
+        async () => {
+          answered = 'accepted';
+        },
+      );
+      await fn(req);
+      return answered;
+    };
+    const answered = 'pn-0190c0de-0000-4000-8000-000000000001_+15550100111_x1';
+    await tp.sql`
+      insert into calls (org_id, agent_id, type, direction, to_number, room_name, metadata, status)
+      values (${org.orgId}, ${agentId}, 'inbound', 'inbound', '+14155550100', ${answered}, ${tp.sql.json({ routed_via: 'primary', standby_agent: true })}, 'initiated')`;
+    expect(await answer(requestFunc, answered)).toBe('rejected');
+    // A number's room whose call nobody opened yet: the rule's job is the one that answers it.
+    expect(await answer(requestFunc, 'pn-0190c0de-0000-4000-8000-000000000001_+15550100111_x2')).toBe('accepted');
+    // A job that names its call (the fallback dispatched into the same room) is the one wanted.
+    expect(await answer(requestFunc, answered, JSON.stringify({ call_id: 'c', capability: 'vcap1.x' }))).toBe('accepted');
+    // A control plane that cannot say: accepted (the job's own open refuses a call answered elsewhere).
+    const unreachable = jobRequestFunc(new InternalApiClient({ baseUrl: 'http://127.0.0.1:9', token: WORKER }), logger);
+    expect(await answer(unreachable, answered)).toBe('accepted');
+    // Web calls' rooms are not a number's: accepted.
+    expect(await answer(unreachable, 'call-0190c0de-0000-4000-8000-000000000000')).toBe('accepted');
   });
 });

@@ -12,6 +12,8 @@ import { assertRaceFixTarget } from './session/race-fix.ts';
 import { assertPromptPauseTarget } from './session/prompt-pause.ts';
 import { assertEarlyTrackTarget } from './session/early-track.ts';
 import { assertForkAfterGreetingTarget, installForkAfterGreeting, loadProcPool } from './fork-after-greeting.ts';
+import { jobRequestFunc } from './job-request.ts';
+import { InternalApiClient } from '../../shared/internal-api.ts';
 
 const log = createLogger('media-worker');
 const cfg = loadWorkerConfig();
@@ -59,6 +61,8 @@ cli.runApp(
   new ServerOptions({
     agent: fileURLToPath(new URL('./worker.ts', import.meta.url)),
     agentName: cfg.agentName,
+    // A number's rule's job for a call a standby agent already has is rejected before it takes a process.
+    requestFunc: jobRequestFunc(new InternalApiClient({ baseUrl: cfg.controlPlaneUrl, token: cfg.workerToken }), log),
     loadFunc: async (worker: AgentServer) => {
       server = worker;
       lastLoad = combineLoad(cfg.loadIncludesCpu ? cpu.sample() : 0, worker.activeJobs.length, cfg.maxConcurrentCalls);

@@ -1,10 +1,11 @@
 // Standby agents (docs/decisions.md, "Standby agents"): a job the control plane dispatched into a standby room
 // (dispatch metadata `{"standby": "<room>"}`) joins it and waits for the call the control plane gives the room,
 // on a request the control plane holds (POST /internal/v1/standby/{room}/wait). The caller then joins a room the
-// agent is already in: no dispatch and no join on the call's path.
+// agent is already in: no dispatch and no join on the call's path. An inbound call's caller is in a room the SIP
+// bridge made: the agent joins it from here (a join, but no dispatch, on the call's path).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobContext } from '@livekit/agents';
-import { RoomEvent } from '@livekit/rtc-node';
+import { Room, RoomEvent } from '@livekit/rtc-node';
 import { InternalApiError, type InternalApiClient } from '../../shared/internal-api.ts';
 import { type CallConfig, STANDBY_ROOM_PATTERN } from '../../schemas/internal.ts';
 import type { Logger } from '../../shared/logger.ts';
@@ -29,6 +30,8 @@ export interface StandbyCall {
   call_id: string;
   capability: string;
   config: CallConfig;
+  /** The call is in another room (inbound): joined with this token. */
+  join?: { room_name: string; token: string };
 }
 
 /**
@@ -36,14 +39,19 @@ export interface StandbyCall {
  * the room (its worker drains, it expired, its call was dispatched elsewhere), does not know it (404), or `signal`
  * aborts (the room closed under the job).
  */
-export async function waitForStandbyCall(api: InternalApiClient, room: string, workerId: string, opts: { signal: AbortSignal; logger: Logger }): Promise<StandbyCall | null> {
+export async function waitForStandbyCall(
+  api: InternalApiClient,
+  room: string,
+  workerId: string,
+  opts: { signal: AbortSignal; logger: Logger },
+): Promise<StandbyCall | null> {
   for (;;) {
     if (opts.signal.aborted) return null;
     try {
       const r = await api.waitForStandbyCall(room, workerId, opts.signal);
       if (!r) continue;
       if (r.release || !r.call_id || !r.capability || !r.config) return null;
-      return { call_id: r.call_id, capability: r.capability, config: r.config };
+      return { call_id: r.call_id, capability: r.capability, config: r.config, ...(r.join ? { join: r.join } : {}) };
     } catch (err) {
       if (opts.signal.aborted) return null;
       if (err instanceof InternalApiError && err.status !== null && !err.retryable) {
@@ -76,4 +84,17 @@ export async function standByInRoom(
   } finally {
     ctx.room.off(RoomEvent.Disconnected, onClosed);
   }
+}
+
+/**
+ * An inbound call's room, joined from the standby room as agents-js joins a job's room. The job stays in its
+ * standby room (agents-js ends a job whose own room disconnects) and leaves both when it shuts down.
+ */
+export async function joinCallRoom(ctx: JobContext, join: { room_name: string; token: string }): Promise<Room> {
+  const room = new Room();
+  await room.connect(ctx.info.url, join.token, { autoSubscribe: true, dynacast: false });
+  ctx.addShutdownCallback(async () => {
+    await room.disconnect();
+  });
+  return room;
 }

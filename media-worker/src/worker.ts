@@ -11,7 +11,7 @@ import { KeypadCollector } from './session/keypad.ts';
 import { loadWorkerConfig } from './config.ts';
 import { callIdFromMetadata, capabilityFromJobMetadata } from './worker-metadata.ts';
 import { type MetricsSink, PushMetricsSink, nullSink } from './metrics.ts';
-import { type StandbyCall, standByInRoom, standbyRoomOf } from './standby.ts';
+import { type StandbyCall, joinCallRoom, standByInRoom, standbyRoomOf } from './standby.ts';
 import { LocalTTS, createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { LocalSTT } from '../../shared/speech/local-stt.ts';
 import { ambientFrames, isAmbientSound } from './session/background.ts';
@@ -24,7 +24,7 @@ import { warmTransfer } from './session/warm-transfer.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 import { StartTimeline } from './session/start-timeline.ts';
-import { publishEarlyTrack } from './session/early-track.ts';
+import { dropEarlyTrack, publishEarlyTrack } from './session/early-track.ts';
 
 const log = createLogger('media-worker');
 
@@ -95,8 +95,10 @@ async function entry(ctx: JobContext): Promise<void> {
   const parent = contextFrom(traceParentOf(ctx.job.metadata, ctx.job.room?.metadata));
   let reason = 'call ended';
   try {
-    reason = await inSpan('call.job', { kind: SpanKind.CONSUMER, parent, attributes: { 'livekit.job_id': ctx.job.id, 'livekit.room': ctx.job.room?.name ?? '' } }, (span) =>
-      runCall(ctx, (callId) => span.setAttribute('vap.call_id', callId)),
+    reason = await inSpan(
+      'call.job',
+      { kind: SpanKind.CONSUMER, parent, attributes: { 'livekit.job_id': ctx.job.id, 'livekit.room': ctx.job.room?.name ?? '' } },
+      (span) => runCall(ctx, (callId) => span.setAttribute('vap.call_id', callId)),
     );
   } finally {
     await tracing.flush().catch(() => {});
@@ -144,6 +146,14 @@ async function standBy(ctx: JobContext, api: InternalApiClient, metrics: Metrics
   }
 }
 
+/** A standby agent's inbound call: the caller's room joined, and the agent's audio track moved there. */
+async function joinFromStandby(ctx: JobContext, join: { room_name: string; token: string }): Promise<Room> {
+  const room = await joinCallRoom(ctx, join);
+  await dropEarlyTrack();
+  await publishEarlyTrack(room).catch((err: unknown) => log.warn({ room: join.room_name, err: (err as Error).message }, 'early audio track not published'));
+  return room;
+}
+
 interface CallDeps {
   cfg: ReturnType<typeof loadWorkerConfig>;
   api: InternalApiClient;
@@ -164,9 +174,8 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   // Awaited below; a failure then is the call's, not an unhandled rejection now.
   earlyConfig?.catch(() => {});
 
-  await ctx.connect();
+  const room = standbyCall?.join ? await joinFromStandby(ctx, standbyCall.join) : (await ctx.connect(), ctx.room);
   timeline.mark('connected');
-  const room = ctx.room;
   // The agent's audio plays once the caller has subscribed to it (agents-js waits for that).
   if (room.remoteParticipants.size > 0) timeline.mark('caller_present');
   room.once(RoomEvent.ParticipantConnected, () => timeline.mark('caller_present'));
@@ -325,7 +334,8 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   // Both sides of the call, mixed into one WAV and uploaded to the session config's URL with the call's capability.
   // A `no_content` call keeps no recording, even if a control plane that does not know the mode asked for one.
   const uploadUrl = call.privacy.mode !== 'no_content' && config.recording.enabled ? config.recording.upload_url : undefined;
-  const startRecorder = (url: string) => RoomRecorder.start({ room, callId, callType: config.call.type, uploadUrl: url, ...(capability ? { capability } : {}), logger });
+  const startRecorder = (url: string) =>
+    RoomRecorder.start({ room, callId, callType: config.call.type, uploadUrl: url, ...(capability ? { capability } : {}), logger });
   // Recording consent `ask`: the recorder starts on the caller's yes, or never (session/recording-consent.ts).
   const recorder: Promise<RoomRecorder | null> = !uploadUrl
     ? Promise.resolve(null)

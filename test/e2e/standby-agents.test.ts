@@ -1,12 +1,15 @@
 // Standby agents end to end: the supervisor's LiveKit, control plane (STANDBY_AGENTS=1) and media worker. The
 // worker's standby job joins its room and waits; a web call takes that room, a real WebRTC client hears the
 // greeting of the call's own agent, and the pool refills with a new standby agent for the next call, which takes
-// a different room. The worker counts a waiting standby agent apart from its calls.
+// a different room. The worker counts a waiting standby agent apart from its calls. Then a SIP caller (SIPp through
+// the real SIP bridge) dials a number: the standby agent joins the caller's room and greets them, and the job the
+// number's dispatch rule offers is rejected by the worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useStack, type TestStack } from '../support/stack.ts';
+import { sipBridgeVersion, useStack, type TestStack } from '../support/stack.ts';
+import { SipPhone } from '../support/sip-phone.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
-import { transcribe } from '../support/speech.ts';
+import { transcribe, type Pcm } from '../support/speech.ts';
 import { apiClient, untilEvery } from '../support/e2e.ts';
 import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
 import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
@@ -25,7 +28,10 @@ let sql: Sql;
 let dropDb: () => Promise<void>;
 let key: string;
 const agents: string[] = [];
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const api = apiClient(
+  () => stack.controlPlaneUrl,
+  () => key,
+);
 const until = untilEvery(200);
 
 async function workerGauge(name: string): Promise<number> {
@@ -38,12 +44,26 @@ async function readyRooms(): Promise<number> {
   return Number(/^vap_standby_rooms\{state="ready"\} (\d+)/m.exec(text)?.[1] ?? 0);
 }
 
+async function takes(result: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${stack.ports.controlPlaneMetrics}/metrics`)).text();
+  return Number(new RegExp(`^vap_standby_takes_total\\{result="${result}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+}
+
+/** Waiting as the worker sees it, and takeable as the control plane sees it (its request is held). */
+const standbyReady = () =>
+  until('a standby agent waiting', async () => (await workerGauge('voice_standby_agents')) === 1 && (await readyRooms()) === 1, 120_000);
+
 beforeAll(async () => {
   llm = await startFakeOpenAI({ ttftMs: 20 });
   llm.setResponder(() => ({ text: 'We open at nine.' }));
   const db = await createTestDatabase();
   dropDb = db.drop;
-  stack = await useStack({ controlPlane: true, worker: true, env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', STANDBY_AGENTS: '1' } });
+  stack = await useStack({
+    controlPlane: true,
+    worker: true,
+    sip: !!sipBridgeVersion(),
+    env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', STANDBY_AGENTS: '1', SIP_RINGING_TIMEOUT_SECONDS: '90' },
+  });
   sql = createSql(db.url, { max: 2 });
   ({ api_key: key } = await createOrgWithKey(sql, 'e2e'));
   const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url });
@@ -71,8 +91,7 @@ afterAll(async () => {
 
 /** A web call on a standby agent's room: the greeting heard, then stopped; returns the room. */
 async function standbyCall(agentId: string, greeting: string): Promise<string> {
-  // Waiting as the worker sees it, and takeable as the control plane sees it (its request is held).
-  await until('a standby agent waiting', async () => (await workerGauge('voice_standby_agents')) === 1 && (await readyRooms()) === 1, 120_000);
+  await standbyReady();
   const created = await api('POST', '/v1/calls/web', { agent_id: agentId });
   expect(created.status).toBe(201);
   const room = created.body.room_name as string;
@@ -106,4 +125,56 @@ describe('standby agents', () => {
     expect(/^vap_standby_takes_total\{result="fallback"\} (\d+)/m.exec(text)?.[1] ?? '0').toBe('0');
     await until('the pool refilled', async () => (await workerGauge('voice_standby_agents')) === 1, 120_000);
   }, 400_000);
+
+  it.skipIf(!sipBridgeVersion())(
+    "a SIP caller is answered by a standby agent, which joins the caller's room; the number's rule's job is not used",
+    async () => {
+      const bought = await api('POST', '/v1/phone-numbers', { agent_id: agents[1], area_code: '415' });
+      expect(bought.status).toBe(200);
+      await standbyReady();
+      const claimedBefore = await takes('claimed');
+      const phone = await SipPhone.call({ bridge: stack.sipAddress!, to: bought.body.phone_number, from: '+15550100199' });
+      let audio: Pcm;
+      try {
+        await phone.startMedia();
+        await phone.waitFor('the greeting', () => phone.received.some((v) => Math.abs(v) > 1500), 90_000);
+        // The greeting, then some quiet.
+        await phone.waitFor(
+          'the greeting to end',
+          () => {
+            const r = phone.received;
+            let last = -1;
+            for (let i = r.length - 1; i >= 0; i--)
+              if (Math.abs(r[i]!) > 1500) {
+                last = i;
+                break;
+              }
+            return last >= 0 && r.length - last > 8000 * 2;
+          },
+          90_000,
+        );
+        audio = phone.audio();
+        // While the call is up: one call on the worker (the rule's job was rejected, not started), served by the
+        // standby agent from its standby room.
+        expect(await workerGauge('voice_active_calls')).toBe(1);
+        await phone.hangUp();
+      } finally {
+        await phone.close();
+      }
+      expect(await transcribe(audio, { jsgf: GRAMMAR })).toBe(GREETINGS[1]);
+      const [row] = await sql<{ id: string; room_name: string; metadata: { standby_agent?: boolean } }[]>`
+      select id, room_name, metadata from calls where to_number = ${bought.body.phone_number}`;
+      expect(row!.room_name).toMatch(new RegExp(`^pn-${bought.body.id}_`));
+      expect(row!.metadata.standby_agent).toBe(true);
+      expect(await takes('claimed')).toBe(claimedBefore + 1);
+      expect(await takes('fallback')).toBe(0);
+      const call = await until('the call to complete', async () => {
+        const c = (await api('GET', `/v1/calls/${row!.id}`)).body;
+        return c.status === 'completed' ? c : null;
+      });
+      expect(call).toMatchObject({ type: 'inbound', agent_id: agents[1], end_reason: 'user_hangup', from_number: '+15550100199' });
+      await until('the worker free of the call', async () => (await workerGauge('voice_active_calls')) === 0);
+    },
+    400_000,
+  );
 });

@@ -15,6 +15,8 @@ export interface LiveKit {
   webhooks: WebhookReceiver;
   /** A token that can join exactly one room, for a short time. */
   participantToken(room: string, identity: string, opts?: { name?: string; metadata?: string }): Promise<string>;
+  /** An agent participant's token for one room (a standby agent serving an inbound call there): LiveKit counts it as an agent. */
+  agentToken(room: string, identity: string): Promise<string>;
   /** Whether the room still exists on the server. */
   roomExists(room: string): Promise<boolean>;
 }
@@ -42,6 +44,12 @@ export function createLiveKit(config: Config): LiveKit {
         ...(opts.metadata ? { metadata: opts.metadata } : {}),
       });
       at.addGrant({ room, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true });
+      return at.toJwt();
+    },
+    async agentToken(room, identity) {
+      const at = new AccessToken(config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET, { identity, ttl: config.CALL_TOKEN_TTL_SECONDS });
+      at.kind = 'agent';
+      at.addGrant({ room, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true, agent: true });
       return at.toJwt();
     },
     async roomExists(room) {

@@ -14,7 +14,17 @@ import {
   StartedReport,
   TranscriptReport,
 } from '../../../../schemas/internal.ts';
-import { getCallById, liveCallInRoom, noteReport, recordReport, retentionOfCall, setPartialMessages, setRecordingConsent, setRecordingKey, type CallRow } from './queries.ts';
+import {
+  getCallById,
+  liveCallInRoom,
+  noteReport,
+  recordReport,
+  retentionOfCall,
+  setPartialMessages,
+  setRecordingConsent,
+  setRecordingKey,
+  type CallRow,
+} from './queries.ts';
 import { retainMessages } from '../../../../shared/privacy.ts';
 import { completeConversation, emitCallEvent, finishCall, isFinal, markStarted } from './lifecycle.ts';
 import { resolveCallConfig } from './service.ts';
@@ -24,6 +34,7 @@ import type { Db } from '../../db/types.ts';
 import { readText } from '../../http/body.ts';
 import { searchForCall } from '../knowledge-bases/search.ts';
 import { watchInboundRoom } from '../phone-numbers/unanswered.ts';
+import { answerFromStandby } from '../phone-numbers/inbound-standby.ts';
 import { isSquadMember } from '../squads/call-config.ts';
 import { recordHandoff, setAgentLatency } from '../squads/call-records.ts';
 import { holdEndedReport, onTransferRoomEvent } from './transfers.ts';
@@ -257,8 +268,15 @@ export const internalCallRoutes = [
       // A room that closed, or an agent that left, may mean a worker died: check the call shortly, once the
       // worker has had time to report `ended` itself.
       const agentLeft = event.event === 'participant_left' && event.participant?.kind === 4; // ParticipantInfo_Kind.AGENT
-      // A caller in a number's room: check shortly that a worker took the dispatch (unanswered.ts).
-      if (room && event.event === 'participant_joined') await watchInboundRoom(services, room, event.participant);
+      if (room && event.event === 'participant_joined') {
+        // A caller in a number's room: a standby agent takes the call when one is ready (inbound-standby.ts); a
+        // failure there leaves the call to the number's rule, as without one.
+        await answerFromStandby(services, room, event.participant).catch((err: unknown) =>
+          services.log.error({ err, room }, 'standby agent could not take the inbound call'),
+        );
+        // Either way, check shortly that an agent took it (unanswered.ts).
+        await watchInboundRoom(services, room, event.participant);
+      }
       // A warm transfer's joined legs: a leg hanging up ends the call; the agent's departure is expected.
       if (room && (event.event === 'participant_left' || event.event === 'room_finished')) {
         if (await onTransferRoomEvent(services, room, event.event, event.participant)) return { ok: true };

@@ -12,6 +12,7 @@
 // the number's trunk (the carrier's addresses) and was put in a room by the number's rule
 // opens a call, whatever number the INVITE's To names.
 import { randomUUID } from 'node:crypto';
+import type { ParticipantInfo } from 'livekit-server-sdk';
 import type { Services } from '../../services.ts';
 import type { Db } from '../../db/types.ts';
 import { HttpError } from '../../http/errors.ts';
@@ -29,14 +30,19 @@ import type { SquadRow } from '../squads/queries.ts';
 /** A phone number as E.164, or null when it is not one (an anonymous caller, a SIP user name). */
 export function toE164(raw: string | null | undefined): string | null {
   if (!raw) return null;
-  const s = raw.trim().replace(/^(tel:|sip:)/, '').replace(/@.*$/, '').replace(/[\s().-]/g, '');
+  const s = raw
+    .trim()
+    .replace(/^(tel:|sip:)/, '')
+    .replace(/@.*$/, '')
+    .replace(/[\s().-]/g, '');
   if (/^\+[1-9]\d{1,14}$/.test(s)) return s;
   if (/^00[1-9]\d{1,14}$/.test(s)) return `+${s.slice(2)}`;
   if (/^[1-9]\d{1,14}$/.test(s)) return `+${s}`;
   return null;
 }
 
-export type Rejection = 'number_not_found' | 'number_inactive' | 'route_mismatch' | 'no_agent' | 'daily_cap_reached' | 'concurrency_limit_reached' | 'answered_elsewhere';
+export type Rejection =
+  'number_not_found' | 'number_inactive' | 'route_mismatch' | 'no_agent' | 'daily_cap_reached' | 'concurrency_limit_reached' | 'answered_elsewhere';
 
 export const refused = (status: 404 | 409, reason: Rejection, detail: string, callId?: string) =>
   new HttpError(status, status === 404 ? 'not_found' : 'conflict', detail, { extra: { reason, ...(callId ? { call_id: callId } : {}) } });
@@ -103,7 +109,7 @@ const REJECTION_DETAIL: Record<Rejection, string> = {
   no_agent: 'No agent can take calls for this number',
   daily_cap_reached: 'The organisation reached its daily call cap',
   concurrency_limit_reached: 'The organisation reached its concurrent-call limit',
-  answered_elsewhere: 'The call went to the fallback agent after this dispatch went unanswered',
+  answered_elsewhere: 'The call already has its agent: a standby agent, or the fallback agent after this dispatch went unanswered',
 };
 
 /** The room, trunk and rule the SIP bridge reported are the number's own (its rule names rooms `pn-<id>_…`). */
@@ -120,6 +126,19 @@ export function routeIsTheNumbers(number: PhoneNumberRow, req: Pick<InboundOpenR
 /** The SIP participant's view of an inbound call, as the bridge reports it (its attributes). */
 export type InboundLeg = Pick<InboundOpenRequest, 'to_number' | 'from_number' | 'room_name' | 'sip_call_id' | 'trunk_id' | 'dispatch_rule_id'>;
 
+/** The leg as LiveKit reports the caller's participant (its attributes, set by the SIP bridge). */
+export function legOf(room: string, caller: Pick<ParticipantInfo, 'attributes'>): InboundLeg {
+  const a = caller.attributes ?? {};
+  return {
+    room_name: room,
+    to_number: a['sip.trunkPhoneNumber'] ?? '',
+    from_number: a['sip.phoneNumber'] ?? null,
+    sip_call_id: a['sip.callIDFull'] ?? a['sip.callID'] ?? null,
+    trunk_id: a['sip.trunkID'] ?? '',
+    dispatch_rule_id: a['sip.ruleID'] ?? '',
+  };
+}
+
 /**
  * The dialled number, when the call came through its own trunk, rule and room; otherwise the refusal. Checked
  * before anything else (the retry lookup too), so a forged request learns nothing and opens nothing.
@@ -129,7 +148,10 @@ export async function numberOfLeg(services: Services, leg: InboundLeg): Promise<
   const number = to ? await findLiveByNumber(services.sql, to) : undefined;
   if (!number) throw refused(404, 'number_not_found', REJECTION_DETAIL.number_not_found);
   if (!routeIsTheNumbers(number, leg)) {
-    services.log.warn({ phone_number_id: number.id, room: leg.room_name, trunk_id: leg.trunk_id, dispatch_rule_id: leg.dispatch_rule_id }, 'inbound call refused: not the number\'s trunk, rule and room');
+    services.log.warn(
+      { phone_number_id: number.id, room: leg.room_name, trunk_id: leg.trunk_id, dispatch_rule_id: leg.dispatch_rule_id },
+      "inbound call refused: not the number's trunk, rule and room",
+    );
     throw refused(404, 'route_mismatch', REJECTION_DETAIL.route_mismatch);
   }
   return number;
@@ -165,6 +187,15 @@ export async function insertInboundCall(
   return setCallSquad(tx, call, c.squad ?? null);
 }
 
+/** The room's call got its agent from the control plane (a standby agent, or the fallback), not from the number's rule. */
+export const answeredElsewhere = (call: Pick<CallRow, 'metadata'>): boolean => !!(call.metadata?.unanswered_by || call.metadata?.standby_agent);
+
+/** GET /internal/v1/calls/inbound/rooms/{room}: whether a job the number's rule offers for the room is needed. */
+export async function inboundRoomAnsweredElsewhere(services: Services, room: string): Promise<boolean> {
+  const [call] = await services.sql<Pick<CallRow, 'metadata'>[]>`select metadata from calls where room_name = ${room}`;
+  return !!call && answeredElsewhere(call);
+}
+
 /** POST /internal/v1/calls/inbound. Idempotent per room: a retried request answers the call already opened. */
 export async function openInboundCall(services: Services, req: InboundOpenRequest): Promise<{ call_id: string }> {
   const { sql } = services;
@@ -172,9 +203,9 @@ export async function openInboundCall(services: Services, req: InboundOpenReques
   const [existing] = await sql<CallRow[]>`select * from calls where room_name = ${req.room_name}`;
   if (existing) {
     if (existing.status === 'failed') throw refused(409, (existing.end_reason as Rejection) ?? 'no_agent', 'The call was refused', existing.id);
-    // The control plane gave the call to the fallback agent after this dispatch went unanswered (unanswered.ts):
-    // a late primary job leaves the room to it.
-    if (existing.metadata?.unanswered_by) throw refused(409, 'answered_elsewhere', REJECTION_DETAIL.answered_elsewhere, existing.id);
+    // The control plane gave the call to a standby agent (inbound-standby.ts), or to the fallback agent after this
+    // dispatch went unanswered (unanswered.ts): the job the number's rule dispatched leaves the room to it.
+    if (answeredElsewhere(existing)) throw refused(409, 'answered_elsewhere', REJECTION_DETAIL.answered_elsewhere, existing.id);
     return { call_id: existing.id };
   }
   if (number.status !== 'active') throw refused(404, 'number_inactive', REJECTION_DETAIL.number_inactive);

@@ -13,7 +13,7 @@ import {
   PurchasePhoneNumber,
   UpdatePhoneNumber,
 } from '../../../../schemas/phone-numbers.ts';
-import { InboundOpenRequest, InboundOpenResult } from '../../../../schemas/internal.ts';
+import { InboundOpenRequest, InboundOpenResult, InboundRoomParams, InboundRoomStatus } from '../../../../schemas/internal.ts';
 import { CarrierError, carrierFor } from './carriers/index.ts';
 import { getNumber, listNumbers, updateNumber } from './queries.ts';
 import {
@@ -28,7 +28,7 @@ import {
   targetReferences,
 } from './service.ts';
 import { targetProblems } from '../squads/target.ts';
-import { openInboundCall } from './inbound.ts';
+import { inboundRoomAnsweredElsewhere, openInboundCall } from './inbound.ts';
 import { mintCapability } from '../calls/capability.ts';
 import { resolveCallConfig } from '../calls/service.ts';
 import { ValidationFailure } from '../../http/errors.ts';
@@ -53,7 +53,9 @@ const searchRoute = (root: boolean): RouteDef =>
     handler: async ({ query, services }) => {
       const country = (query.country ?? 'US').toUpperCase();
       if (query.area_code && country !== 'US' && country !== 'CA') {
-        throw new ValidationFailure([{ loc: ['query', 'area_code'], msg: 'area_code applies to US and CA numbers only', type: 'value_error', input: query.area_code }]);
+        throw new ValidationFailure([
+          { loc: ['query', 'area_code'], msg: 'area_code applies to US and CA numbers only', type: 'value_error', input: query.area_code },
+        ]);
       }
       try {
         const items = await carrierFor(services).search({ country, area_code: query.area_code ?? null, contains: query.contains ?? null, limit: query.limit });
@@ -76,7 +78,7 @@ export const phoneNumberRoutes = [
     summary: 'Buy a phone number',
     description:
       'Buys `phone_number` (from the search), or the first available match of `country`, `area_code` and `contains`, ' +
-      'for `agent_id`, or for `squad_id` (a squad: its entry agent answers, and the number\'s `agent_id` is that agent; exactly one of the two), ' +
+      "for `agent_id`, or for `squad_id` (a squad: its entry agent answers, and the number's `agent_id` is that agent; exactly one of the two), " +
       'and wires it: the platform points the number at its SIP ingress, creates its inbound trunk, its dispatch rule ' +
       'and its outbound trunk. All of it happens, or none of it: on any failure the purchase is undone. A number that ' +
       'is taken is a 409; a carrier or telephony outage is a 503 with `Retry-After` (nothing was bought).',
@@ -139,7 +141,12 @@ export const phoneNumberRoutes = [
         ...(body.status ? { status: body.status } : {}),
         ...target,
       });
-      await audit({ action: 'phone_number.update', resourceType: 'phone_number', resourceId: cur.id, details: { fields: Object.keys(body), ...(body.status ? { status: body.status } : {}) } });
+      await audit({
+        action: 'phone_number.update',
+        resourceType: 'phone_number',
+        resourceId: cur.id,
+        details: { fields: Object.keys(body), ...(body.status ? { status: body.status } : {}) },
+      });
       return phoneNumberView(row);
     },
   }),
@@ -148,13 +155,13 @@ export const phoneNumberRoutes = [
     path: '/phone-numbers/:phone_number_id/inbound-routing',
     operationId: 'updatePhoneNumberInboundRouting',
     tag: 'phone-numbers',
-    summary: 'Set a number\'s inbound routing',
+    summary: "Set a number's inbound routing",
     description:
       'Fields given replace the stored ones; `null` clears one. Calls go to `agent_id` or `squad_id` (one of them; ' +
-      'setting one clears the other; a squad\'s entry agent answers), else to the number\'s own agent or squad; ' +
+      "setting one clears the other; a squad's entry agent answers), else to the number's own agent or squad; " +
       '`fallback` (`agent_id` or `squad_id`) answers when that target has been deleted or the organisation is at its daily ' +
       'call cap or concurrent-call limit (fallback calls are the overflow line and are admitted past those limits); ' +
-      'then the workspace\'s `default_agent_id`. `voicemail_message` is left when voicemail is detected.',
+      "then the workspace's `default_agent_id`. `voicemail_message` is left when voicemail is detected.",
     params: PhoneNumberParams,
     body: InboundRoutingInput,
     responses: { 200: { description: 'The phone number', schema: PhoneNumber } },
@@ -203,7 +210,7 @@ export const internalInboundRoutes = [
     tag: 'calls',
     summary: 'Open an inbound call from the dialled number',
     description:
-      '200 `{call_id, capability, config}` (the call\'s capability for the rest of the internal API, and its config as GET .../config gives it); 404 `{reason: number_not_found | number_inactive | route_mismatch}` (no call; route_mismatch: the ' +
+      "200 `{call_id, capability, config}` (the call's capability for the rest of the internal API, and its config as GET .../config gives it); 404 `{reason: number_not_found | number_inactive | route_mismatch}` (no call; route_mismatch: the " +
       "trunk, dispatch rule or room is not the number's own); 409 `{reason, call_id}` when no " +
       'agent can take it (a failed call and `call.failed`). On 404 or 409 the worker deletes the room, which makes ' +
       'the SIP bridge answer the INVITE with 486.',
@@ -217,5 +224,22 @@ export const internalInboundRoutes = [
       const config = await resolveCallConfig(services, services.sql, opened.call_id);
       return { ...opened, capability: mintCapability(services, opened.call_id), config };
     },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/internal/v1/calls/inbound/rooms/:room_name',
+    root: true,
+    internal: true,
+    auth: 'worker',
+    operationId: 'internalInboundRoomStatus',
+    tag: 'calls',
+    summary: "Whether a number's room still needs the job its dispatch rule offers",
+    description:
+      "Asked by a worker before it accepts a job for a number's room: `answered_elsewhere` is true when the control plane already gave the " +
+      'call to a standby agent or to the fallback agent, and the worker then rejects the job (no process is spent on it).',
+    params: InboundRoomParams,
+    transaction: false,
+    responses: { 200: { description: 'The room', schema: InboundRoomStatus } },
+    handler: async ({ params, services }) => ({ answered_elsewhere: await inboundRoomAnsweredElsewhere(services, params.room_name) }),
   }),
 ];

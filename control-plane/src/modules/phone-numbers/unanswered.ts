@@ -19,7 +19,7 @@ import { dispatchCallAgent } from '../calls/capability.ts';
 import { failCall, isFinal, markInitiated } from '../calls/lifecycle.ts';
 import { callIdInRoom, getCallById, mergeCallMetadata, setPartialMessages, type CallRow } from '../calls/queries.ts';
 import { announce, synthesizeMessage } from './announcer.ts';
-import { countDailyCall, fallbackTarget, insertInboundCall, numberOfLeg, primaryTarget, type InboundLeg } from './inbound.ts';
+import { countDailyCall, fallbackTarget, insertInboundCall, legOf, numberOfLeg, primaryTarget, type InboundLeg } from './inbound.ts';
 import type { SquadRow } from '../squads/queries.ts';
 import type { PhoneNumberRow } from './queries.ts';
 import { INBOUND_ROOM_PREFIX } from './wiring.ts';
@@ -36,7 +36,7 @@ export interface WatchJob {
 export type WatchOutcome = 'opened' | 'taken' | 'gone' | 'refused' | 'fallback' | 'unavailable';
 
 // ParticipantInfo_Kind (the enum lives in @livekit/protocol, which the SDK does not re-export).
-const SIP_KIND = 3;
+export const SIP_KIND = 3;
 const AGENT_KIND = 4;
 /** JobStatus.JS_FAILED: a job that failed does not count as taking the call. */
 const JOB_FAILED = 3;
@@ -79,18 +79,6 @@ async function cancelDispatches(services: Services, room: string): Promise<void>
   }
 }
 
-function legOf(room: string, caller: ParticipantInfo): InboundLeg {
-  const a = caller.attributes ?? {};
-  return {
-    room_name: room,
-    to_number: a['sip.trunkPhoneNumber'] ?? '',
-    from_number: a['sip.phoneNumber'] ?? null,
-    sip_call_id: a['sip.callIDFull'] ?? a['sip.callID'] ?? null,
-    trunk_id: a['sip.trunkID'] ?? '',
-    dispatch_rule_id: a['sip.ruleID'] ?? '',
-  };
-}
-
 const deleteRoom = (services: Services, room: string) => services.livekit.rooms.deleteRoom(room).catch(() => {});
 
 export async function watchInbound(services: Services, job: WatchJob): Promise<WatchOutcome> {
@@ -116,7 +104,7 @@ export async function watchInbound(services: Services, job: WatchJob): Promise<W
   try {
     number = await numberOfLeg(services, leg);
   } catch (err) {
-    log.warn({ err: (err as Error).message }, 'unanswered inbound room is not a number\'s call; refused');
+    log.warn({ err: (err as Error).message }, "unanswered inbound room is not a number's call; refused");
     await deleteRoom(services, job.room);
     return 'refused';
   }
@@ -136,7 +124,10 @@ export async function watchInbound(services: Services, job: WatchJob): Promise<W
         startAfter: services.config.INBOUND_FALLBACK_WAIT_SECONDS,
         singletonKey: `${job.room}:fallback`,
       });
-      log.warn({ call_id: call.id, phone_number_id: number.id, agent_id: fallback }, 'inbound call: no worker took the primary agent; dispatched the fallback agent');
+      log.warn(
+        { call_id: call.id, phone_number_id: number.id, agent_id: fallback },
+        'inbound call: no worker took the primary agent; dispatched the fallback agent',
+      );
       return 'fallback';
     }
     const call = await openFor(services, number, leg, primary, 'primary', [primary.agentId]);
@@ -159,7 +150,14 @@ interface OpenTarget {
 }
 
 /** The call row of a call the control plane handles itself; null when a worker opened the room's call first. */
-async function openFor(services: Services, number: PhoneNumberRow, leg: InboundLeg, target: OpenTarget, via: 'primary' | 'fallback', unanswered: string[]): Promise<CallRow | null> {
+async function openFor(
+  services: Services,
+  number: PhoneNumberRow,
+  leg: InboundLeg,
+  target: OpenTarget,
+  via: 'primary' | 'fallback',
+  unanswered: string[],
+): Promise<CallRow | null> {
   try {
     return await services.sql.begin(async (tx) => {
       const call = await insertInboundCall(services, tx, number, leg, {

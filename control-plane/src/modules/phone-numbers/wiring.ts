@@ -12,8 +12,9 @@ import type { Services } from '../../services.ts';
 import type { CarrierAdapter } from './carriers/types.ts';
 import { carrierFor, ingressOf } from './carriers/index.ts';
 import { getNumberById, setWiring, type PhoneNumberRow } from './queries.ts';
+import { INBOUND_ROOM_PREFIX } from '../../../../schemas/internal.ts';
 
-export const INBOUND_ROOM_PREFIX = 'pn-';
+export { INBOUND_ROOM_PREFIX };
 /** A number's rooms: `pn-<number id>_<caller>_<random>` (LiveKit joins the rule's prefix and the rest with `_`). */
 export const inboundRoomPrefix = (numberId: string) => `${INBOUND_ROOM_PREFIX}${numberId}`;
 /** The inbound trunk that takes every INVITE no number's trunk matches, and refuses it (ensureCatchAllTrunk). */
@@ -137,7 +138,11 @@ export async function ensureCatchAllTrunk(services: Services): Promise<string> {
   }
   const secret = () => randomBytes(32).toString('base64url');
   try {
-    const trunk = await sip.createSipInboundTrunk(CATCH_ALL_TRUNK_NAME, [], { authUsername: secret(), authPassword: secret(), metadata: JSON.stringify({ unrouted: true }) });
+    const trunk = await sip.createSipInboundTrunk(CATCH_ALL_TRUNK_NAME, [], {
+      authUsername: secret(),
+      authPassword: secret(),
+      metadata: JSON.stringify({ unrouted: true }),
+    });
     return trunk.sipTrunkId;
   } catch (err) {
     // Another process created it between our list and our create (LiveKit refuses the second).

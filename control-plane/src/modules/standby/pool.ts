@@ -1,6 +1,7 @@
 // Standby agents (docs/decisions.md, "Standby agents"): the control plane keeps STANDBY_AGENTS rooms, each with an
 // agent job already joined and waiting, so a web call takes one instead of waiting for LiveKit's dispatch (about
-// 0.2 s of psrpc affinity wait on every job) and the agent's join. A room's job waits on a held request
+// 0.2 s of psrpc affinity wait on every job) and the agent's join; an inbound call takes one too, and its agent
+// joins the caller's room from there (phone-numbers/inbound-standby.ts). A room's job waits on a held request
 // (routes.ts); a call takes the room in its own transaction and a NOTIFY wakes the job, on whichever control plane
 // holds its request. A job that does not claim the call in time is replaced by an ordinary dispatch into the same
 // room, so a dead standby job costs the caller a few seconds, never the call.
@@ -9,6 +10,7 @@ import client from 'prom-client';
 import type { Services, StandbyAgents } from '../../services.ts';
 import type { Db } from '../../db/types.ts';
 import { dispatchCallAgent } from '../calls/capability.ts';
+import { getCallById } from '../calls/queries.ts';
 import { liveWorkers } from '../workers/queries.ts';
 import { claimTaken, countByState, dropWaiting, expireRooms, forgetRoom, releaseWorkerRooms, reserveRooms, takeReadyRoom } from './queries.ts';
 
@@ -48,11 +50,16 @@ export class StandbyPool implements StandbyAgents {
     const { sql, metrics } = services;
     this.#takes = new client.Counter({
       name: 'vap_standby_takes_total',
-      help: 'Web calls by how their agent came: claimed (a standby agent took it), fallback (the standby agent did not claim it in time: dispatched), none (no standby agent was ready: dispatched)',
+      help: 'Web and inbound calls by how their agent came: claimed (a standby agent took it), fallback (the standby agent did not claim it in time: dispatched), none (no standby agent was ready: dispatched)',
       labelNames: ['result'],
       registers: [metrics.registry],
     });
-    const gauge = new client.Gauge({ name: 'vap_standby_rooms', help: 'Standby rooms by state (starting, ready, taken)', labelNames: ['state'], registers: [metrics.registry] });
+    const gauge = new client.Gauge({
+      name: 'vap_standby_rooms',
+      help: 'Standby rooms by state (starting, ready, taken)',
+      labelNames: ['state'],
+      registers: [metrics.registry],
+    });
     metrics.addCollector(async () => {
       for (const [state, n] of Object.entries(await countByState(sql))) gauge.set({ state }, n);
     });
@@ -144,8 +151,12 @@ export class StandbyPool implements StandbyAgents {
     const callId = await claimTaken(services.sql, room);
     if (!callId) return; // claimed by its job
     this.#takes?.inc({ result: 'fallback' });
-    services.log.warn({ room, call_id: callId }, 'standby agent did not claim its call; dispatching an agent');
-    await dispatchCallAgent(services, room, callId);
+    // A web call's room is the standby room; an inbound call's is the caller's, where the agent is dispatched
+    // instead (and the standby room, whose job is gone, is deleted).
+    const callRoom = (await getCallById(services.sql, callId))?.room_name ?? room;
+    services.log.warn({ room, call_room: callRoom, call_id: callId }, 'standby agent did not claim its call; dispatching an agent');
+    if (callRoom !== room) await services.livekit.rooms.deleteRoom(room).catch(() => {});
+    await dispatchCallAgent(services, callRoom, callId);
   }
 
   /** A draining worker's standby rooms: released and deleted, so its drain does not wait on them. */

@@ -3,6 +3,7 @@ import { defineRoute, reply } from '../../http/route.ts';
 import { notFound } from '../../http/errors.ts';
 import { StandbyParams, StandbyWaitRequest, StandbyWaitResult } from '../../../../schemas/internal.ts';
 import { mintCapability } from '../calls/capability.ts';
+import { getCallById } from '../calls/queries.ts';
 import { resolveCallConfig } from '../calls/service.ts';
 import type { Services } from '../../services.ts';
 import { claimTaken, getStandby, markReady } from './queries.ts';
@@ -10,13 +11,21 @@ import { claimTaken, getStandby, markReady } from './queries.ts';
 /** How long one request is held; the job asks again at once (a control plane that restarts loses nothing). */
 export const STANDBY_HOLD_MS = 25_000;
 
-/** The room's call, claimed for its job: the call, its capability and its config; or a release if the fallback won. */
+/**
+ * The room's call, claimed for its job: the call, its capability and its config, and for a call in another room
+ * (inbound: the SIP bridge made the caller's room) a token to join it; or a release if the fallback won.
+ */
 async function claimFor(services: Services, room: string) {
   const callId = await claimTaken(services.sql, room);
   if (!callId) return { release: true };
   services.standby.claimed();
-  const config = await resolveCallConfig(services, services.sql, callId);
-  return { call_id: callId, capability: mintCapability(services, callId), config };
+  const [config, call] = await Promise.all([resolveCallConfig(services, services.sql, callId), getCallById(services.sql, callId)]);
+  const callRoom = call?.room_name;
+  const join =
+    callRoom && callRoom !== room
+      ? { room_name: callRoom, token: await services.livekit.agentToken(callRoom, `agent-${room.slice('standby-'.length)}`) }
+      : undefined;
+  return { call_id: callId, capability: mintCapability(services, callId), config, ...(join ? { join } : {}) };
 }
 
 export const standbyRoutes = [
@@ -31,6 +40,7 @@ export const standbyRoutes = [
     summary: "A standby agent's job waits for its call",
     description:
       'Held up to 25 s. 200 `{call_id, capability, config}`: the call given to this room (the job serves it, as if dispatched for it); ' +
+      'with `join` `{room_name, token}` when the call is in another room (an inbound call): the job joins it and serves the call there; ' +
       '200 `{release: true}`: the room is no longer wanted (the worker drains, the room expired, or the call was dispatched elsewhere), the job ' +
       'leaves; 204: nothing yet, ask again; 404: not a standby room (the job leaves).',
     params: StandbyParams,

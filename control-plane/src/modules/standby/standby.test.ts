@@ -2,7 +2,9 @@
 // waiting agent's room, the fallback dispatch when the agent does not claim it, the release of a draining worker's
 // agents, and the route's refusals. The test plays the worker's part over the internal API.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AgentDispatchClient, RoomServiceClient, TokenVerifier } from 'livekit-server-sdk';
+import { createHash } from 'node:crypto';
+import { ParticipantInfo_Kind, WebhookEvent } from '@livekit/protocol';
+import { AccessToken, AgentDispatchClient, RoomServiceClient, TokenVerifier } from 'livekit-server-sdk';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { useStack, type TestStack } from '../../../../test/support/stack.ts';
 
@@ -39,11 +41,39 @@ function wait(room: string, workerId = 'w1', signal?: AbortSignal): Promise<{ st
 }
 
 const stateOf = async (room: string) => (await tp.sql<{ state: string }[]>`select state from standby_rooms where room_name = ${room}`)[0]?.state ?? null;
-const roomsIn = async (state: string) => (await tp.sql<{ room_name: string }[]>`select room_name from standby_rooms where state = ${state} order by created_at`).map((r) => r.room_name);
+const roomsIn = async (state: string) =>
+  (await tp.sql<{ room_name: string }[]>`select room_name from standby_rooms where state = ${state} order by created_at`).map((r) => r.room_name);
 const takes = async () => {
   const text = await (await fetch(`http://127.0.0.1:${(tp.platform.metricsServer!.address() as { port: number }).port}/metrics`)).text();
-  return Object.fromEntries(['claimed', 'fallback', 'none'].map((r) => [r, Number(new RegExp(`^vap_standby_takes_total\\{result="${r}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0)]));
+  return Object.fromEntries(
+    ['claimed', 'fallback', 'none'].map((r) => [r, Number(new RegExp(`^vap_standby_takes_total\\{result="${r}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0)]),
+  );
 };
+/** LiveKit's participant_joined for a SIP caller in `room`, signed as the server signs its webhooks. */
+async function callerJoined(room: string, attributes: Record<string, string>) {
+  const body = new WebhookEvent({
+    event: 'participant_joined',
+    room: { name: room },
+    participant: { kind: ParticipantInfo_Kind.SIP, identity: 'sip_caller', attributes },
+  }).toJsonString();
+  const at = new AccessToken(stack.apiKey, stack.apiSecret);
+  at.sha256 = createHash('sha256').update(body).digest('base64');
+  return tp.request('post', '/internal/livekit/webhook', {
+    rawBody: body,
+    headers: { 'content-type': 'application/webhook+json', authorization: await at.toJwt() },
+  });
+}
+/** What a worker asks before it accepts the job a number's rule offers for `room`. */
+const roomStatus = (room: string) => tp.request('get', `/internal/v1/calls/inbound/rooms/${encodeURIComponent(room)}`, { key: WORKER });
+type Wired = { id: string; phone_number: string; inbound_trunk_id: string; dispatch_rule_id: string };
+const sipAttributes = (n: Wired, over: Record<string, string> = {}) => ({
+  'sip.trunkPhoneNumber': n.phone_number,
+  'sip.phoneNumber': '+15550100111',
+  'sip.trunkID': n.inbound_trunk_id,
+  'sip.ruleID': n.dispatch_rule_id,
+  'sip.callID': 'SCL_test',
+  ...over,
+});
 const webCall = (body: Record<string, unknown> = {}) => tp.request('post', '/v1/calls/web', { key: org.key, body: { agent_id: agentId, ...body } });
 
 beforeAll(async () => {
@@ -162,7 +192,79 @@ describe('standby agents', () => {
     await until(async () => (await rooms.listRooms([room!])).length === 0);
   });
 
-  it('the wait is the workers\' alone: a customer key is refused, a malformed room is a 422, an unknown one a 404', async () => {
+  it("an inbound call takes a waiting agent: the control plane opens it, the agent gets an agent's token for the caller's room, and the rule's job is not needed", async () => {
+    const bought = await tp.request('post', '/v1/phone-numbers', { key: org.key, body: { agent_id: agentId, area_code: '415' } });
+    expect(bought.status).toBe(200);
+    const n = bought.body as Wired;
+    await tp.platform.services.standby.topUp();
+    const [room, spare] = await roomsIn('starting');
+    const waiting = wait(room!);
+    await until(async () => (await stateOf(room!)) === 'ready');
+    const callerRoom = `pn-${n.id}_+15550100111_abc1`;
+    // Before the caller is reported, the rule's job is the one wanted.
+    expect((await roomStatus(callerRoom)).body).toEqual({ answered_elsewhere: false });
+    const before = await takes();
+    expect((await callerJoined(callerRoom, sipAttributes(n))).status).toBe(200);
+    const got = await waiting;
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ capability: expect.stringMatching(/^vcap1\./), config: { call: { type: 'inbound' } }, join: { room_name: callerRoom } });
+    const claims = await new TokenVerifier(stack.apiKey, stack.apiSecret).verify(got.body.join.token);
+    expect(claims.video).toMatchObject({ room: callerRoom, roomJoin: true, canPublish: true, canSubscribe: true, agent: true });
+    expect(claims.kind).toBe('agent');
+    const [call] = await tp.sql`select id, room_name, status, from_number, to_number, metadata from calls where id = ${got.body.call_id}`;
+    expect(call).toMatchObject({
+      room_name: callerRoom,
+      status: 'initiated',
+      from_number: '+15550100111',
+      to_number: n.phone_number,
+      metadata: { standby_agent: true, routed_via: 'primary' },
+    });
+    expect((await takes()).claimed).toBe(before.claimed! + 1);
+    // The rule's job is rejected by its worker (it asks first), and refused by the open if it comes anyway.
+    expect((await roomStatus(callerRoom)).body).toEqual({ answered_elsewhere: true });
+    const open = await tp.request('post', '/internal/v1/calls/inbound', {
+      key: WORKER,
+      body: {
+        to_number: n.phone_number,
+        from_number: '+15550100111',
+        room_name: callerRoom,
+        sip_call_id: 'SCL_test',
+        trunk_id: n.inbound_trunk_id,
+        dispatch_rule_id: n.dispatch_rule_id,
+      },
+    });
+    expect(open.status).toBe(409);
+    expect(open.body).toMatchObject({ reason: 'answered_elsewhere', call_id: got.body.call_id });
+
+    // A retried webhook, and a caller who did not come through the number's own trunk, take no other agent.
+    const ctl = new AbortController();
+    const next = wait(spare!, 'w1', ctl.signal).catch(() => null);
+    await until(async () => (await stateOf(spare!)) === 'ready');
+    expect((await callerJoined(callerRoom, sipAttributes(n))).status).toBe(200);
+    expect((await callerJoined(`pn-${n.id}_+15550100111_abc2`, sipAttributes(n, { 'sip.trunkID': 'ST_forged' }))).status).toBe(200);
+    expect(await stateOf(spare!)).toBe('ready');
+    expect(await tp.sql`select id from calls where room_name like ${`pn-${n.id}_%`}`).toHaveLength(1);
+
+    ctl.abort();
+    await next;
+
+    // A waiting agent that does not claim its inbound call (its request was held by a control plane that died): an
+    // ordinary agent is dispatched into the caller's room, and the standby room is deleted.
+    await tp.platform.services.standby.topUp();
+    const [gone] = await roomsIn('starting');
+    await tp.sql`update standby_rooms set state = 'ready', worker_id = 'w-gone', state_at = now() where room_name = ${gone!}`;
+    const lostRoom = `pn-${n.id}_+15550100111_abc3`;
+    await rooms.createRoom({ name: lostRoom, emptyTimeout: 60 });
+    expect((await callerJoined(lostRoom, sipAttributes(n))).status).toBe(200);
+    const fallback = await until(async () =>
+      (await dispatch.listDispatch(lostRoom)).find((d) => d.agentName === 'vap-agent' && JSON.parse(d.metadata).call_id),
+    );
+    const [lostCall] = await tp.sql`select id from calls where room_name = ${lostRoom}`;
+    expect(JSON.parse(fallback.metadata)).toMatchObject({ call_id: lostCall!.id });
+    await until(async () => (await rooms.listRooms([gone!])).length === 0);
+  });
+
+  it("the wait is the workers' alone: a customer key is refused, a malformed room is a 422, an unknown one a 404", async () => {
     const [room] = await roomsIn('starting');
     const asCustomer = await tp.request('post', `/internal/v1/standby/${room}/wait`, { key: org.key, body: { worker_id: 'w1' } });
     expect(asCustomer.status).toBe(401);
@@ -170,7 +272,10 @@ describe('standby agents', () => {
     const malformed = await tp.request('post', '/internal/v1/standby/call-1/wait', { key: WORKER, body: { worker_id: 'w1' } });
     expect(malformed.status).toBe(422);
     expect(malformed.body.detail[0].loc).toEqual(['path', 'room_name']);
-    const unknown = await tp.request('post', '/internal/v1/standby/standby-00000000-0000-4000-8000-000000000000/wait', { key: WORKER, body: { worker_id: 'w1' } });
+    const unknown = await tp.request('post', '/internal/v1/standby/standby-00000000-0000-4000-8000-000000000000/wait', {
+      key: WORKER,
+      body: { worker_id: 'w1' },
+    });
     expect(unknown.status).toBe(404);
   });
 });
