@@ -203,7 +203,7 @@ async function standbyClaims(stack: RunningStack): Promise<number> {
   return Number(/^vap_standby_takes_total\{result="claimed"\} (\d+)/m.exec(text)?.[1] ?? 0);
 }
 
-async function phoneCall(stack: RunningStack, number: string, from: string, w: Worker): Promise<CallResult> {
+async function phoneCall(stack: RunningStack, key: string, number: string, from: string, w: Worker): Promise<CallResult> {
   await standbyReady(stack);
   const claimsBefore = await standbyClaims(stack);
   const phone = await SipPhone.call({ bridge: stack.sipAddress!, to: number, from, timeoutSeconds: 120 });
@@ -224,8 +224,10 @@ async function phoneCall(stack: RunningStack, number: string, from: string, w: W
     await phone.close();
   }
   const freed = await freedAfter(w, hungUp);
-  // One call at a time: a claim since the INVITE is this call's.
-  return { id: phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: freed, standby: (await standbyClaims(stack)) > claimsBefore };
+  // One call at a time: the newest call is this one (its id joins the worker's timeline to the INVITE), and a claim
+  // since the INVITE is its own.
+  const listed = await api<{ items: { id: string }[] }>(stack, key, 'GET', '/v1/calls?limit=1');
+  return { id: listed.body.items[0]?.id ?? phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: freed, standby: (await standbyClaims(stack)) > claimsBefore };
 }
 
 interface Timeline {
@@ -328,7 +330,7 @@ async function main() {
         (kind === 'agent' ? agentLogs : floorLogs).push(worker.log);
         // Warm-up, not counted: the first call of each kind on a new worker.
         await webCall(stack, key, agent.body.id, worker);
-        if (kind === 'agent' && PHONE) await phoneCall(stack, number, from(), worker);
+        if (kind === 'agent' && PHONE) await phoneCall(stack, key, number, from(), worker);
         for (let i = 0; i < BLOCK; i++) {
           if (kind === 'floor') {
             if (floor.length >= CALLS) break;
@@ -341,7 +343,7 @@ async function main() {
             process.stderr.write(`web ${web.length}: ${web.at(-1)!.first_audio_ms.toFixed(0)} ms, freed ${web.at(-1)!.freed_ms?.toFixed(0)} ms after the stop\n`);
           }
           if (PHONE && phone.length < CALLS) {
-            phone.push(await phoneCall(stack, number, from(), worker));
+            phone.push(await phoneCall(stack, key, number, from(), worker));
             process.stderr.write(`phone ${phone.length}: ${phone.at(-1)!.first_audio_ms.toFixed(0)} ms, freed ${phone.at(-1)!.freed_ms?.toFixed(0)} ms after the hang-up\n`);
           }
         }
@@ -355,6 +357,7 @@ async function main() {
 
     const webLines = joinTimelines(web, agentLogs.flatMap(timelines));
     const floorLines = joinTimelines(floor, floorLogs.flatMap(timelines));
+    const phoneLines = joinTimelines(phone, agentLogs.flatMap(timelines));
     const blocksPerCall = webLines.map(({ t }) => t.loop_blocks.filter((b) => b.ms > STALL_MS).length);
     const allBlocks = webLines.flatMap(({ t }) => t.loop_blocks.map((b) => b.ms));
     const webStats = stats(web.map((c) => c.first_audio_ms));
@@ -376,6 +379,8 @@ async function main() {
       // POST sent -> the job's entry, and the end of each of its steps (the job process's clock, the same host).
       web_post_to_step_ms: stepStats(webLines),
       floor_post_to_step_ms: stepStats(floorLines),
+      // From the INVITE on the wire: job_entry is when the agent was given the call.
+      phone_invite_to_step_ms: stepStats(phoneLines),
       loop_blocks_over_50ms: { calls: webLines.length, calls_with_any: blocksPerCall.filter((n) => n > 0).length, total: blocksPerCall.reduce((a, b) => a + b, 0), longest_ms: allBlocks.length ? Math.max(...allBlocks) : 0 },
       end_to_worker_free_ms: stats(freed),
       targets: {
@@ -394,6 +399,7 @@ async function main() {
     console.log(`web   ${fmt(webStats)}\nfloor ${fmt(floorStats)}\nphone ${fmt(phoneStats)}\nfreed ${fmt(results.end_to_worker_free_ms)}`);
     console.log(`loop blocks over ${STALL_MS} ms: ${JSON.stringify(results.loop_blocks_over_50ms)}`);
     for (const [k, v] of Object.entries(results.web_post_to_step_ms)) console.log(`web   POST -> ${k}: ${fmt(v)}`);
+    for (const [k, v] of Object.entries(results.phone_invite_to_step_ms)) console.log(`phone INVITE -> ${k}: ${fmt(v)}`);
     for (const [k, v] of Object.entries(results.floor_post_to_step_ms)) console.log(`floor POST -> ${k}: ${fmt(v)}`);
     console.log(`-> ${file}`);
   } finally {

@@ -24,7 +24,7 @@ import { warmTransfer } from './session/warm-transfer.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 import { StartTimeline } from './session/start-timeline.ts';
-import { dropEarlyTrack, publishEarlyTrack } from './session/early-track.ts';
+import { ROOM_OUTPUT_DEFAULTS, dropEarlyTrack, publishEarlyTrack } from './session/early-track.ts';
 
 const log = createLogger('media-worker');
 
@@ -146,11 +146,17 @@ async function standBy(ctx: JobContext, api: InternalApiClient, metrics: Metrics
   }
 }
 
-/** A standby agent's inbound call: the caller's room joined, and the agent's audio track moved there. */
-async function joinFromStandby(ctx: JobContext, join: { room_name: string; token: string }): Promise<Room> {
+/**
+ * A standby agent's inbound call: the caller's room joined, and the agent's audio track moved there, in the format
+ * the session's output will use on a phone leg (so the session takes it, and the SIP bridge subscribes while the
+ * session starts rather than after).
+ */
+async function joinFromStandby(ctx: JobContext, join: { room_name: string; token: string }, config: CallConfig, onConnected: (room: Room) => void): Promise<Room> {
   const room = await joinCallRoom(ctx, join);
+  onConnected(room);
   await dropEarlyTrack();
-  await publishEarlyTrack(room).catch((err: unknown) => log.warn({ room: join.room_name, err: (err as Error).message }, 'early audio track not published'));
+  const format = { ...ROOM_OUTPUT_DEFAULTS, ...(config.call.type === 'web' ? {} : { sampleRate: PHONE_SAMPLE_RATE }) };
+  await publishEarlyTrack(room, format).catch((err: unknown) => log.warn({ room: join.room_name, err: (err as Error).message }, 'early audio track not published'));
   return room;
 }
 
@@ -174,12 +180,22 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   // Awaited below; a failure then is the call's, not an unhandled rejection now.
   earlyConfig?.catch(() => {});
 
-  const room = standbyCall?.join ? await joinFromStandby(ctx, standbyCall.join) : (await ctx.connect(), ctx.room);
-  timeline.mark('connected');
-  // The agent's audio plays once the caller has subscribed to it (agents-js waits for that).
-  if (room.remoteParticipants.size > 0) timeline.mark('caller_present');
-  room.once(RoomEvent.ParticipantConnected, () => timeline.mark('caller_present'));
-  room.once(RoomEvent.LocalTrackSubscribed, () => timeline.mark('audio_subscribed'));
+  const connected = (r: Room) => {
+    timeline.mark('connected');
+    // The agent's audio plays once the caller has subscribed to it (agents-js waits for that).
+    if (r.remoteParticipants.size > 0) timeline.mark('caller_present');
+    r.once(RoomEvent.ParticipantConnected, () => timeline.mark('caller_present'));
+    r.once(RoomEvent.LocalTrackSubscribed, () => timeline.mark('audio_subscribed'));
+  };
+  // A standby agent's inbound call: the caller's room is joined (~0.15 s) while the session is built and the
+  // greeting synthesized, and awaited only before the session starts. Every other call's room is joined first.
+  const joining = standbyCall?.join ? joinFromStandby(ctx, standbyCall.join, standbyCall.config, connected) : null;
+  joining?.catch(() => {});
+  let room: Room = ctx.room;
+  if (!joining) {
+    await ctx.connect();
+    connected(room);
+  }
   // The room's own metadata, now readable, can name the call where the dispatch did not.
   let callId = dispatchedId ?? callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata, room.metadata);
   // Web and outbound calls: the dispatch brings the call's capability; inbound calls get it from the open.
@@ -330,6 +346,8 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
 
   // Each turn's latency, for the clients in the room (the web SDK's `metrics` event).
   call.turnMetrics.onTurn((t) => void publishTurnMetrics(room, t, logger));
+
+  if (joining) room = await joining;
 
   // Both sides of the call, mixed into one WAV and uploaded to the session config's URL with the call's capability.
   // A `no_content` call keeps no recording, even if a control plane that does not know the mode asked for one.

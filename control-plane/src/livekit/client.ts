@@ -49,7 +49,8 @@ export function createLiveKit(config: Config): LiveKit {
     async agentToken(room, identity) {
       const at = new AccessToken(config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET, { identity, ttl: config.CALL_TOKEN_TTL_SECONDS });
       at.kind = 'agent';
-      at.addGrant({ room, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true, agent: true });
+      // As LiveKit's own agent job tokens: the agent publishes its state as participant attributes.
+      at.addGrant({ room, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true, canUpdateOwnMetadata: true, agent: true });
       return at.toJwt();
     },
     async roomExists(room) {

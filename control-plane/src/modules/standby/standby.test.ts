@@ -209,7 +209,7 @@ describe('standby agents', () => {
     expect(got.status).toBe(200);
     expect(got.body).toMatchObject({ capability: expect.stringMatching(/^vcap1\./), config: { call: { type: 'inbound' } }, join: { room_name: callerRoom } });
     const claims = await new TokenVerifier(stack.apiKey, stack.apiSecret).verify(got.body.join.token);
-    expect(claims.video).toMatchObject({ room: callerRoom, roomJoin: true, canPublish: true, canSubscribe: true, agent: true });
+    expect(claims.video).toMatchObject({ room: callerRoom, roomJoin: true, canPublish: true, canSubscribe: true, canUpdateOwnMetadata: true, agent: true });
     expect(claims.kind).toBe('agent');
     const [call] = await tp.sql`select id, room_name, status, from_number, to_number, metadata from calls where id = ${got.body.call_id}`;
     expect(call).toMatchObject({
