@@ -7,7 +7,7 @@
 // ParticipantAudioOutput's publishTrack is private: like prompt-pause.ts, the patch is pinned to the agents-js
 // release it was checked against, and any other version fails loudly (assertEarlyTrackTarget at the worker's start).
 import { voice } from '@livekit/agents';
-import { AudioSource, LocalAudioTrack, type LocalTrackPublication, type Room, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
+import { type AudioFrame, AudioSource, LocalAudioTrack, type LocalTrackPublication, type Room, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
 import { PinnedReleaseError, installedAgentsVersion } from './agents-release.ts';
 
 /** The @livekit/agents release whose ParticipantAudioOutput this patch was checked against. */
@@ -15,7 +15,8 @@ export const EARLY_TRACK_AGENTS_VERSION = '1.9.0';
 
 export class EarlyTrackVersionError extends PinnedReleaseError {
   constructor(installed: string) {
-    const check = 'ParticipantAudioOutput still publishes its track from its own audioSource in publishTrack(signal), then resolves startedFuture once subscribed';
+    const check =
+      'ParticipantAudioOutput still publishes its track from its own audioSource in publishTrack(signal), then resolves startedFuture once subscribed, and captureFrame waits for startedFuture';
     super('early-track.ts', EARLY_TRACK_AGENTS_VERSION, installed, check, 'EARLY_TRACK_AGENTS_VERSION');
   }
 }
@@ -34,6 +35,8 @@ interface OutputInternals {
   audioSource: AudioSource;
   publication?: LocalTrackPublication;
   startedFuture: { done: boolean; resolve(): void };
+  /** Bumped by clearBuffer: a frame that waited across an interruption is dropped, as agents-js drops it. */
+  interruptionGeneration: number;
 }
 
 interface EarlyTrack {
@@ -41,7 +44,12 @@ interface EarlyTrack {
   source: AudioSource;
   publication: LocalTrackPublication;
   format: { sampleRate: number; numChannels: number; queueSizeMs: number };
+  /** Resolves when someone in the room (the caller) has subscribed to it. */
+  subscribed: Promise<void>;
 }
+
+/** Outputs that took an early track (their publishTrack then has nothing left to publish). */
+const adopted = new WeakSet<OutputInternals>();
 
 let early: EarlyTrack | null = null;
 let installed = false;
@@ -53,7 +61,9 @@ export async function publishEarlyTrack(room: Room, format: { sampleRate: number
   // The name agents-js gives its own track.
   const track = LocalAudioTrack.createAudioTrack('roomio_audio', source);
   const publication = await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
-  early = { room, source, publication, format: { ...format } };
+  const subscribed = publication.waitForSubscription();
+  subscribed.catch(() => {});
+  early = { room, source, publication, format: { ...format }, subscribed };
 }
 
 /** Takes down the early track (a session that publishes its own, in another format). */
@@ -66,33 +76,67 @@ export async function dropEarlyTrack(): Promise<void> {
 }
 
 
+/** The early track can serve this output: same room, same audio format. */
+function fitsOutput(e: EarlyTrack | null, out: OutputInternals): e is EarlyTrack {
+  return (
+    e !== null &&
+    e.room === out.room &&
+    e.format.sampleRate === out.options.sampleRate &&
+    e.format.numChannels === out.options.numChannels &&
+    e.format.queueSizeMs === (out.options.queueSizeMs ?? ROOM_OUTPUT_DEFAULTS.queueSizeMs)
+  );
+}
+
+/** The output takes the early track and its source in place of its own. */
+function adopt(out: OutputInternals, e: EarlyTrack): void {
+  early = null;
+  adopted.add(out);
+  const own = out.audioSource;
+  out.audioSource = e.source;
+  void own.close().catch(() => {});
+  out.publication = e.publication;
+}
+
 /** Installs the patch (once per process). */
 export function installEarlyTrack(): void {
   if (installed) return;
   assertEarlyTrackTarget();
   installed = true;
-  const proto = voice.ParticipantAudioOutput.prototype as unknown as { publishTrack: (this: OutputInternals, signal: AbortSignal) => Promise<void> };
+  const proto = voice.ParticipantAudioOutput.prototype as unknown as {
+    publishTrack: (this: OutputInternals, signal: AbortSignal) => Promise<void>;
+    captureFrame: (this: OutputInternals, frame: AudioFrame) => Promise<void>;
+  };
   const publishTrack = proto.publishTrack;
+  const captureFrame = proto.captureFrame;
   proto.publishTrack = async function (this: OutputInternals, signal: AbortSignal) {
+    // Taken by the first frame already (below): published and subscribed.
+    if (adopted.has(this)) {
+      if (!this.startedFuture.done) this.startedFuture.resolve();
+      return;
+    }
     const e = early;
-    const fits =
-      e !== null &&
-      e.room === this.room &&
-      e.format.sampleRate === this.options.sampleRate &&
-      e.format.numChannels === this.options.numChannels &&
-      e.format.queueSizeMs === (this.options.queueSizeMs ?? ROOM_OUTPUT_DEFAULTS.queueSizeMs);
-    if (!fits) {
+    if (!fitsOutput(e, this)) {
       // This session publishes its own track: the early one comes down, so the caller hears one track only.
       if (e) await dropEarlyTrack();
       return publishTrack.call(this, signal);
     }
-    early = null;
-    const own = this.audioSource;
-    this.audioSource = e.source;
-    void own.close().catch(() => {});
-    this.publication = e.publication;
+    adopt(this, e);
     if (signal.aborted) return;
-    await this.publication.waitForSubscription();
+    await e.subscribed;
     if (!this.startedFuture.done) this.startedFuture.resolve();
+  };
+  // agents-js starts the output (publishTrack) only once the session has linked the caller's participant, which
+  // LiveKit reports to the agent tens of milliseconds after the caller has subscribed to the early track: the
+  // caller can hear from the subscription on, so the first frame plays from then.
+  proto.captureFrame = async function (this: OutputInternals, frame: AudioFrame) {
+    const e = early;
+    if (!this.startedFuture.done && fitsOutput(e, this)) {
+      const generation = this.interruptionGeneration;
+      adopt(this, e);
+      await e.subscribed;
+      if (!this.startedFuture.done) this.startedFuture.resolve();
+      if (generation !== this.interruptionGeneration) return;
+    }
+    return captureFrame.call(this, frame);
   };
 }
