@@ -63,9 +63,13 @@ describe('dirty line audio', () => {
     expect(Array.from(babble.next(RATE * 5).subarray(0, 100))).toEqual(Array.from(a.subarray(0, 100)));
   });
 
-  it('the echo comes back 60 ms later and 20 dB down, in 10 ms frames pushed and pulled in step', () => {
-    const echo = new EchoPath({ rate: RATE });
-    const frame = RATE / 100;
+  // A web caller's 10 ms frames at 48 kHz, and the SIP leg's: 20 ms RTP packets at 8 kHz.
+  it.each([
+    [48000, 10],
+    [8000, 20],
+  ])('the echo comes back 60 ms later and 20 dB down, at %i Hz in %i ms frames pushed and pulled in step', (rate, frameMs) => {
+    const echo = new EchoPath({ rate });
+    const frame = (rate * frameMs) / 1000;
     const out: number[] = [];
     for (let k = 0; k < 20; k++) {
       const f = new Int16Array(frame);
@@ -74,7 +78,7 @@ describe('dirty line audio', () => {
       out.push(...echo.next(frame));
     }
     const at = out.findIndex((v) => v !== 0);
-    expect(at - (2 * frame + 17)).toBe(0.06 * RATE);
+    expect(at - (2 * frame + 17)).toBe(0.06 * rate);
     expect(out[at]).toBeCloseTo(1000, 6);
     expect(out.filter((v) => v !== 0)).toHaveLength(1);
   });

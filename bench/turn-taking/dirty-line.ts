@@ -3,8 +3,11 @@
 // at. Noise levels are set against the caller's speech: the active level of the corpus utterances spoken over the
 // agent. The Deepgram stand-in hears speech by energy; on a noisy line its threshold is raised over the line's
 // loudest 10 ms windows, so that it still transcribes the caller and not the noise: a real STT would mostly not
-// transcribe a steady noise, and might transcribe the echo, which this does not measure.
+// transcribe a steady noise, and might transcribe the echo, which this does not measure. A line is made at the
+// caller's rate: 48 kHz on a web call, 8 kHz on the SIP leg (the speech it is set against resampled to that rate
+// first, so the SNR holds in the telephone band; Kellet's filter is pink up to half of any rate).
 import { speakText, itemPcm, type CorpusItem, CORPUS_RATE, SPEECH_RMS } from './corpus.ts';
+import { resample, type Pcm } from '../../test/support/speech.ts';
 import { Babble, CLEAN, EchoPath, PinkNoise, activeSpeechPower, rmsForSnr, type LineCondition } from './line-noise.ts';
 import { longReplyPcm, type CallOptions } from './rig.ts';
 import { mixSeed } from '../../test/support/seeded-random.ts';
@@ -52,9 +55,11 @@ function windowRms(x: ArrayLike<number>, rate: number): number[] {
 /** The stand-in's threshold over a line: half again over its loudest 10 ms windows, and never under the usual one. */
 const thresholdOver = (loudest: number) => Math.max(SPEECH_RMS, Math.round(loudest * 1.5));
 
-export async function prepareLines(conditions: readonly LineCondition[], speechItems: CorpusItem[], opts: LineOptions): Promise<LineSetup[]> {
+/** The lines of these conditions at `rate` (the caller's: each call's line and echo are at it). */
+export async function prepareLines(conditions: readonly LineCondition[], speechItems: CorpusItem[], opts: LineOptions, rate = CORPUS_RATE): Promise<LineSetup[]> {
+  const atRate = (pcm: Pcm) => resample(pcm, rate).samples;
   // The caller's speech level: the mean active power of the utterances spoken over the agent.
-  const powers = speechItems.slice(0, 24).map((i) => activeSpeechPower(itemPcm(i).samples, CORPUS_RATE));
+  const powers = speechItems.slice(0, 24).map((i) => activeSpeechPower(atRate(itemPcm(i)), rate));
   const speechPower = powers.reduce((a, b) => a + b, 0) / Math.max(1, powers.length);
   const speechDbfs = +(10 * Math.log10(speechPower / 32768 ** 2)).toFixed(1);
   const setups: LineSetup[] = [];
@@ -63,31 +68,33 @@ export async function prepareLines(conditions: readonly LineCondition[], speechI
       setups.push({ condition, describe: { what: 'nothing added (the same microphone loop as the other lines)' }, callOptions: () => ({ line: CLEAN }) });
     } else if (condition === 'pink') {
       const rms = rmsForSnr(speechPower, opts.pinkSnrDb);
-      const loudest = Math.max(...windowRms(new PinkNoise(rms, opts.seed).next(CORPUS_RATE * 10), CORPUS_RATE));
+      const loudest = Math.max(...windowRms(new PinkNoise(rms, opts.seed).next(rate * 10), rate));
       setups.push({
         condition,
         describe: { what: 'pink noise', snr_db: opts.pinkSnrDb, speech_active_dbfs: speechDbfs, noise_rms: Math.round(rms), stt_speech_rms: thresholdOver(loudest) },
         callOptions: (i) => ({ line: new PinkNoise(rms, mixSeed(opts.seed, i)), sttSpeechRms: thresholdOver(loudest) }),
       });
     } else if (condition === 'babble') {
-      const clips = await Promise.all(BABBLE.map(([voice, text, rate]) => speakText(text, voice, rate)));
+      const clips = await Promise.all(BABBLE.map(([voice, text, wpm]) => speakText(text, voice, wpm)));
       const rms = rmsForSnr(speechPower, opts.babbleSnrDb);
-      const make = (seed: number) => new Babble(clips.map((c) => c.samples), CORPUS_RATE * 6, rms, seed);
-      const loudest = Math.max(...windowRms(make(opts.seed).next(CORPUS_RATE * 6), CORPUS_RATE));
+      const make = (seed: number) => new Babble(clips.map(atRate), rate * 6, rms, seed);
+      const loudest = Math.max(...windowRms(make(opts.seed).next(rate * 6), rate));
       setups.push({
         condition,
         describe: { what: `babble: ${BABBLE.length} espeak-ng voices at once, looped (6 s)`, snr_db: opts.babbleSnrDb, speech_active_dbfs: speechDbfs, noise_rms: Math.round(rms), stt_speech_rms: thresholdOver(loudest) },
         callOptions: (i) => ({ line: make(mixSeed(opts.seed, i)), sttSpeechRms: thresholdOver(loudest) }),
       });
     } else {
-      // The echo's loudest window: the agent's loudest, at the echo's gain.
-      const reply = await longReplyPcm();
-      const loudest = Math.max(...windowRms(reply, 24000)) * 10 ** (opts.echoGainDb / 20);
+      // The echo's loudest window: the agent's loudest, at the echo's gain (at the line's rate, or the TTS's 24 kHz
+      // when that is lower).
+      const replyRate = Math.min(rate, 24000);
+      const reply = resample({ samples: await longReplyPcm(), sampleRate: 24000 }, replyRate).samples;
+      const loudest = Math.max(...windowRms(reply, replyRate)) * 10 ** (opts.echoGainDb / 20);
       setups.push({
         condition,
         describe: { what: "the agent's audio as the caller received it, sent back later and quieter", delay_ms: opts.echoDelayMs, gain_db: opts.echoGainDb, stt_speech_rms: thresholdOver(loudest) },
         callOptions: () => {
-          const echo = new EchoPath({ rate: 48000, delayMs: opts.echoDelayMs, gainDb: opts.echoGainDb });
+          const echo = new EchoPath({ rate, delayMs: opts.echoDelayMs, gainDb: opts.echoGainDb });
           return { line: echo, onAgentAudio: (s) => echo.push(s), sttSpeechRms: thresholdOver(loudest) };
         },
       });

@@ -108,7 +108,8 @@ export async function api<T = any>(rig: { stack: RunningStack; key: string }, me
   return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
 }
 
-export async function startRig(opts: { onProgress?: (m: string) => void; workerLogLevel?: string; replyTags?: boolean } = {}): Promise<Rig> {
+/** `sip`: the stack runs the LiveKit SIP bridge too, for calls on a purchased number (sip-caller.ts). */
+export async function startRig(opts: { onProgress?: (m: string) => void; workerLogLevel?: string; replyTags?: boolean; sip?: boolean } = {}): Promise<Rig> {
   const progress = opts.onProgress ?? (() => {});
   const deepgram = await startFakeDeepgram({ finalDelayMs: STT_FINAL_DELAY_MS });
   const llm = await startFakeOpenAI({ ttftMs: LLM_TTFT_MS, ttsTtfbMs: TTS_TTFB_MS, chunkDelayMs: LLM_TOKEN_MS, speaker: speak24k });
@@ -131,7 +132,7 @@ export async function startRig(opts: { onProgress?: (m: string) => void; workerL
     stack = await startStack({
       freePorts: true,
       redis: 'own',
-      sip: false,
+      sip: opts.sip ?? false,
       controlPlane: true,
       worker: true,
       logLevel: 'warn',
@@ -193,47 +194,20 @@ export async function createAgent(rig: Rig, name: string, stt: 'deepgram' | 'loc
 
 // ---- the caller ----
 
-/** The agent's audio at the client: when each 10 ms frame above the speech threshold arrived. */
-export class AgentEar {
+/**
+ * The agent's audio as the caller hears it: when each 10 ms window above the speech threshold arrived, and what
+ * the trials read from that (a stop, a gap, the reply's length). Fed by the web caller (AgentEar) or the SIP
+ * caller's RTP (sip-caller.ts).
+ */
+export class Ear {
   readonly speech: number[] = [];
-  #stream: AudioStream | null = null;
-  #done: Promise<void> | null = null;
-  #tap: { stream: AudioStream; done: Promise<void> } | null = null;
-  #stopped = false;
 
-  /** Listens to the agent; `tap` also gets its audio as it arrives, at 48 kHz (a dirty line's echo). */
-  attach(client: RtcClient, tap?: (samples: Int16Array) => void): void {
-    const offer = (track: RemoteTrack) => {
-      if (this.#stream || track.kind !== TrackKind.KIND_AUDIO) return;
-      this.#stream = new AudioStream(track, { sampleRate: 16000, numChannels: 1 });
-      this.#done = this.#read(this.#stream);
-      if (tap) {
-        const stream = new AudioStream(track, { sampleRate: 48000, numChannels: 1 });
-        this.#tap = { stream, done: this.#forward(stream, tap) };
-      }
-    };
-    client.room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => offer(track));
-    for (const p of client.room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) offer(pub.track);
-  }
-
-  async #read(stream: AudioStream): Promise<void> {
-    for await (const frame of stream) {
-      if (this.#stopped) break;
-      const at = nowMs();
-      const data = frame.data.subarray(0, frame.samplesPerChannel);
-      const step = 160;
-      // 10 ms windows: the frame arrived as its last sample did.
-      const windows = Math.max(1, Math.floor(data.length / step));
-      for (let w = 0; w < windows; w++) {
-        if (rms(data.subarray(w * step, (w + 1) * step)) > SPEECH_RMS) this.speech.push(at - (windows - 1 - w) * 10);
-      }
-    }
-  }
-
-  async #forward(stream: AudioStream, tap: (samples: Int16Array) => void): Promise<void> {
-    for await (const frame of stream) {
-      if (this.#stopped) break;
-      tap(frame.data.subarray(0, frame.samplesPerChannel));
+  /** Records a stretch of the agent's audio at `rate` that arrived at `at` (wall-clock ms, as its last sample did). */
+  hear(data: Int16Array, rate: number, at: number): void {
+    const step = Math.round(rate / 100);
+    const windows = Math.max(1, Math.floor(data.length / step));
+    for (let w = 0; w < windows; w++) {
+      if (rms(data.subarray(w * step, (w + 1) * step)) > SPEECH_RMS) this.speech.push(at - (windows - 1 - w) * 10);
     }
   }
 
@@ -288,6 +262,43 @@ export class AgentEar {
   /** Waits until the agent has been quiet for `quietMs` (or the timeout). */
   async quiet(quietMs: number, timeoutMs = 30_000): Promise<boolean> {
     return this.until(() => nowMs() - this.lastSpeech() >= quietMs, timeoutMs);
+  }
+}
+
+/** The agent's audio at a web caller (rtc-node), at 16 kHz. */
+export class AgentEar extends Ear {
+  #stream: AudioStream | null = null;
+  #done: Promise<void> | null = null;
+  #tap: { stream: AudioStream; done: Promise<void> } | null = null;
+  #stopped = false;
+
+  /** Listens to the agent; `tap` also gets its audio as it arrives, at 48 kHz (a dirty line's echo). */
+  attach(client: RtcClient, tap?: (samples: Int16Array) => void): void {
+    const offer = (track: RemoteTrack) => {
+      if (this.#stream || track.kind !== TrackKind.KIND_AUDIO) return;
+      this.#stream = new AudioStream(track, { sampleRate: 16000, numChannels: 1 });
+      this.#done = this.#read(this.#stream);
+      if (tap) {
+        const stream = new AudioStream(track, { sampleRate: 48000, numChannels: 1 });
+        this.#tap = { stream, done: this.#forward(stream, tap) };
+      }
+    };
+    client.room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => offer(track));
+    for (const p of client.room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) offer(pub.track);
+  }
+
+  async #read(stream: AudioStream): Promise<void> {
+    for await (const frame of stream) {
+      if (this.#stopped) break;
+      this.hear(frame.data.subarray(0, frame.samplesPerChannel), 16000, nowMs());
+    }
+  }
+
+  async #forward(stream: AudioStream, tap: (samples: Int16Array) => void): Promise<void> {
+    for await (const frame of stream) {
+      if (this.#stopped) break;
+      tap(frame.data.subarray(0, frame.samplesPerChannel));
+    }
   }
 
   async stop(): Promise<void> {
@@ -364,9 +375,17 @@ export type TaskResult = TurnResult | BargeInResult | BackchannelResult | QuietR
 /** A trial; `seed` draws the realistic STT stand-in's latencies and punctuation for it (the same on every run). */
 export type Task = { kind: 'turn' | 'barge_in' | 'backchannel'; item: CorpusItem; seed?: number } | { kind: 'quiet'; seed?: number };
 
-export interface CallHandle {
+/** What the trials need of a call: the caller's voice and ear, and the call's Deepgram stand-in connection. */
+export interface TrialCall {
   callId: string;
   conn: DeepgramConnection | null;
+  ear: Ear;
+  /** Speaks a clip; resolves once it is out, with when its first and last samples left the caller. */
+  mic: { say(pcm: Pcm): Promise<{ start: number; end: number }> };
+}
+
+/** A web call and its rtc-node caller. */
+export interface CallHandle extends TrialCall {
   client: RtcClient;
   ear: AgentEar;
   mic: Mic;
@@ -375,7 +394,7 @@ export interface CallHandle {
 export interface CallOptions {
   /** Added to everything the caller sends, from the call's start (a dirty line). */
   line?: LineSource;
-  /** Gets the agent's audio as the caller receives it, at 48 kHz (the line's echo). */
+  /** Gets the agent's audio as the caller receives it, at the line's rate: 48 kHz on a web call (the line's echo). */
   onAgentAudio?: (samples: Int16Array) => void;
   /** The Deepgram stand-in's speech threshold for this call (raised over a line's noise). */
   sttSpeechRms?: number;
@@ -410,7 +429,7 @@ export async function endCall(rig: Rig, call: CallHandle): Promise<void> {
 }
 
 /** Speaks an utterance and measures the agent's answer to it. */
-export async function runTurn(call: CallHandle, item: CorpusItem, seed?: number): Promise<TurnResult> {
+export async function runTurn(call: TrialCall, item: CorpusItem, seed?: number): Promise<TurnResult> {
   call.conn?.expectNext(scriptOf(item, seed));
   const mark = nowMs();
   const { start } = await call.mic.say(itemPcm(item));
@@ -443,14 +462,14 @@ export async function runTurn(call: CallHandle, item: CorpusItem, seed?: number)
  * the longest endpointing delay plus the stand-ins' latency after the caller stops, so waiting only for a quiet
  * moment could end between the stop and that answer, which the next trial would then take for its own reply.
  */
-async function settle(call: CallHandle, utteranceEnd: number): Promise<void> {
+async function settle(call: TrialCall, utteranceEnd: number): Promise<void> {
   await sleep(Math.max(0, utteranceEnd + SETTLE_AFTER_UTTERANCE_MS - nowMs()));
   await call.ear.quiet(1500, 30_000);
 }
 const SETTLE_AFTER_UTTERANCE_MS = 2500;
 
 /** Gets the agent talking (the long reply) and returns when its speech started, or null. */
-export async function startLongReply(rig: Rig, call: CallHandle, seed?: number): Promise<number | null> {
+export async function startLongReply(rig: Rig, call: TrialCall, seed?: number): Promise<number | null> {
   call.conn?.expectNext({ ...rig.longQuestion.script, ...(seed === undefined ? {} : { seed: mixSeed(seed, 1) }) });
   const mark = nowMs();
   await call.mic.say(rig.longQuestion.pcm);
@@ -463,12 +482,12 @@ export async function startLongReply(rig: Rig, call: CallHandle, seed?: number):
  * resumed plays to its end (about 3/4 of its length is voiced); one interrupted 1.5 s in, with a short answer
  * after it, stays near 1/4. Half its length in voiced audio tells them apart.
  */
-export function heardWhole(rig: Rig, call: CallHandle, began: number): boolean {
+export function heardWhole(rig: Rig, call: TrialCall, began: number): boolean {
   return call.ear.speechMs(began, nowMs()) >= 0.5 * rig.longReplyMs;
 }
 
 /** The caller speaks a complete utterance over the agent's long reply: how soon does the agent stop? */
-export async function runBargeIn(rig: Rig, call: CallHandle, item: CorpusItem, seed?: number): Promise<BargeInResult> {
+export async function runBargeIn(rig: Rig, call: TrialCall, item: CorpusItem, seed?: number): Promise<BargeInResult> {
   const began = await startLongReply(rig, call, seed);
   if (began === null) return { kind: 'barge_in', item: item.id, valid: false, stop_ms: null, start_at: nowMs(), stop_at: null };
   await sleep(Math.max(0, began + 1200 - nowMs()));
@@ -487,7 +506,7 @@ export async function runBargeIn(rig: Rig, call: CallHandle, item: CorpusItem, s
 }
 
 /** The caller says "mm-hm" (or the like) over the agent's long reply: does the agent stop? */
-export async function runBackchannel(rig: Rig, call: CallHandle, item: CorpusItem, seed?: number): Promise<BackchannelResult> {
+export async function runBackchannel(rig: Rig, call: TrialCall, item: CorpusItem, seed?: number): Promise<BackchannelResult> {
   const began = await startLongReply(rig, call, seed);
   if (began === null) return { kind: 'backchannel', item: item.id, valid: false, stopped: false, gap_over_400: false, longest_gap_ms: 0 };
   await sleep(Math.max(0, began + 1500 - nowMs()));
@@ -505,7 +524,7 @@ export async function runBackchannel(rig: Rig, call: CallHandle, item: CorpusIte
 }
 
 /** The agent's long reply while the caller says nothing: does it pause or stop anyway (on a dirty line, from the line alone)? */
-export async function runQuiet(rig: Rig, call: CallHandle, seed?: number): Promise<QuietResult> {
+export async function runQuiet(rig: Rig, call: TrialCall, seed?: number): Promise<QuietResult> {
   const began = await startLongReply(rig, call, seed);
   if (began === null) return { kind: 'quiet', valid: false, began_at: nowMs(), natural_end_at: nowMs(), longest_gap_ms: 0, stopped: false };
   const natural = began + rig.longReplyMs;
@@ -515,7 +534,7 @@ export async function runQuiet(rig: Rig, call: CallHandle, seed?: number): Promi
   return { kind: 'quiet', valid: true, began_at: began, natural_end_at: natural, longest_gap_ms: longest, stopped: !heardWhole(rig, call, began) };
 }
 
-export async function runTask(rig: Rig, call: CallHandle, task: Task): Promise<TaskResult> {
+export async function runTask(rig: Rig, call: TrialCall, task: Task): Promise<TaskResult> {
   if (task.kind === 'quiet') return runQuiet(rig, call, task.seed);
   if (task.kind === 'barge_in') return runBargeIn(rig, call, task.item, task.seed);
   if (task.kind === 'backchannel') return runBackchannel(rig, call, task.item, task.seed);

@@ -15,21 +15,24 @@
 //     end), and the longest gap in the agent's audio after one (a pause that resumed shows here);
 //   - wasted LLM tokens per turn: tokens streamed for replies no call used (preemptive generation).
 // Then barge-ins on dirty lines (pink noise, babble, the agent's echo; dirty-line.ts), and the agent's reply with
-// only the line under it (false pauses). The Deepgram stand-in runs realistic (the headline) or as the oracle of
-// the earlier runs (`--stt oracle`: its figures are floors). The configurations run one after the other on one
-// stack, several calls at once. Counts are in the output; a p50 of fewer than 30 samples or a p95 of fewer than
-// 100 is printed "n/a".
-// Usage: node bench/turn-taking/run.ts [config names...] [--stt realistic|oracle]... [--corpus FILE]...
+// only the line under it (false pauses); and the same over a SIP leg (sip-caller.ts: SIPp dials a purchased
+// number through the real LiveKit SIP bridge, the line at 8 kHz in G.711). The Deepgram stand-in runs realistic
+// (the headline) or as the oracle of the earlier runs (`--stt oracle`: its figures are floors). The
+// configurations run one after the other on one stack, several calls at once. Counts are in the output; a p50 of
+// fewer than 30 samples or a p95 of fewer than 100 is printed "n/a".
+// Usage: node bench/turn-taking/run.ts [config names... | none] [--stt realistic|oracle]... [--corpus FILE]...
+// (`none`: no configuration's trials, only the floor and the lines).
 // Env: BENCH_TURNS (turn trials per configuration), BENCH_TURNS_BEST, BENCH_BARGE_INS_BEST,
 // BENCH_BACKCHANNELS_BEST (the transcript configuration, for p95s), BENCH_BARGE_INS, BENCH_BACKCHANNELS,
 // BENCH_SWEEP (min/max delay pairs, 0: none), BENCH_SWEEP_TURNS, BENCH_SWEEP_CONFIG, BENCH_LINE (conditions, 0:
-// none), BENCH_LINE_BARGE_INS, BENCH_LINE_QUIET, BENCH_LINE_CONFIG, BENCH_PINK_SNR_DB, BENCH_BABBLE_SNR_DB,
-// BENCH_ECHO_DELAY_MS, BENCH_ECHO_GAIN_DB, the realistic stand-in's BENCH_STT_SEED, BENCH_STT_LAG_MS (min-max),
-// BENCH_STT_FINAL_MS (min-max), BENCH_STT_END_PERIOD, BENCH_STT_PAUSE_PERIOD, BENCH_STT_WER, BENCH_BUDGET_S (the
-// whole run; default half again over the plan's estimate), BENCH_CALLS (calls at once), BENCH_OFFLINE=0 to skip
-// the offline-STT run, BENCH_REPLY_TAGS=0 for untagged replies, BENCH_RESULTS (the results file's name in
-// bench/results, default turn-taking) for a partial run, BENCH_FLOOR (barge-ins on a bare rtc-node participant: the
-// transport's floor, floor.ts; 0 skips them).
+// none), BENCH_LINE_BARGE_INS, BENCH_LINE_QUIET, BENCH_LINE_CONFIG, BENCH_SIP_LINE (the SIP leg's conditions;
+// default all when the SIP bridge is built, 0: none), BENCH_SIP_LINE_BARGE_INS, BENCH_SIP_LINE_QUIET,
+// BENCH_PINK_SNR_DB, BENCH_BABBLE_SNR_DB, BENCH_ECHO_DELAY_MS, BENCH_ECHO_GAIN_DB, the realistic stand-in's
+// BENCH_STT_SEED, BENCH_STT_LAG_MS (min-max), BENCH_STT_FINAL_MS (min-max), BENCH_STT_END_PERIOD,
+// BENCH_STT_PAUSE_PERIOD, BENCH_STT_WER, BENCH_BUDGET_S (the whole run; default half again over the plan's
+// estimate), BENCH_CALLS (calls at once), BENCH_OFFLINE=0 to skip the offline-STT run, BENCH_REPLY_TAGS=0 for
+// untagged replies, BENCH_RESULTS (the results file's name in bench/results, default turn-taking) for a partial
+// run, BENCH_FLOOR (barge-ins on a bare rtc-node participant: the transport's floor, floor.ts; 0 skips them).
 import { disposeRtc } from '../../test/support/rtc-client.ts';
 import { initializeLogger } from '@livekit/agents';
 import path from 'node:path';
@@ -44,6 +47,8 @@ import { prepareLines } from './dirty-line.ts';
 import { runFloor, type FloorTrial } from './floor.ts';
 import { LINE_CONDITIONS, type LineCondition } from './line-noise.ts';
 import { LLM_TTFT_MS, STT_FINAL_DELAY_MS, TTS_TTFB_MS, LLM_TOKEN_MS, createAgent, endCall, runTask, startCall, startRig, type CallHandle, type CallOptions, type Rig, type Task } from './rig.ts';
+import { SIP_RATE, buyNumber, endSipCall, startSipCall, type SipCallHandle } from './sip-caller.ts';
+import { sipBridgeVersion } from '../../scripts/stack/supervisor.ts';
 import { budgets, interruptionTable, known, lineTable, stats, summarize, summarizeLine, sweepTable, turnTable, type ConfigRun, type LineSummary, type Summary } from './summary.ts';
 
 const env = process.env;
@@ -75,16 +80,24 @@ const RESULTS = env.BENCH_RESULTS ?? 'turn-taking';
 const SWEEP = parseSweep(env.BENCH_SWEEP ?? DEFAULT_SWEEP);
 const SWEEP_TURNS = num('BENCH_SWEEP_TURNS', 60);
 const SWEEP_CONFIG = env.BENCH_SWEEP_CONFIG ?? SWEPT_CONFIG;
-const LINES = ((): LineCondition[] => {
-  const v = env.BENCH_LINE ?? LINE_CONDITIONS.join(',');
+/** Line conditions from `name` (comma-separated; 0 or empty: none). */
+const conditions = (name: string, fallback: string): LineCondition[] => {
+  const v = env[name] ?? fallback;
   if (v.trim() === '0' || v.trim() === '') return [];
   return v.split(',').map((c) => {
-    if (!LINE_CONDITIONS.includes(c.trim() as LineCondition)) throw new Error(`BENCH_LINE: ${c}: one of ${LINE_CONDITIONS.join(', ')} (or 0)`);
+    if (!LINE_CONDITIONS.includes(c.trim() as LineCondition)) throw new Error(`${name}: ${c}: one of ${LINE_CONDITIONS.join(', ')} (or 0)`);
     return c.trim() as LineCondition;
   });
-})();
+};
+const LINES = conditions('BENCH_LINE', LINE_CONDITIONS.join(','));
 const LINE_BARGE_INS = num('BENCH_LINE_BARGE_INS', 20);
 const LINE_QUIET = num('BENCH_LINE_QUIET', 10);
+/** The SIP leg: on by default when scripts/setup.sh built the bridge. */
+const SIP_BRIDGE = sipBridgeVersion();
+const SIP_LINES = conditions('BENCH_SIP_LINE', SIP_BRIDGE ? LINE_CONDITIONS.join(',') : '0');
+if (SIP_LINES.length && !SIP_BRIDGE) throw new Error('BENCH_SIP_LINE: the SIP bridge is not built (scripts/setup.sh); 0 skips the SIP leg');
+const SIP_LINE_BARGE_INS = num('BENCH_SIP_LINE_BARGE_INS', 20);
+const SIP_LINE_QUIET = num('BENCH_SIP_LINE_QUIET', 10);
 const LINE_CONFIG = env.BENCH_LINE_CONFIG ?? 'transcript';
 const LINE_OPTIONS = { pinkSnrDb: num('BENCH_PINK_SNR_DB', 20), babbleSnrDb: num('BENCH_BABBLE_SNR_DB', 20), echoDelayMs: num('BENCH_ECHO_DELAY_MS', 60), echoGainDb: num('BENCH_ECHO_GAIN_DB', -20), seed: 31 };
 /** The realistic stand-in's distributions (test/support/realistic-stt.ts). */
@@ -155,7 +168,7 @@ async function runConfig(
   rig: Rig,
   config: BenchConfig,
   tasks: Task[],
-  ctx: { corpus: string; stt: SttMode | 'offline'; deadline?: number; callOptions?: (i: number) => CallOptions },
+  ctx: { corpus: string; stt: SttMode | 'offline'; deadline?: number; callOptions?: (i: number) => CallOptions; leg?: Leg },
 ): Promise<ConfigRun> {
   const t0 = Date.now();
   const deadline = ctx.deadline ?? Infinity;
@@ -164,11 +177,13 @@ async function runConfig(
   const total = queue.length;
   const llmFrom = rig.llm.completions.length;
   const run: ConfigRun = { config, corpus: ctx.corpus, stt: ctx.stt, results: [], callIds: [], errors: [], llmFrom, wall_s: 0 };
-  const calls: CallHandle[] = [];
+  const calls: (CallHandle | SipCallHandle)[] = [];
+  // On the SIP leg the agent answers a number of its own, which the callers dial.
+  const number = ctx.leg === 'sip' ? await buyNumber(rig, agentId).catch((err: unknown) => void run.errors.push(`number: ${(err as Error).message}`)) : null;
   // One call start at a time: the next Deepgram stand-in connection is the new call's.
-  for (let c = 0; c < CALLS; c++) {
+  for (let c = 0; c < CALLS && !(ctx.leg === 'sip' && !number); c++) {
     try {
-      calls.push(await startCall(rig, agentId, config.stt, ctx.callOptions?.(c)));
+      calls.push(number ? await startSipCall(rig, agentId, number, config.stt, ctx.callOptions?.(c)) : await startCall(rig, agentId, config.stt, ctx.callOptions?.(c)));
       run.callIds.push(calls.at(-1)!.callId);
     } catch (err) {
       run.errors.push(`call start: ${(err as Error).message}`);
@@ -189,16 +204,19 @@ async function runConfig(
       }
     }),
   );
-  await Promise.all(calls.map((c) => endCall(rig, c).catch((err: unknown) => run.errors.push(`end: ${(err as Error).message}`))));
+  await Promise.all(calls.map((c) => ('phone' in c ? endSipCall(rig, c) : endCall(rig, c)).catch((err: unknown) => run.errors.push(`end: ${(err as Error).message}`))));
   run.wall_s = Math.round((Date.now() - t0) / 1000);
   if (run.errors.length) process.stderr.write(`  ${config.name}: ${run.errors.length} error(s), the first: ${run.errors.slice(0, 3).join(' | ')}\n`);
   return run;
 }
 
-/** One block of the run: a configuration on a corpus in an STT mode, or a dirty line's trials. */
+/** How a block's calls reach the agent: web calls (rtc-node), or SIPp through the SIP bridge. */
+type Leg = 'webrtc' | 'sip';
+
+/** One block of the run: a configuration on a corpus in an STT mode, or a dirty line's trials on a leg. */
 type Block =
   | { kind: 'config'; stt: SttMode | 'offline'; corpus: LoadedCorpus; config: BenchConfig; tasks: Task[] }
-  | { kind: 'line'; stt: SttMode; corpus: LoadedCorpus; config: BenchConfig; condition: LineCondition; tasks: Task[] };
+  | { kind: 'line'; leg: Leg; stt: SttMode; corpus: LoadedCorpus; config: BenchConfig; condition: LineCondition; tasks: Task[] };
 
 /** A block's planned cost in turn trials: a barge-in, backchannel or quiet trial takes about two; a longer delay slows a turn. */
 function weight(b: Block): number {
@@ -213,12 +231,12 @@ const withComplete = (corpora: LoadedCorpus[]) => corpora.find((c) => c.items.so
 function plan(args: ReturnType<typeof parseArgs>, corpora: LoadedCorpus[]): { blocks: Block[]; unknown: string[] } {
   const all = [currentConfig(TURNS), ...deepgramConfigs(COUNTS)];
   const configs = all.filter((c) => (args.configs.length ? args.configs.includes(c.name) : c.name !== 'current'));
-  const unknown = args.configs.filter((n) => !all.some((c) => c.name === n));
+  const unknown = args.configs.filter((n) => n !== 'none' && !all.some((c) => c.name === n));
   const blocks: Block[] = [];
   const swept = all.find((c) => c.name === SWEEP_CONFIG);
   const lineConfig = all.find((c) => c.name === LINE_CONFIG);
   if (!swept && SWEEP.length) unknown.push(`BENCH_SWEEP_CONFIG=${SWEEP_CONFIG}`);
-  if (!lineConfig && LINES.length) unknown.push(`BENCH_LINE_CONFIG=${LINE_CONFIG}`);
+  if (!lineConfig && (LINES.length || SIP_LINES.length)) unknown.push(`BENCH_LINE_CONFIG=${LINE_CONFIG}`);
   args.stt.forEach((stt, m) => {
     for (const corpus of corpora) {
       const forConfig = (config: BenchConfig) =>
@@ -232,20 +250,28 @@ function plan(args: ReturnType<typeof parseArgs>, corpora: LoadedCorpus[]): { bl
         blocks.push({ kind: 'config', stt: 'offline', corpus, config: offline, tasks: forConfig(offline) });
       }
     }
-    // The dirty lines once, in the headline mode, with the first corpus's complete utterances as the barge-ins.
+    // The dirty lines once, in the headline mode, with the first corpus's complete utterances as the barge-ins; then
+    // the same over the SIP leg (a condition's trials are the same utterances in the same order on both legs).
     const lineCorpus = withComplete(corpora);
-    if (m === 0 && lineConfig && LINES.length && lineCorpus) {
+    if (m === 0 && lineConfig && lineCorpus) {
       const complete = lineCorpus.items.filter((i) => i.category === 'complete');
-      LINES.forEach((condition) => {
-        const seed = mixSeed(nameSeed(`line-${condition}`), nameSeed(lineCorpus.corpus.name));
-        const rnd = seededRandom(seed);
-        const pool = shuffled(complete, rnd);
-        const tasks: Task[] = [...Array.from({ length: LINE_BARGE_INS }, (_, i): Task => ({ kind: 'barge_in', item: pool[i % pool.length]! })), ...Array.from({ length: LINE_QUIET }, (): Task => ({ kind: 'quiet' }))];
-        blocks.push({ kind: 'line', stt, corpus: lineCorpus, config: lineConfig, condition, tasks: seeded(shuffled(tasks, rnd), seed) });
-      });
+      const legs: [Leg, LineCondition[], number, number][] = [
+        ['webrtc', LINES, LINE_BARGE_INS, LINE_QUIET],
+        ['sip', SIP_LINES, SIP_LINE_BARGE_INS, SIP_LINE_QUIET],
+      ];
+      for (const [leg, conditions, bargeIns, quiet] of legs) {
+        for (const condition of conditions) {
+          const seed = mixSeed(nameSeed(`line-${condition}`), nameSeed(lineCorpus.corpus.name));
+          const rnd = seededRandom(seed);
+          const pool = shuffled(complete, rnd);
+          const tasks: Task[] = [...Array.from({ length: bargeIns }, (_, i): Task => ({ kind: 'barge_in', item: pool[i % pool.length]! })), ...Array.from({ length: quiet }, (): Task => ({ kind: 'quiet' }))];
+          blocks.push({ kind: 'line', leg, stt, corpus: lineCorpus, config: lineConfig, condition, tasks: seeded(shuffled(tasks, rnd), seed) });
+        }
+      }
     }
   });
-  return { blocks, unknown };
+  // A block with no trials (its counts set to 0) is left out.
+  return { blocks: blocks.filter((b) => b.tasks.length > 0), unknown };
 }
 
 async function main() {
@@ -263,10 +289,13 @@ async function main() {
     `plan: STT ${args.stt.join(', ')}; corpora ${corpora.map((c) => `${c.corpus.name} (${c.items.length} items)`).join(', ')}; ${blocks.length} blocks, ${blocks.reduce((n, b) => n + b.tasks.length, 0)} trials; about ${Math.round(estimateS / 60)} min at the last full run's pace (budget ${Math.round(budgetS / 60)} min)\n`,
   );
   const bargeCorpus = withComplete(corpora);
-  const lineSetups = bargeCorpus && blocks.some((b) => b.kind === 'line') ? await prepareLines(LINES, bargeCorpus.items.filter((i) => i.category === 'complete'), LINE_OPTIONS) : [];
-  const rig = await startRig({ onProgress: (m) => process.stderr.write(`${m}\n`), replyTags: REPLY_TAGS });
+  const onLeg = (leg: Leg) => blocks.some((b) => b.kind === 'line' && b.leg === leg);
+  const complete = bargeCorpus?.items.filter((i) => i.category === 'complete') ?? [];
+  const lineSetups = { webrtc: onLeg('webrtc') ? await prepareLines(LINES, complete, LINE_OPTIONS) : [], sip: onLeg('sip') ? await prepareLines(SIP_LINES, complete, LINE_OPTIONS, SIP_RATE) : [] };
+  const rig = await startRig({ onProgress: (m) => process.stderr.write(`${m}\n`), replyTags: REPLY_TAGS, sip: onLeg('sip') });
   const summaries: Summary[] = [];
   const lines: LineSummary[] = [];
+  const sipLines: LineSummary[] = [];
   let floor: FloorTrial[] = [];
   let failed = true;
   try {
@@ -292,12 +321,12 @@ async function main() {
     };
     for (const b of blocks) {
       if (b.stt !== 'offline') rig.deepgram.setRealistic(b.stt === 'realistic' ? REALISTIC : null);
-      const what = b.kind === 'line' ? `line ${b.condition}, ${b.config.name}` : b.config.name;
+      const what = b.kind === 'line' ? `${b.leg === 'sip' ? 'SIP leg, ' : ''}line ${b.condition}, ${b.config.name}` : b.config.name;
       process.stderr.write(`${b.stt} / ${b.corpus.corpus.name}: ${what} (${b.tasks.length} trials, ${CALLS} calls)\n`);
       if (b.kind === 'line') {
-        const setup = lineSetups.find((s) => s.condition === b.condition)!;
-        const run = await runConfig(rig, b.config, b.tasks, { corpus: b.corpus.corpus.name, stt: b.stt, deadline: share(b), callOptions: (i) => setup.callOptions(i) });
-        lines.push(summarizeLine(rig, run, setup));
+        const setup = lineSetups[b.leg].find((s) => s.condition === b.condition)!;
+        const run = await runConfig(rig, b.config, b.tasks, { corpus: b.corpus.corpus.name, stt: b.stt, deadline: share(b), callOptions: (i) => setup.callOptions(i), leg: b.leg });
+        (b.leg === 'sip' ? sipLines : lines).push(summarizeLine(rig, run, setup));
       } else {
         summaries.push(await summarize(rig, await runConfig(rig, b.config, b.tasks, { corpus: b.corpus.corpus.name, stt: b.stt, deadline: share(b) })));
       }
@@ -323,7 +352,7 @@ async function main() {
   const result = {
     bench: 'turn-taking',
     wall_seconds: Math.round((Date.now() - started) / 1000),
-    plan: { stt_modes: args.stt, headline: args.stt[0], estimate_s: estimateS, budget_s: budgetS, sweep: { config: SWEEP_CONFIG, points: SWEEP, turns: SWEEP_TURNS }, lines: { conditions: LINES, configuration: LINE_CONFIG, barge_ins: LINE_BARGE_INS, quiet: LINE_QUIET } },
+    plan: { stt_modes: args.stt, headline: args.stt[0], estimate_s: estimateS, budget_s: budgetS, sweep: { config: SWEEP_CONFIG, points: SWEEP, turns: SWEEP_TURNS }, lines: { conditions: LINES, configuration: LINE_CONFIG, barge_ins: LINE_BARGE_INS, quiet: LINE_QUIET }, sip_lines: { conditions: SIP_LINES, configuration: LINE_CONFIG, barge_ins: SIP_LINE_BARGE_INS, quiet: SIP_LINE_QUIET } },
     corpora: corpora.map((c) => ({
       name: c.corpus.name,
       file: path.relative(path.resolve(import.meta.dirname, '../..'), c.file),
@@ -355,12 +384,25 @@ async function main() {
     },
     configs: summaries,
     dirty_line: lines,
+    sip_line: {
+      leg: {
+        what: "SIPp dials a number the agent answers through the LiveKit SIP bridge; the caller's RTP is this process's: G.711 µ-law (PCMU), 8 kHz, 20 ms packets, the line mixed in at 8 kHz (the echo: the decoded RTP received, sent back)",
+        bridge: SIP_BRIDGE,
+        stop_measured: 'start of the caller\'s speech (the RTP packet with its first sample sent) to the agent\'s audio stopping in the RTP received',
+      },
+      lines: sipLines,
+    },
   };
   writeResults(RESULTS, result);
   const f = (x: number) => (Number.isNaN(x) ? 'n/a' : `${Math.round(x)}`);
   const split = summaries
     .filter((r) => r.barge_in.to_worker_pause_ms.n > 0)
     .map((r) => `- ${r.corpus} / ${r.stt_mode} / ${r.name}: start -> worker pause ${f(r.barge_in.to_worker_pause_ms.median_any_n)} ms, pause -> stop at the client ${f(r.barge_in.worker_pause_to_stop_ms.median_any_n)} ms (medians, n=${r.barge_in.to_worker_pause_ms.n}; paused by the onset ${r.barge_in.paused_by.onset}, by agents-js ${r.barge_in.paused_by.agents_js})`);
+  for (const [leg, rows] of [['web call', lines], ['SIP leg', sipLines]] as const) {
+    for (const r of rows.filter((x) => x.barge_in.to_worker_pause_ms.n > 0)) {
+      split.push(`- line ${r.condition}, ${leg}: start -> worker pause ${f(r.barge_in.to_worker_pause_ms.median_any_n)} ms, pause -> stop at the caller ${f(r.barge_in.worker_pause_to_stop_ms.median_any_n)} ms (medians, n=${r.barge_in.to_worker_pause_ms.n})`);
+    }
+  }
   const fl = result.barge_in_floor;
   if (fl.trials) split.push(`- floor (bare rtc-node participant): stop p50 ${f(fl.stop_ms.p50)} / p95 ${f(fl.stop_ms.p95)} ms (n=${fl.stop_ms.n}, max ${f(fl.stop_ms.max)}); start -> heard ${f(fl.heard_ms.median_any_n)} ms, drop -> stop at the client ${f(fl.drop_to_stop_ms.median_any_n)} ms (medians)`);
   const rows = summaries.filter((s) => !s.sweep_of);
@@ -368,10 +410,11 @@ async function main() {
   console.log(
     [
       `\nTurn-taking (${result.wall_seconds} s; STT: ${args.stt.map((m) => (m === 'oracle' ? 'oracle (its figures are floors)' : m)).join(', ')}; * = fewer than 30 samples, a median only)`,
-      `\nTurns\n\n${turnTable(rows)}`,
-      `\nBarge-ins and backchannels\n\n${interruptionTable(rows)}`,
+      rows.length ? `\nTurns\n\n${turnTable(rows)}` : '',
+      rows.length ? `\nBarge-ins and backchannels\n\n${interruptionTable(rows)}` : '',
       swept.length ? `\nSweep of ${SWEEP_CONFIG}'s delays (the budget figures above come from these points)\n\n${sweepTable(swept)}` : '',
       lines.length ? `\nDirty lines (${LINE_CONFIG})\n\n${lineTable(lines)}` : '',
+      sipLines.length ? `\nDirty lines over a SIP leg (${LINE_CONFIG}; SIPp through the SIP bridge ${SIP_BRIDGE}, G.711 at 8 kHz)\n\n${lineTable(sipLines)}` : '',
       `\nBarge-ins, where the time went:\n${split.join('\n')}`,
       `\nBest (lowest EOU p50 cutting in no more than Silero): ${Object.entries(best).map(([k, v]) => `${k}: ${v ?? 'n/a'}`).join('; ')}. JSON: bench/results/${RESULTS}.json`,
     ]

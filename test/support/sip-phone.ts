@@ -199,6 +199,8 @@ export class SipPhone {
   readonly packets: string[] = [];
   /** When the first non-silent audio arrived (performance.now()). */
   firstAudioAt: number | null = null;
+  /** Gets each packet's decoded audio (8 kHz) as it arrives. */
+  onAudio: ((samples: Int16Array) => void) | null = null;
   readonly startedAt = performance.now();
   private seq = Math.floor(Math.random() * 1000);
   private ts = Math.floor(Math.random() * 100000);
@@ -225,11 +227,14 @@ export class SipPhone {
       if (process.env.VAP_DEBUG_RTP) this.packets.push(`${pt} ${msg.readUInt16BE(2)} ${msg.readUInt32BE(4)} ${msg.readUInt32BE(8)} ${msg.length} ${rinfo.port}`);
       if (pt !== 0) return;
       const cc = msg[0]! & 0x0f;
-      for (let i = 12 + cc * 4; i < msg.length; i++) {
+      const samples = new Int16Array(Math.max(0, msg.length - 12 - cc * 4));
+      for (let i = 12 + cc * 4, k = 0; i < msg.length; i++, k++) {
         const s = ulawDecode(msg[i]!);
+        samples[k] = s;
         this.received.push(s);
         if (this.firstAudioAt === null && Math.abs(s) > 1500) this.firstAudioAt = performance.now();
       }
+      this.onAudio?.(samples);
     });
   }
 
@@ -347,6 +352,32 @@ export class SipPhone {
     } finally {
       this.sending = false;
     }
+  }
+
+  /**
+   * Once answered: sends the caller's audio from `next` (8 kHz, 160 samples a call) as 20 ms frames in real time,
+   * in place of the silence, until the returned function is called: a microphone that never stops, as a dirty
+   * line's noise needs. Not with speak() or pressKey() at the same time.
+   */
+  stream(next: (n: number) => Int16Array): () => Promise<void> {
+    this.sending = true;
+    let running = true;
+    const loop = (async () => {
+      const start = performance.now();
+      for (let k = 0; running && !this.closed; k++) {
+        const samples = next(160);
+        const out = new Uint8Array(samples.length);
+        for (let i = 0; i < samples.length; i++) out[i] = ulawEncode(samples[i]!);
+        this.sendFrame(out, 0);
+        const due = start + (k + 1) * 20 - performance.now();
+        if (due > 0) await new Promise((r) => setTimeout(r, due));
+      }
+    })();
+    return async () => {
+      running = false;
+      await loop;
+      this.sending = false;
+    };
   }
 
   /** RFC 4733 telephone-event: one digit, 100 ms, three end packets. */
