@@ -282,6 +282,8 @@ describe('the console', () => {
     await check('agents');
     await page.getByRole('link', { name: 'New agent' }).click();
     await heading('New agent').waitFor();
+    // The heading comes first; the form once the page has the API's schema and the organisation's models.
+    await page.locator('.agent-form').waitFor();
     // Every field of the API's CreateAgent schema has its control, nested objects included.
     const doc = (await (await fetch(`${tp.url}/openapi.json`)).json()) as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
     for (const name of Object.keys(doc.components.schemas.CreateAgent!.properties))
