@@ -9,10 +9,8 @@ import type { ParticipantInfo } from 'livekit-server-sdk';
 import type { Services } from '../../services.ts';
 import { markInitiated } from '../calls/lifecycle.ts';
 import { insertInboundCall, legOf, numberOfLeg, routeInbound } from './inbound.ts';
+import { SIP_KIND } from './unanswered.ts';
 import { INBOUND_ROOM_PREFIX } from './wiring.ts';
-
-/** ParticipantInfo_Kind.SIP. */
-const SIP_KIND = 3;
 
 /** Undoes the transaction: the call is left to the number's rule (refused, or no standby agent ready). */
 class LeaveToRule extends Error {}

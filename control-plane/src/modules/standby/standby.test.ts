@@ -201,8 +201,9 @@ describe('standby agents', () => {
     const waiting = wait(room!);
     await until(async () => (await stateOf(room!)) === 'ready');
     const callerRoom = `pn-${n.id}_+15550100111_abc1`;
-    // Before the caller is reported, the rule's job is the one wanted.
+    // Before the caller is reported, the rule's job is the one wanted. The question is the workers' alone.
     expect((await roomStatus(callerRoom)).body).toEqual({ answered_elsewhere: false });
+    expect((await tp.request('get', `/internal/v1/calls/inbound/rooms/${encodeURIComponent(callerRoom)}`, { key: org.key })).status).toBe(401);
     const before = await takes();
     expect((await callerJoined(callerRoom, sipAttributes(n))).status).toBe(200);
     const got = await waiting;
