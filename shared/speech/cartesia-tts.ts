@@ -6,12 +6,12 @@ import {
   APIConnectionError,
   APIStatusError,
   APITimeoutError,
-  AudioByteStream,
   tokenize,
   tts,
 } from '@livekit/agents';
 import { type PcmEngine, PcmChunkedStream, SentenceSynthesizeStream } from './pcm-streams.ts';
 import { FirstClauseTokenizer } from './first-clause.ts';
+import { PcmFramer } from './pcm-framer.ts';
 
 export const CARTESIA_API_VERSION = '2025-04-16';
 
@@ -88,7 +88,7 @@ export class CartesiaTTS extends tts.TTS {
     }
     this.#engine = {
       synthesizeText: (text, signal, timeoutMs, onPcm) => this.#fetchPcm(text, signal, timeoutMs, onPcm),
-      frameStream: () => new AudioByteStream(this.sampleRate, 1, Math.round(this.sampleRate / 50)),
+      frameStream: () => new PcmFramer(this.sampleRate, 1, Math.round(this.sampleRate / 50)),
     };
   }
 

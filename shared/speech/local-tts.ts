@@ -1,10 +1,11 @@
 // Text to speech with no network: espeak-ng (streams as it synthesizes, first audio in milliseconds)
 // or festival with the HTS voice `us-slt-hts` (sounds far better, synthesizes a sentence at a time).
 // Festival spends ~0.36 s loading the voice, so a spare process is kept loaded and waiting for text.
-import { type APIConnectOptions, AudioByteStream, tokenize, tts } from '@livekit/agents';
+import { type APIConnectOptions, tokenize, tts } from '@livekit/agents';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { type PcmEngine, PcmChunkedStream, SentenceSynthesizeStream } from './pcm-streams.ts';
 import { runSynthesizer } from './speech-process.ts';
+import { PcmFramer } from './pcm-framer.ts';
 
 export type LocalTTSModel = 'espeak-ng' | 'festival';
 
@@ -81,7 +82,7 @@ export class LocalTTS extends tts.TTS {
   #running = new Set<ChildProcessWithoutNullStreams>();
   #engine: PcmEngine = {
     synthesizeText: (text, signal, timeoutMs, onPcm) => this.#synthesizeText(text, signal, timeoutMs, onPcm),
-    frameStream: () => new AudioByteStream(this.sampleRate, 1, Math.round((this.sampleRate * this.#opts.frameMs) / 1000)),
+    frameStream: () => new PcmFramer(this.sampleRate, 1, Math.round((this.sampleRate * this.#opts.frameMs) / 1000)),
   };
   label = 'local.TTS';
 

@@ -4,7 +4,6 @@
 import {
   type APIConnectOptions,
   APIError,
-  AudioByteStream,
   DEFAULT_API_CONNECT_OPTIONS,
   shortuuid,
   type tokenize,
@@ -12,6 +11,7 @@ import {
 } from '@livekit/agents';
 import type { AudioFrame } from '@livekit/rtc-node';
 import { runAttempts } from './chunked-attempts.ts';
+import type { PcmFramer } from './pcm-framer.ts';
 
 /** Speaks `text`, handing PCM (at the TTS's sample rate) to `onPcm` as it arrives. */
 export type SynthesizeText = (text: string, signal: AbortSignal, timeoutMs: number, onPcm: (pcm: Buffer) => void) => Promise<void>;
@@ -19,16 +19,16 @@ export type SynthesizeText = (text: string, signal: AbortSignal, timeoutMs: numb
 export interface PcmEngine {
   synthesizeText: SynthesizeText;
   /** Cuts PCM into the frames handed to the session. */
-  frameStream(): AudioByteStream;
+  frameStream(): PcmFramer;
 }
 
 /** Holds back the newest frame so the last one of a segment can be marked final. */
 class FrameEmitter {
-  #bytes: AudioByteStream;
+  #bytes: PcmFramer;
   #held?: AudioFrame;
   #put: (frame: AudioFrame, final: boolean) => void;
 
-  constructor(bytes: AudioByteStream, put: (frame: AudioFrame, final: boolean) => void) {
+  constructor(bytes: PcmFramer, put: (frame: AudioFrame, final: boolean) => void) {
     this.#bytes = bytes;
     this.#put = put;
   }
