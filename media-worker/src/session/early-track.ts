@@ -42,28 +42,47 @@ interface OutputInternals {
 interface EarlyTrack {
   room: Room;
   source: AudioSource;
-  publication: LocalTrackPublication;
   format: { sampleRate: number; numChannels: number; queueSizeMs: number };
+  /** The publication: the early track can be taken while it is still being published. */
+  published: Promise<LocalTrackPublication>;
   /** Resolves when someone in the room (the caller) has subscribed to it. */
   subscribed: Promise<void>;
 }
 
-/** Outputs that took an early track (their publishTrack then has nothing left to publish). */
-const adopted = new WeakSet<OutputInternals>();
+/**
+ * Outputs that took an early track, each with the promise of its track being heard: published and subscribed, or,
+ * when the early publication failed, the output's own publication of the same source.
+ */
+const adopted = new WeakMap<OutputInternals, Promise<void>>();
 
 let early: EarlyTrack | null = null;
 let installed = false;
 
-/** Publishes the agent's audio track now, in the format the session's output will use, for the session to take. */
+/**
+ * Publishes the agent's audio track now, in the format the session's output will use, for the session to take.
+ * The track can be taken as soon as this is called (a session that starts while it is published takes it then);
+ * the promise settles with the publication.
+ */
 export async function publishEarlyTrack(room: Room, format: { sampleRate: number; numChannels: number; queueSizeMs: number } = ROOM_OUTPUT_DEFAULTS): Promise<void> {
   installEarlyTrack();
   const source = new AudioSource(format.sampleRate, format.numChannels, format.queueSizeMs);
   // The name agents-js gives its own track.
   const track = LocalAudioTrack.createAudioTrack('roomio_audio', source);
-  const publication = await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
-  const subscribed = publication.waitForSubscription();
+  const published = room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+  const subscribed = published.then((p) => p.waitForSubscription());
   subscribed.catch(() => {});
-  early = { room, source, publication, format: { ...format }, subscribed };
+  const e: EarlyTrack = { room, source, format: { ...format }, published, subscribed };
+  early = e;
+  try {
+    await published;
+  } catch (err) {
+    // Not taken yet: nothing is left of it. Taken: the output publishes the source itself (adopt).
+    if (early === e) {
+      early = null;
+      await source.close().catch(() => {});
+    }
+    throw err;
+  }
 }
 
 /** Takes down the early track (a session that publishes its own, in another format). */
@@ -71,7 +90,8 @@ export async function dropEarlyTrack(): Promise<void> {
   const e = early;
   early = null;
   if (!e) return;
-  if (e.publication.sid) await e.room.localParticipant?.unpublishTrack(e.publication.sid).catch(() => {});
+  const publication = await e.published.catch(() => null);
+  if (publication?.sid) await e.room.localParticipant?.unpublishTrack(publication.sid).catch(() => {});
   await e.source.close().catch(() => {});
 }
 
@@ -87,14 +107,24 @@ function fitsOutput(e: EarlyTrack | null, out: OutputInternals): e is EarlyTrack
   );
 }
 
-/** The output takes the early track and its source in place of its own. */
-function adopt(out: OutputInternals, e: EarlyTrack): void {
+/**
+ * The output takes the early track and its source in place of its own; resolves once the caller can hear it. If
+ * the early publication fails, the output publishes the same source as agents-js would have (`publishOwn`).
+ */
+function adopt(out: OutputInternals, e: EarlyTrack, publishOwn: (out: OutputInternals) => Promise<void>): Promise<void> {
   early = null;
-  adopted.add(out);
   const own = out.audioSource;
   out.audioSource = e.source;
   void own.close().catch(() => {});
-  out.publication = e.publication;
+  const heard = e.published.then(
+    (publication) => {
+      out.publication = publication;
+      return e.subscribed;
+    },
+    () => publishOwn(out),
+  );
+  adopted.set(out, heard);
+  return heard;
 }
 
 /** Installs the patch (once per process). */
@@ -108,10 +138,17 @@ export function installEarlyTrack(): void {
   };
   const publishTrack = proto.publishTrack;
   const captureFrame = proto.captureFrame;
+  // Never aborted: a fallback publication is the output's own start, which agents-js does not abort either.
+  const publishOwn = (out: OutputInternals) => publishTrack.call(out, new AbortController().signal);
+  const started = (out: OutputInternals) => {
+    if (!out.startedFuture.done) out.startedFuture.resolve();
+  };
   proto.publishTrack = async function (this: OutputInternals, signal: AbortSignal) {
-    // Taken by the first frame already (below): published and subscribed.
-    if (adopted.has(this)) {
-      if (!this.startedFuture.done) this.startedFuture.resolve();
+    // Taken by the first frame already (below).
+    const heard = adopted.get(this);
+    if (heard) {
+      await heard;
+      started(this);
       return;
     }
     const e = early;
@@ -120,21 +157,21 @@ export function installEarlyTrack(): void {
       if (e) await dropEarlyTrack();
       return publishTrack.call(this, signal);
     }
-    adopt(this, e);
+    const taken = adopt(this, e, publishOwn);
     if (signal.aborted) return;
-    await e.subscribed;
-    if (!this.startedFuture.done) this.startedFuture.resolve();
+    await taken;
+    started(this);
   };
   // agents-js starts the output (publishTrack) only once the session has linked the caller's participant, which
   // LiveKit reports to the agent tens of milliseconds after the caller has subscribed to the early track: the
   // caller can hear from the subscription on, so the first frame plays from then.
   proto.captureFrame = async function (this: OutputInternals, frame: AudioFrame) {
     const e = early;
-    if (!this.startedFuture.done && fitsOutput(e, this)) {
+    const heard = adopted.get(this) ?? (!this.startedFuture.done && fitsOutput(e, this) ? adopt(this, e, publishOwn) : null);
+    if (heard && !this.startedFuture.done) {
       const generation = this.interruptionGeneration;
-      adopt(this, e);
-      await e.subscribed;
-      if (!this.startedFuture.done) this.startedFuture.resolve();
+      await heard;
+      started(this);
       if (generation !== this.interruptionGeneration) return;
     }
     return captureFrame.call(this, frame);
