@@ -149,7 +149,10 @@ export const Call = Type.Object(
       },
       { title: 'CallAnalysis' },
     ),
-    metadata: Metadata(),
+    metadata: Metadata({
+      description:
+        "Free-form key/value pairs: the caller's own, and on inbound calls the platform's: `phone_number_id` (the number dialled), `routed_via` (`primary`, `fallback` or `default`: the number's agent or squad, its fallback, or the organisation's default agent), `unanswered_by` (the agents whose worker did not take the call before its fallback did) and `standby_agent: true` (answered by an agent already waiting, docs/operations.md)",
+    }),
     latency: CallLatencySummary,
     credits_used: Nullable(Type.Number({ description: 'duration_seconds / 60' })),
     cost_cents: Nullable(Type.Integer()),
