@@ -2,6 +2,8 @@
 // Registers with LiveKit under AGENT_NAME (explicit dispatch only), reports load, serves /metrics and
 // /health on its own listener.
 import { fileURLToPath } from 'node:url';
+import os from 'node:os';
+import path from 'node:path';
 import { type AgentServer, ServerOptions, cli } from '@livekit/agents';
 import { createLogger } from '../../shared/logger.ts';
 import { jobExecArgv, loadWorkerConfig } from './config.ts';
@@ -50,6 +52,12 @@ log.info({ host: cfg.metricsHost, port }, 'metrics listening');
 process.env.LIVEKIT_URL ??= cfg.livekitUrl;
 process.env.LIVEKIT_API_KEY ??= cfg.livekitApiKey;
 process.env.LIVEKIT_API_SECRET ??= cfg.livekitApiSecret;
+
+// Every job process compiles the same modules when it is forked, beside the live calls (a call's replacement loads
+// while the next call starts). Node's compile cache keeps V8's code for them on disk: importing the job module took
+// 2.4 s of user CPU without it and 1.9 s with it on a 2-core machine. Node's own NODE_COMPILE_CACHE (a directory) and
+// NODE_DISABLE_COMPILE_CACHE are the operator's; job processes inherit this environment.
+process.env.NODE_COMPILE_CACHE ??= path.join(os.tmpdir(), 'vap-node-compile-cache');
 
 // Job processes are forked with this process's execArgv (agents-js ipc/job_proc_executor).
 process.execArgv.splice(0, process.execArgv.length, ...jobExecArgv(process.execArgv, cfg.jobMaxSemiSpaceMb));
