@@ -8,6 +8,12 @@ export interface LoopBlock {
   /** ms from the timeline's start to the start of the stall. */
   at_ms: number;
   ms: number;
+  /**
+   * ms of the stall's interval in which the event loop was running (its utilization, not waiting in the poll): a
+   * stall that is mostly busy was held by work in this process; one that is mostly idle was the process waiting
+   * for a core (a machine with more work than cores), which no change inside it removes.
+   */
+  busy_ms: number;
 }
 
 export interface StartTimelineSummary {
@@ -38,11 +44,17 @@ export class StartTimeline {
     this.#closed = new Promise((resolve) => {
       this.#resolve = resolve;
       let last = performance.now();
+      let lastUse = performance.eventLoopUtilization();
       this.#timer = setInterval(() => {
         const now = performance.now();
+        const use = performance.eventLoopUtilization();
         const late = now - last - TICK_MS;
-        if (late >= this.#thresholdMs) this.#blocks.push({ at_ms: Math.round(last - this.#t0), ms: Math.round(late) });
+        if (late >= this.#thresholdMs) {
+          const busy = performance.eventLoopUtilization(use, lastUse).active;
+          this.#blocks.push({ at_ms: Math.round(last - this.#t0), ms: Math.round(late), busy_ms: Math.round(busy) });
+        }
         last = now;
+        lastUse = use;
         if (now - this.#t0 >= this.#windowMs) this.finish();
       }, TICK_MS);
       // A job that ends inside the window must not be kept alive by the check.
