@@ -9,9 +9,9 @@ export interface LoopBlock {
   at_ms: number;
   ms: number;
   /**
-   * ms of the stall's interval in which the event loop was running (its utilization, not waiting in the poll): a
-   * stall that is mostly busy was held by work in this process; one that is mostly idle was the process waiting
-   * for a core (a machine with more work than cores), which no change inside it removes.
+   * ms in which the event loop was active (its utilization: not waiting in the poll) over the stall's interval,
+   * from the tick before it (the stall plus one tick of 20 ms). A stall that is mostly idle was the process held
+   * off a core while it waited; a busy one was work in this process (which a busy machine also stretches).
    */
   busy_ms: number;
 }
