@@ -343,14 +343,21 @@ export class SipPhone {
     for (let i = 0; i < n; i++) out[i] = ulawEncode(pcm.samples[Math.floor((i * rate) / 8000)]!);
     this.sending = true;
     try {
-      const start = performance.now();
-      for (let off = 0, k = 0; off < n; off += 160, k++) {
-        this.sendFrame(out.subarray(off, Math.min(n, off + 160)), 0);
-        const due = start + (k + 1) * 20 - performance.now();
-        if (due > 0) await new Promise((r) => setTimeout(r, due));
-      }
+      await this.sendPaced((k) => (k * 160 < n ? out.subarray(k * 160, Math.min(n, (k + 1) * 160)) : null));
     } finally {
       this.sending = false;
+    }
+  }
+
+  /** Sends G.711 µ-law frames of 20 ms in real time, frame `k` from `frame(k)`, until it returns null. */
+  private async sendPaced(frame: (k: number) => Uint8Array | null): Promise<void> {
+    const start = performance.now();
+    for (let k = 0; ; k++) {
+      const out = frame(k);
+      if (!out) return;
+      this.sendFrame(out, 0);
+      const due = start + (k + 1) * 20 - performance.now();
+      if (due > 0) await new Promise((r) => setTimeout(r, due));
     }
   }
 
@@ -362,17 +369,13 @@ export class SipPhone {
   stream(next: (n: number) => Int16Array): () => Promise<void> {
     this.sending = true;
     let running = true;
-    const loop = (async () => {
-      const start = performance.now();
-      for (let k = 0; running && !this.closed; k++) {
-        const samples = next(160);
-        const out = new Uint8Array(samples.length);
-        for (let i = 0; i < samples.length; i++) out[i] = ulawEncode(samples[i]!);
-        this.sendFrame(out, 0);
-        const due = start + (k + 1) * 20 - performance.now();
-        if (due > 0) await new Promise((r) => setTimeout(r, due));
-      }
-    })();
+    const loop = this.sendPaced(() => {
+      if (!running || this.closed) return null;
+      const samples = next(160);
+      const out = new Uint8Array(samples.length);
+      for (let i = 0; i < samples.length; i++) out[i] = ulawEncode(samples[i]!);
+      return out;
+    });
     return async () => {
       running = false;
       await loop;
