@@ -2,8 +2,6 @@
 // Registers with LiveKit under AGENT_NAME (explicit dispatch only), reports load, serves /metrics and
 // /health on its own listener.
 import { fileURLToPath } from 'node:url';
-import os from 'node:os';
-import path from 'node:path';
 import { type AgentServer, ServerOptions, cli } from '@livekit/agents';
 import { createLogger } from '../../shared/logger.ts';
 import { jobExecArgv, loadWorkerConfig } from './config.ts';
@@ -16,6 +14,7 @@ import { assertEarlyTrackTarget } from './session/early-track.ts';
 import { assertForkAfterGreetingTarget, installForkAfterGreeting, loadProcPool } from './fork-after-greeting.ts';
 import { jobRequestFunc } from './job-request.ts';
 import { InternalApiClient } from '../../shared/internal-api.ts';
+import { shareCompileCache } from './compile-cache.ts';
 
 const log = createLogger('media-worker');
 const cfg = loadWorkerConfig();
@@ -53,11 +52,8 @@ process.env.LIVEKIT_URL ??= cfg.livekitUrl;
 process.env.LIVEKIT_API_KEY ??= cfg.livekitApiKey;
 process.env.LIVEKIT_API_SECRET ??= cfg.livekitApiSecret;
 
-// Every job process compiles the same modules when it is forked, beside the live calls (a call's replacement loads
-// while the next call starts). Node's compile cache keeps V8's code for them on disk: importing the job module took
-// 2.4 s of user CPU without it and 1.9 s with it on a 2-core machine. Node's own NODE_COMPILE_CACHE (a directory) and
-// NODE_DISABLE_COMPILE_CACHE are the operator's; job processes inherit this environment.
-process.env.NODE_COMPILE_CACHE ??= path.join(os.tmpdir(), 'vap-node-compile-cache');
+// Job processes reuse V8's compiled code for the modules every one of them loads (compile-cache.ts).
+shareCompileCache();
 
 // Job processes are forked with this process's execArgv (agents-js ipc/job_proc_executor).
 process.execArgv.splice(0, process.execArgv.length, ...jobExecArgv(process.execArgv, cfg.jobMaxSemiSpaceMb));
