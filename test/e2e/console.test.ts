@@ -473,12 +473,21 @@ describe('the console', () => {
     expect(await page.locator('#view').textContent()).not.toContain(newKey);
     await page.getByRole('button', { name: 'Revoke Reporting' }).click();
     await page.getByRole('dialog', { name: 'Revoke Reporting?' }).getByRole('button', { name: 'Revoke Reporting' }).click();
+    // The row goes, and nothing else on the page is rebuilt: a form being filled in keeps what it holds.
+    await page.getByLabel('Name').nth(1).fill('Website');
+    await page.getByRole('status').filter({ hasText: 'The API key "Reporting" is revoked.' }).waitFor();
+    await page.getByRole('row', { name: /Reporting/ }).waitFor({ state: 'detached' });
+    expect(await page.getByLabel('Name').nth(1).inputValue()).toBe('Website');
     await until(async () => (await tp.request('get', '/v1/agents', { key: newKey })).status === 401, 'the revoked key to be refused');
 
-    await page.getByLabel('Name').nth(1).fill('Website');
     await page.getByLabel('Allowed origins').fill('https://www.example.com');
     await page.getByRole('button', { name: 'Create publishable key' }).click();
     await page.locator('#view table', { hasText: 'https://www.example.com' }).waitFor();
+    // A publishable key's revocation shows in its row, as the list shows it.
+    await page.getByRole('button', { name: 'Revoke Website' }).click();
+    await page.getByRole('dialog', { name: 'Revoke Website?' }).getByRole('button', { name: 'Revoke Website' }).click();
+    await page.getByRole('row', { name: /Website.*revoked/ }).waitFor();
+    expect(await page.getByRole('button', { name: 'Revoke Website' }).count()).toBe(0);
     await page
       .locator('#view table code', { hasText: /…|\.\.\./ })
       .first()

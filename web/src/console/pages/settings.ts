@@ -36,8 +36,10 @@ export async function settingsPage({ view, signal }: PageContext): Promise<void>
     api<{ name: string; limits: Record<string, number>; settings: Record<string, unknown> }>('/v1/workspace', { signal }),
   ]);
   const rerender = () => void import('../app.ts').then((m) => m.render());
-  const revokeButton = (label: string, what: string, path: string, msg: HTMLElement) =>
-    h(
+  // A revocation changes its own row only: re-rendering the page would replace the forms, and with them whatever
+  // is being typed into them meanwhile.
+  const revokeButton = (label: string, what: string, path: string, msg: HTMLElement, onRevoked: (row: HTMLTableRowElement) => void) => {
+    const button: HTMLButtonElement = h(
       'button',
       {
         type: 'button',
@@ -51,13 +53,19 @@ export async function settingsPage({ view, signal }: PageContext): Promise<void>
           ).then((ok) => {
             if (ok)
               void api(path, { method: 'DELETE' }).then(
-                () => rerender(),
+                () => {
+                  const row = button.closest('tr');
+                  if (row) onRevoked(row);
+                  msg.replaceChildren(notice(`${what} "${label}" is revoked.`));
+                },
                 (err: unknown) => msg.replaceChildren(problem(err)),
               );
           }),
       },
       'Revoke',
     );
+    return button;
+  };
 
   // API keys.
   const kMsg = h('div', { 'aria-live': 'polite' });
@@ -97,7 +105,8 @@ export async function settingsPage({ view, signal }: PageContext): Promise<void>
           fmtDate(k.created_at),
           fmtDate(k.last_used_at),
           fmtDate(k.expires_at),
-          revokeButton(k.name, 'The API key', `/v1/api-keys/${k.id}`, kMsg),
+          // The list leaves revoked API keys out.
+          revokeButton(k.name, 'The API key', `/v1/api-keys/${k.id}`, kMsg, (row) => row.remove()),
         ]),
         { rowHeader: true, captionHidden: true },
       ),
@@ -162,7 +171,13 @@ export async function settingsPage({ view, signal }: PageContext): Promise<void>
           k.allowed_origins.join(', '),
           k.scopes.join(', '),
           k.revoked_at ? 'revoked' : k.is_active ? 'active' : 'paused',
-          k.revoked_at ? '—' : revokeButton(k.name, 'The publishable key', `/v1/publishable-keys/${k.id}`, pMsg),
+          k.revoked_at
+            ? '—'
+            : revokeButton(k.name, 'The publishable key', `/v1/publishable-keys/${k.id}`, pMsg, (row) => {
+                // As the list shows a revoked key: its state, and no button.
+                row.cells[4]?.replaceChildren('revoked');
+                row.cells[5]?.replaceChildren('—');
+              }),
         ]),
         { rowHeader: true, captionHidden: true },
       ),
