@@ -488,6 +488,8 @@ describe('the console', () => {
     await page.getByRole('dialog', { name: 'Revoke Website?' }).getByRole('button', { name: 'Revoke Website' }).click();
     await page.getByRole('row', { name: /Website.*revoked/ }).waitFor();
     expect(await page.getByRole('button', { name: 'Revoke Website' }).count()).toBe(0);
+    // Its button went: focus is on the page's heading, not lost (above, it stayed in the field being typed into).
+    await until(async () => (await page.evaluate('document.activeElement && document.activeElement.tagName')) === 'H1', 'focus on the heading');
     await page
       .locator('#view table code', { hasText: /…|\.\.\./ })
       .first()

@@ -57,6 +57,8 @@ export async function settingsPage({ view, signal }: PageContext): Promise<void>
                   const row = button.closest('tr');
                   if (row) onRevoked(row);
                   msg.replaceChildren(notice(`${what} "${label}" is revoked.`));
+                  // The button is gone with its row: focus goes to the page's heading, as after a re-render.
+                  focusHeading();
                 },
                 (err: unknown) => msg.replaceChildren(problem(err)),
               );
