@@ -27,7 +27,7 @@ const SPEECH_RMS = 300;
  * a busy machine: a longer bound per attempt than an agent's TTS gets.
  */
 const SYNTHESIS = { ...DEFAULT_API_CONNECT_OPTIONS, timeoutMs: 60_000 };
-/** Longest wait for an STT's first answer to an utterance before its input is ended anyway (ms). */
+/** Longest wait for an STT's first final transcript or end of speech in an utterance before its input is ended anyway (ms). */
 const TRANSCRIBE_ANSWER_MS = 15_000;
 /** The agent's track is read at this rate (pocketsphinx's). */
 const LISTEN_RATE = 16000;
@@ -199,9 +199,11 @@ export async function transcribeFrames(engine: stt.STT, frames: AudioFrame[]): P
   const stream = engine.stream();
   for (const f of frames) stream.pushFrame(f);
   stream.flush();
-  // A cloud engine (Deepgram) connects only while its input is open: closed before its connection, it ends
-  // with no transcript. So the input ends once the engine has answered anything (it is connected, and all the
-  // audio is queued), or after a bound if it never does.
+  // The input stays open until the engine's first final transcript or end of speech (its answer to the flush,
+  // or a stretch it heard no words in), or a bound if neither comes. Ending it sooner loses words: Deepgram
+  // connects only while its input is open, and OpenAI's realtime STT closes its socket when its input ends,
+  // before its transcription of the committed audio arrives. Ended then, each engine still sends what it holds
+  // (Deepgram's CloseStream, pocketsphinx's end of input).
   let open = true;
   const endInput = () => {
     if (open) stream.endInput();
@@ -211,8 +213,10 @@ export async function transcribeFrames(engine: stt.STT, frames: AudioFrame[]): P
   const words: string[] = [];
   try {
     for await (const ev of stream) {
+      if (ev.type === stt.SpeechEventType.END_OF_SPEECH) endInput();
+      if (ev.type !== stt.SpeechEventType.FINAL_TRANSCRIPT) continue;
       endInput();
-      if (ev.type === stt.SpeechEventType.FINAL_TRANSCRIPT && ev.alternatives?.[0]?.text) words.push(ev.alternatives[0].text);
+      if (ev.alternatives?.[0]?.text) words.push(ev.alternatives[0].text);
     }
   } finally {
     clearTimeout(bound);

@@ -60,7 +60,14 @@ export const baseLanguage = (language: string) => language.split(/[-_]/)[0]!.toL
 /** Spreads `value` when it is an object: `...optional(x && {key: x})` leaves `key` out when `x` is empty. */
 export const optional = <T extends object>(value: T | undefined | null | false | '' | 0): Partial<T> => value || {};
 
-export function createSTT(transcriber: TranscriberConfig, keys: ProviderKeys, env: Env = process.env): stt.STT {
+/**
+ * What the engine transcribes: a call's live audio, whose turns the provider's own endpointing ends, or whole
+ * clips, each ended by the client's flush (the simulated caller's utterances). OpenAI's realtime STT then has no
+ * server VAD and commits on the flush: a clip's tail of silence may be shorter than the VAD's silence.
+ */
+export type SttUse = 'live' | 'clips';
+
+export function createSTT(transcriber: TranscriberConfig, keys: ProviderKeys, env: Env = process.env, use: SttUse = 'live'): stt.STT {
   const language = transcriber.language ?? DEFAULT_LANGUAGE;
   switch (transcriber.provider) {
     case 'deepgram':
@@ -76,6 +83,7 @@ export function createSTT(transcriber: TranscriberConfig, keys: ProviderKeys, en
         language: baseLanguage(language),
         model: transcriber.model ?? STT_DEFAULT_MODEL.openai,
         ...optional(env.OPENAI_BASE_URL && { baseURL: env.OPENAI_BASE_URL }),
+        ...optional(use === 'clips' && { turnDetection: null, vad: null }),
       });
     case 'local':
       return new LocalSTT({ language });

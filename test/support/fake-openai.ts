@@ -3,9 +3,14 @@
 // plugin calls it when constructed). The reply of each request comes from a scripted responder. Each
 // completion is recorded with the tokens it streamed and whether the client aborted it (preemptive
 // generation's wasted tokens). POST /audio/speech answers raw 24 kHz PCM (the openai TTS plugin's `pcm`
-// format) after a fixed time to first byte, with audio from a scripted speaker.
+// format) after a fixed time to first byte, with audio from a scripted speaker. The realtime transcription
+// WebSocket (/v1/realtime?intent=transcription, the openai STT plugin's) is on the same port
+// (fake-openai-transcription.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { acceptTranscription, type TranscriptionConnection, type TranscriptionOptions, type Transcriber } from './fake-openai-transcription.ts';
+
+export type { TranscriptionConnection, Transcriber, TranscriptionItem } from './fake-openai-transcription.ts';
 
 export interface ChatMessageIn {
   role: string;
@@ -59,8 +64,12 @@ export interface FakeOpenAI {
   speechRequests: string[];
   /** The headers of every request, any path, in order (which credential reached the server). */
   headers: http.IncomingHttpHeaders[];
+  /** Realtime transcription connections, in arrival order. */
+  transcriptions: TranscriptionConnection[];
   setResponder(r: Responder): void;
   setSpeaker(s: Speaker): void;
+  /** What the transcription connections hear in each committed item (default: "Hello."). */
+  setTranscriber(t: Transcriber): void;
   close(): Promise<void>;
 }
 
@@ -98,8 +107,12 @@ export function pendingToolResult(req: ChatRequest): ChatMessageIn | null {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function startFakeOpenAI(opts: { ttftMs?: number; chunkDelayMs?: number; responder?: Responder; ttsTtfbMs?: number; speaker?: Speaker } = {}): Promise<FakeOpenAI> {
+export async function startFakeOpenAI(
+  opts: { ttftMs?: number; chunkDelayMs?: number; responder?: Responder; ttsTtfbMs?: number; speaker?: Speaker; transcriber?: Transcriber; transcription?: TranscriptionOptions } = {},
+): Promise<FakeOpenAI> {
   let responder: Responder = opts.responder ?? (() => ({ text: 'Okay.' }));
+  let transcriber: Transcriber = opts.transcriber ?? (() => 'Hello.');
+  const transcriptions: TranscriptionConnection[] = [];
   // Default speech: a quiet 440 Hz tone, 60 ms per word.
   let speaker: Speaker =
     opts.speaker ??
@@ -223,6 +236,11 @@ export async function startFakeOpenAI(opts: { ttftMs?: number; chunkDelayMs?: nu
       res.end('data: [DONE]\n\n');
     });
   });
+  server.on('upgrade', (req, socket, head) => {
+    headers.push(req.headers);
+    const ctx = { options: opts.transcription ?? {}, transcriber: () => transcriber, connections: transcriptions };
+    if (!acceptTranscription(req, socket, head, ctx)) socket.end('HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":{"message":"not found"}}');
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {
@@ -231,14 +249,19 @@ export async function startFakeOpenAI(opts: { ttftMs?: number; chunkDelayMs?: nu
     completions,
     speechRequests,
     headers,
+    transcriptions,
     setResponder(r) {
       responder = r;
     },
     setSpeaker(sp) {
       speaker = sp;
     },
+    setTranscriber(t) {
+      transcriber = t;
+    },
     close: () =>
       new Promise<void>((r) => {
+        for (const c of transcriptions) c.terminate();
         server.closeAllConnections();
         server.close(() => r());
       }),

@@ -15,7 +15,7 @@ export function buildCallerSpeech(plan: CallerSpeechPlan, keys: OrgKeys, config:
   const orgOnly = { openai: keys.openai, deepgram: keys.deepgram, elevenlabs: keys.elevenlabs, cartesia: keys.cartesia };
   const tts = createTTS(plan.tts satisfies TtsConfig, orgOnly, { language: plan.language }, urls);
   try {
-    return { tts, stt: plan.stt ? createSTT(plan.stt satisfies TranscriberConfig, orgOnly, urls) : null };
+    return { tts, stt: plan.stt ? createSTT(plan.stt satisfies TranscriberConfig, orgOnly, urls, 'clips') : null };
   } catch (err) {
     void tts.close().catch(() => {});
     throw err;

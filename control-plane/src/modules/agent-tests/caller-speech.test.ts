@@ -21,6 +21,19 @@ const agent = (over: Partial<Agent> = {}): Agent => ({
   ...over,
 });
 
+/** 1 s of a loud tone (speech to the stand-ins' energy detectors), then 0.5 s of silence, at 16 kHz in 10 ms frames. */
+function toneUtterance(): AudioFrame[] {
+  const rate = 16000;
+  const step = rate / 100;
+  const frames: AudioFrame[] = [];
+  for (let i = 0; i < 150; i++) {
+    const data = new Int16Array(step);
+    if (i < 100) for (let j = 0; j < step; j++) data[j] = Math.round(8000 * Math.sin((2 * Math.PI * 220 * (i * step + j)) / rate));
+    frames.push(new AudioFrame(data, rate, 1, step));
+  }
+  return frames;
+}
+
 describe('planCallerSpeech', () => {
   it('without speech credentials: the offline voices, listening only for a persona', () => {
     for (const keys of [{}, { anthropic: 'sk-ant-org', gemini: 'g-org' }]) {
@@ -85,7 +98,7 @@ describe('buildCallerSpeech', () => {
     initializeLogger({ pretty: false, level: 'error' });
     // Only the org's key opens the stand-in: a connection is proof of the key it came with.
     deepgram = await startFakeDeepgram({ apiKeys: [ORG_DEEPGRAM], finalDelayMs: 100 });
-    openai = await startFakeOpenAI();
+    openai = await startFakeOpenAI({ transcription: { apiKeys: [ORG_OPENAI] } });
     // The platform's keys are in the process's environment, as on a control plane that has them.
     for (const [k, v] of Object.entries(PLATFORM)) vi.stubEnv(k, v);
   });
@@ -129,20 +142,38 @@ describe('buildCallerSpeech', () => {
     // The agent's speech heard as the caller hears it (sim-caller.ts): the whole utterance pushed into a new
     // stream at once, before the engine has connected.
     void deepgram.nextConnection(20_000).then((conn) => conn.expect({ segments: [{ text: 'We open at nine.', startMs: 0, endMs: 800 }] }));
-    const rate = 16000;
-    const step = rate / 100;
-    const utterance: AudioFrame[] = [];
-    for (let i = 0; i < 150; i++) {
-      const data = new Int16Array(step);
-      // 1 s of a loud tone (speech to the stand-in's energy detector), then 0.5 s of silence.
-      if (i < 100) for (let j = 0; j < step; j++) data[j] = Math.round(8000 * Math.sin((2 * Math.PI * 220 * (i * step + j)) / rate));
-      utterance.push(new AudioFrame(data, rate, 1, step));
-    }
-    const heard = await transcribeFrames(speech.stt!, utterance);
+    const heard = await transcribeFrames(speech.stt!, toneUtterance());
     const conn = deepgram.connections.at(-1)!;
     expect(heard).toBe('We open at nine.');
     expect(conn.audioMs).toBeGreaterThanOrEqual(1000);
     expect(conn.params.get('language')).toBe('en-US');
+  });
+
+  it("listens with OpenAI's realtime STT at the operator's base URL with the org's key, and hears the whole utterance", async () => {
+    const plan: CallerSpeechPlan = {
+      language: 'en-US',
+      stt: { provider: 'openai', model: 'gpt-4o-transcribe', language: 'en-US' },
+      tts: { provider: 'openai', model: 'gpt-4o-mini-tts', voice_id: 'ash' },
+    };
+    const speech = buildCallerSpeech(plan, { openai: ORG_OPENAI, deepgram: ORG_DEEPGRAM }, config());
+    built.push(speech);
+    openai.setTranscriber(() => 'We open at nine.');
+    const before = openai.transcriptions.length;
+
+    // As the caller hears an utterance: pushed whole, flushed, the input ended once the engine has answered.
+    const heard = await transcribeFrames(speech.stt!, toneUtterance());
+    expect(heard).toBe('We open at nine.');
+    const conn = openai.transcriptions[before]!;
+    expect(openai.transcriptions).toHaveLength(before + 1);
+    expect(conn.headers.authorization).toBe(`Bearer ${ORG_OPENAI}`);
+    expect(conn.params.get('intent')).toBe('transcription');
+    expect(conn.params.get('model')).toBe('gpt-4o-transcribe');
+    // A clip is committed by the flush: no server VAD, which would wait for more silence than its tail holds.
+    expect(conn.sessions[0]).toMatchObject({ type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 24000 }, transcription: { model: 'gpt-4o-transcribe', language: 'en' }, turn_detection: null } } });
+    expect(conn.received).toEqual(['session.update', 'input_audio_buffer.commit']);
+    // The 16 kHz clip reaches it resampled to 24 kHz (the resampler holds back a few ms of the tail).
+    expect(conn.audioMs).toBeGreaterThan(1400);
+    expect(conn.completed()).toEqual(['We open at nine.']);
   });
 
   it('never falls back to a platform key: a provider the org has no key for cannot be built', () => {
