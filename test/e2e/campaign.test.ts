@@ -6,13 +6,12 @@
 // and the campaign's own webhook_url got campaign.started and campaign.completed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SipClient } from 'livekit-server-sdk';
-import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
 import { SipCallee } from '../support/sip-callee.ts';
 import { Receiver } from '../support/webhook-receiver.ts';
-import { apiClient, until } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { until } from '../support/e2e.ts';
+import type { Sql } from '../../control-plane/src/db/connect.ts';
 import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
 
 const FROM = '+14155550100';
@@ -24,7 +23,6 @@ const NO_ANSWER = Array.from({ length: 6 }, (_, i) => `+1555000300${i}`);
 
 let stack: TestStack;
 let sql: Sql;
-let dropDb: () => Promise<void>;
 let key: string;
 let orgId: string;
 let agentId: string;
@@ -34,7 +32,8 @@ let busy: SipCallee;
 let noAnswer: SipCallee;
 let hooks: Receiver;
 
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const fixture = stackFixture();
+const { api } = fixture;
 
 beforeAll(async () => {
   [answer, busy, noAnswer] = await Promise.all([SipCallee.start('answer'), SipCallee.start('busy'), SipCallee.start('no-answer')]);
@@ -48,14 +47,11 @@ beforeAll(async () => {
     noAnswerMs: 3000,
   });
   hooks = await new Receiver().start();
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack, sql, key, orgId } = await fixture.start({
+    org: 'campaign',
     worker: false,
     sip: true,
     env: {
-      DATABASE_URL: db.url,
       SSRF_ALLOWLIST: '127.0.0.1,localhost',
       OUTBOUND_RING_TIMEOUT_SECONDS: String(RING_TIMEOUT),
       // No media worker: dial at once, and leave answered calls to the test (no reaping as a lost worker).
@@ -63,9 +59,7 @@ beforeAll(async () => {
       WORKER_SILENCE_SECONDS: '600',
       DISPATCH_TIMEOUT_SECONDS: '600',
     },
-  });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key, org_id: orgId } = (await createOrgWithKey(sql, 'campaign')) as { api_key: string; org_id: string });
+  }));
   // No worker runs the agent here: its model and voice settings are never used.
   const [model] = await sql<{ id: string }[]>`insert into llm_models (org_id, name, provider, model, temperature) values (${orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
   const [agent] = await sql<{ id: string }[]>`insert into agents (org_id, name, llm_id, transcriber, tts) values (${orgId}, 'Caller', ${model!.id}, '{}', '{}') returning id`;
@@ -76,11 +70,10 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  await fixture.stop();
   await Promise.all([answer?.close(), busy?.close(), noAnswer?.close()]);
   await edge?.close();
   await hooks?.close();
-  await sql?.end();
-  await dropDb?.();
 });
 
 describe.skipIf(!sipBridgeVersion())('a campaign over the SIP bridge', () => {

@@ -3,27 +3,26 @@
 // is decoded and recognised offline); then the call record, its events and usage are checked. Routing cases,
 // concurrent calls, DTMF and a transfer (REFER received by the caller) follow on the same stack.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { startFakeOpenAI, lastUserText, type FakeOpenAI } from '../support/fake-openai.ts';
 import { spokenSeconds, transcribe, wordsFound, writeWav, type Pcm } from '../support/speech.ts';
 import { SipPhone } from '../support/sip-phone.ts';
 import { FIRST_MESSAGE, GREETINGS, GREETINGS_GRAMMAR, spelled } from '../support/greetings.ts';
-import { apiClient, untilEvery } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { untilEvery } from '../support/e2e.ts';
+import type { Sql } from '../../control-plane/src/db/connect.ts';
 
 const OTHER_FIRST = GREETINGS[1]!;
 let stack: TestStack;
 let llm: FakeOpenAI;
 let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let orgId: string;
 let modelId: string;
 let agentId: string;
 
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const fixture = stackFixture();
+const { api } = fixture;
 const until = untilEvery(250);
 
 // Local TTS on a loaded machine can pause mid-sentence (synthesis slower than real time); wait out such gaps.
@@ -65,17 +64,7 @@ async function heardUtterance(phone: SipPhone, from = 0, timeoutMs = 90_000): Pr
 }
 
 async function createAgent(name: string, firstMessage: string, extra: Record<string, unknown> = {}) {
-  const agent = await api('POST', '/v1/agents', {
-    name,
-    llm_id: modelId,
-    transcriber: { provider: 'local' },
-    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
-    first_message: firstMessage,
-    silence_timeout_seconds: 120,
-    ...extra,
-  });
-  expect(agent.status).toBe(201);
-  return agent.body.id as string;
+  return createLocalAgent(api, { name, llm_id: modelId, first_message: firstMessage, ...extra });
 }
 
 async function buy(agent: string, extra: Record<string, unknown> = {}) {
@@ -102,27 +91,20 @@ beforeAll(async () => {
     }
     return { text: 'Sorry, we are closed on Sundays.' };
   });
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack, sql, orgId } = await fixture.start({
+    org: 'inbound',
     worker: true,
     sip: true,
     // A loaded machine can take a while to start an agent job: let calls ring long enough.
-    env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', SIP_RINGING_TIMEOUT_SECONDS: '90' },
-  });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key, org_id: orgId } = (await createOrgWithKey(sql, 'inbound')) as { api_key: string; org_id: string });
-  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'You are the receptionist of Acme Dental.' });
-  expect(model.status).toBe(201);
-  modelId = model.body.id;
+    env: { SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', SIP_RINGING_TIMEOUT_SECONDS: '90' },
+  }));
+  modelId = await createStandInModel(api, llm.url, { system_prompt: 'You are the receptionist of Acme Dental.' });
   agentId = await createAgent('Receptionist', FIRST_MESSAGE);
 }, 240_000);
 
 afterAll(async () => {
-  await sql?.end();
+  await fixture.stop();
   await llm?.close();
-  await dropDb?.();
 });
 
 describe.skipIf(!sipBridgeVersion())('inbound phone calls over the SIP bridge', () => {

@@ -6,24 +6,23 @@
 // A squad as the fallback is opened on its entry agent with the squad, as the worker would open it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentDispatchClient } from 'livekit-server-sdk';
-import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createStandInModel } from '../support/stand-in-agent.ts';
 import { spokenSeconds } from '../support/speech.ts';
 import { SipPhone } from '../support/sip-phone.ts';
 import { Receiver } from '../support/webhook-receiver.ts';
-import { apiClient, untilEvery } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { untilEvery } from '../support/e2e.ts';
+import type { Sql } from '../../control-plane/src/db/connect.ts';
 
 const MESSAGE = 'Sorry, nobody can take your call right now. Please call again later.';
 let stack: TestStack;
 let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let modelId: string;
 let hooks: Receiver;
 
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const fixture = stackFixture();
+const { api } = fixture;
 const until = untilEvery(100);
 
 type CallRow = { id: string; status: string; agent_id: string; end_reason: string | null; room_name: string; metadata: Record<string, unknown>; messages: { role: string; content: string }[] | null };
@@ -56,36 +55,28 @@ function soundSeconds(phone: SipPhone, from = 0): number {
 }
 
 beforeAll(async () => {
-  const db = await createTestDatabase();
-  dropDb = db.drop;
   hooks = await new Receiver().start();
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack, sql } = await fixture.start({
+    org: 'unanswered',
     // No media worker: every dispatch goes untaken.
     worker: false,
     sip: true,
     env: {
-      DATABASE_URL: db.url,
       SSRF_ALLOWLIST: '127.0.0.1,localhost',
       INBOUND_ANSWER_WAIT_SECONDS: '2',
       // Long enough for the test to see the fallback's dispatch in LiveKit while it waits.
       INBOUND_FALLBACK_WAIT_SECONDS: '10',
       SIP_RINGING_TIMEOUT_SECONDS: '90',
     },
-  });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = (await createOrgWithKey(sql, 'unanswered')) as { api_key: string });
-  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: 'http://127.0.0.1:9/v1' });
-  expect(model.status).toBe(201);
-  modelId = model.body.id;
+  }));
+  modelId = await createStandInModel(api, 'http://127.0.0.1:9/v1');
   const hook = await api('POST', '/v1/webhooks', { name: 'failures', url: hooks.url('/unanswered'), events: ['call.failed'] });
   expect(hook.status, JSON.stringify(hook.body)).toBe(201);
 }, 240_000);
 
 afterAll(async () => {
+  await fixture.stop();
   await hooks?.close();
-  await sql?.end();
-  await dropDb?.();
 });
 
 describe.skipIf(!sipBridgeVersion())('inbound calls no worker takes', () => {

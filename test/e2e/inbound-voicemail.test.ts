@@ -5,14 +5,14 @@
 // machine, leave the number's message after the beep and hang up, with end_reason voicemail. Then a person calls
 // the same number with a short request and is answered by the agent as usual.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { synthesize, spokenSeconds, type Pcm } from '../support/speech.ts';
 import { SipPhone } from '../support/sip-phone.ts';
-import { apiClient, untilEvery } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { untilEvery } from '../support/e2e.ts';
+import type { Sql } from '../../control-plane/src/db/connect.ts';
 
 const FIRST_MESSAGE = 'Thank you for calling Acme Dental.';
 const VOICEMAIL = 'Hi, this is Acme Dental returning your call. Please ring us back when you can.';
@@ -23,14 +23,13 @@ const REPLY = 'Sure, I can help with that.';
 let stack: TestStack;
 let llm: FakeOpenAI;
 let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let number: { id: string; phone_number: string };
 let greeting: Pcm;
 let beep: Pcm;
 let request: Pcm;
 
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const fixture = stackFixture();
+const { api } = fixture;
 const until = untilEvery(250);
 
 beforeAll(async () => {
@@ -44,46 +43,31 @@ beforeAll(async () => {
   // The mailbox's beep: 1000 Hz for 0.6 s at 8 kHz, as answering machines do.
   beep = { samples: new Int16Array(4800), sampleRate: 8000 };
   for (let i = 0; i < beep.samples.length; i++) beep.samples[i] = Math.round(12000 * Math.sin((2 * Math.PI * 1000 * i) / 8000));
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack, sql } = await fixture.start({
+    org: 'inbound-voicemail',
     worker: true,
     sip: true,
     // A loaded machine can take a while to start an agent job (a job process's start and prewarm went past
     // agents-js's 10 s there): let calls ring long enough, and the job process start.
     env: {
-      DATABASE_URL: db.url,
       SSRF_ALLOWLIST: '127.0.0.1,localhost',
       WORKER_SILENCE_SECONDS: '15',
       DISPATCH_TIMEOUT_SECONDS: '30',
       SIP_RINGING_TIMEOUT_SECONDS: '90',
       JOB_INIT_TIMEOUT_MS: '60000',
     },
-  });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = (await createOrgWithKey(sql, 'inbound-voicemail')) as { api_key: string });
-  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'You are the receptionist of Acme Dental.' });
-  expect(model.status).toBe(201);
+  }));
+  const modelId = await createStandInModel(api, llm.url, { system_prompt: 'You are the receptionist of Acme Dental.' });
   // The agent's own voicemail_detection stays off: on inbound calls the number's message is what turns it on.
-  const agent = await api('POST', '/v1/agents', {
-    name: 'Front desk',
-    llm_id: model.body.id,
-    transcriber: { provider: 'local' },
-    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
-    first_message: FIRST_MESSAGE,
-    silence_timeout_seconds: 120,
-  });
-  expect(agent.status, JSON.stringify(agent.body)).toBe(201);
-  const bought = await api('POST', '/v1/phone-numbers', { agent_id: agent.body.id, area_code: '415', inbound_routing: { voicemail_message: VOICEMAIL } });
+  const agentId = await createLocalAgent(api, { name: 'Front desk', llm_id: modelId, first_message: FIRST_MESSAGE });
+  const bought = await api('POST', '/v1/phone-numbers', { agent_id: agentId, area_code: '415', inbound_routing: { voicemail_message: VOICEMAIL } });
   expect(bought.status, JSON.stringify(bought.body)).toBe(200);
   number = bought.body;
 }, 240_000);
 
 afterAll(async () => {
-  await sql?.end();
+  await fixture.stop();
   await llm?.close();
-  await dropDb?.();
 });
 
 /** Sound the caller heard between two sample indexes (8 kHz), in seconds: loud samples from first to last. */

@@ -8,15 +8,15 @@
 // person the menu leads to. A menu that only ever repeats itself gets two presses, then the agent hangs up.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SipClient } from 'livekit-server-sdk';
-import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { startFakeOpenAI, contentText, type ChatRequest, type FakeOpenAI } from '../support/fake-openai.ts';
 import { startFakeDeepgram, type DeepgramConnection, type FakeDeepgram } from '../support/fake-deepgram.ts';
 import { synthesize, spokenSeconds, transcribe, writeWav, type Pcm } from '../support/speech.ts';
 import { SipCallee, type MenuNode } from '../support/sip-callee.ts';
-import { apiClient, until } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { until } from '../support/e2e.ts';
+import type { Sql } from '../../control-plane/src/db/connect.ts';
 import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
 
 const LEVEL1 = 'For sales, press 1. For billing, press 2. For support, press 3.';
@@ -35,15 +35,14 @@ let stack: TestStack;
 let llm: FakeOpenAI;
 let deepgram: FakeDeepgram;
 let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let agentId: string;
 let edge: SimulatedEdge;
 let menuCallee: SipCallee;
 let loopCallee: SipCallee;
 const speech = new Map<string, Pcm>();
 
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const fixture = stackFixture();
+const { api } = fixture;
 const getCall = async (id: string) => (await api('GET', `/v1/calls/${id}`)).body;
 
 const DIGITS: Record<string, string> = { one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', zero: '0' };
@@ -85,14 +84,11 @@ beforeAll(async () => {
     ],
     noAnswerMs: 3000,
   });
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack, sql } = await fixture.start({
+    org: 'ivr',
     worker: true,
     sip: true,
     env: {
-      DATABASE_URL: db.url,
       SSRF_ALLOWLIST: '127.0.0.1,localhost',
       DEEPGRAM_BASE_URL: deepgram.httpUrl,
       DEEPGRAM_API_KEY: 'dg-test-key',
@@ -101,21 +97,10 @@ beforeAll(async () => {
       OUTBOUND_RING_TIMEOUT_SECONDS: '15',
       STOP_REPORT_GRACE_SECONDS: '20',
     },
-  });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = (await createOrgWithKey(sql, 'ivr')) as { api_key: string; org_id: string });
-  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'You call Acme to pay an invoice.' });
-  expect(model.status).toBe(201);
-  const agent = await api('POST', '/v1/agents', {
-    name: 'Payer',
-    llm_id: model.body.id,
-    transcriber: { provider: 'deepgram' },
-    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
-    first_message: FIRST_MESSAGE,
-    silence_timeout_seconds: 120,
-  });
-  expect(agent.status, JSON.stringify(agent.body)).toBe(201);
-  agentId = agent.body.id;
+  }));
+  const modelId = await createStandInModel(api, llm.url, { system_prompt: 'You call Acme to pay an invoice.' });
+  // The menus are heard through the Deepgram stand-in (the offline recogniser cannot read 8 kHz phone audio).
+  agentId = await createLocalAgent(api, { name: 'Payer', llm_id: modelId, transcriber: { provider: 'deepgram' }, first_message: FIRST_MESSAGE });
   const sip = new SipClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
   const trunk = await sip.createSipOutboundTrunk('ivr-test', `${edge.address.host}:${edge.address.port}`, [FROM]);
   const [org] = await sql<{ org_id: string }[]>`select org_id from agents where id = ${agentId}`;
@@ -124,11 +109,10 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  await fixture.stop();
   await Promise.all([menuCallee?.close(), loopCallee?.close()]);
   await edge?.close();
-  await sql?.end();
   await Promise.all([llm?.close(), deepgram?.close()]);
-  await dropDb?.();
 });
 
 /** Labels each prompt for the worker's Deepgram stream as it is played (its words spread over its audio). */

@@ -5,16 +5,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SipClient } from 'livekit-server-sdk';
 import { Webhook } from 'standardwebhooks';
-import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { startFakeOpenAI, lastUserText, type FakeOpenAI } from '../support/fake-openai.ts';
 import { synthesize, writeWav, spokenSeconds } from '../support/speech.ts';
 import { SipCallee } from '../support/sip-callee.ts';
 import { Receiver } from '../support/webhook-receiver.ts';
-import { apiClient, until } from '../support/e2e.ts';
+import { until } from '../support/e2e.ts';
 import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import type { Sql } from '../../control-plane/src/db/connect.ts';
 import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
 
 const FIRST_MESSAGE = 'Hello, this is Acme Dental calling about your appointment.';
@@ -31,8 +31,6 @@ const RING_TIMEOUT = 8;
 let stack: TestStack;
 let llm: FakeOpenAI;
 let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let orgId: string;
 let agentId: string;
 let edge: SimulatedEdge;
@@ -41,7 +39,8 @@ let noAnswer: SipCallee;
 let answer: SipCallee;
 let hooks: Receiver;
 
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const fixture = stackFixture();
+const { api } = fixture;
 const getCall = async (id: string) => (await api('GET', `/v1/calls/${id}`)).body;
 const finalCall = (id: string, timeoutMs = 60_000) =>
   until(`call ${id} to end`, async () => {
@@ -70,35 +69,20 @@ beforeAll(async () => {
   });
   hooks = await new Receiver().start();
 
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack, sql, orgId } = await fixture.start({
+    org: 'outbound',
     worker: true,
     sip: true,
     env: {
-      DATABASE_URL: db.url,
       SSRF_ALLOWLIST: '127.0.0.1,localhost',
       WORKER_SILENCE_SECONDS: '15',
       DISPATCH_TIMEOUT_SECONDS: '30',
       OUTBOUND_RING_TIMEOUT_SECONDS: String(RING_TIMEOUT),
       STOP_REPORT_GRACE_SECONDS: '20',
     },
-  });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key, org_id: orgId } = (await createOrgWithKey(sql, 'outbound')) as { api_key: string; org_id: string });
-  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'You are the receptionist of Acme Dental.' });
-  expect(model.status).toBe(201);
-  const agent = await api('POST', '/v1/agents', {
-    name: 'Caller',
-    llm_id: model.body.id,
-    transcriber: { provider: 'local' },
-    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
-    first_message: FIRST_MESSAGE,
-    silence_timeout_seconds: 120,
-  });
-  expect(agent.status).toBe(201);
-  agentId = agent.body.id;
+  }));
+  const modelId = await createStandInModel(api, llm.url, { system_prompt: 'You are the receptionist of Acme Dental.' });
+  agentId = await createLocalAgent(api, { name: 'Caller', llm_id: modelId, first_message: FIRST_MESSAGE });
   // The number and its outbound trunk (as a purchase from the simulated carrier leaves them), on the edge.
   const sip = new SipClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
   const trunk = await sip.createSipOutboundTrunk('outbound-test', `${edge.address.host}:${edge.address.port}`, [FROM]);
@@ -107,12 +91,11 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  await fixture.stop();
   await Promise.all([busy?.close(), noAnswer?.close(), answer?.close()]);
   await edge?.close();
   await hooks?.close();
-  await sql?.end();
   await llm?.close();
-  await dropDb?.();
 });
 
 /** The call's own webhook deliveries, verified with the org's signing secret. */

@@ -6,15 +6,15 @@
 // after the beep, or hang up when the agent has none.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SipClient } from 'livekit-server-sdk';
-import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { synthesize, spokenSeconds, type Pcm } from '../support/speech.ts';
 import { SipCallee } from '../support/sip-callee.ts';
 import { Receiver } from '../support/webhook-receiver.ts';
-import { apiClient, until } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { until } from '../support/e2e.ts';
+import type { Sql } from '../../control-plane/src/db/connect.ts';
 import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
 
 const FIRST_MESSAGE = 'Hello, this is Acme Dental calling about your appointment.';
@@ -27,8 +27,6 @@ const TO_MACHINE_2 = '+15550000005';
 let stack: TestStack;
 let llm: FakeOpenAI;
 let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let orgId: string;
 let llmId: string;
 let edge: SimulatedEdge;
@@ -38,7 +36,8 @@ let hooks: Receiver;
 let greeting: Pcm;
 let beep: Pcm;
 
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const fixture = stackFixture();
+const { api } = fixture;
 const getCall = async (id: string) => (await api('GET', `/v1/calls/${id}`)).body;
 
 beforeAll(async () => {
@@ -59,26 +58,19 @@ beforeAll(async () => {
     noAnswerMs: 3000,
   });
   hooks = await new Receiver().start();
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack, sql, orgId } = await fixture.start({
+    org: 'voicemail',
     worker: true,
     sip: true,
     env: {
-      DATABASE_URL: db.url,
       SSRF_ALLOWLIST: '127.0.0.1,localhost',
       WORKER_SILENCE_SECONDS: '15',
       DISPATCH_TIMEOUT_SECONDS: '30',
       OUTBOUND_RING_TIMEOUT_SECONDS: '15',
       STOP_REPORT_GRACE_SECONDS: '20',
     },
-  });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key, org_id: orgId } = (await createOrgWithKey(sql, 'voicemail')) as { api_key: string; org_id: string });
-  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'You are the receptionist of Acme Dental.' });
-  expect(model.status).toBe(201);
-  llmId = model.body.id;
+  }));
+  llmId = await createStandInModel(api, llm.url, { system_prompt: 'You are the receptionist of Acme Dental.' });
   // The number (routed to an agent, as every number is) and its outbound trunk, on the edge.
   const owner = await agentWith(null);
   const sip = new SipClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
@@ -88,27 +80,21 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  await fixture.stop();
   await Promise.all([machine?.close(), machine2?.close()]);
   await edge?.close();
   await hooks?.close();
-  await sql?.end();
   await llm?.close();
-  await dropDb?.();
 });
 
 async function agentWith(voicemailMessage: string | null): Promise<string> {
-  const agent = await api('POST', '/v1/agents', {
+  return createLocalAgent(api, {
     name: voicemailMessage ? 'Leaves voicemail' : 'Hangs up on machines',
     llm_id: llmId,
-    transcriber: { provider: 'local' },
-    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
     first_message: FIRST_MESSAGE,
     voicemail_detection: true,
     voicemail_message: voicemailMessage,
-    silence_timeout_seconds: 120,
   });
-  expect(agent.status, JSON.stringify(agent.body)).toBe(201);
-  return agent.body.id as string;
 }
 
 /** Plays the machine's greeting from the moment it answers, then its beep; returns the sample index heard at the beep's end. */

@@ -12,26 +12,25 @@ import path from 'node:path';
 import { randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RoomServiceClient } from 'livekit-server-sdk';
-import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { SipPhone } from '../support/sip-phone.ts';
 import { FIRST_MESSAGE } from '../support/greetings.ts';
-import { apiClient, untilEvery } from '../support/e2e.ts';
+import { untilEvery } from '../support/e2e.ts';
 import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import type { Sql } from '../../control-plane/src/db/connect.ts';
 
 const STRANGER = '127.0.0.2';
 let stack: TestStack;
 let llm: FakeOpenAI;
 let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let rooms: RoomServiceClient;
 let number: { id: string; phone_number: string };
 
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const fixture = stackFixture();
+const { api } = fixture;
 const until = untilEvery(250);
 
 /** Requests the control plane served, by route (its Prometheus histogram's counts). */
@@ -131,38 +130,24 @@ Content-Length: 0
 beforeAll(async () => {
   llm = await startFakeOpenAI({ ttftMs: 20 });
   llm.setResponder(() => ({ text: 'Sorry, we are closed on Sundays.' }));
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack, sql } = await fixture.start({
+    org: 'sip-security',
     worker: true,
     sip: true,
     // The carrier is 127.0.0.1 only; 127.0.0.2 is a stranger.
-    env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', SIMULATED_CARRIER_SOURCE_ADDRESSES: '127.0.0.1/32', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', SIP_RINGING_TIMEOUT_SECONDS: '90' },
-  });
+    env: { SSRF_ALLOWLIST: '127.0.0.1,localhost', SIMULATED_CARRIER_SOURCE_ADDRESSES: '127.0.0.1/32', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', SIP_RINGING_TIMEOUT_SECONDS: '90' },
+  }));
   rooms = new RoomServiceClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = (await createOrgWithKey(sql, 'sip-security')) as { api_key: string; org_id: string });
-  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'You are a receptionist.' });
-  expect(model.status).toBe(201);
-  const agent = await api('POST', '/v1/agents', {
-    name: 'Receptionist',
-    llm_id: model.body.id,
-    transcriber: { provider: 'local' },
-    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
-    first_message: FIRST_MESSAGE,
-    silence_timeout_seconds: 120,
-  });
-  expect(agent.status).toBe(201);
-  const bought = await api('POST', '/v1/phone-numbers', { agent_id: agent.body.id, area_code: '415' });
+  const modelId = await createStandInModel(api, llm.url, { system_prompt: 'You are a receptionist.' });
+  const agentId = await createLocalAgent(api, { name: 'Receptionist', llm_id: modelId, first_message: FIRST_MESSAGE });
+  const bought = await api('POST', '/v1/phone-numbers', { agent_id: agentId, area_code: '415' });
   expect(bought.status, JSON.stringify(bought.body)).toBe(200);
   number = bought.body;
 }, 240_000);
 
 afterAll(async () => {
-  await sql?.end();
+  await fixture.stop();
   await llm?.close();
-  await dropDb?.();
 });
 
 describe.skipIf(!sipBridgeVersion())('only the carrier reaches an agent', () => {

@@ -8,16 +8,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SipClient } from 'livekit-server-sdk';
-import { useStack, sipBridgeVersion, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { startFakeOpenAI, contentText, lastUserText, pendingToolResult, type FakeOpenAI } from '../support/fake-openai.ts';
 import { envelopeMatch, synthesize, transcribe, wordsFound, writeWav, type Pcm } from '../support/speech.ts';
 import { SipPhone } from '../support/sip-phone.ts';
 import { SipCallee } from '../support/sip-callee.ts';
 import { GREETINGS, spelled } from '../support/greetings.ts';
-import { apiClient, untilEvery } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { untilEvery } from '../support/e2e.ts';
+import type { Sql } from '../../control-plane/src/db/connect.ts';
 import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
 
 const FIRST_MESSAGE = 'Hello, thank you for calling Acme Dental.';
@@ -37,15 +37,14 @@ const GRAMMAR = `#JSGF V1.0;\ngrammar transfer;\npublic <s> = ${SENTENCES.map(sp
 let stack: TestStack;
 let llm: FakeOpenAI;
 let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let edge: SimulatedEdge;
 let human: SipCallee;
 let busy: SipCallee;
 let noAnswer: SipCallee;
 let number: string;
 
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const fixture = stackFixture();
+const { api } = fixture;
 const until = untilEvery(250);
 
 /** Samples louder than speech's quiet parts, from `from` on. */
@@ -159,23 +158,18 @@ beforeAll(async () => {
     ],
     noAnswerMs: 3000,
   });
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack, sql } = await fixture.start({
+    org: 'warm-transfer',
     worker: true,
     sip: true,
     env: {
-      DATABASE_URL: db.url,
       SSRF_ALLOWLIST: '127.0.0.1,localhost',
       WORKER_SILENCE_SECONDS: '15',
       DISPATCH_TIMEOUT_SECONDS: '30',
       SIP_RINGING_TIMEOUT_SECONDS: '90',
       TRANSFER_RING_TIMEOUT_SECONDS: String(RING_TIMEOUT),
     },
-  });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = (await createOrgWithKey(sql, 'warm-transfer')) as { api_key: string; org_id: string });
+  }));
   const tools: string[] = [];
   for (const [name, destination] of [['transfer_to_person', TO_HUMAN], ['transfer_to_busy', TO_BUSY], ['transfer_to_nobody', TO_NO_ANSWER]] as const) {
     const tool = await api('POST', '/v1/tools', { type: 'transfer_call', name, destination, mode: 'warm' });
@@ -183,18 +177,9 @@ beforeAll(async () => {
     expect(tool.body).toMatchObject({ mode: 'warm', destination });
     tools.push(tool.body.id);
   }
-  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'You are the receptionist of Acme Dental.', tool_ids: tools });
-  expect(model.status, JSON.stringify(model.body)).toBe(201);
-  const agent = await api('POST', '/v1/agents', {
-    name: 'Receptionist',
-    llm_id: model.body.id,
-    transcriber: { provider: 'local' },
-    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
-    first_message: FIRST_MESSAGE,
-    silence_timeout_seconds: 120,
-  });
-  expect(agent.status).toBe(201);
-  const bought = await api('POST', '/v1/phone-numbers', { agent_id: agent.body.id, area_code: '415' });
+  const modelId = await createStandInModel(api, llm.url, { system_prompt: 'You are the receptionist of Acme Dental.', tool_ids: tools });
+  const agentId = await createLocalAgent(api, { name: 'Receptionist', llm_id: modelId, first_message: FIRST_MESSAGE });
+  const bought = await api('POST', '/v1/phone-numbers', { agent_id: agentId, area_code: '415' });
   expect(bought.status, JSON.stringify(bought.body)).toBe(200);
   number = bought.body.phone_number;
   // The number's outbound trunk reaches the people through this test's edge (as outbound-call.test.ts does).
@@ -204,11 +189,10 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  await fixture.stop();
   await Promise.all([human?.close(), busy?.close(), noAnswer?.close()]);
   await edge?.close();
-  await sql?.end();
   await llm?.close();
-  await dropDb?.();
 });
 
 describe.skipIf(!sipBridgeVersion())('warm transfer over the SIP bridge', () => {
