@@ -7,13 +7,11 @@
 // the Deepgram stand-in (only the org's key opens it) and say its line through the OpenAI one with the org's key,
 // while canary platform keys for both sit in the control plane's and the worker's environment and never show.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useStack, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../support/fake-deepgram.ts';
 import { contentText, startFakeOpenAI, type ChatRequest, type FakeOpenAI } from '../support/fake-openai.ts';
-import { apiClient, untilEvery } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { untilEvery } from '../support/e2e.ts';
 
 const AGENT_PROMPT = 'You are the receptionist of Acme Dental. Answer in one short sentence.';
 /** What the Deepgram stand-in says it heard, whatever the audio: the caller's model must be shown these words. */
@@ -23,21 +21,15 @@ const ORG_DEEPGRAM = 'dg-org-own-credential-0123456789';
 const ORG_OPENAI = 'sk-org-own-credential-0123456789';
 const CANARY = { DEEPGRAM_API_KEY: 'dg-canary-platform-e2e', OPENAI_API_KEY: 'sk-canary-platform-e2e' };
 
-let stack: TestStack;
 let llm: FakeOpenAI;
 let speech: FakeOpenAI;
 let deepgram: FakeDeepgram;
-let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let agentId: string;
 let labelling = true;
 const callerAsks: string[] = [];
 
-const api = apiClient(
-  () => stack.controlPlaneUrl,
-  () => key,
-);
+const fixture = stackFixture();
+const { api } = fixture;
 const until = untilEvery(1000);
 
 function reply(req: ChatRequest) {
@@ -62,13 +54,10 @@ beforeAll(async () => {
     }
   })();
 
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  await fixture.start({
+    org: 'e2e-caller-speech',
     worker: true,
     env: {
-      DATABASE_URL: db.url,
       ...CANARY,
       DEEPGRAM_BASE_URL: deepgram.httpUrl,
       OPENAI_BASE_URL: speech.url,
@@ -78,30 +67,17 @@ beforeAll(async () => {
       JOB_INIT_TIMEOUT_MS: '60000',
     },
   });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = await createOrgWithKey(sql, 'e2e-caller-speech'));
   for (const [provider, apiKey] of [['deepgram', ORG_DEEPGRAM], ['openai', ORG_OPENAI]]) {
     expect((await api('POST', '/v1/integrations', { name: provider, provider, api_key: apiKey })).status).toBe(201);
   }
-  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: AGENT_PROMPT });
-  expect(model.status).toBe(201);
-  const agent = await api('POST', '/v1/agents', {
-    name: 'Receptionist',
-    llm_id: model.body.id,
-    transcriber: { provider: 'local' },
-    tts: { provider: 'local', model: 'espeak-ng' },
-    first_message: 'Hello, Acme Dental.',
-    silence_timeout_seconds: 120,
-  });
-  expect(agent.status).toBe(201);
-  agentId = agent.body.id;
+  const modelId = await createStandInModel(api, llm.url, { system_prompt: AGENT_PROMPT });
+  agentId = await createLocalAgent(api, { name: 'Receptionist', llm_id: modelId, tts: { provider: 'local', model: 'espeak-ng' }, first_message: 'Hello, Acme Dental.' });
 }, 180_000);
 
 afterAll(async () => {
   labelling = false;
-  await sql?.end();
+  await fixture.stop();
   await Promise.all([llm?.close(), speech?.close(), deepgram?.close()]);
-  await dropDb?.();
 });
 
 describe("a voice-mode test's caller with the org's speech credentials", () => {

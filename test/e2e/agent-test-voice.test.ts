@@ -8,12 +8,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useStack, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { contentText, lastUserText, startFakeOpenAI, type ChatRequest, type FakeOpenAI } from '../support/fake-openai.ts';
-import { apiClient, untilEvery } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { untilEvery } from '../support/e2e.ts';
 
 const BOOKING_PROMPT = 'You are the receptionist of Acme Dental. You may book appointments with the book_appointment tool.';
 const BROKEN_PROMPT = 'You are the receptionist of Acme Dental. Appointments are handled by email only.';
@@ -22,20 +20,14 @@ const REFUSED = 'Sorry, please send us an email instead.';
 /** Words the worker's pocketsphinx is likely to catch in the caller's request (any one will do). */
 const REQUEST_WORDS = ['book', 'appointment', 'wednesday', 'like', 'would'];
 
-let stack: TestStack;
 let llm: FakeOpenAI;
-let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let agentId: string;
 let modelId: string;
 let toolServer: http.Server;
 const toolRequests: { headers: http.IncomingHttpHeaders; body: string }[] = [];
 
-const api = apiClient(
-  () => stack.controlPlaneUrl,
-  () => key,
-);
+const fixture = stackFixture();
+const { api } = fixture;
 const until = untilEvery(1000);
 
 function agentReply(req: ChatRequest) {
@@ -66,13 +58,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => toolServer.listen(0, '127.0.0.1', r));
 
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  await fixture.start({
+    org: 'e2e-agent-tests',
     worker: true,
     env: {
-      DATABASE_URL: db.url,
       SSRF_ALLOWLIST: '127.0.0.1,localhost',
       ANALYSIS_MODE: 'extractive',
       REAP_DELAY_SECONDS: '1',
@@ -80,8 +69,6 @@ beforeAll(async () => {
       JOB_INIT_TIMEOUT_MS: '60000',
     },
   });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = await createOrgWithKey(sql, 'e2e-agent-tests'));
 
   const tool = await api('POST', '/v1/tools', {
     type: 'function',
@@ -91,34 +78,21 @@ beforeAll(async () => {
     parameters: { type: 'object', properties: { day: { type: 'string' } } },
   });
   expect(tool.status).toBe(201);
-  const model = await api('POST', '/v1/models', {
-    name: 'stand-in',
-    model: 'fake-model',
-    base_url: llm.url,
-    system_prompt: BOOKING_PROMPT,
-    tool_ids: [tool.body.id],
-  });
-  expect(model.status).toBe(201);
-  modelId = model.body.id;
-  const agent = await api('POST', '/v1/agents', {
+  modelId = await createStandInModel(api, llm.url, { system_prompt: BOOKING_PROMPT, tool_ids: [tool.body.id] });
+  agentId = await createLocalAgent(api, {
     name: 'Receptionist',
     llm_id: modelId,
-    transcriber: { provider: 'local' },
     // espeak-ng, the lighter voice: the agent's words are read from the worker's record, not heard.
     tts: { provider: 'local', model: 'espeak-ng' },
     first_message: 'Hello, Acme Dental.',
     enable_recording: true,
-    silence_timeout_seconds: 120,
   });
-  expect(agent.status).toBe(201);
-  agentId = agent.body.id;
 }, 180_000);
 
 afterAll(async () => {
-  await sql?.end();
+  await fixture.stop();
   toolServer?.close();
   await llm?.close();
-  await dropDb?.();
 });
 
 async function scenario(name: string, expectations: unknown[]): Promise<string> {

@@ -7,12 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConsoleMessage, Page, Request, WebSocket } from 'playwright-core';
-import { useStack, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import type { TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { answerFromWords, startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { launchBrowser, speechWav, type TestBrowser } from '../support/browser.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
 import { buildPlayground } from '../../web/build-playground.ts';
 
 const FIRST_MESSAGE = 'Hello, thank you for calling Acme Dental.';
@@ -21,13 +20,12 @@ const AXE = path.resolve(import.meta.dirname, '../../node_modules/axe-core/axe.m
 
 let stack: TestStack;
 let llm: FakeOpenAI;
-let sql: Sql;
-let dropDb: () => Promise<void>;
 let dist: string;
 let key: string;
 let agentId: string;
 let browser: TestBrowser;
 let mic: { file: string; remove(): void } | undefined;
+const fixture = stackFixture();
 
 beforeAll(async () => {
   // The page as built from this checkout, so the test never runs against a stale web/dist.
@@ -40,37 +38,19 @@ beforeAll(async () => {
     }
     return answerFromWords([{ words: ['open', 'opening', 'time', 'morning', 'tomorrow'], text: ANSWER }], 'Please hold while I transfer your call.')(req);
   });
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack, key } = await fixture.start({
+    org: 'playground',
     worker: true,
-    env: { DATABASE_URL: db.url, WEB_DIST_DIR: dist, SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', REAP_DELAY_SECONDS: '1' },
+    env: { WEB_DIST_DIR: dist, SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', REAP_DELAY_SECONDS: '1' },
+  }));
+  const modelId = await createStandInModel(fixture.api, llm.url, { system_prompt: 'You are the receptionist of Acme Dental.' });
+  agentId = await createLocalAgent(fixture.api, {
+    name: 'Receptionist',
+    llm_id: modelId,
+    tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' },
+    first_message: FIRST_MESSAGE,
+    enable_recording: true,
   });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = await createOrgWithKey(sql, 'playground'));
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const model = await fetch(`${stack.controlPlaneUrl}/v1/models`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'You are the receptionist of Acme Dental.' }),
-  });
-  expect(model.status).toBe(201);
-  const agent = await fetch(`${stack.controlPlaneUrl}/v1/agents`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      name: 'Receptionist',
-      llm_id: ((await model.json()) as { id: string }).id,
-      transcriber: { provider: 'local' },
-      tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' },
-      first_message: FIRST_MESSAGE,
-      enable_recording: true,
-      silence_timeout_seconds: 120,
-    }),
-  });
-  expect(agent.status).toBe(201);
-  agentId = ((await agent.json()) as { id: string }).id;
   // The question (4 s of silence first), then a long silence before Chromium loops the file: unmuted after the
   // greeting, the microphone plays the question within one loop.
   mic = await speechWav('What time do you open tomorrow morning?', { trailSilenceMs: 20_000 });
@@ -80,9 +60,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   mic?.remove();
-  await sql?.end();
+  await fixture.stop();
   await llm?.close();
-  await dropDb?.();
   if (dist) rmSync(dist, { recursive: true, force: true });
 });
 

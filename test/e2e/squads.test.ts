@@ -7,14 +7,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useStack, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { contentText, startFakeOpenAI, type ChatRequest, type FakeOpenAI } from '../support/fake-openai.ts';
 import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
 import { synthesize, transcribe } from '../support/speech.ts';
-import { apiClient, untilEvery } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { untilEvery } from '../support/e2e.ts';
+import type { Sql } from '../../control-plane/src/db/connect.ts';
 
 const RECEPTION_PROMPT = 'You are the receptionist of Acme Dental. Send billing questions to the billing desk.';
 const BILLING_PROMPT = 'You are the billing desk of Acme Dental. Answer invoice questions in one short sentence.';
@@ -32,18 +31,16 @@ public <s> = hello thank you for calling acme dental
   | please hold while i transfer your call
   | sorry we are closed on sundays;`;
 
-let stack: TestStack;
 let llm: FakeOpenAI;
 let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let receptionist: string;
 let billing: string;
 let squadId: string;
 const received: { body: Record<string, any> }[] = [];
 let receiver: http.Server;
 
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const fixture = stackFixture();
+const { api } = fixture;
 const until = untilEvery(250);
 
 const systemText = (req: ChatRequest) => contentText(req.messages.find((m) => m.role === 'system') ?? { role: 'system', content: '' });
@@ -73,29 +70,15 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
 
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ sql } = await fixture.start({
+    org: 'e2e-squads',
     worker: true,
-    env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', REAP_DELAY_SECONDS: '1' },
-  });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = await createOrgWithKey(sql, 'e2e-squads'));
+    env: { SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', REAP_DELAY_SECONDS: '1' },
+  }));
 
   const agent = async (name: string, prompt: string, firstMessage: string, voice: string) => {
-    const model = await api('POST', '/v1/models', { name: `${name} model`, model: 'fake-model', base_url: llm.url, system_prompt: prompt });
-    expect(model.status).toBe(201);
-    const res = await api('POST', '/v1/agents', {
-      name,
-      llm_id: model.body.id,
-      transcriber: { provider: 'local' },
-      tts: { provider: 'local', model: 'festival', voice_id: voice },
-      first_message: firstMessage,
-      silence_timeout_seconds: 120,
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    return res.body.id as string;
+    const modelId = await createStandInModel(api, llm.url, { name: `${name} model`, system_prompt: prompt });
+    return createLocalAgent(api, { name, llm_id: modelId, tts: { provider: 'local', model: 'festival', voice_id: voice }, first_message: firstMessage });
   };
   receptionist = await agent('Receptionist', RECEPTION_PROMPT, FIRST_MESSAGE, 'us-slt-hts');
   billing = await agent('Billing', BILLING_PROMPT, BILLING_FIRST, 'us-slt-hts');
@@ -117,10 +100,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await disposeRtc();
-  await sql?.end();
+  await fixture.stop();
   receiver?.close();
   await llm?.close();
-  await dropDb?.();
 });
 
 describe("a squad's web call through LiveKit", () => {

@@ -5,15 +5,15 @@
 // the real SIP bridge) dials a number: the standby agent joins the caller's room and greets them, and the job the
 // number's dispatch rule offers is rejected by the worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sipBridgeVersion, useStack, type TestStack } from '../support/stack.ts';
+import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { SipPhone } from '../support/sip-phone.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
 import { transcribe, type Pcm } from '../support/speech.ts';
-import { apiClient, untilEvery } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
-import { createTestDatabase } from '../support/db.ts';
+import { untilEvery } from '../support/e2e.ts';
+import type { Sql } from '../../control-plane/src/db/connect.ts';
 
 const GREETINGS = ['hello thank you for calling acme dental', 'good morning this is the north clinic'];
 // With a grammar pocketsphinx picks the closest sentence: hearing the call's own agent's greeting, not the other
@@ -25,13 +25,9 @@ public <s> = ${GREETINGS.join(' | ')} | please hold while i transfer your call;`
 let stack: TestStack;
 let llm: FakeOpenAI;
 let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 const agents: string[] = [];
-const api = apiClient(
-  () => stack.controlPlaneUrl,
-  () => key,
-);
+const fixture = stackFixture();
+const { api } = fixture;
 const until = untilEvery(200);
 
 async function workerGauge(name: string): Promise<number> {
@@ -56,37 +52,22 @@ const standbyReady = () =>
 beforeAll(async () => {
   llm = await startFakeOpenAI({ ttftMs: 20 });
   llm.setResponder(() => ({ text: 'We open at nine.' }));
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack, sql } = await fixture.start({
+    org: 'e2e',
     worker: true,
     sip: !!sipBridgeVersion(),
-    env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', STANDBY_AGENTS: '1', SIP_RINGING_TIMEOUT_SECONDS: '90' },
-  });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = await createOrgWithKey(sql, 'e2e'));
-  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url });
-  expect(model.status).toBe(201);
+    env: { SSRF_ALLOWLIST: '127.0.0.1,localhost', STANDBY_AGENTS: '1', SIP_RINGING_TIMEOUT_SECONDS: '90' },
+  }));
+  const modelId = await createStandInModel(api, llm.url);
   for (const [i, greeting] of GREETINGS.entries()) {
-    const agent = await api('POST', '/v1/agents', {
-      name: `Agent ${i}`,
-      llm_id: model.body.id,
-      transcriber: { provider: 'local' },
-      tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
-      first_message: `${greeting[0]!.toUpperCase()}${greeting.slice(1)}.`,
-      silence_timeout_seconds: 120,
-    });
-    expect(agent.status).toBe(201);
-    agents.push(agent.body.id);
+    agents.push(await createLocalAgent(api, { name: `Agent ${i}`, llm_id: modelId, first_message: `${greeting[0]!.toUpperCase()}${greeting.slice(1)}.` }));
   }
 }, 180_000);
 
 afterAll(async () => {
   await disposeRtc();
-  await sql?.end();
+  await fixture.stop();
   await llm?.close();
-  await dropDb?.();
 });
 
 /** A web call on a standby agent's room: the greeting heard, then stopped; returns the room. */

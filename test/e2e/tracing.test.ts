@@ -6,27 +6,22 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useStack, type TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
 import { synthesize } from '../support/speech.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.ts';
-import { createTestDatabase } from '../support/db.ts';
-import { apiClient, untilEvery } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { untilEvery } from '../support/e2e.ts';
 
-let stack: TestStack;
 let llm: FakeOpenAI;
 let otlp: OtlpReceiver;
 let toolServer: http.Server;
 let toolCalls = 0;
-let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let agentId: string;
 
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const fixture = stackFixture();
+const { api } = fixture;
 const until = untilEvery(250, 90_000);
 
 beforeAll(async () => {
@@ -48,20 +43,15 @@ beforeAll(async () => {
     if (last?.role === 'user' && !req.messages.some((m) => m.role === 'tool')) return { toolCalls: [{ name: 'opening_hours', arguments: {} }] };
     return { text: 'We open at nine.' };
   });
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  await fixture.start({
+    org: 'tracing',
     worker: true,
     env: {
-      DATABASE_URL: db.url,
       SSRF_ALLOWLIST: '127.0.0.1,localhost',
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       OTEL_BSP_SCHEDULE_DELAY: '200',
     },
   });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = await createOrgWithKey(sql, 'tracing'));
   const tool = await api('POST', '/v1/tools', {
     type: 'function',
     name: 'opening_hours',
@@ -69,27 +59,16 @@ beforeAll(async () => {
     url: `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}/hours`,
   });
   expect(tool.status).toBe(201);
-  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'Answer briefly.', tool_ids: [tool.body.id] });
-  expect(model.status).toBe(201);
-  const agent = await api('POST', '/v1/agents', {
-    name: 'Traced',
-    llm_id: model.body.id,
-    transcriber: { provider: 'local' },
-    tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' },
-    first_message: 'Hello.',
-    silence_timeout_seconds: 120,
-  });
-  expect(agent.status).toBe(201);
-  agentId = agent.body.id;
+  const modelId = await createStandInModel(api, llm.url, { system_prompt: 'Answer briefly.', tool_ids: [tool.body.id] });
+  agentId = await createLocalAgent(api, { name: 'Traced', llm_id: modelId, tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' }, first_message: 'Hello.' });
 }, 180_000);
 
 afterAll(async () => {
   await disposeRtc();
-  await sql?.end();
+  await fixture.stop();
   await llm?.close();
   await otlp?.close();
   toolServer?.close();
-  await dropDb?.();
 });
 
 describe('traces across the control plane and the media worker', () => {

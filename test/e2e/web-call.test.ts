@@ -6,14 +6,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { useStack, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import type { TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { answerFromWords, startFakeOpenAI, lastUserText, type FakeOpenAI } from '../support/fake-openai.ts';
 import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
 import { synthesize, transcribe, decodeWav } from '../support/speech.ts';
-import { apiClient, untilEvery } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
+import { untilEvery } from '../support/e2e.ts';
 
 const FIRST_MESSAGE = 'Hello, thank you for calling Acme Dental.';
 const ANSWER = 'We open at nine in the morning.';
@@ -31,15 +30,13 @@ public <s> = hello thank you for calling acme dental
 
 let stack: TestStack;
 let llm: FakeOpenAI;
-let sql: Sql;
-let dropDb: () => Promise<void>;
-let key: string;
 let agentId: string;
 let webhookSecret: string;
 const received: { body: Record<string, any>; headers: http.IncomingHttpHeaders; raw: string }[] = [];
 let receiver: http.Server;
 
-const api = apiClient(() => stack.controlPlaneUrl, () => key);
+const fixture = stackFixture();
+const { api } = fixture;
 const until = untilEvery(250);
 
 beforeAll(async () => {
@@ -63,34 +60,14 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
 
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack } = await fixture.start({
+    org: 'e2e',
     worker: true,
-    env: { DATABASE_URL: db.url, SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', REAP_DELAY_SECONDS: '1' },
-  });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = await createOrgWithKey(sql, 'e2e'));
+    env: { SSRF_ALLOWLIST: '127.0.0.1,localhost', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', REAP_DELAY_SECONDS: '1' },
+  }));
 
-  const model = await api('POST', '/v1/models', {
-    name: 'stand-in',
-    model: 'fake-model',
-    base_url: llm.url,
-    system_prompt: 'You are the receptionist of Acme Dental. Answer in one short sentence.',
-  });
-  expect(model.status).toBe(201);
-  const agent = await api('POST', '/v1/agents', {
-    name: 'Receptionist',
-    llm_id: model.body.id,
-    transcriber: { provider: 'local' },
-    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
-    first_message: FIRST_MESSAGE,
-    enable_recording: true,
-    silence_timeout_seconds: 120,
-  });
-  expect(agent.status).toBe(201);
-  agentId = agent.body.id;
+  const modelId = await createStandInModel(api, llm.url, { system_prompt: 'You are the receptionist of Acme Dental. Answer in one short sentence.' });
+  agentId = await createLocalAgent(api, { name: 'Receptionist', llm_id: modelId, first_message: FIRST_MESSAGE, enable_recording: true });
   const hook = await api('POST', '/v1/webhooks', {
     name: 'e2e',
     url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
@@ -102,10 +79,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await disposeRtc();
-  await sql?.end();
+  await fixture.stop();
   receiver?.close();
   await llm?.close();
-  await dropDb?.();
 });
 
 describe('a web call through LiveKit', () => {

@@ -8,13 +8,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConsoleMessage, Page } from 'playwright-core';
-import { useStack, type TestStack } from '../support/stack.ts';
-import { createTestDatabase } from '../support/db.ts';
+import type { TestStack } from '../support/stack.ts';
+import { stackFixture } from '../support/stack-fixture.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { launchBrowser, servePages, speechWav, type TestBrowser } from '../support/browser.ts';
 import { untilEvery } from '../support/e2e.ts';
-import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
-import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
 import { buildWeb } from '../../web/build.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -24,8 +23,6 @@ const QUESTION = 'What time do you open tomorrow morning?';
 
 let stack: TestStack;
 let llm: FakeOpenAI;
-let sql: Sql;
-let dropDb: () => Promise<void>;
 let key: string;
 let agentId: string;
 let pages: Awaited<ReturnType<typeof servePages>>;
@@ -34,7 +31,9 @@ const browsers: TestBrowser[] = [];
 /** What the host-page server answers, by path (read at each request, so pages can be added later). */
 const served: Record<string, string | Buffer> = {};
 
-// Not the shared apiClient: this file reads every non-empty answer as JSON (an empty one as null).
+const fixture = stackFixture();
+
+// Not the shared apiClient (fixture.api): this file reads every non-empty answer as JSON (an empty one as null).
 async function api<T = any>(method: string, p: string, body?: unknown) {
   const res = await fetch(stack.controlPlaneUrl + p, {
     method,
@@ -99,28 +98,14 @@ beforeAll(async () => {
     if (system.startsWith('You analyse phone and web calls')) return { text: JSON.stringify({ summary: 'A question.', outcome: 'question_answered' }) };
     return { text: ANSWER };
   });
-  const db = await createTestDatabase();
-  dropDb = db.drop;
-  stack = await useStack({
-    controlPlane: true,
+  ({ stack, key } = await fixture.start({
+    org: 'e2e-widget',
     worker: true,
     // The LLM stand-in is on loopback: allowed as a model host (LLM_PRIVATE_HOSTS, shared/model-egress.ts).
-    env: { DATABASE_URL: db.url, LLM_PRIVATE_HOSTS: '127.0.0.1', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', REAP_DELAY_SECONDS: '1' },
-  });
-  sql = createSql(db.url, { max: 2 });
-  ({ api_key: key } = await createOrgWithKey(sql, 'e2e-widget'));
-  const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'Answer in one short sentence.' });
-  expect(model.status).toBe(201);
-  const agent = await api('POST', '/v1/agents', {
-    name: 'Receptionist',
-    llm_id: model.body.id,
-    transcriber: { provider: 'local' },
-    tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
-    first_message: FIRST_MESSAGE,
-    silence_timeout_seconds: 120,
-  });
-  expect(agent.status).toBe(201);
-  agentId = agent.body.id;
+    env: { LLM_PRIVATE_HOSTS: '127.0.0.1', WORKER_SILENCE_SECONDS: '15', DISPATCH_TIMEOUT_SECONDS: '30', REAP_DELAY_SECONDS: '1' },
+  }));
+  const modelId = await createStandInModel(api, llm.url, { system_prompt: 'Answer in one short sentence.' });
+  agentId = await createLocalAgent(api, { name: 'Receptionist', llm_id: modelId, first_message: FIRST_MESSAGE });
 
   // One server, reachable as two origins: 127.0.0.1 (allowed on the key) and localhost (not allowed).
   served['/vap-widget.js'] = readFileSync(path.join(ROOT, 'web/dist/vap-widget.js'));
@@ -131,9 +116,8 @@ afterAll(async () => {
   for (const b of browsers) await b.close();
   await pages?.close();
   question?.remove();
-  await sql?.end();
+  await fixture.stop();
   await llm?.close();
-  await dropDb?.();
 });
 
 async function publishableKey(origins: string[]): Promise<{ id: string; key: string }> {
