@@ -14,6 +14,7 @@ import { answerFromWords, contentText, lastUserText, startFakeOpenAI, type FakeO
 import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
 import { synthesize, transcribe } from '../support/speech.ts';
 import { apiClient, untilEvery } from '../support/e2e.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { buildImage, imageSize, imageTestDecision, localBaseImage, removeContainer, run, startContainer, sweepStaleContainers } from '../support/containers.ts';
 import { freeTcpPort } from '../../scripts/stack/ports.ts';
 import { waitReady } from '../../scripts/stack/readiness.ts';
@@ -133,19 +134,8 @@ describe.skipIf(!decision.run)(`the container images (${decision.why})`, () => {
     await waitReady(worker.service, 'media-worker container', async () => (await fetch(`http://127.0.0.1:${ports.worker}/`).catch(() => null))?.status === 200, 120_000);
 
     ({ api_key: key } = await createOrgWithKey(sql, 'images'));
-    const model = await api('POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'You are the receptionist of Acme Dental.' });
-    expect(model.status).toBe(201);
-    const agent = await api('POST', '/v1/agents', {
-      name: 'Receptionist',
-      llm_id: model.body.id,
-      transcriber: { provider: 'local' },
-      tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
-      first_message: FIRST_MESSAGE,
-      silence_timeout_seconds: 120,
-      enable_recording: true,
-    });
-    expect(agent.status).toBe(201);
-    agentId = agent.body.id;
+    const modelId = await createStandInModel(api, llm.url, { system_prompt: 'You are the receptionist of Acme Dental.' });
+    agentId = await createLocalAgent(api, { name: 'Receptionist', llm_id: modelId, first_message: FIRST_MESSAGE, enable_recording: true });
   }, BUILD_TIMEOUT_MS);
 
   afterAll(async () => {

@@ -11,6 +11,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
 import { synthesize } from '../support/speech.ts';
 import { apiClient, untilEvery } from '../support/e2e.ts';
+import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
 import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
 
@@ -62,24 +63,15 @@ async function webCall(orgCredential: string | null): Promise<{ workerAuth: (str
   const { api_key: key } = await createOrgWithKey(sql, `keys ${orgCredential ?? 'none'}`);
   const api = apiClient(() => stack.controlPlaneUrl, () => key);
   if (orgCredential) expect((await api('POST', '/v1/integrations', { name: 'own', provider: 'openai', api_key: orgCredential })).status).toBe(201);
-  const model = await api('POST', '/v1/models', { name: 'own server', model: 'fake-model', base_url: receiver.url, system_prompt: 'Answer in one short sentence.' });
-  expect(model.status).toBe(201);
-  const agent = await api('POST', '/v1/agents', {
-    name: 'Receptionist',
-    llm_id: model.body.id,
-    transcriber: { provider: 'local' },
-    tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' },
-    first_message: 'Hello, thank you for calling.',
-    silence_timeout_seconds: 120,
-  });
-  expect(agent.status).toBe(201);
+  const modelId = await createStandInModel(api, receiver.url, { name: 'own server', system_prompt: 'Answer in one short sentence.' });
+  const agentId = await createLocalAgent(api, { name: 'Receptionist', llm_id: modelId, tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' }, first_message: 'Hello, thank you for calling.' });
 
   const from = receiver.headers.length;
   // The worker talks through the OpenAI SDK (its x-stainless-* headers; agents-js sets its own user-agent on
   // chat requests); the analysis through a plain fetch.
   const viaSdk = (h: Record<string, unknown>) => h['x-stainless-lang'] !== undefined;
   const fromWorker = () => receiver.headers.slice(from).filter(viaSdk).length;
-  const created = await api('POST', '/v1/calls/web', { agent_id: agent.body.id });
+  const created = await api('POST', '/v1/calls/web', { agent_id: agentId });
   expect(created.status).toBe(201);
   const callId = created.body.id as string;
   const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
