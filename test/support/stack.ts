@@ -18,7 +18,10 @@ export interface TestStackOptions {
   webhookUrl?: string | null;
 }
 
-export type TestStack = RunningStack;
+export type TestStack = RunningStack & {
+  /** The control plane's database: the one passed in env, or the stack's own (dropped by stop()). */
+  databaseUrl?: string;
+};
 
 export async function startStack(opts: TestStackOptions = {}): Promise<TestStack> {
   // Standby agents only where a test asks for them (test/e2e/standby-agents.test.ts): the other files count
@@ -56,6 +59,7 @@ export async function startStack(opts: TestStackOptions = {}): Promise<TestStack
   process.once('exit', removeRunDir);
   return {
     ...stack,
+    ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}),
     async stop() {
       await stop();
       await database?.drop();
