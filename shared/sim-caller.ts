@@ -213,10 +213,8 @@ export async function transcribeFrames(engine: stt.STT, frames: AudioFrame[]): P
   const words: string[] = [];
   try {
     for await (const ev of stream) {
-      if (ev.type === stt.SpeechEventType.END_OF_SPEECH) endInput();
-      if (ev.type !== stt.SpeechEventType.FINAL_TRANSCRIPT) continue;
-      endInput();
-      if (ev.alternatives?.[0]?.text) words.push(ev.alternatives[0].text);
+      if (ev.type === stt.SpeechEventType.END_OF_SPEECH || ev.type === stt.SpeechEventType.FINAL_TRANSCRIPT) endInput();
+      if (ev.type === stt.SpeechEventType.FINAL_TRANSCRIPT && ev.alternatives?.[0]?.text) words.push(ev.alternatives[0].text);
     }
   } finally {
     clearTimeout(bound);

@@ -2,25 +2,14 @@
 // transcription socket (test/support/fake-openai-transcription.ts): the plugin's real client on the real wire
 // protocol, as a call's live audio reaches it (24 kHz, the server's VAD ending each turn).
 import { initializeLogger, stt } from '@livekit/agents';
-import { AudioFrame } from '@livekit/rtc-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fake-openai.ts';
+import { toneFrames } from '../../test/support/voice-io.ts';
 import { createSTT } from './providers.ts';
 
-const RATE = 24000;
-const STEP = RATE / 100;
 const ORG_KEY = 'sk-org-live';
-
-/** `speechMs` of a loud tone then `silenceMs` of silence, in 10 ms frames at 24 kHz. */
-function clip(speechMs: number, silenceMs: number): AudioFrame[] {
-  const frames: AudioFrame[] = [];
-  for (let i = 0; i < (speechMs + silenceMs) / 10; i++) {
-    const data = new Int16Array(STEP);
-    if (i < speechMs / 10) for (let j = 0; j < STEP; j++) data[j] = Math.round(8000 * Math.sin((2 * Math.PI * 220 * (i * STEP + j)) / RATE));
-    frames.push(new AudioFrame(data, RATE, 1, STEP));
-  }
-  return frames;
-}
+/** `speechMs` of a loud tone then `silenceMs` of silence at 24 kHz, the rate a call's audio reaches this STT at. */
+const clip = (speechMs: number, silenceMs: number) => toneFrames(24000, speechMs, silenceMs);
 
 let openai: FakeOpenAI;
 

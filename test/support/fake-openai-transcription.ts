@@ -160,10 +160,7 @@ export class TranscriptionConnection {
         }
         return this.#commit();
       case 'input_audio_buffer.clear':
-        this.#bufferMs = 0;
-        this.#bufferSpeechMs = 0;
-        this.#speaking = false;
-        this.#itemId = '';
+        this.#emptyBuffer();
         return this.#send({ type: 'input_audio_buffer.cleared' });
       default:
         return this.#error('invalid_request_error', 'unknown_event', `Invalid value: '${event.type}'. Supported values are: 'session.update', 'input_audio_buffer.append', 'input_audio_buffer.commit' and 'input_audio_buffer.clear'.`, 'type');
@@ -208,12 +205,17 @@ export class TranscriptionConnection {
     const item: TranscriptionItem = { connection: this.index, index: this.#items++, audioMs: this.#bufferMs, speechMs: this.#bufferSpeechMs };
     this.#send({ type: 'input_audio_buffer.committed', previous_item_id: this.#previousItem, item_id: itemId });
     this.#previousItem = itemId;
+    this.#emptyBuffer();
+    const transcriber = this.#transcriber();
+    this.#queue = this.#queue.then(() => this.#transcribe(itemId, item, transcriber));
+  }
+
+  /** Committed or cleared: the next audio starts a new item. */
+  #emptyBuffer(): void {
     this.#itemId = '';
     this.#bufferMs = 0;
     this.#bufferSpeechMs = 0;
     this.#speaking = false;
-    const transcriber = this.#transcriber();
-    this.#queue = this.#queue.then(() => this.#transcribe(itemId, item, transcriber));
   }
 
   async #transcribe(itemId: string, item: TranscriptionItem, transcriber: Transcriber): Promise<void> {

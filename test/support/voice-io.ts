@@ -48,6 +48,16 @@ export function tone(freq: number, ms: number, amplitude = 12000): Pcm {
   return out;
 }
 
+/** `speechMs` of a 220 Hz tone (speech to an energy detector), then `silenceMs` of silence, in 10 ms frames at `rate`. */
+export function toneFrames(rate: number, speechMs: number, silenceMs: number, amplitude = 8000): AudioFrame[] {
+  const step = rate / 100;
+  return Array.from({ length: (speechMs + silenceMs) / 10 }, (_, i) => {
+    const data = new Int16Array(step);
+    if (i < speechMs / 10) for (let j = 0; j < step; j++) data[j] = Math.round(amplitude * Math.sin((2 * Math.PI * 220 * (i * step + j)) / rate));
+    return new AudioFrame(data, rate, 1, step);
+  });
+}
+
 /** A burst of seeded white noise (a knock or a bump on the line), peak `amplitude`. */
 export function noiseBurst(ms: number, amplitude = 12000, seed = 1): Pcm {
   const n = Math.round((LINE_RATE * ms) / 1000);

@@ -10,6 +10,7 @@ import { LocalSTT } from '../../../../shared/speech/local-stt.ts';
 import { LocalTTS } from '../../../../shared/speech/local-tts.ts';
 import { findVoice } from '../../../../shared/voices.ts';
 import { transcribeFrames } from '../../../../shared/sim-caller.ts';
+import { toneFrames } from '../../../../test/support/voice-io.ts';
 import { OFFLINE_CALLER, planCallerSpeech, type CallerSpeechPlan } from './caller-speech.ts';
 import { buildCallerSpeech } from './caller-engines.ts';
 
@@ -21,18 +22,8 @@ const agent = (over: Partial<Agent> = {}): Agent => ({
   ...over,
 });
 
-/** 1 s of a loud tone (speech to the stand-ins' energy detectors), then 0.5 s of silence, at 16 kHz in 10 ms frames. */
-function toneUtterance(): AudioFrame[] {
-  const rate = 16000;
-  const step = rate / 100;
-  const frames: AudioFrame[] = [];
-  for (let i = 0; i < 150; i++) {
-    const data = new Int16Array(step);
-    if (i < 100) for (let j = 0; j < step; j++) data[j] = Math.round(8000 * Math.sin((2 * Math.PI * 220 * (i * step + j)) / rate));
-    frames.push(new AudioFrame(data, rate, 1, step));
-  }
-  return frames;
-}
+/** 1 s of a loud tone (speech to the stand-ins' energy detectors), then 0.5 s of silence, at 16 kHz. */
+const toneUtterance = () => toneFrames(16000, 1000, 500);
 
 describe('planCallerSpeech', () => {
   it('without speech credentials: the offline voices, listening only for a persona', () => {
