@@ -732,7 +732,11 @@ export class CallSession {
       }
     });
     // Knowledge retrieval starts on the transcript of the turn in progress, off the reply's latency path.
-    s.on(voice.AgentSessionEventTypes.UserInputTranscribed, (ev) => this.agent.onTranscript(ev.transcript, ev.isFinal));
+    s.on(voice.AgentSessionEventTypes.UserInputTranscribed, (ev) => {
+      this.agent.onTranscript(ev.transcript, ev.isFinal);
+      // Words still on their way to a completed turn hold the phone-menu decision.
+      if (this.ivr?.navigating) this.ivr.transcribed(ev.transcript);
+    });
     s.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
       const item = ev.item;
       if (item.type !== 'message') return;

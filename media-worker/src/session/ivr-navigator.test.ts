@@ -213,4 +213,51 @@ describe('IvrNavigator', () => {
     expect(n.gaveUp()).toBeNull();
     expect(n.nav.navigating).toBe(true);
   });
+
+  it('waits for words the recogniser has given to reach a completed turn: a turn completed at a pause inside the menu is not the menu', async () => {
+    vi.useFakeTimers();
+    try {
+      const asked: string[] = [];
+      const nav = new IvrNavigator({
+        goal: 'reach billing',
+        maxMenus: 6,
+        callId: 'call_test',
+        logger: createLogger('test', 'silent'),
+        settleMs: 1000,
+        ask: async (menu) => {
+          asked.push(menu);
+          return '2';
+        },
+        press: async () => {},
+        onPerson: () => {},
+        onGiveUp: () => {},
+      });
+      // A late VAD: the turn completes at "For support," and the callee is taken as quiet, while the recogniser is
+      // already giving "press 3".
+      nav.transcribed('For sales, press 1. For billing, press 2. For support,');
+      nav.hear('For sales, press 1. For billing, press 2. For support,');
+      nav.calleeSpeaking(false);
+      nav.transcribed('press');
+      await vi.advanceTimersByTimeAsync(1500);
+      nav.transcribed('press 3.');
+      await vi.advanceTimersByTimeAsync(1500);
+      expect(asked).toEqual([]);
+      nav.hear('press 3.');
+      await vi.advanceTimersByTimeAsync(999);
+      expect(asked).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(asked).toEqual([LEVEL1]);
+      expect(parseMenu(asked[0]!).map((o) => o.keys)).toEqual(['1', '2', '3']);
+
+      // Words whose turn never completes (the recogniser dropped them) hold the decision only so long.
+      nav.hear('For invoices, press 1.');
+      nav.transcribed('for');
+      await vi.advanceTimersByTimeAsync(3999);
+      expect(asked).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(asked).toEqual([LEVEL1, 'For invoices, press 1.']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

@@ -203,11 +203,19 @@ export interface IvrNavigatorOptions {
   redact?: (text: string) => string;
   /** Callee silence after an utterance before it is taken as complete (ms): a menu is often read in sentences. */
   settleMs?: number;
+  /**
+   * The wait instead when the recogniser has words that no completed turn holds yet (ms; 4 x settleMs by default):
+   * long enough for their turn to complete, so a recogniser that drops them does not stall the navigation.
+   */
+  inFlightMs?: number;
 }
 
 /**
- * The navigation state of one call. Fed the callee's completed turns (`hear`) and speaking state (`calleeSpeaking`);
- * decides once the callee has been quiet for `settleMs` after words.
+ * The navigation state of one call. Fed the callee's completed turns (`hear`), speaking state (`calleeSpeaking`)
+ * and the recogniser's transcripts as they come (`transcribed`); decides once the callee has been quiet for
+ * `settleMs` after words and every word transcribed is in a completed turn. The last condition matters when the VAD
+ * is late (a busy machine): a turn can complete at a pause inside the menu ("For support,") while "press 3" is
+ * already being transcribed, and deciding then would take the menu without its last option.
  */
 export class IvrNavigator {
   /** True from the answer until a person speaks or the navigation gives up. */
@@ -222,6 +230,8 @@ export class IvrNavigator {
   #timer: NodeJS.Timeout | null = null;
   #speaking = false;
   #deciding = false;
+  /** The recogniser has given words since the last completed turn: that turn is still to come. */
+  #inFlight = false;
 
   constructor(opts: IvrNavigatorOptions) {
     this.#opts = opts;
@@ -230,7 +240,16 @@ export class IvrNavigator {
   /** A completed turn of the callee. */
   hear(text: string): void {
     if (!this.navigating || !text.trim()) return;
+    // The completed turn holds every word transcribed before it.
+    this.#inFlight = false;
     this.#pending.push(text.trim());
+    this.#arm();
+  }
+
+  /** A transcript of the callee's speech as the recogniser gives it (interim or final), before its turn completes. */
+  transcribed(text: string): void {
+    if (!this.navigating || !text.trim()) return;
+    this.#inFlight = true;
     this.#arm();
   }
 
@@ -250,7 +269,8 @@ export class IvrNavigator {
   #arm(): void {
     this.#clear();
     if (!this.navigating || this.#speaking || !this.#pending.length || this.#deciding) return;
-    this.#timer = setTimeout(() => void this.#decide(), this.#opts.settleMs ?? 1000);
+    const settle = this.#opts.settleMs ?? 1000;
+    this.#timer = setTimeout(() => void this.#decide(), this.#inFlight ? (this.#opts.inFlightMs ?? 4 * settle) : settle);
   }
 
   #clear(): void {
@@ -272,6 +292,7 @@ export class IvrNavigator {
     if (!this.navigating || this.#deciding) return;
     const text = this.#pending.join(' ');
     this.#pending = [];
+    this.#inFlight = false;
     this.#deciding = true;
     try {
       await this.#handle(text);
