@@ -236,8 +236,11 @@ interface Timeline {
   started_at_ms: number;
   call_type: string;
   steps: Record<string, number>;
-  /** busy_ms: of the stall, the time the job's loop was running (start-timeline.ts); absent from older workers. */
-  loop_blocks: { at_ms: number; ms: number; busy_ms?: number }[];
+  /**
+   * busy_ms: of the stall, the time the job's loop was not waiting in its poll; cpu_ms and runq_ms: the time its
+   * thread ran on a core and waited for one (start-timeline.ts). Absent from older workers.
+   */
+  loop_blocks: { at_ms: number; ms: number; busy_ms?: number; cpu_ms?: number; runq_ms?: number }[];
 }
 
 /** The job processes' "call start timeline" lines in a worker's log. */
@@ -360,12 +363,22 @@ async function main() {
     const webLines = joinTimelines(web, agentLogs.flatMap(timelines));
     const floorLines = joinTimelines(floor, floorLogs.flatMap(timelines));
     const phoneLines = joinTimelines(phone, agentLogs.flatMap(timelines));
-    // Stalls over the threshold per call, and those in which the loop itself ran over it (work in the job), apart
-    // from those in which it mostly waited for a core (a machine with more work than cores).
-    const stalls = (lines: { t: Timeline }[], busy: boolean) => {
-      const perCall = lines.map(({ t }) => t.loop_blocks.filter((b) => (busy ? (b.busy_ms ?? b.ms) : b.ms) > STALL_MS).length);
-      const all = lines.flatMap(({ t }) => t.loop_blocks.map((b) => (busy ? (b.busy_ms ?? b.ms) : b.ms)));
+    // Stalls over the threshold per call, measured three ways: the stall itself (wall), the time the loop was not
+    // idle in its poll over it (busy: work in the job, or the job held off a core in the middle of it), and the
+    // time its thread ran on a core (cpu: the job's own work alone; the rest is waiting for a core while the
+    // machine's other processes and this process's other threads use them).
+    type Measure = 'wall' | 'busy' | 'cpu';
+    const size = (b: Timeline['loop_blocks'][number], m: Measure) => (m === 'busy' ? (b.busy_ms ?? b.ms) : m === 'cpu' ? (b.cpu_ms ?? b.ms) : b.ms);
+    const stalls = (lines: { t: Timeline }[], m: Measure) => {
+      const perCall = lines.map(({ t }) => t.loop_blocks.filter((b) => size(b, m) > STALL_MS).length);
+      const all = lines.flatMap(({ t }) => t.loop_blocks.map((b) => size(b, m)));
       return { calls: lines.length, calls_with_any: perCall.filter((n) => n > 0).length, total: perCall.reduce((a, b) => a + b, 0), longest_ms: all.length ? Math.max(...all) : 0 };
+    };
+    // Over every stall past the threshold: its wall time, and how much of it the loop's thread was on a core.
+    const stallTime = (lines: { t: Timeline }[]) => {
+      const over = lines.flatMap(({ t }) => t.loop_blocks.filter((b) => b.ms > STALL_MS));
+      const sum = (f: (b: Timeline['loop_blocks'][number]) => number | undefined) => over.reduce((a, b) => a + (f(b) ?? 0), 0);
+      return { stalls: over.length, wall_ms: sum((b) => b.ms), cpu_ms: sum((b) => b.cpu_ms), runq_ms: sum((b) => b.runq_ms) };
     };
     const webStats = stats(web.map((c) => c.first_audio_ms));
     const floorStats = stats(floor.map((c) => c.first_audio_ms));
@@ -389,10 +402,17 @@ async function main() {
       // From the INVITE on the wire: job_entry is when the agent was given the call.
       phone_invite_to_step_ms: stepStats(phoneLines),
       // Web calls' job processes (the fields' meaning since they were added), then phone calls' apart.
-      loop_blocks_over_50ms: stalls(webLines, false),
-      loop_busy_over_50ms: stalls(webLines, true),
-      phone_loop_blocks_over_50ms: stalls(phoneLines, false),
-      phone_loop_busy_over_50ms: stalls(phoneLines, true),
+      loop_blocks_over_50ms: stalls(webLines, 'wall'),
+      loop_busy_over_50ms: stalls(webLines, 'busy'),
+      loop_cpu_over_50ms: stalls(webLines, 'cpu'),
+      loop_stall_time: stallTime(webLines),
+      phone_loop_blocks_over_50ms: stalls(phoneLines, 'wall'),
+      phone_loop_busy_over_50ms: stalls(phoneLines, 'busy'),
+      phone_loop_cpu_over_50ms: stalls(phoneLines, 'cpu'),
+      phone_loop_stall_time: stallTime(phoneLines),
+      // The floor's job (bare agents-js) in the same run: what a job with none of the agent's work suffers.
+      floor_loop_blocks_over_50ms: stalls(floorLines, 'wall'),
+      floor_loop_cpu_over_50ms: stalls(floorLines, 'cpu'),
       end_to_worker_free_ms: stats(freed),
       targets: {
         web_p50_le_500: webStats.p50 !== null && webStats.p50 <= 500,
@@ -411,8 +431,11 @@ async function main() {
     console.log(`web   ${fmt(webStats)}\nfloor ${fmt(floorStats)}\nphone ${fmt(phoneStats)}\nfreed ${fmt(results.end_to_worker_free_ms)}`);
     console.log(`loop blocks over ${STALL_MS} ms: ${JSON.stringify(results.loop_blocks_over_50ms)}`);
     console.log(`  of which the loop ran over ${STALL_MS} ms: ${JSON.stringify(results.loop_busy_over_50ms)}`);
+    console.log(`  of which its thread was on a core over ${STALL_MS} ms: ${JSON.stringify(results.loop_cpu_over_50ms)}; ${JSON.stringify(results.loop_stall_time)}`);
     console.log(`phone calls' loop blocks over ${STALL_MS} ms: ${JSON.stringify(results.phone_loop_blocks_over_50ms)}`);
     console.log(`  of which the loop ran over ${STALL_MS} ms: ${JSON.stringify(results.phone_loop_busy_over_50ms)}`);
+    console.log(`  of which its thread was on a core over ${STALL_MS} ms: ${JSON.stringify(results.phone_loop_cpu_over_50ms)}; ${JSON.stringify(results.phone_loop_stall_time)}`);
+    console.log(`floor jobs' loop blocks over ${STALL_MS} ms: ${JSON.stringify(results.floor_loop_blocks_over_50ms)}; on a core: ${JSON.stringify(results.floor_loop_cpu_over_50ms)}`);
     for (const [k, v] of Object.entries(results.web_post_to_step_ms)) console.log(`web   POST -> ${k}: ${fmt(v)}`);
     for (const [k, v] of Object.entries(results.phone_invite_to_step_ms)) console.log(`phone INVITE -> ${k}: ${fmt(v)}`);
     for (const [k, v] of Object.entries(results.floor_post_to_step_ms)) console.log(`floor POST -> ${k}: ${fmt(v)}`);

@@ -28,6 +28,42 @@ describe('StartTimeline', () => {
     // The loop itself was running: the stall is the process's own work.
     const stall = s.loop_blocks.find((b) => b.ms >= 150)!;
     expect(stall.busy_ms).toBeGreaterThanOrEqual(150);
+    if (process.platform === 'linux') {
+      // Never asleep through it: on a core or waiting for one the whole time.
+      expect(stall.cpu_ms! + stall.runq_ms!).toBeGreaterThanOrEqual(150);
+      expect(stall.cpu_ms).toBeGreaterThan(0);
+    }
+  });
+
+  it.runIf(process.platform === 'linux')('tells the loop held off its core by other work (a busy core shared) from its own work', async () => {
+    // The timeline's process and a spinning one pinned to the same core: the loop's own block of 400 ms takes
+    // longer, and the kernel says how much of it the loop waited for the core.
+    const script = `
+      import { StartTimeline } from ${JSON.stringify(new URL('./start-timeline.ts', import.meta.url).href)};
+      const t = new StartTimeline({ thresholdMs: 50, windowMs: 60000 });
+      setTimeout(() => {
+        const end = performance.now() + 400;
+        while (performance.now() < end) {}
+        setTimeout(async () => { t.finish(); process.stdout.write(JSON.stringify(await t.closed) + '\\n'); }, 60);
+      }, 100);
+    `;
+    const hog = spawn('taskset', ['-c', '0', process.execPath, '-e', 'for(;;){}'], { stdio: 'ignore' });
+    try {
+      await sleep(200);
+      const child = spawn('taskset', ['-c', '0', process.execPath, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      await once(child, 'exit');
+      const s = JSON.parse(out.slice(out.indexOf('{'))) as StartTimelineSummary;
+      const stall = s.loop_blocks.find((b) => b.ms >= 300)!;
+      expect(stall).toBeDefined();
+      // The loop's utilization calls all of it busy; the scheduler's figures say the core was shared (about half).
+      expect(stall.busy_ms).toBeGreaterThanOrEqual(300);
+      expect(stall.runq_ms).toBeGreaterThan(stall.ms / 4);
+      expect(stall.cpu_ms! + stall.runq_ms!).toBeGreaterThanOrEqual(stall.ms * 0.8);
+    } finally {
+      hog.kill('SIGKILL');
+    }
   });
 
   it('tells a process that waited for the CPU (stopped) from a busy loop: the stall is idle', async () => {
@@ -56,6 +92,8 @@ describe('StartTimeline', () => {
     expect(stall).toBeDefined();
     // Stopped, the loop was waiting, not working: at most a sliver of the stall is busy.
     expect(stall!.busy_ms).toBeLessThan(stall!.ms / 2);
+    // Nor was it on a core, or waiting for one: a stopped thread is neither.
+    if (process.platform === 'linux') expect(stall!.cpu_ms! + stall!.runq_ms!).toBeLessThan(stall!.ms / 2);
   });
 
   it('keeps the first mark of each step, in ms from its start', async () => {

@@ -2,6 +2,7 @@
 // loop over a threshold, so a slow greeting can be traced to its step (the connect, the config, the session's
 // start, the first audio) or to a blocked loop. One log line per call once the window closes; the bench
 // (bench:firstaudio) and an SRE read the same line.
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 export interface LoopBlock {
@@ -14,6 +15,26 @@ export interface LoopBlock {
    * off a core while it waited; a busy one was work in this process (which a busy machine also stretches).
    */
   busy_ms: number;
+  /**
+   * Of the same interval, ms the loop's thread ran on a core (`cpu_ms`) and ms it was ready to run but waited for
+   * one (`runq_ms`), from the kernel's scheduler statistics (Linux; absent elsewhere). The utilization above
+   * counts a loop held off a core in the middle of its work as active; these tell the job's own work from the
+   * machine's other work taking the cores.
+   */
+  cpu_ms?: number;
+  runq_ms?: number;
+}
+
+/** The calling thread's time on a core and waiting in a run queue (ns), or null where the kernel does not say. */
+export function threadSchedNs(): { runNs: number; waitNs: number } | null {
+  try {
+    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ');
+    const runNs = Number(run);
+    const waitNs = Number(wait);
+    return Number.isFinite(runNs) && Number.isFinite(waitNs) ? { runNs, waitNs } : null;
+  } catch {
+    return null;
+  }
 }
 
 export interface StartTimelineSummary {
@@ -45,16 +66,25 @@ export class StartTimeline {
       this.#resolve = resolve;
       let last = performance.now();
       let lastUse = performance.eventLoopUtilization();
+      // The interval runs on the loop's thread, so the thread's own statistics are the loop's.
+      let lastSched = threadSchedNs();
       this.#timer = setInterval(() => {
         const now = performance.now();
         const use = performance.eventLoopUtilization();
+        const sched = lastSched && threadSchedNs();
         const late = now - last - TICK_MS;
         if (late >= this.#thresholdMs) {
           const busy = performance.eventLoopUtilization(use, lastUse).active;
-          this.#blocks.push({ at_ms: Math.round(last - this.#t0), ms: Math.round(late), busy_ms: Math.round(busy) });
+          const block: LoopBlock = { at_ms: Math.round(last - this.#t0), ms: Math.round(late), busy_ms: Math.round(busy) };
+          if (sched && lastSched) {
+            block.cpu_ms = Math.round((sched.runNs - lastSched.runNs) / 1e6);
+            block.runq_ms = Math.round((sched.waitNs - lastSched.waitNs) / 1e6);
+          }
+          this.#blocks.push(block);
         }
         last = now;
         lastUse = use;
+        lastSched = sched;
         if (now - this.#t0 >= this.#windowMs) this.finish();
       }, TICK_MS);
       // A job that ends inside the window must not be kept alive by the check.
