@@ -33,6 +33,7 @@ import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { SipPhone } from '../test/support/sip-phone.ts';
 import { resample, synthesize, writeWav } from '../test/support/speech.ts';
 import { writeResults } from './support/results.ts';
+import { type Classifier, type Snapshot, censusSummary, cpuBetween, snapshot } from './first-audio/cpu-census.ts';
 import { api, devKey } from './support/room-call.ts';
 
 const CALLS = Number(process.argv[2] ?? 100);
@@ -46,6 +47,8 @@ const FIRST_MESSAGE = 'Hello, thank you for calling. How can I help you today?';
 const STALL_MS = 50;
 /** Each call lasts this long from the POST (or the INVITE), past the job's 3 s window, then the caller leaves. */
 const HOLD_MS = 3300;
+/** The job's window (start-timeline.ts), over which the machine's CPU is also counted by process (cpu-census.ts). */
+const WINDOW_MS = 3000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (x: number) => +x.toFixed(1);
@@ -154,6 +157,33 @@ interface CallResult {
   freed_ms: number | null;
   /** The call's agent was a standby agent (a web call took its room; a phone call's agent joined from it), not dispatched. */
   standby?: boolean;
+  /** CPU ms per kind of process over the call's first 3 s (job processes as `job:<pid>` until the run's end). */
+  cpu?: Record<string, number>;
+}
+
+/** The stack's processes by kind, for the census of a call's first seconds behind worker `w`. */
+function classifier(w: Worker): Classifier {
+  return (pid, ppid, cmd) => {
+    if (pid === process.pid) return 'bench (its clients)';
+    if (pid === w.proc.pid) return 'worker';
+    // agents-js forks the job processes from the worker.
+    if (ppid === w.proc.pid) return `job:${pid}`;
+    if (/espeak|pocketsphinx/.test(cmd)) return 'speech engines';
+    if (cmd.includes('livekit-sip')) return 'sip bridge';
+    if (cmd.includes('livekit-server')) return 'livekit server';
+    if (cmd.includes('redis-server')) return 'redis';
+    if (cmd.startsWith('postgres') || cmd.includes('/postgres ')) return 'postgres';
+    if (cmd.includes('control-plane')) return 'control plane';
+    if (/\bsipp\b/.test(cmd)) return 'sipp';
+    return cmd ? 'other processes' : null;
+  };
+}
+
+/** From the census taken at the call's start, the CPU by process up to its window's end (waits for that end). */
+async function windowCpu(w: Worker, t0: number, before: Snapshot | null): Promise<Record<string, number> | undefined> {
+  await sleep(Math.max(0, WINDOW_MS - (nowMs() - t0)));
+  const after = before && snapshot(classifier(w));
+  return before && after ? cpuBetween(before, after) : undefined;
 }
 
 /**
@@ -177,25 +207,28 @@ async function standbyReady(stack: RunningStack): Promise<void> {
 
 async function webCall(stack: RunningStack, key: string, agentId: string, w: Worker): Promise<CallResult> {
   await standbyReady(stack);
+  const census = snapshot(classifier(w));
   const t0 = nowMs();
   const created = await api(stack, key, 'POST', '/v1/calls/web', { agent_id: agentId });
   const t1 = nowMs();
   if (created.status !== 201) throw new Error(`POST /v1/calls/web answered ${created.status}: ${JSON.stringify(created.body)}`);
   const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
   let first: number;
+  let cpu: Record<string, number> | undefined;
   try {
     const rec = client.record({});
     await client.publishMicrophone();
     await rec.until(() => rec.firstSpeechAt !== undefined, 60_000, 'the first message');
     first = rec.firstSpeechAt! - t0;
     // The caller listens to the greeting: the job's first seconds (its loop stalls) are part of the call.
+    cpu = await windowCpu(w, t0, census);
     await sleep(Math.max(0, HOLD_MS - (nowMs() - t0)));
   } finally {
     await client.leave();
   }
   const stopAt = nowMs();
   await api(stack, key, 'POST', `/v1/calls/${created.body.id}/stop`);
-  return { id: created.body.id, t0, first_audio_ms: first, create_ms: t1 - t0, freed_ms: await freedAfter(w, stopAt), standby: String(created.body.room_name).startsWith('standby-') };
+  return { id: created.body.id, t0, first_audio_ms: first, create_ms: t1 - t0, freed_ms: await freedAfter(w, stopAt), standby: String(created.body.room_name).startsWith('standby-'), cpu };
 }
 
 /** Calls whose agent was a standby agent (vap_standby_takes_total{result="claimed"}). */
@@ -207,10 +240,12 @@ async function standbyClaims(stack: RunningStack): Promise<number> {
 async function phoneCall(stack: RunningStack, key: string, number: string, from: string, w: Worker): Promise<CallResult> {
   await standbyReady(stack);
   const claimsBefore = await standbyClaims(stack);
+  const census = snapshot(classifier(w));
   const phone = await SipPhone.call({ bridge: stack.sipAddress!, to: number, from, timeoutSeconds: 120 });
   let first: number;
   let invite: number;
   let hungUp: number;
+  let cpu: Record<string, number> | undefined;
   try {
     await phone.waitFor('the answer', () => phone.answered || phone.finalStatus, 120_000);
     if (!phone.answered) throw new Error(`call refused with ${phone.finalStatus}`);
@@ -219,6 +254,7 @@ async function phoneCall(stack: RunningStack, key: string, number: string, from:
     // From the INVITE on the wire (SIPp's trace), not from SIPp's start.
     invite = phone.inviteSentAt ?? phone.startedAt + performance.timeOrigin;
     first = phone.firstAudioAt! + performance.timeOrigin - invite;
+    cpu = await windowCpu(w, invite, census);
     await sleep(Math.max(0, HOLD_MS - (nowMs() - invite)));
   } finally {
     hungUp = nowMs();
@@ -228,13 +264,15 @@ async function phoneCall(stack: RunningStack, key: string, number: string, from:
   // One call at a time: the newest call is this one (its id joins the worker's timeline to the INVITE), and a claim
   // since the INVITE is its own.
   const listed = await api<{ items: { id: string }[] }>(stack, key, 'GET', '/v1/calls?limit=1');
-  return { id: listed.body.items[0]?.id ?? phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: freed, standby: (await standbyClaims(stack)) > claimsBefore };
+  return { id: listed.body.items[0]?.id ?? phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: freed, standby: (await standbyClaims(stack)) > claimsBefore, cpu };
 }
 
 interface Timeline {
   call_id: string;
   started_at_ms: number;
   call_type: string;
+  /** The job process (the logger's base). */
+  pid?: number;
   steps: Record<string, number>;
   /**
    * busy_ms: of the stall, the time the job's loop was not waiting in its poll; cpu_ms and runq_ms: the time its
@@ -380,6 +418,20 @@ async function main() {
       const sum = (f: (b: Timeline['loop_blocks'][number]) => number | undefined) => over.reduce((a, b) => a + (f(b) ?? 0), 0);
       return { stalls: over.length, wall_ms: sum((b) => b.ms), cpu_ms: sum((b) => b.cpu_ms), runq_ms: sum((b) => b.runq_ms) };
     };
+    // CPU ms per kind of process over each call's first 3 s, the mean over the calls: the call's own job process
+    // apart from the worker's others (a standby agent joining for the next call, a replacement loading).
+    const cpuCensus = (lines: { c: CallResult; t: Timeline }[]) =>
+      censusSummary(
+        lines.flatMap(({ c, t }) => {
+          if (!c.cpu) return [];
+          const out: Record<string, number> = {};
+          for (const [k, v] of Object.entries(c.cpu)) {
+            const kind = k === `job:${t.pid}` ? "the call's job process" : k.startsWith('job:') ? 'other job processes' : k;
+            out[kind] = (out[kind] ?? 0) + v;
+          }
+          return [out];
+        }),
+      );
     const webStats = stats(web.map((c) => c.first_audio_ms));
     const floorStats = stats(floor.map((c) => c.first_audio_ms));
     const phoneStats = stats(phone.map((c) => c.first_audio_ms));
@@ -413,6 +465,9 @@ async function main() {
       // The floor's job (bare agents-js) in the same run: what a job with none of the agent's work suffers.
       floor_loop_blocks_over_50ms: stalls(floorLines, 'wall'),
       floor_loop_cpu_over_50ms: stalls(floorLines, 'cpu'),
+      // The machine's CPU over each call's first 3 s by process (bench/first-audio/cpu-census.ts), mean ms per call:
+      // 3 s of 2 cores is 6000 ms.
+      cpu_in_first_3s: { cores: os.cpus().length, web: cpuCensus(webLines), phone: cpuCensus(phoneLines), floor: cpuCensus(floorLines) },
       end_to_worker_free_ms: stats(freed),
       targets: {
         web_p50_le_500: webStats.p50 !== null && webStats.p50 <= 500,
@@ -436,6 +491,7 @@ async function main() {
     console.log(`  of which the loop ran over ${STALL_MS} ms: ${JSON.stringify(results.phone_loop_busy_over_50ms)}`);
     console.log(`  of which its thread was on a core over ${STALL_MS} ms: ${JSON.stringify(results.phone_loop_cpu_over_50ms)}; ${JSON.stringify(results.phone_loop_stall_time)}`);
     console.log(`floor jobs' loop blocks over ${STALL_MS} ms: ${JSON.stringify(results.floor_loop_blocks_over_50ms)}; on a core: ${JSON.stringify(results.floor_loop_cpu_over_50ms)}`);
+    for (const kind of ['web', 'phone', 'floor'] as const) console.log(`CPU in a ${kind} call's first 3 s (mean ms): ${JSON.stringify(results.cpu_in_first_3s[kind])}`);
     for (const [k, v] of Object.entries(results.web_post_to_step_ms)) console.log(`web   POST -> ${k}: ${fmt(v)}`);
     for (const [k, v] of Object.entries(results.phone_invite_to_step_ms)) console.log(`phone INVITE -> ${k}: ${fmt(v)}`);
     for (const [k, v] of Object.entries(results.floor_post_to_step_ms)) console.log(`floor POST -> ${k}: ${fmt(v)}`);

@@ -1,0 +1,77 @@
+// Who used the machine's cores over a window (bench:firstaudio: a call's first 3 s), by kind of process: the
+// call's own job process, the worker's other job processes (a standby agent joining, a replacement loading its
+// modules), the worker, LiveKit, the SIP bridge, the control plane and its database, the benchmark's own client.
+// A loop stall in which the job's thread waited for a core (start-timeline.ts, runq_ms) is explained by what ran
+// instead. Read from /proc (Linux): each process's user and system time, in clock ticks (10 ms).
+import { readFileSync, readdirSync } from 'node:fs';
+
+const TICK_MS = 10;
+
+export interface Snapshot {
+  at: number;
+  /** pid -> [kind, ticks used, start time in ticks since boot]. */
+  procs: Map<number, [string, number, number]>;
+}
+
+/** The kind of a process, from its parent and command line; null to leave it out. */
+export type Classifier = (pid: number, ppid: number, cmdline: string) => string | null;
+
+/** [ticks used (user + system), start time (ticks since boot), parent pid]. */
+function stat(pid: number): [number, number, number] | null {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command name (which may hold spaces), from the third: state is fields[0].
+    const fields = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return [Number(fields[11]) + Number(fields[12]), Number(fields[19]), Number(fields[1])];
+  } catch {
+    return null;
+  }
+}
+
+export function snapshot(classify: Classifier): Snapshot | null {
+  let pids: number[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  } catch {
+    return null;
+  }
+  const procs = new Map<number, [string, number, number]>();
+  for (const pid of pids) {
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+    } catch {
+      continue;
+    }
+    const st = stat(pid);
+    const kind = st && classify(pid, st[2], cmdline);
+    if (kind) procs.set(pid, [kind, st[0], st[1]]);
+  }
+  return { at: Date.now(), procs };
+}
+
+/**
+ * CPU ms per kind between two snapshots. A process that started in between counts from its start; one that ended
+ * in between is lost (its last ticks are not readable), which undercounts a window's short-lived processes.
+ */
+export function cpuBetween(a: Snapshot, b: Snapshot): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [pid, [kind, ticks, start]] of b.procs) {
+    const before = a.procs.get(pid);
+    const used = before && before[2] === start ? ticks - before[1] : ticks;
+    out[kind] = (out[kind] ?? 0) + used * TICK_MS;
+  }
+  return out;
+}
+
+/** Sums of per-window records, and the mean per window. */
+export function censusSummary(windows: Record<string, number>[]): { windows: number; mean_ms: Record<string, number> } {
+  const sum: Record<string, number> = {};
+  for (const w of windows) for (const [k, v] of Object.entries(w)) sum[k] = (sum[k] ?? 0) + v;
+  const mean = Object.fromEntries(
+    Object.entries(sum)
+      .sort((x, y) => y[1] - x[1])
+      .map(([k, v]) => [k, Math.round(v / Math.max(1, windows.length))]),
+  );
+  return { windows: windows.length, mean_ms: mean };
+}
