@@ -25,6 +25,8 @@ export interface WorkerConfig {
   jobIdleProcesses: number | undefined;
   /** Longest wait, after a call takes a prewarmed process, before its replacement is forked (FORK_DEFER_MS; 0 = at once). */
   forkDeferMs: number;
+  /** A call's first ms in which no replacement is forked, unless capacity needs it (FORK_QUIET_MS; 0 = off). */
+  forkQuietMs: number;
   /** Each idle job process keeps a local STT helper loaded for its call (PREWARM_LOCAL_STT, default true). */
   prewarmLocalStt: boolean;
 }
@@ -67,8 +69,10 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     // A CPU-starved node (or a shared test machine) can need longer to load the VAD model in a new process.
     jobInitTimeoutMs: int(env, 'JOB_INIT_TIMEOUT_MS', 10_000, 1000),
     jobIdleProcesses: env.JOB_IDLE_PROCESSES ? int(env, 'JOB_IDLE_PROCESSES', 0, 0) : undefined,
-    // The replacement waits for the call's first audio (usually well under a second), at most this long.
-    forkDeferMs: int(env, 'FORK_DEFER_MS', 3000, 0),
+    // The replacement waits for the call's first audio and for no call to be in its first seconds, at most this long.
+    forkDeferMs: int(env, 'FORK_DEFER_MS', 6000, 0),
+    // The job's start window (start-timeline.ts): a replacement's module loading stays out of it.
+    forkQuietMs: int(env, 'FORK_QUIET_MS', 3000, 0),
     // ~40 MB and no CPU per idle process; off where no agent uses `transcriber: local`.
     prewarmLocalStt: !['0', 'false', 'off', 'no'].includes((env.PREWARM_LOCAL_STT ?? 'true').toLowerCase()),
   };

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FORK_AFTER_GREETING_AGENTS_VERSION, ForkAfterGreetingVersionError, assertForkAfterGreetingTarget, installForkAfterGreeting, loadProcPool, type ForkDeferral } from './fork-after-greeting.ts';
 import { installedAgentsVersion } from './session/agents-release.ts';
 
@@ -17,7 +17,7 @@ function pool(spares: number) {
   class Pool {
     procMutex = {};
     warmedProcQueue = { items, get: async () => items.shift()! };
-    async launchJob(_info: { job: { id: string } }): Promise<void> {
+    async launchJob(_info: { job: { id: string; metadata?: string } }): Promise<void> {
       throw new Error('the original launchJob runs only without prewarmed processes');
     }
   }
@@ -31,9 +31,9 @@ afterEach(() => {
 });
 
 describe('fork after greeting', () => {
-  it('holds the replacement of a taken process until its call reports first audio', async () => {
+  it('holds the replacement of a taken process until its call reports first audio (no quiet window)', async () => {
     const { Pool, unlocked, launched } = pool(2);
-    installed = installForkAfterGreeting(Pool, { maxDeferMs: 60_000 });
+    installed = installForkAfterGreeting(Pool, { maxDeferMs: 60_000, quietMs: 0 });
     await new Pool().launchJob({ job: { id: 'AJ_1' } });
     expect(launched).toEqual(['AJ_1']);
     expect(unlocked).toEqual([]);
@@ -60,6 +60,54 @@ describe('fork after greeting', () => {
     await p.launchJob({ job: { id: 'AJ_3' } });
     expect(unlocked).toEqual(['slot-1', 'slot-0', 'slot-new']);
     expect(installed.waiting).toBe(0);
+  });
+
+  it('holds every replacement while a call is in its first quietMs: a standby agent waiting forks only after the call that made it', async () => {
+    vi.useFakeTimers();
+    try {
+      const { Pool, unlocked } = pool(3);
+      installed = installForkAfterGreeting(Pool, { maxDeferMs: 60_000, quietMs: 3000 });
+      const p = new Pool();
+      // A standby agent was given a call; the control plane starts the next standby agent at once, which takes a
+      // prewarmed process and is soon waiting.
+      installed.callStarting('AJ_standby_1');
+      await p.launchJob({ job: { id: 'AJ_standby_2', metadata: JSON.stringify({ standby: 'standby-7c3d2a6e-2f0b-4b1e-9a53-0d6f8c1e2b44' }) } });
+      installed.release('AJ_standby_2');
+      expect(unlocked).toEqual([]);
+      await vi.advanceTimersByTimeAsync(2999);
+      expect(unlocked).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(unlocked).toEqual(['slot-0']);
+
+      // A dispatched job is a call starting: its own fork waits out its first seconds even after its greeting.
+      await p.launchJob({ job: { id: 'AJ_call' } });
+      installed.release('AJ_call');
+      await vi.advanceTimersByTimeAsync(2999);
+      expect(unlocked).toEqual(['slot-0']);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(unlocked).toEqual(['slot-0', 'slot-1']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('forks after maxDeferMs whatever is starting', async () => {
+    vi.useFakeTimers();
+    try {
+      const { Pool, unlocked } = pool(3);
+      installed = installForkAfterGreeting(Pool, { maxDeferMs: 5000, quietMs: 3000 });
+      const p = new Pool();
+      await p.launchJob({ job: { id: 'AJ_1' } });
+      installed.release('AJ_1');
+      // Calls keep starting.
+      for (let t = 0; t < 5000; t += 1000) {
+        installed.callStarting(`AJ_other_${t}`);
+        await vi.advanceTimersByTimeAsync(1000);
+      }
+      expect(unlocked).toEqual(['slot-0']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('forks after maxDeferMs when no first audio comes (a call with no greeting)', async () => {

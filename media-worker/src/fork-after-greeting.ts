@@ -4,9 +4,14 @@
 // its first words. On a 2-core worker that contention alone moved a bare agent's first audio from ~560 to
 // ~700 ms (bench:firstaudio, floor).
 //
-// The patch wraps ProcPool.prototype.launchJob: the slot of the process a call took is released (which is what
-// starts the replacement's fork) when that call's first audio has played, or after `maxDeferMs`, not at once.
-// Capacity comes first: when a call takes the last prewarmed process, or finds none left, the forks start at
+// The patch wraps ProcPool.prototype.launchJob: the slot of the process a job took is released (which is what
+// starts the replacement's fork) when that job's call has played its first audio (or the job stands by for a call)
+// and no call of this worker is in its first `quietMs`, or after `maxDeferMs` whatever happens; not at once.
+// The quiet window matters with standby agents: a call taken by a standby agent makes the control plane start
+// the next standby agent at once, whose process is taken and whose replacement used to be forked as soon as it
+// was waiting, 0.3 s into the call, so that replacement's module loading (over a second of CPU) shared the cores
+// with every call's first seconds (bench:firstaudio's census of the CPU in a call's first 3 s).
+// Capacity comes first: when a job takes the last prewarmed process, or finds none left, the forks start at
 // once, as agents-js would have started them.
 //
 // ProcPool is not exported: like race-fix.ts and prompt-pause.ts, the patch is pinned to the agents-js release it
@@ -15,6 +20,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 import { PinnedReleaseError, installedAgentsVersion } from './session/agents-release.ts';
+import { standbyRoomOf } from './standby.ts';
 
 /** The @livekit/agents release whose ProcPool this patch was checked against. */
 export const FORK_AFTER_GREETING_AGENTS_VERSION = '1.9.0';
@@ -36,13 +42,15 @@ interface PoolInternals {
   warmedProcQueue: { items: unknown[]; get(): Promise<{ proc: { launchJob(info: unknown): Promise<void> }; unlock: () => void }> };
 }
 interface JobInfo {
-  job: { id: string };
+  job: { id: string; metadata?: string };
 }
 type LaunchJob = (this: PoolInternals, info: JobInfo) => Promise<void>;
 
 export interface ForkDeferral {
-  /** The call of this job has played its first audio: its replacement may start. */
+  /** The call of this job has played its first audio, or the job stands by: its replacement may start once no call is starting. */
   release(jobId: string): void;
+  /** A call starts in this job (a standby agent was given one): forks wait out its first `quietMs`. */
+  callStarting(jobId: string): void;
   /** Replacements waiting now (for tests and the log). */
   readonly waiting: number;
   /** Restores agents-js's own launchJob. */
@@ -57,11 +65,15 @@ export async function loadProcPool(): Promise<{ prototype: { launchJob: LaunchJo
   return mod.ProcPool;
 }
 
-export function installForkAfterGreeting(ProcPool: { prototype: { launchJob: LaunchJob } }, opts: { maxDeferMs: number }): ForkDeferral {
+export function installForkAfterGreeting(ProcPool: { prototype: { launchJob: LaunchJob } }, opts: { maxDeferMs: number; quietMs?: number }): ForkDeferral {
   const original = ProcPool.prototype.launchJob;
-  const waiting = new Map<string, { unlock: () => void; timer: NodeJS.Timeout }>();
+  const quietMs = opts.quietMs ?? 3000;
+  /** Held forks; `ready`: its own job no longer needs the cores (first audio played, or standing by). */
+  const waiting = new Map<string, { unlock: () => void; timer: NodeJS.Timeout; ready: boolean }>();
+  /** Calls in their first quietMs, by job. */
+  const starting = new Map<string, NodeJS.Timeout>();
 
-  const release = (jobId: string) => {
+  const start = (jobId: string) => {
     const w = waiting.get(jobId);
     if (!w) return;
     waiting.delete(jobId);
@@ -69,7 +81,29 @@ export function installForkAfterGreeting(ProcPool: { prototype: { launchJob: Lau
     w.unlock();
   };
   const releaseAll = () => {
-    for (const id of [...waiting.keys()]) release(id);
+    for (const id of [...waiting.keys()]) start(id);
+  };
+  /** The forks whose jobs are done with their start, once no call is starting. */
+  const flush = () => {
+    if (starting.size) return;
+    for (const [id, w] of [...waiting]) if (w.ready) start(id);
+  };
+  const release = (jobId: string) => {
+    const w = waiting.get(jobId);
+    if (!w) return;
+    w.ready = true;
+    flush();
+  };
+  const callStarting = (jobId: string) => {
+    if (opts.maxDeferMs <= 0 || quietMs <= 0) return;
+    clearTimeout(starting.get(jobId));
+    starting.set(
+      jobId,
+      setTimeout(() => {
+        starting.delete(jobId);
+        flush();
+      }, quietMs).unref(),
+    );
   };
 
   ProcPool.prototype.launchJob = async function launchJob(this: PoolInternals, info: JobInfo): Promise<void> {
@@ -79,6 +113,8 @@ export function installForkAfterGreeting(ProcPool: { prototype: { launchJob: Lau
     if (this.warmedProcQueue.items.length === 0) releaseAll();
     const entry = await this.warmedProcQueue.get();
     const jobId = info.job.id;
+    // A dispatched job is a call starting; a standby agent's call starts when it is given one (callStarting).
+    if (!standbyRoomOf(info.job.metadata)) callStarting(jobId);
     if (this.warmedProcQueue.items.length === 0) {
       // The last spare was taken: the next call would wait for a fork, so it starts now.
       entry.unlock();
@@ -89,17 +125,20 @@ export function installForkAfterGreeting(ProcPool: { prototype: { launchJob: Lau
         unlocked = true;
         entry.unlock();
       };
-      waiting.set(jobId, { unlock, timer: setTimeout(() => release(jobId), opts.maxDeferMs).unref() });
+      waiting.set(jobId, { unlock, timer: setTimeout(() => start(jobId), opts.maxDeferMs).unref(), ready: false });
     }
     await entry.proc.launchJob(info);
   };
 
   return {
     release,
+    callStarting,
     get waiting() {
       return waiting.size;
     },
     uninstall() {
+      for (const t of starting.values()) clearTimeout(t);
+      starting.clear();
       releaseAll();
       ProcPool.prototype.launchJob = original;
     },

@@ -38,9 +38,11 @@ function activeCalls(): number {
   for (const id of metrics.standbyJobs) if (!jobs.some((j) => j.job.id === id)) metrics.standbyJobs.delete(id);
   return jobs.length - metrics.standbyJobs.size;
 }
-// A call's replacement job process is forked once its greeting has played (fork-after-greeting.ts).
-const forks = installForkAfterGreeting(await loadProcPool(), { maxDeferMs: cfg.forkDeferMs });
+// A call's replacement job process is forked once its greeting has played and no call is in its first seconds
+// (fork-after-greeting.ts).
+const forks = installForkAfterGreeting(await loadProcPool(), { maxDeferMs: cfg.forkDeferMs, quietMs: cfg.forkQuietMs });
 metrics.onFirstAudio = (jobId) => forks.release(jobId);
+metrics.onCallStarting = (jobId) => forks.callStarting(jobId);
 const metricsServer = await startMetricsServer(metrics, cfg.metricsHost, cfg.metricsPort);
 const port = (metricsServer.address() as { port: number }).port;
 // Job processes inherit the environment and push their observations here.

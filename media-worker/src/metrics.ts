@@ -61,6 +61,8 @@ export class WorkerMetrics implements MetricsSink {
   readonly startLoopBlocksTotal: Counter<'call_type'>;
   /** Called with the job id when a job process reports its call's first audio, or that it waits as a standby agent. */
   onFirstAudio?: (jobId: string) => void;
+  /** Called with the job id when a standby agent stops waiting: it was given a call (or left). */
+  onCallStarting?: (jobId: string) => void;
   /** Job ids of standby agents waiting for a call: not calls (voice_active_calls leaves them out). */
   readonly standbyJobs = new Set<string>();
   readonly standbyAgents: Gauge;
@@ -192,6 +194,7 @@ export class WorkerMetrics implements MetricsSink {
   standby(jobId: string, waiting: boolean): void {
     if (!waiting) {
       this.standbyJobs.delete(jobId);
+      this.onCallStarting?.(jobId);
       return;
     }
     this.standbyJobs.add(jobId);
