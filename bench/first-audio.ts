@@ -20,6 +20,9 @@
 // (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") are Node flags for the workers and their job processes;
 // BENCH_STANDBY (default 1) is the control plane's STANDBY_AGENTS: web calls take a standby agent's room when one
 // is ready, and phone calls' agents join the caller's room from one (0: every call dispatched).
+// Each call starts on an idle machine: after a standby agent is ready, the benchmark waits until the worker's
+// processes are quiet (the last call's replacement process has loaded), and it counts the machine's CPU by
+// process over each call's first 3 s (first-audio/cpu-census.ts).
 import { disposeRtc, nowMs, RtcClient } from '../test/support/rtc-client.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
@@ -159,6 +162,8 @@ interface CallResult {
   standby?: boolean;
   /** CPU ms per kind of process over the call's first 3 s (job processes as `job:<pid>` until the run's end). */
   cpu?: Record<string, number>;
+  /** How long the benchmark waited for the worker to be quiet before the call (workerQuiet). */
+  quiet_wait_ms?: number;
 }
 
 /** The stack's processes by kind, for the census of a call's first seconds behind worker `w`. */
@@ -205,8 +210,27 @@ async function standbyReady(stack: RunningStack): Promise<void> {
   }
 }
 
+/**
+ * Waits (up to 10 s) until the worker and its job processes use under 5 % of a core over 200 ms: the replacement
+ * of the last call's process has loaded (over a second of CPU), as on a worker with spare capacity, so each call
+ * starts on an idle machine. The same for the agent and the floor. Returns the ms waited.
+ */
+async function workerQuiet(w: Worker): Promise<number> {
+  const t0 = nowMs();
+  const own: Classifier = (pid, ppid) => (pid === w.proc.pid || ppid === w.proc.pid ? 'worker' : null);
+  let prev = snapshot(own);
+  while (prev && nowMs() - t0 < 10_000) {
+    await sleep(200);
+    const next = snapshot(own)!;
+    if ((cpuBetween(prev, next).worker ?? 0) <= 10) break;
+    prev = next;
+  }
+  return nowMs() - t0;
+}
+
 async function webCall(stack: RunningStack, key: string, agentId: string, w: Worker): Promise<CallResult> {
   await standbyReady(stack);
+  const quietMs = await workerQuiet(w);
   const census = snapshot(classifier(w));
   const t0 = nowMs();
   const created = await api(stack, key, 'POST', '/v1/calls/web', { agent_id: agentId });
@@ -228,7 +252,7 @@ async function webCall(stack: RunningStack, key: string, agentId: string, w: Wor
   }
   const stopAt = nowMs();
   await api(stack, key, 'POST', `/v1/calls/${created.body.id}/stop`);
-  return { id: created.body.id, t0, first_audio_ms: first, create_ms: t1 - t0, freed_ms: await freedAfter(w, stopAt), standby: String(created.body.room_name).startsWith('standby-'), cpu };
+  return { id: created.body.id, t0, first_audio_ms: first, create_ms: t1 - t0, freed_ms: await freedAfter(w, stopAt), standby: String(created.body.room_name).startsWith('standby-'), cpu, quiet_wait_ms: quietMs };
 }
 
 /** Calls whose agent was a standby agent (vap_standby_takes_total{result="claimed"}). */
@@ -239,6 +263,7 @@ async function standbyClaims(stack: RunningStack): Promise<number> {
 
 async function phoneCall(stack: RunningStack, key: string, number: string, from: string, w: Worker): Promise<CallResult> {
   await standbyReady(stack);
+  const quietMs = await workerQuiet(w);
   const claimsBefore = await standbyClaims(stack);
   const census = snapshot(classifier(w));
   const phone = await SipPhone.call({ bridge: stack.sipAddress!, to: number, from, timeoutSeconds: 120 });
@@ -264,7 +289,7 @@ async function phoneCall(stack: RunningStack, key: string, number: string, from:
   // One call at a time: the newest call is this one (its id joins the worker's timeline to the INVITE), and a claim
   // since the INVITE is its own.
   const listed = await api<{ items: { id: string }[] }>(stack, key, 'GET', '/v1/calls?limit=1');
-  return { id: listed.body.items[0]?.id ?? phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: freed, standby: (await standbyClaims(stack)) > claimsBefore, cpu };
+  return { id: listed.body.items[0]?.id ?? phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: freed, standby: (await standbyClaims(stack)) > claimsBefore, cpu, quiet_wait_ms: quietMs };
 }
 
 interface Timeline {
@@ -469,6 +494,8 @@ async function main() {
       // 3 s of 2 cores is 6000 ms.
       cpu_in_first_3s: { cores: os.cpus().length, web: cpuCensus(webLines), phone: cpuCensus(phoneLines), floor: cpuCensus(floorLines) },
       end_to_worker_free_ms: stats(freed),
+      // Before each call: the wait for the worker's processes to be quiet (its last replacement process loaded).
+      quiet_wait_ms: { web: stats(web.map((c) => c.quiet_wait_ms ?? 0)), phone: stats(phone.map((c) => c.quiet_wait_ms ?? 0)), floor: stats(floor.map((c) => c.quiet_wait_ms ?? 0)) },
       targets: {
         web_p50_le_500: webStats.p50 !== null && webStats.p50 <= 500,
         web_p95_le_800: webStats.p95 !== null && webStats.p95 <= 800,
