@@ -21,8 +21,10 @@
 // BENCH_STANDBY (default 1) is the control plane's STANDBY_AGENTS: web calls take a standby agent's room when one
 // is ready, and phone calls' agents join the caller's room from one (0: every call dispatched).
 // Each call starts on an idle machine: after a standby agent is ready, the benchmark waits until the worker's
-// processes are quiet (the last call's replacement process has loaded), and it counts the machine's CPU by
-// process over each call's first 3 s (first-audio/cpu-census.ts).
+// processes are quiet (the last call's replacement process has loaded; BENCH_QUIET=0: calls back to back), and
+// it counts the machine's CPU by process over each call's first 3 s (first-audio/cpu-census.ts). The worker
+// takes FORK_QUIET_MS and FORK_DEFER_MS from the environment (FORK_QUIET_MS=0 FORK_DEFER_MS=3000: the policy
+// before the quiet window).
 import { disposeRtc, nowMs, RtcClient } from '../test/support/rtc-client.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
@@ -45,6 +47,7 @@ const PHONE = process.env.BENCH_PHONE !== '0';
 const FLOOR = process.env.BENCH_FLOOR !== '0';
 const AGENT = process.env.BENCH_AGENT !== '0';
 const STANDBY = process.env.BENCH_STANDBY ?? '1';
+const QUIET = process.env.BENCH_QUIET !== '0';
 const FIRST_MESSAGE = 'Hello, thank you for calling. How can I help you today?';
 /** The job's stalls are counted over the call's first seconds (start-timeline.ts's window). */
 const STALL_MS = 50;
@@ -216,6 +219,7 @@ async function standbyReady(stack: RunningStack): Promise<void> {
  * starts on an idle machine. The same for the agent and the floor. Returns the ms waited.
  */
 async function workerQuiet(w: Worker): Promise<number> {
+  if (!QUIET) return 0;
   const t0 = nowMs();
   const own: Classifier = (pid, ppid) => (pid === w.proc.pid || ppid === w.proc.pid ? 'worker' : null);
   let prev = snapshot(own);
@@ -465,6 +469,9 @@ async function main() {
       setup: { tts: 'local espeak-ng', stt: 'local pocketsphinx', llm: 'stand-in (not on the greeting path)', web_client: 'rtc-node', phone_client: 'SIPp + decoded G.711 RTP', block: BLOCK, first_message: FIRST_MESSAGE },
       calls: CALLS,
       standby_agents: Number(STANDBY),
+      // Each call waited for a quiet worker (BENCH_QUIET); the worker's fork policy (its defaults when unset).
+      quiet_start: QUIET,
+      fork_policy: { FORK_QUIET_MS: process.env.FORK_QUIET_MS ?? 'default', FORK_DEFER_MS: process.env.FORK_DEFER_MS ?? 'default' },
       // Calls that took a standby agent's room; the others were dispatched (no standby agent was ready).
       on_standby: { web: web.filter((c) => c.standby).length, floor: floor.filter((c) => c.standby).length, phone: phone.filter((c) => c.standby).length },
       load_average: loadAt,
