@@ -24,9 +24,10 @@
 // processes are quiet (the last call's replacement process has loaded; BENCH_QUIET=0: calls back to back), and
 // it counts the machine's CPU by process over each call's first 3 s (first-audio/cpu-census.ts). The worker
 // takes FORK_QUIET_MS and FORK_DEFER_MS from the environment (FORK_QUIET_MS=0 FORK_DEFER_MS=3000: the policy
-// before the quiet window).
+// before the quiet window). BENCH_PIN=1 gives the worker (and its job processes) the last core and the rest of
+// the stack the others, as a worker on a node of its own.
 import { disposeRtc, nowMs, RtcClient } from '../test/support/rtc-client.ts';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -48,6 +49,10 @@ const FLOOR = process.env.BENCH_FLOOR !== '0';
 const AGENT = process.env.BENCH_AGENT !== '0';
 const STANDBY = process.env.BENCH_STANDBY ?? '1';
 const QUIET = process.env.BENCH_QUIET !== '0';
+/** BENCH_PIN=1: the worker and its job processes on the last core, the stack and the clients on the others. */
+const PIN = process.env.BENCH_PIN === '1' && os.cpus().length >= 2;
+const WORKER_CPU = String(os.cpus().length - 1);
+const STACK_CPUS = os.cpus().length > 2 ? `0-${os.cpus().length - 2}` : '0';
 const FIRST_MESSAGE = 'Hello, thank you for calling. How can I help you today?';
 /** The job's stalls are counted over the call's first seconds (start-timeline.ts's window). */
 const STALL_MS = 50;
@@ -89,7 +94,9 @@ async function startWorker(stack: RunningStack, kind: WorkerKind, env: Record<st
   const script = kind === 'agent' ? 'media-worker/src/main.ts' : 'bench/first-audio/floor-worker.ts';
   // BENCH_WORKER_NODE_ARGS: Node flags for the worker, which its job processes inherit (--cpu-prof ...).
   const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(REPO_ROOT, script), 'start'], {
+  const argv = [...nodeArgs, path.join(REPO_ROOT, script), 'start'];
+  // Pinned, the worker's job processes and their speech engines inherit its core.
+  const proc = spawn(PIN ? 'taskset' : process.execPath, PIN ? ['-c', WORKER_CPU, process.execPath, ...argv] : argv, {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -178,13 +185,27 @@ function classifier(w: Worker): Classifier {
     if (ppid === w.proc.pid) return `job:${pid}`;
     if (/espeak|pocketsphinx/.test(cmd)) return 'speech engines';
     if (cmd.includes('livekit-sip')) return 'sip bridge';
-    if (cmd.includes('livekit-server')) return 'livekit server';
+    // The setup installs LiveKit's server as `server` (scripts/stack/supervisor.ts).
+    if (/(?:^|\/)(?:livekit-)?server(?:\s|$)/.test(cmd.split(' ')[0] ?? '')) return 'livekit server';
     if (cmd.includes('redis-server')) return 'redis';
     if (cmd.startsWith('postgres') || cmd.includes('/postgres ')) return 'postgres';
     if (cmd.includes('control-plane')) return 'control plane';
     if (/\bsipp\b/.test(cmd)) return 'sipp';
     return cmd ? 'other processes' : null;
   };
+}
+
+/**
+ * BENCH_PIN: every process of the stack (and this one, whose clients and SIPp inherit it) onto the cores the
+ * worker does not use, all their threads: a worker with a core of its own, as on a node of its own.
+ */
+function pinStack(): void {
+  const none = { proc: { pid: -1 } } as Worker;
+  const stack = snapshot(classifier(none));
+  for (const [pid, [kind]] of stack?.procs ?? []) {
+    if (kind === 'other processes' && pid !== process.pid) continue;
+    spawnSync('taskset', ['-a', '-p', '-c', STACK_CPUS, String(pid)], { stdio: 'ignore' });
+  }
 }
 
 /** From the census taken at the call's start, the CPU by process up to its window's end (waits for that end). */
@@ -367,6 +388,7 @@ async function main() {
       env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost', STANDBY_AGENTS: STANDBY },
       onProgress: (m) => process.stderr.write(`${m}\n`),
     });
+    if (PIN) pinStack();
     const key = await devKey(stack);
     const model = await api(stack, key, 'POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'Answer in one short sentence.' });
     const agent = await api(stack, key, 'POST', '/v1/agents', {
@@ -471,6 +493,8 @@ async function main() {
       standby_agents: Number(STANDBY),
       // Each call waited for a quiet worker (BENCH_QUIET); the worker's fork policy (its defaults when unset).
       quiet_start: QUIET,
+      // BENCH_PIN: the worker on a core of its own, the rest of the stack on the others.
+      pinned: PIN ? { worker_cpu: WORKER_CPU, stack_cpus: STACK_CPUS } : null,
       fork_policy: { FORK_QUIET_MS: process.env.FORK_QUIET_MS ?? 'default', FORK_DEFER_MS: process.env.FORK_DEFER_MS ?? 'default' },
       // Calls that took a standby agent's room; the others were dispatched (no standby agent was ready).
       on_standby: { web: web.filter((c) => c.standby).length, floor: floor.filter((c) => c.standby).length, phone: phone.filter((c) => c.standby).length },
