@@ -106,6 +106,9 @@ async function startWorker(stack: RunningStack, kind: WorkerKind, env: Record<st
       WORKER_TOKEN: stack.workerToken,
       CONTROL_PLANE_URL: stack.controlPlaneUrl!,
       LOG_LEVEL: 'info',
+      // Pinned, agents-js would size its pool from the one core it may use (one spare, so every call forks its
+      // replacement at once); the pool stays as the machine's cores make it.
+      ...(PIN && !process.env.JOB_IDLE_PROCESSES ? { JOB_IDLE_PROCESSES: String(Math.min(os.cpus().length, 4)) } : {}),
       DRAIN_TIMEOUT_MS: '5000',
       LOAD_INCLUDES_CPU: 'false',
       // The LLM stand-in is on loopback: a private model host the operator allows (shared/model-egress.ts).
