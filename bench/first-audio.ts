@@ -179,13 +179,13 @@ interface CallResult {
   quiet_wait_ms?: number;
 }
 
-/** The stack's processes by kind, for the census of a call's first seconds behind worker `w`. */
-function classifier(w: Worker): Classifier {
+/** The stack's processes by kind, for the census of a call's first seconds behind the worker `workerPid`. */
+function classifier(workerPid: number | undefined): Classifier {
   return (pid, ppid, cmd) => {
     if (pid === process.pid) return 'bench (its clients)';
-    if (pid === w.proc.pid) return 'worker';
+    if (pid === workerPid) return 'worker';
     // agents-js forks the job processes from the worker.
-    if (ppid === w.proc.pid) return `job:${pid}`;
+    if (ppid === workerPid) return `job:${pid}`;
     if (/espeak|pocketsphinx/.test(cmd)) return 'speech engines';
     if (cmd.includes('livekit-sip')) return 'sip bridge';
     // The setup installs LiveKit's server as `server` (scripts/stack/supervisor.ts).
@@ -203,8 +203,7 @@ function classifier(w: Worker): Classifier {
  * worker does not use, all their threads: a worker with a core of its own, as on a node of its own.
  */
 function pinStack(): void {
-  const none = { proc: { pid: -1 } } as Worker;
-  const stack = snapshot(classifier(none));
+  const stack = snapshot(classifier(undefined));
   for (const [pid, [kind]] of stack?.procs ?? []) {
     if (kind === 'other processes' && pid !== process.pid) continue;
     spawnSync('taskset', ['-a', '-p', '-c', STACK_CPUS, String(pid)], { stdio: 'ignore' });
@@ -214,7 +213,7 @@ function pinStack(): void {
 /** From the census taken at the call's start, the CPU by process up to its window's end (waits for that end). */
 async function windowCpu(w: Worker, t0: number, before: Snapshot | null): Promise<Record<string, number> | undefined> {
   await sleep(Math.max(0, WINDOW_MS - (nowMs() - t0)));
-  const after = before && snapshot(classifier(w));
+  const after = before && snapshot(classifier(w.proc.pid));
   return before && after ? cpuBetween(before, after) : undefined;
 }
 
@@ -259,7 +258,7 @@ async function workerQuiet(w: Worker): Promise<number> {
 async function webCall(stack: RunningStack, key: string, agentId: string, w: Worker): Promise<CallResult> {
   await standbyReady(stack);
   const quietMs = await workerQuiet(w);
-  const census = snapshot(classifier(w));
+  const census = snapshot(classifier(w.proc.pid));
   const t0 = nowMs();
   const created = await api(stack, key, 'POST', '/v1/calls/web', { agent_id: agentId });
   const t1 = nowMs();
@@ -293,7 +292,7 @@ async function phoneCall(stack: RunningStack, key: string, number: string, from:
   await standbyReady(stack);
   const quietMs = await workerQuiet(w);
   const claimsBefore = await standbyClaims(stack);
-  const census = snapshot(classifier(w));
+  const census = snapshot(classifier(w.proc.pid));
   const phone = await SipPhone.call({ bridge: stack.sipAddress!, to: number, from, timeoutSeconds: 120 });
   let first: number;
   let invite: number;
