@@ -37,6 +37,7 @@ import { REPO_ROOT, startStack, type RunningStack } from '../scripts/stack/super
 import { PortPicker } from '../scripts/stack/ports.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { SipPhone } from '../test/support/sip-phone.ts';
+import { type BridgeTimes, bridgeTimesByCaller } from './first-audio/bridge-log.ts';
 import { resample, synthesize, writeWav } from '../test/support/speech.ts';
 import { writeResults } from './support/results.ts';
 import { type Classifier, type Snapshot, censusSummary, cpuBetween, snapshot } from './first-audio/cpu-census.ts';
@@ -177,6 +178,8 @@ interface CallResult {
   cpu?: Record<string, number>;
   /** How long the benchmark waited for the worker to be quiet before the call (workerQuiet). */
   quiet_wait_ms?: number;
+  /** A phone call's caller number (each call dials from its own): its key in the SIP bridge's log. */
+  from?: string;
 }
 
 /** The stack's processes by kind, for the census of a call's first seconds behind the worker `workerPid`. */
@@ -316,7 +319,7 @@ async function phoneCall(stack: RunningStack, key: string, number: string, from:
   // One call at a time: the newest call is this one (its id joins the worker's timeline to the INVITE), and a claim
   // since the INVITE is its own.
   const listed = await api<{ items: { id: string }[] }>(stack, key, 'GET', '/v1/calls?limit=1');
-  return { id: listed.body.items[0]?.id ?? phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: freed, standby: (await standbyClaims(stack)) > claimsBefore, cpu, quiet_wait_ms: quietMs };
+  return { id: listed.body.items[0]?.id ?? phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: freed, standby: (await standbyClaims(stack)) > claimsBefore, cpu, quiet_wait_ms: quietMs, from };
 }
 
 interface Timeline {
@@ -356,6 +359,26 @@ function joinTimelines(calls: CallResult[], lines: Timeline[]): { c: CallResult;
   });
 }
 
+/**
+ * Phone calls' bridge steps from the INVITE (bridge-log.ts), and the agent's lag behind the bridge: its job's
+ * `audio_subscribed` (the step that lets the greeting play) less the bridge's receipt of the agent's track.
+ */
+function bridgeSteps(rows: { c: CallResult; t: Timeline }[], times: Map<string, BridgeTimes>) {
+  const answered: number[] = [];
+  const subscribed: number[] = [];
+  const lag: number[] = [];
+  for (const { c, t } of rows) {
+    const b = c.from ? times.get(c.from) : undefined;
+    if (!b) continue;
+    if (b.answeredAt !== undefined) answered.push(b.answeredAt - c.t0);
+    if (b.subscribedAt === undefined) continue;
+    subscribed.push(b.subscribedAt - c.t0);
+    const learnt = t.steps.audio_subscribed;
+    if (learnt !== undefined) lag.push(t.started_at_ms + learnt - b.subscribedAt);
+  }
+  return { answered: stats(answered), agent_track_received: stats(subscribed), agent_learnt_after: stats(lag) };
+}
+
 /** POST -> the job's entry and each step's end, over the calls. */
 function stepStats(rows: { c: CallResult; t: Timeline }[]): Record<string, ReturnType<typeof stats>> {
   const names = [...new Set(rows.flatMap(({ t }) => Object.keys(t.steps)))];
@@ -386,6 +409,8 @@ async function main() {
       controlPlane: true,
       worker: false,
       logLevel: process.env.BENCH_STACK_LOG_LEVEL ?? 'warn',
+      // The bridge's few lines per call give its side of each phone call's start (bridgeSteps).
+      sipLogLevel: 'info',
       // Standby agents as `npm start` has them (BENCH_STANDBY=0: every call dispatched, as before them).
       env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost', STANDBY_AGENTS: STANDBY },
       onProgress: (m) => process.stderr.write(`${m}\n`),
@@ -454,6 +479,7 @@ async function main() {
     const webLines = joinTimelines(web, agentLogs.flatMap(timelines));
     const floorLines = joinTimelines(floor, floorLogs.flatMap(timelines));
     const phoneLines = joinTimelines(phone, agentLogs.flatMap(timelines));
+    const bridge = PHONE ? bridgeSteps(phoneLines, bridgeTimesByCaller(readFileSync(path.join(stack.logDir, 'sip.log'), 'utf8'))) : null;
     // Stalls over the threshold per call, measured three ways: the stall itself (wall), the time the loop was not
     // idle in its poll over it (busy: work in the job, or the job held off a core in the middle of it), and the
     // time its thread ran on a core (cpu: the job's own work alone; the rest is waiting for a core while the
@@ -511,6 +537,9 @@ async function main() {
       floor_post_to_step_ms: stepStats(floorLines),
       // From the INVITE on the wire: job_entry is when the agent was given the call.
       phone_invite_to_step_ms: stepStats(phoneLines),
+      // The SIP bridge's side, from its log: INVITE -> its 200 OK and -> the agent's track reaching it; and how long
+      // after the bridge had the track the agent's job learnt of it (its audio_subscribed, which gates the greeting).
+      phone_bridge_ms: bridge,
       // Web calls' job processes (the fields' meaning since they were added), then phone calls' apart.
       loop_blocks_over_50ms: stalls(webLines, 'wall'),
       loop_busy_over_50ms: stalls(webLines, 'busy'),
@@ -554,6 +583,10 @@ async function main() {
     for (const kind of ['web', 'phone', 'floor'] as const) console.log(`CPU in a ${kind} call's first 3 s (mean ms): ${JSON.stringify(results.cpu_in_first_3s[kind])}`);
     for (const [k, v] of Object.entries(results.web_post_to_step_ms)) console.log(`web   POST -> ${k}: ${fmt(v)}`);
     for (const [k, v] of Object.entries(results.phone_invite_to_step_ms)) console.log(`phone INVITE -> ${k}: ${fmt(v)}`);
+    if (results.phone_bridge_ms) {
+      const b = results.phone_bridge_ms;
+      console.log(`phone INVITE -> the bridge's 200 OK: ${fmt(b.answered)}\nphone INVITE -> the agent's track at the bridge: ${fmt(b.agent_track_received)}\nthe agent's job learnt of it after: ${fmt(b.agent_learnt_after)}`);
+    }
     for (const [k, v] of Object.entries(results.floor_post_to_step_ms)) console.log(`floor POST -> ${k}: ${fmt(v)}`);
     console.log(`-> ${file}`);
   } finally {

@@ -75,6 +75,8 @@ export interface StackOptions {
   runDir?: string;
   toolsDir?: string;
   logLevel?: string;
+  /** The SIP bridge's own level, where it differs (a benchmark reads its per-call lines). */
+  sipLogLevel?: string;
   readyTimeoutMs?: number;
   /** Progress lines (the CLI prints them). */
   onProgress?: (message: string) => void;
@@ -302,7 +304,7 @@ export async function startStack(opts: StackOptions = {}): Promise<RunningStack>
           SIP_RTP_PORT_END: ports.sipRtpEnd,
           SIP_HEALTH_PORT: ports.sipHealth,
           SIP_IP: nodeIp,
-          SIP_LOG_LEVEL: logLevel,
+          SIP_LOG_LEVEL: opts.sipLogLevel ?? logLevel,
         }),
       );
       progress(`starting livekit-sip ${sipVersion} on ${nodeIp}:${ports.sip} (RTP ${ports.sipRtpStart}-${ports.sipRtpEnd})`);
