@@ -25,6 +25,16 @@ const fixture = stackFixture();
 const { api } = fixture;
 const until = untilEvery(100);
 
+/**
+ * Waits for LiveKit to list the agent dispatch made for `call` in its room. The control plane commits the call's
+ * row and then makes the dispatch, so a call seen through the API may not have it yet; it stays listed while it
+ * waits for a worker (none takes it here), until the fallback wait ends.
+ */
+async function dispatchedFor(call: { id: string; room_name: string }): Promise<void> {
+  const dispatches = new AgentDispatchClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
+  await until(`the dispatch of call ${call.id}`, async () => (await dispatches.listDispatch(call.room_name)).some((d) => JSON.parse(d.metadata).call_id === call.id) || null, 8_000);
+}
+
 type CallRow = { id: string; status: string; agent_id: string; end_reason: string | null; room_name: string; metadata: Record<string, unknown>; messages: { role: string; content: string }[] | null };
 const callsTo = (number: string) => sql<CallRow[]>`select id, status, agent_id, end_reason, room_name, metadata, messages from calls where to_number = ${number} order by created_at`;
 
@@ -91,8 +101,7 @@ describe.skipIf(!sipBridgeVersion())('inbound calls no worker takes', () => {
       const opened = await until('the fallback call', async () => (await callsTo(number.phone_number)).find((c) => c.agent_id === fallback));
       expect(opened.metadata).toMatchObject({ routed_via: 'fallback', unanswered_by: [primary] });
       expect(phone.answered).toBe(false);
-      const dispatches = await new AgentDispatchClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret).listDispatch(opened.room_name);
-      expect(dispatches.map((d) => JSON.parse(d.metadata).call_id)).toContain(opened.id);
+      await dispatchedFor(opened);
 
       // Not taken either: the caller is answered by the control plane, hears the message, and is hung up on.
       await phone.waitFor('the answer', () => phone.answered, 90_000);
@@ -158,8 +167,7 @@ describe.skipIf(!sipBridgeVersion())('inbound calls no worker takes', () => {
       expect(opened.metadata).toMatchObject({ routed_via: 'fallback', unanswered_by: [primary] });
       const [row] = await sql<{ squad_id: string | null }[]>`select squad_id from calls where id = ${opened.id}`;
       expect(row!.squad_id).toBe(squad.body.id);
-      const dispatches = await new AgentDispatchClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret).listDispatch(opened.room_name);
-      expect(dispatches.map((d) => JSON.parse(d.metadata).call_id)).toContain(opened.id);
+      await dispatchedFor(opened);
       // Not taken either, and no message: the ringing INVITE is refused.
       await phone.waitFor('a refusal', () => phone.answered || phone.finalStatus, 90_000);
       expect(phone.finalStatus, phone.messages.slice(-2000)).toBe(486);
