@@ -409,8 +409,8 @@ async function main() {
       controlPlane: true,
       worker: false,
       logLevel: process.env.BENCH_STACK_LOG_LEVEL ?? 'warn',
-      // The bridge's few lines per call give its side of each phone call's start (bridgeSteps).
-      sipLogLevel: 'info',
+      // The bridge's few lines per call give its side of each phone call's start (bridgeSteps): info at least.
+      sipLogLevel: process.env.BENCH_STACK_LOG_LEVEL === 'debug' ? 'debug' : 'info',
       // Standby agents as `npm start` has them (BENCH_STANDBY=0: every call dispatched, as before them).
       env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost', STANDBY_AGENTS: STANDBY },
       onProgress: (m) => process.stderr.write(`${m}\n`),
