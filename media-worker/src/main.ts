@@ -10,6 +10,7 @@ import { WorkerMetrics, startMetricsServer } from './metrics.ts';
 import { Heartbeat } from './heartbeat.ts';
 import { assertRaceFixTarget } from './session/race-fix.ts';
 import { assertPromptPauseTarget } from './session/prompt-pause.ts';
+import { assertRoomSessionHostTarget } from './session/room-session-host.ts';
 import { assertEarlyTrackTarget } from './session/early-track.ts';
 import { assertForkAfterGreetingTarget, installForkAfterGreeting, loadProcPool } from './fork-after-greeting.ts';
 import { jobRequestFunc } from './job-request.ts';
@@ -22,6 +23,7 @@ const cfg = loadWorkerConfig();
 // rather than fail each call in its job process.
 assertRaceFixTarget();
 assertPromptPauseTarget();
+assertRoomSessionHostTarget();
 assertEarlyTrackTarget();
 assertForkAfterGreetingTarget();
 

@@ -16,6 +16,7 @@ import { pausesOnOnset, turnHandlingFor } from './mappings.ts';
 import { OnsetDetector } from './onset.ts';
 import { installRaceFix } from './race-fix.ts';
 import { installPromptPause } from './prompt-pause.ts';
+import { installRoomSessionHostGuard } from './room-session-host.ts';
 import { buildTools, type CallActions } from './tools.ts';
 import { TurnMetrics, type ProviderLabels } from './turn-metrics.ts';
 import { TurnTrace } from './turn-trace.ts';
@@ -162,6 +163,7 @@ export class CallSession {
   constructor(opts: CallSessionOptions) {
     installRaceFix();
     installPromptPause();
+    installRoomSessionHostGuard();
     this.#opts = opts;
     this.#log = opts.logger;
     this.config = opts.config;
@@ -297,7 +299,9 @@ export class CallSession {
     this.prepareGreeting();
     if (io.audioInput) this.session.input.audio = io.audioInput;
     if (io.audioOutput) this.session.output.audio = io.audioOutput;
-    const inputOptions = this.#opts.inputSampleRate ? { audioSampleRate: this.#opts.inputSampleRate } : undefined;
+    // The caller talks; typed text on the room's chat topic (agents-js's default) would let any web page make the
+    // agent reply, past the turn-taking and consent logic, as fast as it can send (room-session-host.ts).
+    const inputOptions = { textEnabled: false, ...(this.#opts.inputSampleRate ? { audioSampleRate: this.#opts.inputSampleRate } : {}) };
     const outputOptions = this.#opts.outputSampleRate ? { audioSampleRate: this.#opts.outputSampleRate } : undefined;
     await this.session.start({ agent: this.agent, room: io.room, inputOptions, outputOptions });
     this.startedAt = Date.now();
