@@ -24,6 +24,7 @@ import { warmTransfer } from './session/warm-transfer.ts';
 import { RoomRecorder } from './recording/room-recorder.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 import { StartTimeline } from './session/start-timeline.ts';
+import { deferPrewarm } from './session/deferred-prewarm.ts';
 import { ROOM_OUTPUT_DEFAULTS, dropEarlyTrack, publishEarlyTrack } from './session/early-track.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 
@@ -106,6 +107,9 @@ async function entry(ctx: JobContext): Promise<void> {
   }
   ctx.shutdown(reason);
 }
+
+/** The longest the model's warm-up waits for the greeting to play (a slow start, or a greeting never said). */
+const LLM_PREWARM_HOLD_MAX_MS = 2000;
 
 async function runCall(ctx: JobContext, onCallId: (callId: string) => void): Promise<string> {
   const cfg = loadWorkerConfig();
@@ -267,6 +271,9 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
   const stt = createSTT(config.agent.transcriber, keys);
   const tts = createTTS(config.agent.tts, keys, { speed: config.agent.speed, emotions: config.agent.emotions, language: config.agent.language });
   const llm = createLLM(config.llm, keys);
+  // A call that greets first warms the model's connection once the greeting plays, not beside it (deferred-prewarm.ts).
+  const greetsFirst = config.call.type !== 'outbound' && !!config.agent.first_message?.trim();
+  const releaseLlmPrewarm = greetsFirst ? deferPrewarm(llm, LLM_PREWARM_HOLD_MAX_MS) : () => {};
   // Festival loads its voice (~0.4 s) in a spare process while the room and the session start.
   if (tts instanceof LocalTTS) tts.prewarm();
   const vad = (ctx.proc.userData.vad as inference.VAD | undefined) ?? new inference.VAD();
@@ -386,6 +393,7 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
     if (ev.newState !== 'speaking') return;
     call.session.off(voice.AgentSessionEventTypes.AgentStateChanged, onSpeaking);
     timeline.mark('first_audio');
+    releaseLlmPrewarm();
     metrics.firstAudio?.(config.call.type, ctx.job.id, timeline.elapsedMs() / 1000);
   };
   call.session.on(voice.AgentSessionEventTypes.AgentStateChanged, onSpeaking);
