@@ -1,5 +1,5 @@
-// docs/security.md, "A caller reads or drives the agent over the room's data channel": a web caller (whose token
-// may publish data) asks the agent, on agents-js's session topic, for its instructions and history, and types
+// docs/security.md, "Publishable keys" (the row on the room's data channel): a web caller (whose token may
+// publish data) asks the agent, on agents-js's session topic, for its instructions and history, and types
 // text on the room's chat topic for the agent to answer. Through the real stack: LiveKit, the control plane, a
 // media worker, a WebRTC client. The attack is made once the greeting plays (the agent's session has started,
 // so an agent that listened would have answered), then the caller asks a question aloud: its answer comes from

@@ -17,10 +17,7 @@ import {
 const SESSION_TOPIC = 'lk.agent.session';
 
 class MemoryTransport extends voice.SessionTransport {
-  sent: unknown[] = [];
-  override async sendMessage(msg: unknown): Promise<void> {
-    this.sent.push(msg);
-  }
+  override async sendMessage(): Promise<void> {}
   override async close(): Promise<void> {}
   async *[Symbol.asyncIterator](): AsyncIterator<never> {}
 }
