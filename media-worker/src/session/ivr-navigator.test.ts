@@ -11,6 +11,7 @@ import {
   parseChoice,
   parseMenu,
   promptKey,
+  samePrompt,
   type IvrNavigatorOptions,
   type IvrOutcome,
 } from './ivr-navigator.ts';
@@ -80,6 +81,22 @@ describe('classifyUtterance', () => {
     expect(promptKey(LEVEL1)).toBe(promptKey('for sales press one for billing press two for support press three'));
     expect(promptKey(LEVEL1)).not.toBe(promptKey(LEVEL2));
   });
+
+  it('a replayed prompt is the same prompt as a recogniser hears it again: a word dropped, split or spelt otherwise', () => {
+    expect(samePrompt(LEVEL1, 'for sales press one for billing press two for support press three')).toBe(true);
+    // The last key lost at the end of the audio, or the end of the previous play heard at its start.
+    expect(samePrompt(LEVEL1, 'For sales, press 1. For billing, press 2. For support,')).toBe(true);
+    expect(samePrompt(LEVEL1, 'press 3. For sales, press 1. For billing, press 2. For support, press 3.')).toBe(true);
+    // Different menus, even of the same shape, and a menu with one more option.
+    expect(samePrompt(LEVEL1, LEVEL2)).toBe(false);
+    expect(samePrompt('For sales, press 1. For billing, press 2.', 'For orders, press 1. For returns, press 2.')).toBe(false);
+    expect(samePrompt('Press 1 for sales.', 'For sales, press 2.')).toBe(false);
+    expect(samePrompt('Press 1 for sales.', 'Press 1 for the sales team.')).toBe(true);
+    // No content words: the keys decide, then the words.
+    expect(samePrompt('Press 1 or press 2.', 'press one or press two')).toBe(true);
+    expect(samePrompt('Press 1 or press 2.', 'Press 1 or press 3.')).toBe(false);
+    expect(samePrompt('One moment.', 'one moment')).toBe(true);
+  });
 });
 
 describe('choosing the keys', () => {
@@ -121,7 +138,6 @@ function navigator(opts: { model?: (menu: string) => string | null; maxMenus?: n
   const options: IvrNavigatorOptions = {
     goal: opts.goal ?? 'reach the payments team in billing',
     maxMenus: opts.maxMenus ?? 6,
-    callId: 'call_test',
     logger: createLogger('test', 'silent'),
     settleMs: 0,
     ask: async (menu) => {
@@ -197,6 +213,15 @@ describe('IvrNavigator', () => {
     expect(n.pressed).toEqual(['2', '2']);
   });
 
+  it('gives up (repeated_prompt) on a third play heard with its last words missing', async () => {
+    const n = navigator({ model: () => '2' });
+    await n.say(LEVEL1);
+    await n.say(LEVEL1);
+    await n.say('For sales, press 1. For billing, press 2. For support,');
+    expect(n.gaveUp()).toBe('repeated_prompt');
+    expect(n.pressed).toEqual(['2', '2']);
+  });
+
   it('gives up (max_menus) at the menu after max_menus', async () => {
     const n = navigator({ model: () => '1', maxMenus: 2 });
     await n.say('Press 1 for sales.');
@@ -221,8 +246,7 @@ describe('IvrNavigator', () => {
       const nav = new IvrNavigator({
         goal: 'reach billing',
         maxMenus: 6,
-        callId: 'call_test',
-        logger: createLogger('test', 'silent'),
+            logger: createLogger('test', 'silent'),
         settleMs: 1000,
         ask: async (menu) => {
           asked.push(menu);

@@ -4,7 +4,8 @@
 // press 2"), a hold or announcement message ("please hold"), or a person ("how can I help you?"). A menu gets
 // keys (RFC 2833 telephone events, the call's sendDtmf) towards the goal: the call's model chooses them, keyword
 // overlap between the goal and the options when its answer is unusable. The navigation gives up (the call ends,
-// ivr_failed) when no option leads to the goal, the same prompt comes a third time, or after max_menus menus.
+// ivr_failed) when no option leads to the goal, the same prompt (as heard) comes a third time, or after max_menus
+// menus.
 import { llm } from '@livekit/agents';
 import type { Logger } from '../../../shared/logger.ts';
 import { completeWithin } from './completion.ts';
@@ -96,12 +97,36 @@ export function classifyUtterance(text: string): Classified {
   return { kind: 'person', options: [] };
 }
 
-/** The prompt as compared for repeats: its words and keys only. */
+/** The prompt's words and keys only: lower case, keys as symbols, no punctuation. */
 export const promptKey = (text: string) =>
   normalizeMenuText(text)
     .replace(/[.;!?,]/g, ' ')
     .replace(/\s+/g, ' ')
     .trim();
+
+/**
+ * Whether two prompts are the same menu as heard. A recogniser rarely gives a replayed recording the same words
+ * twice (a word dropped at the end, a pause split differently, "two" against "2"), so prompts compare on what
+ * makes a menu: its content words (stop words dropped, stemmed) and the keys it names. They are the same when the
+ * Dice similarity of those is at least 0.8; prompts with neither compare on their words and keys.
+ */
+export function samePrompt(a: string, b: string): boolean {
+  const ta = menuTokens(a);
+  const tb = menuTokens(b);
+  if (!ta.size || !tb.size) return !ta.size && !tb.size && promptKey(a) === promptKey(b);
+  let shared = 0;
+  for (const t of ta) if (tb.has(t)) shared++;
+  return (2 * shared) / (ta.size + tb.size) >= 0.8;
+}
+
+const KEY_NAMED = new RegExp(String.raw`\b${VERB}\s+${KEY}`, 'g');
+/** A prompt's content words and the keys it names (as `key:2`), keys read as symbols first ("press two"). */
+function menuTokens(text: string): Set<string> {
+  const t = normalizeMenuText(text);
+  const tokens = contentWords(t);
+  for (const m of t.matchAll(KEY_NAMED)) tokens.add(`key:${m[1]}`);
+  return tokens;
+}
 
 const STOP_WORDS = new Set(
   'a an the to of for in on at by with and or my our your you i we me us it its is are be been am please reach get speak talk someone somebody team department dept person people about into from this that want need would like go through call calling press key option options number the menu'.split(
@@ -187,7 +212,7 @@ export interface IvrStep {
 export interface IvrNavigatorOptions {
   goal: string;
   maxMenus: number;
-  callId: string;
+  /** The call's logger (bound to its call id). */
   logger: Logger;
   /** The model's answer to the navigation request (askModel with the call's LLM); null when it has none. */
   ask: (menu: string, pressed: string[]) => Promise<string | null>;
@@ -225,7 +250,8 @@ export class IvrNavigator {
   readonly pressed: string[] = [];
   menus = 0;
   readonly #opts: IvrNavigatorOptions;
-  readonly #heard = new Map<string, number>();
+  /** The menu prompts decided on so far, for the repeat rule. */
+  readonly #heard: string[] = [];
   #pending: string[] = [];
   #timer: NodeJS.Timeout | null = null;
   #speaking = false;
@@ -279,7 +305,7 @@ export class IvrNavigator {
   }
 
   #log(fields: Record<string, unknown>, msg: string): void {
-    this.#opts.logger.info({ call_id: this.#opts.callId, ...fields }, msg);
+    this.#opts.logger.info(fields, msg);
   }
 
   #redact(text: string): string {
@@ -317,9 +343,8 @@ export class IvrNavigator {
       return;
     }
     this.menus++;
-    const key = promptKey(text);
-    const times = (this.#heard.get(key) ?? 0) + 1;
-    this.#heard.set(key, times);
+    const times = this.#heard.filter((earlier) => samePrompt(earlier, text)).length + 1;
+    this.#heard.push(text);
     if (times >= 3 || this.menus > this.#opts.maxMenus) {
       this.#giveUp(times >= 3 ? 'repeated_prompt' : 'max_menus', text, options);
       return;
@@ -349,7 +374,7 @@ export class IvrNavigator {
     try {
       await this.#opts.press(keys);
     } catch (err) {
-      this.#opts.logger.warn({ call_id: this.#opts.callId, err: (err as Error).message }, 'ivr: sending the keys failed');
+      this.#opts.logger.warn({ err: (err as Error).message }, 'ivr: sending the keys failed');
     }
   }
 
