@@ -102,12 +102,12 @@ describe('LiveKit stack', () => {
     const errors: unknown[] = [];
     const m = new WorkerMetrics();
     const logger = { error: (o: unknown) => errors.push(o), debug: () => {} };
-    expect(await hangUpRoom({ rooms, room, callId: 'call_gone', callType: 'web', logger: logger as never, metrics: m })).toBe(true);
+    expect(await hangUpRoom({ rooms, room, callType: 'web', logger: logger as never, metrics: m })).toBe(true);
     expect(errors).toEqual([]);
     expect(await m.registry.metrics()).not.toContain('voice_call_action_failures_total{action="hang_up"');
     // A LiveKit that refuses the request (a wrong secret) is still a failure, logged and counted.
     const wrong = new RoomServiceClient(stack.livekitHttpUrl, stack.apiKey, 'not-the-secret-not-the-secret-xx');
-    expect(await hangUpRoom({ rooms: wrong, room, callId: 'call_gone', callType: 'web', logger: logger as never, metrics: m })).toBe(false);
+    expect(await hangUpRoom({ rooms: wrong, room, callType: 'web', logger: logger as never, metrics: m })).toBe(false);
     expect(errors).toHaveLength(1);
     expect(await m.registry.metrics()).toContain('voice_call_action_failures_total{action="hang_up",call_type="web"} 1');
   });

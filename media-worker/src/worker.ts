@@ -310,7 +310,6 @@ async function runTimedCall(ctx: JobContext, onCallId: (callId: string) => void,
         await hangUpRoom({
           rooms: new RoomServiceClient(livekit.url, livekit.key, livekit.secret),
           room: room.name ?? '',
-          callId,
           callType: config.call.type,
           logger,
           metrics,

@@ -25,6 +25,7 @@ export interface RoomRecorderOptions {
   uploadUrl: string;
   /** The call's capability, sent as `Authorization: Bearer` with the upload. */
   capability?: string;
+  /** The call's logger, bound to its call id. */
   logger: Logger;
   sampleRate?: number;
   upload?: { attempts?: number; baseDelayMs?: number };
@@ -107,8 +108,8 @@ export class RoomRecorder {
     try {
       await this.stop();
       const file = await this.mixer.close();
-      if (file.truncated) log.warn({ call_id: this.#opts.callId }, 'recording reached its size cap and was cut short');
-      if (this.mixer.droppedSamples > 0) log.warn({ call_id: this.#opts.callId, samples: this.mixer.droppedSamples }, 'recording dropped late audio');
+      if (file.truncated) log.warn('recording reached its size cap and was cut short');
+      if (this.mixer.droppedSamples > 0) log.warn({ samples: this.mixer.droppedSamples }, 'recording dropped late audio');
       const started = Date.now();
       const up = await uploadRecording({
         url: this.#opts.uploadUrl,
@@ -116,7 +117,7 @@ export class RoomRecorder {
         path: file.path,
         contentType: 'audio/wav',
         ...this.#opts.upload,
-        onRetry: (info) => log.warn({ call_id: this.#opts.callId, ...info }, 'recording upload failed, retrying'),
+        onRetry: (info) => log.warn(info, 'recording upload failed, retrying'),
       });
       log.info(
         { call_id: this.#opts.callId, bytes: up.bytes, duration_seconds: Math.round(file.durationSeconds * 10) / 10, attempts: up.attempts, upload_ms: Date.now() - started },
@@ -124,7 +125,7 @@ export class RoomRecorder {
       );
       return true;
     } catch (err) {
-      log.error({ call_id: this.#opts.callId, err: (err as Error).message }, 'recording not delivered');
+      log.error({ err: (err as Error).message }, 'recording not delivered');
       return false;
     } finally {
       await rm(this.#dir, { recursive: true, force: true }).catch(() => {});

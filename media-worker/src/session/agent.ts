@@ -17,6 +17,7 @@ export interface VapAgentOptions {
   knowledge: KnowledgeConfig;
   callId: string;
   api: InternalApiClient | null;
+  /** The call's logger, bound to its call id. */
   logger: Logger;
   /** Called with each completed user turn; returning false skips the LLM reply for that turn. */
   beforeReply?: (text: string) => boolean | Promise<boolean>;
@@ -192,7 +193,7 @@ export class VapAgent extends voice.Agent {
         .catch((err: unknown) => {
           // A slow or failing search must not hold up or break the reply; a later turn may retry it.
           this.#cache.delete(key);
-          this.#opts.logger.warn({ err: (err as Error).message, call_id: callId }, 'knowledge search failed');
+          this.#opts.logger.warn({ err: (err as Error).message }, 'knowledge search failed');
           return null;
         });
       this.#cache.set(key, p);

@@ -47,6 +47,7 @@ export interface CallSessionOptions {
   reporter: CallReporter | null;
   api: InternalApiClient | null;
   metrics: MetricsSink;
+  /** The call's logger, bound to its call id (the session's lines add no `call_id` of their own). */
   logger: Logger;
   /** Room actions (hang-up, SIP transfer, DTMF); absent ones fail politely. */
   actions?: Partial<Pick<CallActions, 'transfer' | 'warmTransfer' | 'sendDtmf'>> & { hangUp?: () => Promise<void> };
@@ -291,7 +292,7 @@ export class CallSession {
       this.#greeting = synthesizeAhead(this.#opts.models.tts, text);
     } catch (err) {
       // The session's own TTS path says it instead.
-      this.#log.warn({ call_id: this.config.call.id, err: (err as Error).message }, 'greeting synthesis ahead failed');
+      this.#log.warn({ err: (err as Error).message }, 'greeting synthesis ahead failed');
     }
   }
 
@@ -334,7 +335,7 @@ export class CallSession {
       this.#greetingTimer = null;
       if (this.#greetingDone || this.#voicemailLeaving || this.endReason) return;
       if (this.session.userState === 'speaking') return; // re-armed when the callee stops
-      this.#log.info({ call_id: this.config.call.id }, 'outbound greeting: the callee is silent');
+      this.#log.info('outbound greeting: the callee is silent');
       this.#greetingDone = true;
       this.#sayFirstMessage();
     }, this.#opts.outboundGreetingWaitMs ?? 4000);
@@ -355,7 +356,7 @@ export class CallSession {
     if (this.#onset?.push(frame)) this.#pauseOnOnset();
     if (!this.beep || this.beep.detected || (this.#openingOver && !this.#beepWaiter)) return;
     if (this.beep.push(frame)) {
-      this.#log.info({ call_id: this.config.call.id }, 'voicemail beep detected');
+      this.#log.info('voicemail beep detected');
       if (this.#beepWaiter) this.#beepWaiter();
       else void this.#leaveVoicemail(false, 'beep');
     }
@@ -374,7 +375,7 @@ export class CallSession {
     const out = this.session.output.audio;
     if (!out || !speech || speech.interrupted || speech.done() || !speech.allowInterruptions) return;
     out.pause();
-    this.#log.debug({ call_id: this.config.call.id, by: 'onset' }, 'agent paused');
+    this.#log.debug({ by: 'onset' }, 'agent paused');
     this.onsetPauses++;
     const check = () => {
       const hold = this.#onsetHold;
@@ -435,7 +436,7 @@ export class CallSession {
     this.backchannelsIgnored++;
     if (isFinal) {
       this.backchannelFinalsIgnored++;
-      this.#log.debug({ call_id: this.config.call.id, text: this.privacy.log(text) }, 'backchannel ignored');
+      this.#log.debug({ text: this.privacy.log(text) }, 'backchannel ignored');
     }
     return true;
   }
@@ -445,7 +446,7 @@ export class CallSession {
     if (this.endReason || this.#voicemailLeaving) return false;
     if (this.consent.pending) {
       // The answer to the recording question: no LLM reply; the first message follows it.
-      this.#log.info({ call_id: this.config.call.id, verdict: this.consent.answer(text) }, 'recording consent answered');
+      this.#log.info({ verdict: this.consent.answer(text) }, 'recording consent answered');
       return false;
     }
     if (this.config.call.type === 'inbound') return this.#inboundTurn(text);
@@ -459,7 +460,7 @@ export class CallSession {
     if (!this.#greetingDone) {
       // The callee's first words.
       const verdict = this.voicemail ? this.voicemail.onTranscript(text) : words > 0 ? 'human' : null;
-      this.#log.info({ call_id: this.config.call.id, words, verdict, reason: this.voicemail?.reason }, 'outbound opening: the callee spoke');
+      this.#log.info({ words, verdict, reason: this.voicemail?.reason }, 'outbound opening: the callee spoke');
       if (verdict === 'machine') {
         void this.#leaveVoicemail(true, this.voicemail?.reason ?? 'transcript');
         return false;
@@ -487,7 +488,7 @@ export class CallSession {
     }
     // The first message is out: a machine's greeting cue still counts until the callee answers it.
     if (this.voicemail && transcriptLooksLikeVoicemail(text)) {
-      this.#log.info({ call_id: this.config.call.id, words }, 'outbound opening: a voicemail cue after the greeting');
+      this.#log.info({ words }, 'outbound opening: a voicemail cue after the greeting');
       void this.#leaveVoicemail(true, 'transcript_cue');
       return false;
     }
@@ -505,14 +506,14 @@ export class CallSession {
   async #inboundTurn(text: string): Promise<boolean> {
     if (!this.voicemail || this.#openingOver) return true;
     if (transcriptLooksLikeVoicemail(text)) {
-      this.#log.info({ call_id: this.config.call.id }, 'inbound opening: a voicemail cue; waiting for the beep');
+      this.#log.info('inbound opening: a voicemail cue; waiting for the beep');
       const beeped = await this.#waitForBeep(this.#opts.voicemailBeepWaitMs ?? 2500);
       if (this.endReason || this.#voicemailLeaving) return false;
       if (beeped) {
         void this.#leaveVoicemail(false, 'transcript_cue');
         return false;
       }
-      this.#log.info({ call_id: this.config.call.id }, 'inbound opening: no beep after the cue; answered as a person');
+      this.#log.info('inbound opening: no beep after the cue; answered as a person');
     }
     return true;
   }
@@ -521,7 +522,7 @@ export class CallSession {
   #closeInboundOpening(why: string): void {
     if (!this.voicemail || this.#openingOver || this.#voicemailLeaving || this.endReason) return;
     this.#openingOver = true;
-    this.#log.info({ call_id: this.config.call.id, why }, 'inbound opening over: no voicemail');
+    this.#log.info({ why }, 'inbound opening over: no voicemail');
   }
 
   /** Resolves true on the beep (at once if it was heard already), false after `ms` without one. */
@@ -569,7 +570,7 @@ export class CallSession {
     const quiet = this.#calleeSilence.quietMs;
     if (quiet === null || quiet < (this.#opts.outboundHumanSilenceMs ?? 800)) return;
     this.#humanPending = null;
-    this.#log.info({ call_id: this.config.call.id, quiet_ms: quiet }, 'outbound opening: a person answered');
+    this.#log.info({ quiet_ms: quiet }, 'outbound opening: a person answered');
     this.#clearGreetingTimer();
     this.#greetingDone = true;
     // A recording consent sentence goes where the first message would, even without one.
@@ -586,7 +587,7 @@ export class CallSession {
     this.#humanPending = null;
     if (this.voicemail?.verdict === 'human') {
       this.voicemail.reopen();
-      this.#log.info({ call_id: this.config.call.id }, 'outbound opening: the callee went on speaking; no verdict yet');
+      this.#log.info('outbound opening: the callee went on speaking; no verdict yet');
     }
   }
 
@@ -599,7 +600,7 @@ export class CallSession {
     this.#greeting = null;
     this.#humanPending = null;
     this.voicemail?.markMachine(reason);
-    this.#log.info({ call_id: this.config.call.id, reason: this.voicemail?.reason, wait_for_beep: waitForBeep && !this.beep?.detected }, 'voicemail detected');
+    this.#log.info({ reason: this.voicemail?.reason, wait_for_beep: waitForBeep && !this.beep?.detected }, 'voicemail detected');
     if (waitForBeep && !this.beep?.detected) await this.#waitForBeep(this.#opts.voicemailBeepWaitMs ?? 2500);
     const message = this.render(this.config.agent.voicemail_message);
     if (message && !this.endReason) {
@@ -611,7 +612,7 @@ export class CallSession {
       }
       const handle = this.session.say(message, { allowInterruptions: false });
       await handle.waitForPlayout();
-      this.#log.info({ call_id: this.config.call.id, interrupted: handle.interrupted }, 'voicemail message played');
+      this.#log.info({ interrupted: handle.interrupted }, 'voicemail message played');
     }
     await this.end('voicemail');
   }
@@ -671,7 +672,6 @@ export class CallSession {
     return new IvrNavigator({
       goal: ivr.goal,
       maxMenus: ivr.max_menus,
-      callId: this.config.call.id,
       logger: this.#log,
       redact: (text) => this.privacy.log(text),
       ask: (menu, pressed) => askModel(this.#opts.models.llm, ivr.goal, menu, pressed),
@@ -775,7 +775,7 @@ export class CallSession {
         const speech = s._activity?.currentSpeech;
         this.#heldReply = speech && !speech.interrupted && !speech.done() ? speech : undefined;
         // Where a barge-in's time goes (bench:turns): when the reply paused, by the onset or by agents-js (the VAD, or words).
-        if (this.#heldReply && !this.#onsetHold) this.#log.debug({ call_id: this.config.call.id, by: 'agents-js' }, 'agent paused');
+        if (this.#heldReply && !this.#onsetHold) this.#log.debug({ by: 'agents-js' }, 'agent paused');
       }
       if (this.#hangupRequested && ev.newState === 'listening') void this.end('agent_hangup');
     });
@@ -865,7 +865,7 @@ export class CallSession {
     this.ivr?.stop();
     if (this.#transcriptTimer) clearTimeout(this.#transcriptTimer);
     this.consent.close();
-    this.#log.info({ call_id: this.config.call.id, end_reason: reason }, 'call ending');
+    this.#log.info({ end_reason: reason }, 'call ending');
     // The session's close drains speech, STT and audio I/O; a stuck part must not keep the line open (the
     // hang-up below is what the callee hears), so the wait for it is bounded.
     const closeWait = this.#opts.sessionCloseWaitMs ?? 5000;
@@ -874,14 +874,14 @@ export class CallSession {
       this.session.close().then(
         () => true,
         (err: unknown) => {
-          this.#log.warn({ call_id: this.config.call.id, err: (err as Error).message }, 'session close failed');
+          this.#log.warn({ err: (err as Error).message }, 'session close failed');
           return true;
         },
       ),
       new Promise<false>((r) => (waitTimer = setTimeout(() => r(false), closeWait))),
     ]);
     clearTimeout(waitTimer);
-    if (!closed) this.#log.warn({ call_id: this.config.call.id, waited_ms: closeWait }, 'session close is slow: reporting and hanging up without waiting for it');
+    if (!closed) this.#log.warn({ waited_ms: closeWait }, 'session close is slow: reporting and hanging up without waiting for it');
     this.preemptive.settle();
     const endedAt = Date.now();
     const report: EndedReport = {

@@ -20,7 +20,6 @@ function roomAlreadyGone(err: unknown): boolean {
 export async function hangUpRoom(o: {
   rooms: Pick<RoomServiceClient, 'deleteRoom'>;
   room: string;
-  callId: string;
   callType: string;
   logger: Pick<Logger, 'error' | 'debug'>;
   metrics: MetricsSink;
@@ -30,10 +29,10 @@ export async function hangUpRoom(o: {
     return true;
   } catch (err) {
     if (roomAlreadyGone(err)) {
-      o.logger.debug({ call_id: o.callId, room: o.room }, 'hang-up: the room was already gone');
+      o.logger.debug({ room: o.room }, 'hang-up: the room was already gone');
       return true;
     }
-    o.logger.error({ err, call_id: o.callId, room: o.room }, 'hang-up failed: the room could not be deleted');
+    o.logger.error({ err, room: o.room }, 'hang-up failed: the room could not be deleted');
     o.metrics.actionFailed?.('hang_up', o.callType);
     return false;
   }

@@ -18,6 +18,7 @@ import { METRICS_TOPIC as SDK_METRICS_TOPIC, parseMetrics } from '../../../web/s
 import { llm as agentsLlm } from '@livekit/agents';
 import { hangUpRoom } from './hang-up.ts';
 import { RoomServiceClient } from 'livekit-server-sdk';
+import { pino } from 'pino';
 import { BeepDetector, VoicemailClassifier, transcriptLooksLikeVoicemail } from './voicemail.ts';
 
 const labels = { stt: { provider: 'local', model: 's' }, llm: { provider: 'openai', model: 'm' }, tts: { provider: 'local', model: 't' } };
@@ -225,11 +226,16 @@ describe('turn metrics', () => {
   it('logs and counts a hang-up whose room cannot be deleted, without throwing', async () => {
     // A real RoomService client against a port nothing listens on: the request itself fails.
     const rooms = new RoomServiceClient('http://127.0.0.1:9', 'key', 'secret-secret-secret-secret-secret');
-    const logged: unknown[] = [];
+    // The worker's call logger: pino bound to the call's id, its lines collected.
+    const lines: string[] = [];
+    const logger = pino({}, { write: (line: string) => void lines.push(line) }).child({ call_id: 'call_x' });
     const m = new WorkerMetrics();
-    const ok = await hangUpRoom({ rooms, room: 'call-x', callId: 'call_x', callType: 'inbound', logger: { error: (o: unknown) => logged.push(o) } as never, metrics: m });
+    const ok = await hangUpRoom({ rooms, room: 'call-x', callType: 'inbound', logger, metrics: m });
     expect(ok).toBe(false);
-    expect(logged).toEqual([expect.objectContaining({ call_id: 'call_x', room: 'call-x', err: expect.anything() })]);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 50, call_id: 'call_x', room: 'call-x', err: expect.anything(), msg: 'hang-up failed: the room could not be deleted' });
+    // The call's id once: the line adds no call_id of its own to the logger's.
+    expect(lines[0]!.match(/"call_id"/g)).toHaveLength(1);
     expect(await m.registry.metrics()).toContain('voice_call_action_failures_total{action="hang_up",call_type="inbound"} 1');
   });
   it('counts failed room actions (a hang-up whose room could not be deleted)', async () => {
