@@ -25,6 +25,7 @@ import { RoomRecorder } from './recording/room-recorder.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 import { StartTimeline } from './session/start-timeline.ts';
 import { deferPrewarm } from './session/deferred-prewarm.ts';
+import { keepFfiLogsNative } from './session/ffi-logs.ts';
 import { ROOM_OUTPUT_DEFAULTS, dropEarlyTrack, publishEarlyTrack } from './session/early-track.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 
@@ -434,6 +435,8 @@ function turnDetectorFor(detection: 'vad' | 'model' | 'transcript'): NonNullable
 
 export default defineAgent({
   prewarm: async (proc: JobProcess) => {
+    // Before any room: the media SDK's native logs stay out of the job's loop (ffi-logs.ts).
+    if (!keepFfiLogsNative()) log.warn('the media SDK started before its logs could be left native: they are decoded on the loop');
     // Loads the Silero model once per process, before a call arrives.
     proc.userData.vad = new inference.VAD({ minSilenceDuration: 250 });
     // The local STT's recogniser, loaded while the process waits rather than beside the call's greeting.
