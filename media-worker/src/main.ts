@@ -12,7 +12,7 @@ import { assertRaceFixTarget } from './session/race-fix.ts';
 import { assertPromptPauseTarget } from './session/prompt-pause.ts';
 import { assertRoomSessionHostTarget } from './session/room-session-host.ts';
 import { assertEarlyTrackTarget } from './session/early-track.ts';
-import { assertFfiLogsTarget } from './session/ffi-logs.ts';
+import { assertFfiLogsTarget } from '../../shared/ffi-logs.ts';
 import { assertForkAfterGreetingTarget, installForkAfterGreeting, loadProcPool } from './fork-after-greeting.ts';
 import { jobRequestFunc } from './job-request.ts';
 import { InternalApiClient } from '../../shared/internal-api.ts';

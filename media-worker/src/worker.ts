@@ -25,7 +25,7 @@ import { RoomRecorder } from './recording/room-recorder.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 import { StartTimeline } from './session/start-timeline.ts';
 import { deferPrewarm } from './session/deferred-prewarm.ts';
-import { keepFfiLogsNative } from './session/ffi-logs.ts';
+import { keepFfiLogsNative } from '../../shared/ffi-logs.ts';
 import { ROOM_OUTPUT_DEFAULTS, dropEarlyTrack, publishEarlyTrack } from './session/early-track.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 

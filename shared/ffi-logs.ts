@@ -5,14 +5,16 @@
 // event of its own (its batching flushes after every record). rtc-node decodes each event on the job's loop and
 // drops it: nothing in rtc-node or agents-js reads them. A phone call's join of the caller's room made about 4,000
 // such events in one second; in a CPU profile of the job's first 700 ms, protobuf decoding was ~100 ms and garbage
-// collection ~110 ms, against ~10 ms each on a web call (docs/benchmarks.md, "The media SDK's logs").
+// collection ~110 ms, against ~10 ms each on a web call (docs/benchmarks.md, "The media SDK's logs: kept out of
+// the job's loop").
 //
 // With capture off the FFI's logger is env_logger: RUST_LOG decides (errors only when it is unset), the records
-// are filtered before they are formatted, and what passes goes to the job's stderr.
+// are filtered before they are formatted, and what passes goes to the process's stderr.
 //
 // rtc-node's FfiClient is not exported and hard-codes the flag, but calls `livekitInitialize` through the bindings'
-// module object when its one instance is first made. The patch wraps that function before then (the worker's
-// prewarm, before any room), pinned to the rtc-node release it was checked against.
+// module object when its one instance is first made. The patch wraps that function before then, pinned to the
+// rtc-node release it was checked against: in the worker's job processes (their prewarm, before any room), and in
+// the control plane before it loads rtc-node (the announcer of unanswered calls, voice agent tests' caller).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';

@@ -22,7 +22,7 @@ function child(patched: boolean): { proc: ChildProcess; out: () => string; err: 
     setInterval(() => {}, 1000);
   `;
   const proc = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
     env: { ...process.env, RUST_LOG: 'debug' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
