@@ -15,9 +15,8 @@
 // module object when its one instance is first made. The patch wraps that function before then, pinned to the
 // rtc-node release it was checked against: in the worker's job processes (their prewarm, before any room), and in
 // the control plane before it loads rtc-node (the announcer of unanswered calls, voice agent tests' caller).
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import path from 'node:path';
+import { installedPackageVersion } from './package-version.ts';
 
 /** The @livekit/rtc-node release whose FfiClient this patch was checked against. */
 export const FFI_LOGS_RTC_NODE_VERSION = '0.13.35';
@@ -27,18 +26,11 @@ interface Bindings {
   livekitInitialize: Initialize & { vapNativeLogs?: true };
 }
 
-const requireHere = createRequire(import.meta.url);
-
-function rtcNodeEntry(): string {
-  return requireHere.resolve('@livekit/rtc-node');
-}
+const rtcNodeEntry = () => createRequire(import.meta.url).resolve('@livekit/rtc-node');
 
 /** The version of @livekit/rtc-node that this process loads. */
 export function installedRtcNodeVersion(): string {
-  // The package's exports hide package.json; its entry point sits in dist/, one level below.
-  const pkg = JSON.parse(readFileSync(path.join(path.dirname(rtcNodeEntry()), '..', 'package.json'), 'utf8')) as { name: string; version: string };
-  if (pkg.name !== '@livekit/rtc-node') throw new Error(`unexpected package beside ${rtcNodeEntry()}: ${pkg.name}`);
-  return pkg.version;
+  return installedPackageVersion('@livekit/rtc-node');
 }
 
 export class FfiLogsVersionError extends Error {

@@ -1,17 +1,11 @@
 // The worker patches agents-js internals where no public API reaches (race-fix.ts, prompt-pause.ts). Each patch
 // is pinned to the release it was checked against, and fails loudly on any other: an upgrade of agents-js makes
 // someone check whether the fix is upstream (then delete the patch) or still needed (then bump its pin).
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
+import { installedPackageVersion } from '../../../shared/package-version.ts';
 
 /** The version of the @livekit/agents that this process loads. */
 export function installedAgentsVersion(): string {
-  // The package's exports hide package.json; its entry point sits in dist/, one level below.
-  const entry = createRequire(import.meta.url).resolve('@livekit/agents');
-  const pkg = JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { name: string; version: string };
-  if (pkg.name !== '@livekit/agents') throw new Error(`unexpected package beside ${entry}: ${pkg.name}`);
-  return pkg.version;
+  return installedPackageVersion('@livekit/agents');
 }
 
 /** A patch's pinned release is not the installed one: `check` says what to look at, `pin` names the constant. */
