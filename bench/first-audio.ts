@@ -6,9 +6,12 @@
 //   - floor: the same POST, dispatched the same way (same agent name, same process pool), to a bare agents-js
 //     job that joins and publishes the greeting as a prepared WAV (first-audio/floor-agent.ts): what the control
 //     plane, dispatch, a prewarmed job process, the join and the audio path cost with no agent behind them;
+//   - floor phone: the same number's phone calls answered by that bare job: what the SIP bridge and LiveKit cost
+//     a phone call with no agent behind it (frames it plays before the bridge subscribes are lost);
 //   - the job process's own timeline (worker log, "call start timeline"): each step's end, and each event-loop
 //     stall over 50 ms in the call's first 3 s, and of those the ones in which the loop itself ran over 50 ms
 //     (the others are the process waiting for a core); web and phone calls' stalls are counted apart;
+//   - the machine's CPU by process over each call's first 3 s, and the call's job process by thread;
 //   - the end: POST /v1/calls/{id}/stop (the caller leaves first, as a hang-up) -> the worker's job process gone
 //     (voice_active_calls back to 0), so the next call has it.
 // The agent and the floor take turns in blocks of BLOCK calls, each behind its own worker process (one runs at a
@@ -40,7 +43,7 @@ import { SipPhone } from '../test/support/sip-phone.ts';
 import { type BridgeTimes, bridgeTimesByCaller } from './first-audio/bridge-log.ts';
 import { resample, synthesize, writeWav } from '../test/support/speech.ts';
 import { writeResults } from './support/results.ts';
-import { type Classifier, type Snapshot, censusSummary, cpuBetween, snapshot } from './first-audio/cpu-census.ts';
+import { type Classifier, type Snapshot, censusSummary, cpuBetween, snapshot, threadCpuBetween } from './first-audio/cpu-census.ts';
 import { api, devKey } from './support/room-call.ts';
 
 const CALLS = Number(process.argv[2] ?? 100);
@@ -176,6 +179,8 @@ interface CallResult {
   standby?: boolean;
   /** CPU ms per kind of process over the call's first 3 s (job processes as `job:<pid>` until the run's end). */
   cpu?: Record<string, number>;
+  /** Over the same window, each job process's CPU ms by thread group (`job:<pid>` -> group -> ms). */
+  job_threads?: Record<string, Record<string, number>>;
   /** How long the benchmark waited for the worker to be quiet before the call (workerQuiet). */
   quiet_wait_ms?: number;
   /** A phone call's caller number (each call dials from its own): its key in the SIP bridge's log. */
@@ -213,11 +218,22 @@ function pinStack(): void {
   }
 }
 
-/** From the census taken at the call's start, the CPU by process up to its window's end (waits for that end). */
-async function windowCpu(w: Worker, t0: number, before: Snapshot | null): Promise<Record<string, number> | undefined> {
+/** Job processes are also read thread by thread (which of a job's own threads took the cores from its loop). */
+const jobThreads = (kind: string) => kind.startsWith('job:');
+
+/** The census at a call's start (taken just before it). */
+const censusAt = (w: Worker) => snapshot(classifier(w.proc.pid), jobThreads);
+
+/**
+ * From the census taken at the call's start, the CPU by process up to its window's end, and each job process's by
+ * thread (waits for that end).
+ */
+async function windowCpu(w: Worker, t0: number, before: Snapshot | null): Promise<Pick<CallResult, 'cpu' | 'job_threads'>> {
   await sleep(Math.max(0, WINDOW_MS - (nowMs() - t0)));
-  const after = before && snapshot(classifier(w.proc.pid));
-  return before && after ? cpuBetween(before, after) : undefined;
+  const after = before && censusAt(w);
+  if (!before || !after) return {};
+  const jobs = [...after.procs].filter(([, [kind]]) => jobThreads(kind));
+  return { cpu: cpuBetween(before, after), job_threads: Object.fromEntries(jobs.map(([pid, [kind]]) => [kind, threadCpuBetween(before, after, pid)])) };
 }
 
 /**
@@ -261,14 +277,14 @@ async function workerQuiet(w: Worker): Promise<number> {
 async function webCall(stack: RunningStack, key: string, agentId: string, w: Worker): Promise<CallResult> {
   await standbyReady(stack);
   const quietMs = await workerQuiet(w);
-  const census = snapshot(classifier(w.proc.pid));
+  const census = censusAt(w);
   const t0 = nowMs();
   const created = await api(stack, key, 'POST', '/v1/calls/web', { agent_id: agentId });
   const t1 = nowMs();
   if (created.status !== 201) throw new Error(`POST /v1/calls/web answered ${created.status}: ${JSON.stringify(created.body)}`);
   const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
   let first: number;
-  let cpu: Record<string, number> | undefined;
+  let cpu: Pick<CallResult, 'cpu' | 'job_threads'> = {};
   try {
     const rec = client.record({});
     await client.publishMicrophone();
@@ -282,7 +298,7 @@ async function webCall(stack: RunningStack, key: string, agentId: string, w: Wor
   }
   const stopAt = nowMs();
   await api(stack, key, 'POST', `/v1/calls/${created.body.id}/stop`);
-  return { id: created.body.id, t0, first_audio_ms: first, create_ms: t1 - t0, freed_ms: await freedAfter(w, stopAt), standby: String(created.body.room_name).startsWith('standby-'), cpu, quiet_wait_ms: quietMs };
+  return { id: created.body.id, t0, first_audio_ms: first, create_ms: t1 - t0, freed_ms: await freedAfter(w, stopAt), standby: String(created.body.room_name).startsWith('standby-'), ...cpu, quiet_wait_ms: quietMs };
 }
 
 /** Calls whose agent was a standby agent (vap_standby_takes_total{result="claimed"}). */
@@ -295,12 +311,12 @@ async function phoneCall(stack: RunningStack, key: string, number: string, from:
   await standbyReady(stack);
   const quietMs = await workerQuiet(w);
   const claimsBefore = await standbyClaims(stack);
-  const census = snapshot(classifier(w.proc.pid));
+  const census = censusAt(w);
   const phone = await SipPhone.call({ bridge: stack.sipAddress!, to: number, from, timeoutSeconds: 120 });
   let first: number;
   let invite: number;
   let hungUp: number;
-  let cpu: Record<string, number> | undefined;
+  let cpu: Pick<CallResult, 'cpu' | 'job_threads'> = {};
   try {
     await phone.waitFor('the answer', () => phone.answered || phone.finalStatus, 120_000);
     if (!phone.answered) throw new Error(`call refused with ${phone.finalStatus}`);
@@ -319,7 +335,7 @@ async function phoneCall(stack: RunningStack, key: string, number: string, from:
   // One call at a time: the newest call is this one (its id joins the worker's timeline to the INVITE), and a claim
   // since the INVITE is its own.
   const listed = await api<{ items: { id: string }[] }>(stack, key, 'GET', '/v1/calls?limit=1');
-  return { id: listed.body.items[0]?.id ?? phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: freed, standby: (await standbyClaims(stack)) > claimsBefore, cpu, quiet_wait_ms: quietMs, from };
+  return { id: listed.body.items[0]?.id ?? phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: freed, standby: (await standbyClaims(stack)) > claimsBefore, ...cpu, quiet_wait_ms: quietMs, from };
 }
 
 interface Timeline {
@@ -437,26 +453,34 @@ async function main() {
     const web: CallResult[] = [];
     const phone: CallResult[] = [];
     const floor: CallResult[] = [];
+    // Phone calls answered by the floor: what the SIP bridge and LiveKit cost a phone call with no agent behind it.
+    const floorPhone: CallResult[] = [];
     const agentLogs: string[] = [];
     const floorLogs: string[] = [];
     const loadAt = { start: os.loadavg(), end: [] as number[] };
     let workers = 0;
     let caller = 0;
     const from = () => `+1555010${String(1000 + (caller++ % 1000)).slice(1)}`;
-    while ((AGENT && (web.length < CALLS || (PHONE && phone.length < CALLS))) || (FLOOR && floor.length < CALLS)) {
+    const floorLeft = () => FLOOR && (floor.length < CALLS || (PHONE && floorPhone.length < CALLS));
+    while ((AGENT && (web.length < CALLS || (PHONE && phone.length < CALLS))) || floorLeft()) {
       for (const kind of ['agent', 'floor'] as const) {
-        if (kind === 'floor' && (!FLOOR || floor.length >= CALLS)) continue;
+        if (kind === 'floor' && !floorLeft()) continue;
         if (kind === 'agent' && (!AGENT || (web.length >= CALLS && (!PHONE || phone.length >= CALLS)))) continue;
         worker = await startWorker(stack, kind, kind === 'floor' ? { FLOOR_WAV: floorWav } : {}, pick, ++workers);
         (kind === 'agent' ? agentLogs : floorLogs).push(worker.log);
         // Warm-up, not counted: the first call of each kind on a new worker.
         await webCall(stack, key, agent.body.id, worker);
-        if (kind === 'agent' && PHONE) await phoneCall(stack, key, number, from(), worker);
+        if (PHONE) await phoneCall(stack, key, number, from(), worker);
         for (let i = 0; i < BLOCK; i++) {
           if (kind === 'floor') {
-            if (floor.length >= CALLS) break;
-            floor.push(await webCall(stack, key, agent.body.id, worker));
-            process.stderr.write(`floor ${floor.length}: ${floor.at(-1)!.first_audio_ms.toFixed(0)} ms\n`);
+            if (floor.length < CALLS) {
+              floor.push(await webCall(stack, key, agent.body.id, worker));
+              process.stderr.write(`floor ${floor.length}: ${floor.at(-1)!.first_audio_ms.toFixed(0)} ms\n`);
+            }
+            if (PHONE && floorPhone.length < CALLS) {
+              floorPhone.push(await phoneCall(stack, key, number, from(), worker));
+              process.stderr.write(`floor phone ${floorPhone.length}: ${floorPhone.at(-1)!.first_audio_ms.toFixed(0)} ms\n`);
+            }
             continue;
           }
           if (web.length < CALLS) {
@@ -479,7 +503,10 @@ async function main() {
     const webLines = joinTimelines(web, agentLogs.flatMap(timelines));
     const floorLines = joinTimelines(floor, floorLogs.flatMap(timelines));
     const phoneLines = joinTimelines(phone, agentLogs.flatMap(timelines));
-    const bridge = PHONE ? bridgeSteps(phoneLines, bridgeTimesByCaller(readFileSync(path.join(stack.logDir, 'sip.log'), 'utf8'))) : null;
+    const floorPhoneLines = joinTimelines(floorPhone, floorLogs.flatMap(timelines));
+    const bridgeTimes = PHONE ? bridgeTimesByCaller(readFileSync(path.join(stack.logDir, 'sip.log'), 'utf8')) : null;
+    const bridge = bridgeTimes && bridgeSteps(phoneLines, bridgeTimes);
+    const floorBridge = bridgeTimes && FLOOR ? bridgeSteps(floorPhoneLines, bridgeTimes) : null;
     // Stalls over the threshold per call, measured three ways: the stall itself (wall), the time the loop was not
     // idle in its poll over it (busy: work in the job, or the job held off a core in the middle of it), and the
     // time its thread ran on a core (cpu: the job's own work alone; the rest is waiting for a core while the
@@ -511,9 +538,13 @@ async function main() {
           return [out];
         }),
       );
+    // The call's own job process over the same window by thread, the mean over the calls: its event loop against the
+    // media SDK's threads, the VAD's and V8's helpers, all of which compete with the loop for the cores.
+    const threadCensus = (lines: { c: CallResult; t: Timeline }[]) => censusSummary(lines.flatMap(({ c, t }) => (c.job_threads?.[`job:${t.pid}`] ? [c.job_threads[`job:${t.pid}`]!] : [])));
     const webStats = stats(web.map((c) => c.first_audio_ms));
     const floorStats = stats(floor.map((c) => c.first_audio_ms));
     const phoneStats = stats(phone.map((c) => c.first_audio_ms));
+    const floorPhoneStats = stats(floorPhone.map((c) => c.first_audio_ms));
     const freed = [...web, ...phone].map((c) => c.freed_ms).filter((x): x is number => x !== null);
     const results = {
       setup: { tts: 'local espeak-ng', stt: 'local pocketsphinx', llm: 'stand-in (not on the greeting path)', web_client: 'rtc-node', phone_client: 'SIPp + decoded G.711 RTP', block: BLOCK, first_message: FIRST_MESSAGE },
@@ -532,14 +563,21 @@ async function main() {
       web_over_floor_p50_ms: webStats.p50 !== null && floorStats.p50 !== null ? round(webStats.p50 - floorStats.p50) : null,
       phone_invite_to_first_audio_ms: phoneStats,
       phone_over_web_p50_ms: phoneStats.p50 !== null && webStats.p50 !== null ? round(phoneStats.p50 - webStats.p50) : null,
+      // The floor answering phone calls: INVITE -> first audio with nothing but a bare participant behind the bridge,
+      // how far behind the web floor that is, and how far the agent's phone calls are over it.
+      floor_phone_invite_to_first_audio_ms: floorPhoneStats,
+      floor_phone_over_floor_web_p50_ms: floorPhoneStats.p50 !== null && floorStats.p50 !== null ? round(floorPhoneStats.p50 - floorStats.p50) : null,
+      phone_over_floor_phone_p50_ms: phoneStats.p50 !== null && floorPhoneStats.p50 !== null ? round(phoneStats.p50 - floorPhoneStats.p50) : null,
       // POST sent -> the job's entry, and the end of each of its steps (the job process's clock, the same host).
       web_post_to_step_ms: stepStats(webLines),
       floor_post_to_step_ms: stepStats(floorLines),
       // From the INVITE on the wire: job_entry is when the agent was given the call.
       phone_invite_to_step_ms: stepStats(phoneLines),
+      floor_phone_invite_to_step_ms: stepStats(floorPhoneLines),
       // The SIP bridge's side, from its log: INVITE -> its 200 OK and -> the agent's track reaching it; and how long
       // after the bridge had the track the agent's job learnt of it (its audio_subscribed, which gates the greeting).
       phone_bridge_ms: bridge,
+      floor_phone_bridge_ms: floorBridge,
       // Web calls' job processes (the fields' meaning since they were added), then phone calls' apart.
       loop_blocks_over_50ms: stalls(webLines, 'wall'),
       loop_busy_over_50ms: stalls(webLines, 'busy'),
@@ -555,6 +593,8 @@ async function main() {
       // The machine's CPU over each call's first 3 s by process (bench/first-audio/cpu-census.ts), mean ms per call:
       // 3 s of 2 cores is 6000 ms.
       cpu_in_first_3s: { cores: os.cpus().length, web: cpuCensus(webLines), phone: cpuCensus(phoneLines), floor: cpuCensus(floorLines) },
+      // The call's job process of the line above, by thread (bench/first-audio/cpu-census.ts, threadCpuBetween).
+      job_cpu_by_thread_in_first_3s: { web: threadCensus(webLines), phone: threadCensus(phoneLines), floor: threadCensus(floorLines) },
       end_to_worker_free_ms: stats(freed),
       // Before each call: the wait for the worker's processes to be quiet (its last replacement process loaded).
       quiet_wait_ms: { web: stats(web.map((c) => c.quiet_wait_ms ?? 0)), phone: stats(phone.map((c) => c.quiet_wait_ms ?? 0)), floor: stats(floor.map((c) => c.quiet_wait_ms ?? 0)) },
@@ -566,13 +606,13 @@ async function main() {
         phone_p50_le_web_plus_50: phoneStats.p50 !== null && webStats.p50 !== null && phoneStats.p50 <= webStats.p50 + 50,
         worker_free_within_1s: freed.length > 0 && freed.every((x) => x <= 1000),
       },
-      samples: { web: web.map((c) => round(c.first_audio_ms)), floor: floor.map((c) => round(c.first_audio_ms)), phone: phone.map((c) => round(c.first_audio_ms)), freed: freed.map(round) },
+      samples: { web: web.map((c) => round(c.first_audio_ms)), floor: floor.map((c) => round(c.first_audio_ms)), phone: phone.map((c) => round(c.first_audio_ms)), floor_phone: floorPhone.map((c) => round(c.first_audio_ms)), freed: freed.map(round) },
       timelines: webLines.map(({ c, t }) => ({ entry_ms: round(t.started_at_ms - c.t0), steps: t.steps, loop_blocks: t.loop_blocks })),
       phone_timelines: phoneLines.map(({ c, t }) => ({ entry_ms: round(t.started_at_ms - c.t0), steps: t.steps, loop_blocks: t.loop_blocks })),
       wall_seconds: Math.round((Date.now() - started) / 1000),
     };
     const file = writeResults(process.env.BENCH_RESULTS ?? 'first-audio', results);
-    console.log(`web   ${fmt(webStats)}\nfloor ${fmt(floorStats)}\nphone ${fmt(phoneStats)}\nfreed ${fmt(results.end_to_worker_free_ms)}`);
+    console.log(`web   ${fmt(webStats)}\nfloor ${fmt(floorStats)}\nphone ${fmt(phoneStats)}\nfloor phone ${fmt(floorPhoneStats)}\nfreed ${fmt(results.end_to_worker_free_ms)}`);
     console.log(`loop blocks over ${STALL_MS} ms: ${JSON.stringify(results.loop_blocks_over_50ms)}`);
     console.log(`  of which the loop ran over ${STALL_MS} ms: ${JSON.stringify(results.loop_busy_over_50ms)}`);
     console.log(`  of which its thread was on a core over ${STALL_MS} ms: ${JSON.stringify(results.loop_cpu_over_50ms)}; ${JSON.stringify(results.loop_stall_time)}`);
@@ -580,7 +620,10 @@ async function main() {
     console.log(`  of which the loop ran over ${STALL_MS} ms: ${JSON.stringify(results.phone_loop_busy_over_50ms)}`);
     console.log(`  of which its thread was on a core over ${STALL_MS} ms: ${JSON.stringify(results.phone_loop_cpu_over_50ms)}; ${JSON.stringify(results.phone_loop_stall_time)}`);
     console.log(`floor jobs' loop blocks over ${STALL_MS} ms: ${JSON.stringify(results.floor_loop_blocks_over_50ms)}; on a core: ${JSON.stringify(results.floor_loop_cpu_over_50ms)}`);
-    for (const kind of ['web', 'phone', 'floor'] as const) console.log(`CPU in a ${kind} call's first 3 s (mean ms): ${JSON.stringify(results.cpu_in_first_3s[kind])}`);
+    for (const kind of ['web', 'phone', 'floor'] as const) {
+      console.log(`CPU in a ${kind} call's first 3 s (mean ms): ${JSON.stringify(results.cpu_in_first_3s[kind])}`);
+      console.log(`  its job process by thread: ${JSON.stringify(results.job_cpu_by_thread_in_first_3s[kind])}`);
+    }
     for (const [k, v] of Object.entries(results.web_post_to_step_ms)) console.log(`web   POST -> ${k}: ${fmt(v)}`);
     for (const [k, v] of Object.entries(results.phone_invite_to_step_ms)) console.log(`phone INVITE -> ${k}: ${fmt(v)}`);
     if (results.phone_bridge_ms) {

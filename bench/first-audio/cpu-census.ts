@@ -11,15 +11,17 @@ export interface Snapshot {
   at: number;
   /** pid -> [kind, ticks used, start time in ticks since boot]. */
   procs: Map<number, [string, number, number]>;
+  /** For the processes of the kinds asked for (`threadsOf`): pid -> tid -> [thread name, ticks used, start time]. */
+  threads: Map<number, Map<number, [string, number, number]>>;
 }
 
 /** The kind of a process, from its parent and command line; null to leave it out. */
 export type Classifier = (pid: number, ppid: number, cmdline: string) => string | null;
 
 /** [ticks used (user + system), start time (ticks since boot), parent pid]. */
-function stat(pid: number): [number, number, number] | null {
+function stat(pid: number, tid?: number): [number, number, number] | null {
   try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const s = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
     // The fields after the command name (which may hold spaces), from the third: state is fields[0].
     const fields = s.slice(s.lastIndexOf(')') + 2).split(' ');
     return [Number(fields[11]) + Number(fields[12]), Number(fields[19]), Number(fields[1])];
@@ -28,7 +30,38 @@ function stat(pid: number): [number, number, number] | null {
   }
 }
 
-export function snapshot(classify: Classifier): Snapshot | null {
+/**
+ * A thread's name as a group: the kernel keeps 15 characters of it, and pools number their threads. The process's
+ * first thread is its event loop (Node's main thread).
+ */
+function threadGroup(pid: number, tid: number): string {
+  if (tid === pid) return 'main (event loop)';
+  let comm = '';
+  try {
+    comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+  } catch {
+    // gone
+  }
+  return comm.replace(/[\s_-]*\d+$/, '') || 'unnamed';
+}
+
+function threads(pid: number): Map<number, [string, number, number]> {
+  const out = new Map<number, [string, number, number]>();
+  let tids: number[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`).map(Number);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    const st = stat(pid, tid);
+    if (st) out.set(tid, [threadGroup(pid, tid), st[0], st[1]]);
+  }
+  return out;
+}
+
+/** `threadsOf`: the kinds whose processes are also read thread by thread. */
+export function snapshot(classify: Classifier, threadsOf: (kind: string) => boolean = () => false): Snapshot | null {
   let pids: number[];
   try {
     pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
@@ -36,6 +69,7 @@ export function snapshot(classify: Classifier): Snapshot | null {
     return null;
   }
   const procs = new Map<number, [string, number, number]>();
+  const byThread = new Map<number, Map<number, [string, number, number]>>();
   for (const pid of pids) {
     let cmdline: string;
     try {
@@ -46,8 +80,9 @@ export function snapshot(classify: Classifier): Snapshot | null {
     const st = stat(pid);
     const kind = st && classify(pid, st[2], cmdline);
     if (kind) procs.set(pid, [kind, st[0], st[1]]);
+    if (kind && threadsOf(kind)) byThread.set(pid, threads(pid));
   }
-  return { at: Date.now(), procs };
+  return { at: Date.now(), procs, threads: byThread };
 }
 
 /**
@@ -60,6 +95,23 @@ export function cpuBetween(a: Snapshot, b: Snapshot): Record<string, number> {
     const before = a.procs.get(pid);
     const used = before && before[2] === start ? ticks - before[1] : ticks;
     out[kind] = (out[kind] ?? 0) + used * TICK_MS;
+  }
+  return out;
+}
+
+/**
+ * CPU ms of one process's threads between two snapshots, by thread group: which of its own threads competed with
+ * its event loop for the cores. Empty when either snapshot did not read the process's threads.
+ */
+export function threadCpuBetween(a: Snapshot, b: Snapshot, pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  const after = b.threads.get(pid);
+  if (!after) return out;
+  const before = a.threads.get(pid) ?? new Map<number, [string, number, number]>();
+  for (const [tid, [group, ticks, start]] of after) {
+    const prev = before.get(tid);
+    const used = prev && prev[2] === start ? ticks - prev[1] : ticks;
+    if (used > 0) out[group] = (out[group] ?? 0) + used * TICK_MS;
   }
   return out;
 }

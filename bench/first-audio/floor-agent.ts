@@ -3,13 +3,14 @@
 // as the media worker is (the control plane's POST /v1/calls/web, the same agent name), so POST -> first audio
 // here is what the control plane, LiveKit's dispatch, a prewarmed job process, the room join and the audio path
 // cost with no agent behind them. FLOOR_WAV names the file. With standby agents on (STANDBY_AGENTS), it stands by
-// as the media worker's jobs do (media-worker/src/standby.ts): joined and waiting, it plays as soon as a call comes.
+// as the media worker's jobs do (media-worker/src/standby.ts): joined and waiting, it plays as soon as a call comes,
+// in its own room (a web call) or in the phone call's, which it joins from there.
 import { type JobContext, type JobProcess, defineAgent, log } from '@livekit/agents';
-import { AudioFrame, AudioSource, LocalAudioTrack, RoomEvent, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
+import { AudioFrame, AudioSource, LocalAudioTrack, type Room, RoomEvent, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
 import { readWav } from '../../test/support/speech.ts';
 import { StartTimeline } from '../../media-worker/src/session/start-timeline.ts';
 import { callIdFromMetadata } from '../../media-worker/src/worker-metadata.ts';
-import { standByInRoom, standbyRoomOf } from '../../media-worker/src/standby.ts';
+import { joinCallRoom, standByInRoom, standbyRoomOf } from '../../media-worker/src/standby.ts';
 import { loadWorkerConfig } from '../../media-worker/src/config.ts';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -24,6 +25,8 @@ export default defineAgent({
   entry: async (ctx: JobContext) => {
     let callId = callIdFromMetadata(ctx.job.metadata, ctx.job.room?.metadata);
     const standbyRoom = standbyRoomOf(ctx.job.metadata);
+    // A phone call's room, which the standby agent joins from its own (as the media worker's does).
+    let join: { room_name: string; token: string } | undefined;
     if (standbyRoom) {
       const cfg = loadWorkerConfig();
       const api = new InternalApiClient({ baseUrl: cfg.controlPlaneUrl, token: cfg.workerToken, workerId: ctx.workerId });
@@ -33,21 +36,28 @@ export default defineAgent({
         return;
       }
       callId = call.call_id;
+      join = call.join;
     }
     const timeline = new StartTimeline();
     void timeline.closed.then((t) => log().info({ call_id: callId, call_type: 'floor', ...t }, 'call start timeline'));
     const pcm = ctx.proc.userData.pcm as ReturnType<typeof readWav>;
-    await ctx.connect();
+    let room: Room = ctx.room;
+    if (join) {
+      room = await joinCallRoom(ctx, join);
+    } else {
+      await ctx.connect();
+    }
     timeline.mark('connected');
-    // Noted, not waited for: the floor plays at once, where the agent waits for the caller's subscription.
-    ctx.room.once(RoomEvent.LocalTrackSubscribed, () => timeline.mark('audio_subscribed'));
+    // Noted, not waited for: the floor plays at once, where the agent waits for the caller's subscription (on a
+    // phone call, what it plays before the bridge subscribes is lost: the floor is the first frame after).
+    room.once(RoomEvent.LocalTrackSubscribed, () => timeline.mark('audio_subscribed'));
     const source = new AudioSource(pcm.sampleRate, 1, QUEUE_MS);
     const track = LocalAudioTrack.createAudioTrack('agent', source);
-    await ctx.room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+    await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
     timeline.mark('published');
     const frame = pcm.sampleRate / 50;
     let closed = false;
-    const done = new Promise<void>((resolve) => ctx.room.once(RoomEvent.Disconnected, () => ((closed = true), resolve())));
+    const done = new Promise<void>((resolve) => room.once(RoomEvent.Disconnected, () => ((closed = true), resolve())));
     for (let at = 0; at < pcm.samples.length && !closed; at += frame) {
       const data = new Int16Array(frame);
       data.set(pcm.samples.subarray(at, Math.min(at + frame, pcm.samples.length)));
