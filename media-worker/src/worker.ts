@@ -28,6 +28,7 @@ import { deferPrewarm } from './session/deferred-prewarm.ts';
 import { keepFfiLogsNative } from '../../shared/ffi-logs.ts';
 import { ROOM_OUTPUT_DEFAULTS, dropEarlyTrack, publishEarlyTrack } from './session/early-track.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { settleHeap } from './session/settle-heap.ts';
 
 const log = createLogger('media-worker');
 
@@ -144,6 +145,8 @@ async function standBy(ctx: JobContext, api: InternalApiClient, metrics: Metrics
       onJoined: async () => {
         await publishEarlyTrack(ctx.room).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'early audio track not published'));
         metrics.standby?.(ctx.job.id, true);
+        // The join's garbage collected now, not in the call's first seconds (session/settle-heap.ts).
+        settleHeap();
         logger.info('standby agent waiting for a call');
       },
     });
@@ -441,6 +444,8 @@ export default defineAgent({
     proc.userData.vad = new inference.VAD({ minSilenceDuration: 250 });
     // The local STT's recogniser, loaded while the process waits rather than beside the call's greeting.
     if (loadWorkerConfig().prewarmLocalStt) LocalSTT.prewarm({ language: 'en-US' });
+    // What loading left collected now, while the process waits (session/settle-heap.ts).
+    settleHeap();
   },
   entry,
 });
