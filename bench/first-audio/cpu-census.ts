@@ -7,24 +7,27 @@ import { readFileSync, readdirSync } from 'node:fs';
 
 const TICK_MS = 10;
 
+/** Processes or threads by id -> [label (a process's kind, a thread's group), ticks used, start time in ticks since boot]. */
+type Usage = Map<number, [string, number, number]>;
+
 export interface Snapshot {
   at: number;
-  /** pid -> [kind, ticks used, start time in ticks since boot]. */
-  procs: Map<number, [string, number, number]>;
-  /** For the processes of the kinds asked for (`threadsOf`): pid -> tid -> [thread name, ticks used, start time]. */
-  threads: Map<number, Map<number, [string, number, number]>>;
+  /** pid -> [kind, ticks used, start time]. */
+  procs: Usage;
+  /** For the processes of the kinds asked for (`threadsOf`): pid -> their threads by tid, labelled by group. */
+  threads: Map<number, Usage>;
 }
 
 /** The kind of a process, from its parent and command line; null to leave it out. */
 export type Classifier = (pid: number, ppid: number, cmdline: string) => string | null;
 
-/** [ticks used (user + system), start time (ticks since boot), parent pid]. */
-function stat(pid: number, tid?: number): [number, number, number] | null {
+/** [ticks used (user + system), start time (ticks since boot), parent pid, command name (a thread's: its name)]. */
+function stat(pid: number, tid?: number): [number, number, number, string] | null {
   try {
     const s = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
-    // The fields after the command name (which may hold spaces), from the third: state is fields[0].
+    // The fields after the command name (which may hold spaces and parentheses), from the third: state is fields[0].
     const fields = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return [Number(fields[11]) + Number(fields[12]), Number(fields[19]), Number(fields[1])];
+    return [Number(fields[11]) + Number(fields[12]), Number(fields[19]), Number(fields[1]), s.slice(s.indexOf('(') + 1, s.lastIndexOf(')'))];
   } catch {
     return null;
   }
@@ -34,19 +37,13 @@ function stat(pid: number, tid?: number): [number, number, number] | null {
  * A thread's name as a group: the kernel keeps 15 characters of it, and pools number their threads. The process's
  * first thread is its event loop (Node's main thread).
  */
-function threadGroup(pid: number, tid: number): string {
+function threadGroup(pid: number, tid: number, name: string): string {
   if (tid === pid) return 'main (event loop)';
-  let comm = '';
-  try {
-    comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-  } catch {
-    // gone
-  }
-  return comm.replace(/[\s_-]*\d+$/, '') || 'unnamed';
+  return name.replace(/[\s_-]*\d+$/, '') || 'unnamed';
 }
 
-function threads(pid: number): Map<number, [string, number, number]> {
-  const out = new Map<number, [string, number, number]>();
+function threads(pid: number): Usage {
+  const out: Usage = new Map();
   let tids: number[];
   try {
     tids = readdirSync(`/proc/${pid}/task`).map(Number);
@@ -55,7 +52,7 @@ function threads(pid: number): Map<number, [string, number, number]> {
   }
   for (const tid of tids) {
     const st = stat(pid, tid);
-    if (st) out.set(tid, [threadGroup(pid, tid), st[0], st[1]]);
+    if (st) out.set(tid, [threadGroup(pid, tid, st[3]), st[0], st[1]]);
   }
   return out;
 }
@@ -68,8 +65,8 @@ export function snapshot(classify: Classifier, threadsOf: (kind: string) => bool
   } catch {
     return null;
   }
-  const procs = new Map<number, [string, number, number]>();
-  const byThread = new Map<number, Map<number, [string, number, number]>>();
+  const procs: Usage = new Map();
+  const byThread = new Map<number, Usage>();
   for (const pid of pids) {
     let cmdline: string;
     try {
@@ -86,34 +83,32 @@ export function snapshot(classify: Classifier, threadsOf: (kind: string) => bool
 }
 
 /**
- * CPU ms per kind between two snapshots. A process that started in between counts from its start; one that ended
- * in between is lost (its last ticks are not readable), which undercounts a window's short-lived processes.
+ * CPU ms per label between two readings. A process or thread that started in between counts from its start; one
+ * that ended in between is lost (its last ticks are not readable), which undercounts a window's short-lived ones.
  */
-export function cpuBetween(a: Snapshot, b: Snapshot): Record<string, number> {
+function usedBetween(before: Usage, after: Usage): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [pid, [kind, ticks, start]] of b.procs) {
-    const before = a.procs.get(pid);
-    const used = before && before[2] === start ? ticks - before[1] : ticks;
-    out[kind] = (out[kind] ?? 0) + used * TICK_MS;
+  for (const [id, [label, ticks, start]] of after) {
+    const prev = before.get(id);
+    const used = prev && prev[2] === start ? ticks - prev[1] : ticks;
+    out[label] = (out[label] ?? 0) + used * TICK_MS;
   }
   return out;
 }
 
+/** CPU ms per kind of process between two snapshots. */
+export function cpuBetween(a: Snapshot, b: Snapshot): Record<string, number> {
+  return usedBetween(a.procs, b.procs);
+}
+
 /**
- * CPU ms of one process's threads between two snapshots, by thread group: which of its own threads competed with
- * its event loop for the cores. Empty when either snapshot did not read the process's threads.
+ * CPU ms of one process's threads between two snapshots, by thread group (the groups that used any): which of its
+ * own threads competed with its event loop for the cores. Empty when the later snapshot did not read its threads.
  */
 export function threadCpuBetween(a: Snapshot, b: Snapshot, pid: number): Record<string, number> {
-  const out: Record<string, number> = {};
   const after = b.threads.get(pid);
-  if (!after) return out;
-  const before = a.threads.get(pid) ?? new Map<number, [string, number, number]>();
-  for (const [tid, [group, ticks, start]] of after) {
-    const prev = before.get(tid);
-    const used = prev && prev[2] === start ? ticks - prev[1] : ticks;
-    if (used > 0) out[group] = (out[group] ?? 0) + used * TICK_MS;
-  }
-  return out;
+  if (!after) return {};
+  return Object.fromEntries(Object.entries(usedBetween(a.threads.get(pid) ?? new Map(), after)).filter(([, ms]) => ms > 0));
 }
 
 /** Sums of per-window records, and the mean per window. */
