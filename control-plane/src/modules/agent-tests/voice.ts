@@ -18,7 +18,7 @@ import { CALLER_RULES, ConversationError, HANGUP_TOKEN, type Ending } from './co
 import type { JudgeLlm } from './models.ts';
 import { setResultCall } from './queries.ts';
 import type { CallerSpeechPlan, OrgKeys } from './caller-speech.ts';
-import { keepFfiLogsNative } from '../../../../shared/ffi-logs.ts';
+import { importRtcQuietly } from '../../../../shared/rtc-import.ts';
 
 /** Silence after the agent's speech that ends its turn, as the caller hears it (ms). */
 const AGENT_TURN_SILENCE_MS = 2000;
@@ -39,21 +39,10 @@ export interface VoiceAgent {
   keys: OrgKeys;
 }
 
-/**
- * rtc-node logs at debug level unless NODE_ENV is production when it loads (as phone-numbers/announcer.ts); the
- * media SDK's own logs stay out of this process's loop (shared/ffi-logs.ts).
- */
+/** The simulated caller and rtc-node under it, loaded once, quiet (shared/rtc-import.ts). */
 let loaded: Promise<typeof import('../../../../shared/sim-caller.ts')> | undefined;
 function loadCaller() {
-  if (!loaded) {
-    keepFfiLogsNative();
-    const previous = process.env.NODE_ENV;
-    process.env.NODE_ENV = 'production';
-    loaded = import('../../../../shared/sim-caller.ts').finally(() => {
-      if (previous === undefined) delete process.env.NODE_ENV;
-      else process.env.NODE_ENV = previous;
-    });
-  }
+  loaded ??= importRtcQuietly(() => import('../../../../shared/sim-caller.ts'));
   return loaded;
 }
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../../../shared/logger.ts';
 import { WavStreamParser } from '../../../../shared/wav-stream.ts';
-import { keepFfiLogsNative } from '../../../../shared/ffi-logs.ts';
+import { importRtcQuietly } from '../../../../shared/rtc-import.ts';
 
 export interface Pcm {
   samples: Int16Array;
@@ -55,21 +55,10 @@ export async function synthesizeMessage(text: string, opts: { text2wave?: string
   }
 }
 
-/**
- * rtc-node logs at debug level unless NODE_ENV is production when it loads; load it quiet, once, with the media
- * SDK's own logs kept out of this process's loop (shared/ffi-logs.ts).
- */
+/** rtc-node, loaded once, quiet (shared/rtc-import.ts). */
 let rtc: Promise<typeof import('@livekit/rtc-node')> | undefined;
 function loadRtc(): Promise<typeof import('@livekit/rtc-node')> {
-  if (!rtc) {
-    keepFfiLogsNative();
-    const previous = process.env.NODE_ENV;
-    process.env.NODE_ENV = 'production';
-    rtc = import('@livekit/rtc-node').finally(() => {
-      if (previous === undefined) delete process.env.NODE_ENV;
-      else process.env.NODE_ENV = previous;
-    });
-  }
+  rtc ??= importRtcQuietly(() => import('@livekit/rtc-node'));
   return rtc;
 }
 
