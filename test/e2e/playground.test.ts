@@ -111,12 +111,17 @@ describe('the playground', () => {
       expect(await mute.getAttribute('aria-pressed')).toBe('false');
       await page.locator('#transcript li.user').first().waitFor({ timeout: 120_000 });
       await page.locator('#transcript li.agent', { hasText: 'nine in the morning' }).first().waitFor({ timeout: 120_000 });
-      const row = page.locator('#metrics-body tr').first();
-      await row.waitFor({ timeout: 120_000 });
-      // A locator, not waitForFunction: the page's policy forbids the eval that the latter needs.
-      await page.locator('#metrics-body td', { hasText: /^\d+$/ }).first().waitFor({ timeout: 60_000 });
-      const cells = await row.locator('td').allTextContents();
-      expect(cells.some((c: string) => /^\d+$/.test(c))).toBe(true);
+      // The question's turn is the row with an end-of-utterance figure (the greeting's has none). A locator, not
+      // waitForFunction: the page's policy forbids the eval that the latter needs.
+      const number = /^\d+$/;
+      const questionRow = page.locator('#metrics-body tr', { has: page.locator('td:nth-of-type(1)', { hasText: number }) }).first();
+      await questionRow.waitFor({ timeout: 120_000 });
+      const [eou, llmTtft] = await questionRow.locator('td').allTextContents();
+      expect([eou, llmTtft]).toEqual([expect.stringMatching(number), expect.stringMatching(number)]);
+      // The greeting's turn, first, with the figure it has: its audio's first byte, though made before the call started.
+      const greetingRow = page.locator('#metrics-body tr').first();
+      expect(await greetingRow.locator('th').textContent()).toBe('1');
+      expect((await greetingRow.locator('td').allTextContents())[2]).toMatch(number);
       expect(await page.locator('#chart circle').count()).toBeGreaterThan(0);
       expect(['listening', 'thinking', 'speaking']).toContain(await page.locator('#state').textContent());
       expect(await axeViolations(page)).toEqual([]);

@@ -98,6 +98,23 @@ describe('call session (voice loop)', () => {
     expect(api.unauthorized).toBe(0);
   }, 60_000);
 
+  it('counts a greeting synthesized before the session started: its TTFB on the first turn, its characters in usage', async () => {
+    const greeting = 'Hello, this is Acme. How can I help?';
+    const config = baseConfig({ call: { id: 'call_greet_ahead' }, agent: { first_message: greeting } });
+    api.configs.set(config.call.id, config);
+    // The worker starts the synthesis while the room connects; a short greeting is often all made by the start.
+    const h = await startCall(config, { llmUrl: llm.url, api, greetAhead: 'finished' });
+    const turns: { turn: number; tts_ttfb_ms: number | null }[] = [];
+    h.call.turnMetrics.onTurn((t) => turns.push(t));
+    await waitUntil(() => h.call.messages().some((m) => m.role === 'agent'), 20_000, 'greeting said');
+    const report = await finish(h);
+    expect(report.messages[0]).toMatchObject({ role: 'agent', content: greeting, metrics: { tts_ttfb_ms: expect.any(Number) } });
+    expect(turns[0]).toMatchObject({ turn: 1, tts_ttfb_ms: expect.any(Number) });
+    // Counted once, though the session's own listener may have seen the same metrics.
+    expect(report.usage.tts_characters).toBe(greeting.length);
+    expect(report.latency.tts_ttfb.samples).toBe(1);
+  }, 60_000);
+
   it('stops speaking when the caller interrupts', async () => {
     llm.setResponder(() => ({ text: 'Sure.' }));
     const config = baseConfig({

@@ -2,7 +2,7 @@
 // max duration, silence timeout, voicemail on outbound and inbound calls, tools, knowledge), the reports to the
 // control plane and the latency metrics. It needs no room: audio I/O can be a room (through `room`) or any
 // AudioInput/AudioOutput.
-import { VADEventType, llm, voice, type stt as agentsStt, type tts as agentsTts, type VAD, type VADEvent } from '@livekit/agents';
+import { VADEventType, llm, voice, type metrics as agentsMetrics, type stt as agentsStt, type tts as agentsTts, type VAD, type VADEvent } from '@livekit/agents';
 import type { AudioFrame, Room } from '@livekit/rtc-node';
 import type { CallConfig, EndReason, EndedMessage, EndedReport, SquadMemberConfig } from '../../../schemas/internal.ts';
 import type { CallReporter, InternalApiClient } from '../../../shared/internal-api.ts';
@@ -134,6 +134,11 @@ export class CallSession {
   #hangupRequested = false;
   #firstMessageSaid = false;
   #greeting: GreetingAudio | null = null;
+  /**
+   * Takes the TTS's metrics until the session's activity listens to them (session.start): a greeting synthesized
+   * ahead can finish first, and its TTFB and characters would be lost. Metrics seen by both count once.
+   */
+  #stopEarlyTtsMetrics: (() => void) | null = null;
   /** Outbound: the first message is said (or decided against); the callee's words go to the LLM from here. */
   #greetingDone = false;
   /** The callee has answered the agent as a person would, or (inbound) the opening window is over: no more
@@ -288,8 +293,15 @@ export class CallSession {
     if (this.#greeting || this.#firstMessageSaid || this.endReason || this.config.call.type === 'outbound') return;
     const text = this.render(this.config.agent.first_message);
     if (!text) return;
+    const tts = this.#opts.models.tts;
+    const collect = (m: agentsMetrics.TTSMetrics) => this.#collectMetrics(m);
+    tts.on('metrics_collected', collect);
+    this.#stopEarlyTtsMetrics = () => {
+      tts.off('metrics_collected', collect);
+      this.#stopEarlyTtsMetrics = null;
+    };
     try {
-      this.#greeting = synthesizeAhead(this.#opts.models.tts, text);
+      this.#greeting = synthesizeAhead(tts, text);
     } catch (err) {
       // The session's own TTS path says it instead.
       this.#log.warn({ err: (err as Error).message }, 'greeting synthesis ahead failed');
@@ -304,7 +316,11 @@ export class CallSession {
     // agent reply, past the turn-taking and consent logic, as fast as it can send (room-session-host.ts).
     const inputOptions = { textEnabled: false, ...(this.#opts.inputSampleRate ? { audioSampleRate: this.#opts.inputSampleRate } : {}) };
     const outputOptions = this.#opts.outputSampleRate ? { audioSampleRate: this.#opts.outputSampleRate } : undefined;
-    await this.session.start({ agent: this.agent, room: io.room, inputOptions, outputOptions });
+    try {
+      await this.session.start({ agent: this.agent, room: io.room, inputOptions, outputOptions });
+    } finally {
+      this.#stopEarlyTtsMetrics?.();
+    }
     this.startedAt = Date.now();
     this.#opts.reporter?.started({ started_at: new Date(this.startedAt).toISOString(), ...(io.roomName ? { room_name: io.roomName } : {}) });
 
@@ -598,6 +614,7 @@ export class CallSession {
     this.#clearGreetingTimer();
     this.#greeting?.cancel();
     this.#greeting = null;
+    this.#stopEarlyTtsMetrics?.();
     this.#humanPending = null;
     this.voicemail?.markMachine(reason);
     this.#log.info({ reason: this.voicemail?.reason, wait_for_beep: waitForBeep && !this.beep?.detected }, 'voicemail detected');
@@ -714,13 +731,15 @@ export class CallSession {
     }
   }
 
+  #collectMetrics(m: agentsMetrics.AgentMetrics): void {
+    if (m.type === 'llm_metrics') this.preemptive.onLlmMetrics(m);
+    this.turnMetrics.onMetrics(m);
+    this.#currentMetrics()?.onMetrics(m);
+  }
+
   #wire(): void {
     const s = this.session;
-    s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => {
-      if (ev.metrics.type === 'llm_metrics') this.preemptive.onLlmMetrics(ev.metrics);
-      this.turnMetrics.onMetrics(ev.metrics);
-      this.#currentMetrics()?.onMetrics(ev.metrics);
-    });
+    s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => this.#collectMetrics(ev.metrics));
     s.on(voice.AgentSessionEventTypes.SpeechCreated, (ev) => {
       this.preemptive.onSpeechCreated(ev.speechHandle);
       // Inbound opening: an LLM reply (not the first message, a `say`) heard to its end. A discarded preemptive

@@ -56,7 +56,7 @@ export interface Harness {
 
 export async function startCall(
   config: CallConfig,
-  opts: { llmUrl: string; api?: { url: string; token: string; capability?: string }; metrics?: MetricsSink; sttGrammar?: string; tts?: tts.TTS; extra?: Partial<CallSessionOptions> } ,
+  opts: { llmUrl: string; api?: { url: string; token: string; capability?: string }; metrics?: MetricsSink; sttGrammar?: string; tts?: tts.TTS; extra?: Partial<CallSessionOptions>; greetAhead?: 'finished' } ,
 ): Promise<Harness> {
   if (!loggerReady) {
     initializeLogger({ pretty: false, level: 'warn' });
@@ -85,6 +85,12 @@ export async function startCall(
   // The line stands in for the room's audio input; everything after it (beep detection included) is the
   // production path.
   line.start();
+  // As the worker does, the greeting synthesized while the room connects; 'finished': all of it before the start.
+  if (opts.greetAhead === 'finished') {
+    const done = new Promise<void>((resolve) => speech.on('metrics_collected', (m) => m.streamed && resolve()));
+    call.prepareGreeting();
+    await done;
+  }
   await call.start({ audioInput: line, audioOutput: out });
   return { call, line, out, stt };
 }

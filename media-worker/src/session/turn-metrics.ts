@@ -38,6 +38,8 @@ export class TurnMetrics {
   #seenLlm = new Set<string>();
   #seenE2e = new Set<string>();
   #seenReplies = new Set<string>();
+  /** Each metrics object counts once, whichever listener brought it (call-session.ts listens early to the TTS). */
+  #seenMetrics = new WeakSet<AgentMetrics>();
   /** Samples of the turn in progress: the user's end of turn, then the reply's first LLM token and audio. */
   #turn: { eou: number | null; llm: number | null; tts: number | null } = { eou: null, llm: null, tts: null };
   #turns = 0;
@@ -68,6 +70,8 @@ export class TurnMetrics {
   }
 
   onMetrics(m: AgentMetrics): void {
+    if (this.#seenMetrics.has(m)) return;
+    this.#seenMetrics.add(m);
     switch (m.type) {
       case 'stt_metrics':
         this.usage.stt_seconds += Math.max(0, m.audioDurationMs) / 1000;
