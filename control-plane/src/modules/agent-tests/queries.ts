@@ -3,6 +3,7 @@
 import type { Db } from '../../db/types.ts';
 import type { AgentRow } from '../agents/queries.ts';
 import type { ExpectationResult, ResultStatus, Scenario, ScenarioSnapshot, Suite, TestMessage, ToolCallRecord } from '../../../../schemas/agent-tests.ts';
+import { pageOf, totalColumn, type Counted } from '../../db/list-page.ts';
 
 // ---- Scenarios -------------------------------------------------------------------------------------------------
 
@@ -67,13 +68,9 @@ export async function scenariosByIds(db: Db, orgId: string, ids: string[]): Prom
 
 export async function listScenarios(db: Db, orgId: string, q: { limit: number; offset: number }) {
   const where = db`org_id = ${orgId} and deleted_at is null`;
-  const [items, [c]] = await Promise.all([
-    db<
-      ScenarioRow[]
-    >`select ${db(SCENARIO_COLUMNS)} from agent_test_scenarios where ${where} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from agent_test_scenarios where ${where}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`agent_test_scenarios where ${where}`;
+  const rows = await db<Counted<ScenarioRow>[]>`select ${db(SCENARIO_COLUMNS)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`;
+  return pageOf(db, rows, q.offset, from);
 }
 
 export async function softDeleteScenario(db: Db, orgId: string, id: string): Promise<void> {
@@ -118,11 +115,9 @@ export async function getSuite(db: Db, orgId: string, id: string, opts: { forUpd
 
 export async function listSuites(db: Db, orgId: string, q: { limit: number; offset: number; agent_id?: string | undefined }) {
   const where = db`org_id = ${orgId} and deleted_at is null ${q.agent_id ? db`and agent_id = ${q.agent_id}` : db``}`;
-  const [items, [c]] = await Promise.all([
-    db<SuiteRow[]>`select ${db(SUITE_COLUMNS)} from agent_test_suites where ${where} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from agent_test_suites where ${where}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`agent_test_suites where ${where}`;
+  const rows = await db<Counted<SuiteRow>[]>`select ${db(SUITE_COLUMNS)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`;
+  return pageOf(db, rows, q.offset, from);
 }
 
 export async function softDeleteSuite(db: Db, orgId: string, id: string): Promise<void> {
@@ -205,11 +200,9 @@ export async function runStatus(db: Db, id: string): Promise<RunRow['status'] | 
 
 export async function listRuns(db: Db, orgId: string, agentId: string, q: { limit: number; offset: number; status?: string | undefined }) {
   const where = db`org_id = ${orgId} and agent_id = ${agentId} ${q.status ? db`and status = ${q.status}` : db``}`;
-  const [items, [c]] = await Promise.all([
-    db<RunRow[]>`select ${db(RUN_COLUMNS)} from agent_test_runs where ${where} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from agent_test_runs where ${where}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`agent_test_runs where ${where}`;
+  const rows = await db<Counted<RunRow>[]>`select ${db(RUN_COLUMNS)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`;
+  return pageOf(db, rows, q.offset, from);
 }
 
 export async function resultsOf(db: Db, runId: string): Promise<ResultRow[]> {

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/types.ts';
 import { agentBehaviour, type Agent } from '../../../../schemas/agents.ts';
+import { pageOf, totalColumn, type Counted } from '../../db/list-page.ts';
 
 export type AgentRow = Omit<Agent, 'effective_system_prompt'>;
 
@@ -60,11 +61,9 @@ export async function modelPrompt(db: Db, modelId: string): Promise<string | nul
 
 export async function listAgents(db: Db, orgId: string, q: { limit: number; offset: number; llm_id?: string | undefined }) {
   const where = db`org_id = ${orgId} and deleted_at is null ${q.llm_id ? db`and llm_id = ${q.llm_id}` : db``}`;
-  const [items, [c]] = await Promise.all([
-    db<AgentRow[]>`select ${columns(db)} from agents where ${where} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from agents where ${where}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`agents where ${where}`;
+  const rows = await db<Counted<AgentRow>[]>`select ${columns(db)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`;
+  return pageOf(db, rows, q.offset, from);
 }
 
 /**

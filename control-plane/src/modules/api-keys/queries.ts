@@ -1,5 +1,6 @@
 import type { Db } from '../../db/types.ts';
 import type { NewKey } from '../../auth/keys.ts';
+import { pageOf, totalColumn, type Counted, type Row } from '../../db/list-page.ts';
 
 const columns = (db: Db) => db`
   id, name, key_prefix, last4, key_prefix || '...' || last4 as masked_key, expires_at, revoked_at, last_used_at, created_at`;
@@ -14,11 +15,9 @@ export async function insertApiKey(db: Db, orgId: string, name: string, key: New
 
 export async function listApiKeys(db: Db, orgId: string, opts: { limit: number; offset: number; includeRevoked: boolean }) {
   const filter = opts.includeRevoked ? db`` : db`and revoked_at is null`;
-  const [items, [c]] = await Promise.all([
-    db`select ${columns(db)} from api_keys where org_id = ${orgId} ${filter} order by created_at desc, id limit ${opts.limit} offset ${opts.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from api_keys where org_id = ${orgId} ${filter}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`api_keys where org_id = ${orgId} ${filter}`;
+  const rows = await db<Counted<Row>[]>`select ${columns(db)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id limit ${opts.limit} offset ${opts.offset}`;
+  return pageOf(db, rows, opts.offset, from);
 }
 
 /** Revokes; returns false when no live key of the org has that id. */

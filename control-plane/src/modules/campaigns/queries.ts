@@ -1,6 +1,7 @@
 // SQL of the campaigns resource: campaigns, their contacts, and the scheduler's claims. Every time the scheduler
 // compares with is passed in (its clock), never read from the database's now(), so tests can move time.
 import type { Db } from '../../db/types.ts';
+import { pageOf, totalColumn, type Counted } from '../../db/list-page.ts';
 import type { CallingWindow, CampaignStatus, ContactState, RetryableResult } from '../../../../schemas/campaigns.ts';
 
 export interface StoredSchedule {
@@ -118,9 +119,10 @@ export async function campaignExists(db: Db, id: string): Promise<boolean> {
 
 export async function listCampaigns(db: Db, orgId: string, f: { status?: string | undefined; limit: number; offset: number }): Promise<{ rows: CampaignRow[]; total: number }> {
   const where = db`org_id = ${orgId} ${f.status ? db`and status = ${f.status}` : db``}`;
-  const rows = await db<CampaignRow[]>`select * from campaigns where ${where} order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`;
-  const [c] = await db<{ n: number }[]>`select count(*)::int as n from campaigns where ${where}`;
-  return { rows, total: c!.n };
+  const from = db`campaigns where ${where}`;
+  const rows = await db<Counted<CampaignRow>[]>`select *, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`;
+  const { items, total } = await pageOf(db, rows, f.offset, from);
+  return { rows: items, total };
 }
 
 /** Contacts by state, per campaign. */
@@ -170,14 +172,16 @@ export interface ContactPageRow extends ContactRow {
 
 export async function listContacts(db: Db, campaignId: string, f: { state?: string | undefined; limit: number; offset: number }): Promise<{ rows: ContactPageRow[]; total: number }> {
   const where = db`ct.campaign_id = ${campaignId} ${f.state ? db`and ct.state = ${f.state}` : db``}`;
-  const rows = await db<ContactPageRow[]>`
+  const from = db`campaign_contacts ct where ${where}`;
+  const rows = await db<Counted<ContactPageRow>[]>`
     select ct.*,
            coalesce((select array_agg(c.id order by c.campaign_attempt) from calls c where c.campaign_contact_id = ct.id), '{}') as call_ids,
-           (select c.outcome from calls c where c.id = ct.last_call_id) as outcome
-    from campaign_contacts ct where ${where}
+           (select c.outcome from calls c where c.id = ct.last_call_id) as outcome,
+           ${totalColumn(db, from)}
+    from ${from}
     order by ct.row_number, ct.id limit ${f.limit} offset ${f.offset}`;
-  const [c] = await db<{ n: number }[]>`select count(*)::int as n from campaign_contacts ct where ${where}`;
-  return { rows, total: c!.n };
+  const { items, total } = await pageOf(db, rows, f.offset, from);
+  return { rows: items, total };
 }
 
 export interface ExportRow {

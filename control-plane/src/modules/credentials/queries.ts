@@ -1,6 +1,7 @@
 import type { Db } from '../../db/types.ts';
 import type { Sealed } from '../../crypto/secrets.ts';
 import type { CredentialProvider } from '../../../../schemas/credentials.ts';
+import { pageOf, totalColumn, type Counted, type Row } from '../../db/list-page.ts';
 
 export interface KeyHints {
   key_prefix: string | null;
@@ -42,11 +43,9 @@ export async function insertCredential(db: Db, c: NewCredential) {
 
 export async function listCredentials(db: Db, orgId: string, opts: { limit: number; offset: number; provider?: string | undefined }) {
   const filter = opts.provider ? db`and provider = ${opts.provider}` : db``;
-  const [items, [c]] = await Promise.all([
-    db`select ${columns(db)} from credentials where org_id = ${orgId} ${filter} order by created_at desc, id desc limit ${opts.limit} offset ${opts.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from credentials where org_id = ${orgId} ${filter}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`credentials where org_id = ${orgId} ${filter}`;
+  const rows = await db<Counted<Row>[]>`select ${columns(db)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${opts.limit} offset ${opts.offset}`;
+  return pageOf(db, rows, opts.offset, from);
 }
 
 export async function getCredential(db: Db, orgId: string, id: string) {

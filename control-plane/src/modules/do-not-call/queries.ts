@@ -1,5 +1,6 @@
 // SQL of the do-not-call list.
 import type { Db } from '../../db/types.ts';
+import { pageOf, totalColumn, type Counted } from '../../db/list-page.ts';
 
 export interface DncRow {
   id: string;
@@ -28,10 +29,11 @@ export async function addNumber(
 
 export async function listNumbers(db: Db, orgId: string, f: { phoneNumber?: string | undefined; limit: number; offset: number }): Promise<{ rows: DncRow[]; total: number }> {
   const where = db`org_id = ${orgId} ${f.phoneNumber ? db`and phone_number = ${f.phoneNumber}` : db``}`;
-  const rows = await db<DncRow[]>`
-    select * from do_not_call where ${where} order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`;
-  const [c] = await db<{ n: number }[]>`select count(*)::int as n from do_not_call where ${where}`;
-  return { rows, total: c!.n };
+  const from = db`do_not_call where ${where}`;
+  const rows = await db<Counted<DncRow>[]>`
+    select *, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`;
+  const { items, total } = await pageOf(db, rows, f.offset, from);
+  return { rows: items, total };
 }
 
 export async function deleteEntry(db: Db, orgId: string, id: string): Promise<DncRow | undefined> {

@@ -1,6 +1,7 @@
 // SQL of knowledge bases, sources, jobs and chunks.
 import type { Db } from '../../db/types.ts';
 import type { KnowledgeBase, KnowledgeJob, KnowledgeSource } from '../../../../schemas/knowledge-bases.ts';
+import { pageOf, totalColumn, type Counted } from '../../db/list-page.ts';
 
 export interface KbRow {
   id: string;
@@ -137,11 +138,9 @@ export async function getKb(db: Db, orgId: string, id: string, opts: { forUpdate
 }
 
 export async function listKbs(db: Db, orgId: string, q: { limit: number; offset: number }): Promise<{ items: KbRow[]; total: number }> {
-  const [items, [c]] = await Promise.all([
-    db<KbRow[]>`select * from knowledge_bases where org_id = ${orgId} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from knowledge_bases where org_id = ${orgId}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`knowledge_bases where org_id = ${orgId}`;
+  const rows = await db<Counted<KbRow>[]>`select *, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`;
+  return pageOf(db, rows, q.offset, from);
 }
 
 export async function updateKb(db: Db, orgId: string, id: string, k: KbWrite): Promise<KbRow> {
@@ -175,11 +174,9 @@ export async function sourcesOf(db: Db, kbIds: string[]): Promise<Map<string, So
 }
 
 export async function listSources(db: Db, kbId: string, q: { limit: number; offset: number }): Promise<{ items: SourceRow[]; total: number }> {
-  const [items, [c]] = await Promise.all([
-    db<SourceRow[]>`select ${sourceCols(db)} from knowledge_sources where kb_id = ${kbId} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from knowledge_sources where kb_id = ${kbId}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`knowledge_sources where kb_id = ${kbId}`;
+  const rows = await db<Counted<SourceRow>[]>`select ${sourceCols(db)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`;
+  return pageOf(db, rows, q.offset, from);
 }
 
 export async function getSource(db: Db, orgId: string, kbId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<SourceRow | null> {

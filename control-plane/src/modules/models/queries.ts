@@ -1,5 +1,6 @@
 import type { Db } from '../../db/types.ts';
 import type { LlmModel, LlmProvider } from '../../../../schemas/models.ts';
+import { pageOf, totalColumn, type Counted } from '../../db/list-page.ts';
 
 const columns = (db: Db) => db`
   id, name, provider, model, base_url, system_prompt, temperature, max_tokens, tool_ids, knowledge_base_ids, created_at, updated_at`;
@@ -34,11 +35,9 @@ export async function getModel(db: Db, orgId: string, id: string, opts: { forUpd
 
 export async function listModels(db: Db, orgId: string, q: { limit: number; offset: number; provider?: string | undefined }) {
   const where = db`org_id = ${orgId} and deleted_at is null ${q.provider ? db`and provider = ${q.provider}` : db``}`;
-  const [items, [c]] = await Promise.all([
-    db<LlmModel[]>`select ${columns(db)} from llm_models where ${where} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from llm_models where ${where}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`llm_models where ${where}`;
+  const rows = await db<Counted<LlmModel>[]>`select ${columns(db)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`;
+  return pageOf(db, rows, q.offset, from);
 }
 
 export async function updateModel(db: Db, orgId: string, id: string, m: ModelWrite): Promise<LlmModel> {

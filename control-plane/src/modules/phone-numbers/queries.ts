@@ -2,6 +2,7 @@
 // wiring_state = 'wired'`); the wiring and repair code sees every state.
 import type { Db } from '../../db/types.ts';
 import type { InboundRouting } from '../../../../schemas/phone-numbers.ts';
+import { pageOf, totalColumn, type Counted } from '../../db/list-page.ts';
 
 export type WiringState = 'purchasing' | 'wiring' | 'wired' | 'releasing' | 'released';
 
@@ -67,11 +68,9 @@ export async function listNumbers(db: Db, orgId: string, q: { limit: number; off
     ${q.status ? db`and status = ${q.status}` : db``}
     ${q.agent_id ? db`and agent_id = ${q.agent_id}` : db``}
     ${q.squad_id ? db`and squad_id = ${q.squad_id}` : db``}`;
-  const [items, [c]] = await Promise.all([
-    db<PhoneNumberRow[]>`select * from phone_numbers where ${where} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from phone_numbers where ${where}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`phone_numbers where ${where}`;
+  const rows = await db<Counted<PhoneNumberRow>[]>`select *, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`;
+  return pageOf(db, rows, q.offset, from);
 }
 
 export async function updateNumber(db: Db, id: string, f: Partial<Pick<PhoneNumberRow, 'friendly_name' | 'agent_id' | 'squad_id' | 'status' | 'inbound_routing'>>) {

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/types.ts';
 import type { NewKey } from '../../auth/keys.ts';
+import { pageOf, totalColumn, type Counted, type Row } from '../../db/list-page.ts';
 
 // `key` is the masked form: only a hash of the key is stored, so the full key exists in the creation answer only.
 const columns = (db: Db) => db`
@@ -24,11 +25,9 @@ export async function insertPublishableKey(db: Db, orgId: string, key: NewKey, k
 
 export async function listPublishableKeys(db: Db, orgId: string, opts: { limit: number; offset: number; includeRevoked: boolean }) {
   const filter = opts.includeRevoked ? db`` : db`and revoked_at is null`;
-  const [items, [c]] = await Promise.all([
-    db`select ${columns(db)} from publishable_keys where org_id = ${orgId} ${filter} order by created_at desc, id desc limit ${opts.limit} offset ${opts.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from publishable_keys where org_id = ${orgId} ${filter}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`publishable_keys where org_id = ${orgId} ${filter}`;
+  const rows = await db<Counted<Row>[]>`select ${columns(db)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${opts.limit} offset ${opts.offset}`;
+  return pageOf(db, rows, opts.offset, from);
 }
 
 export async function getPublishableKey(db: Db, orgId: string, id: string) {

@@ -2,6 +2,7 @@ import type { Db } from '../../db/types.ts';
 import type { Squad } from '../../../../schemas/squads.ts';
 import type { Static } from '../../../../schemas/common.ts';
 import type { CallHandoff } from '../../../../schemas/calls.ts';
+import { pageOf, totalColumn, type Counted } from '../../db/list-page.ts';
 
 export type SquadRow = Squad;
 export type SquadWrite = Omit<SquadRow, 'id' | 'created_at' | 'updated_at'>;
@@ -40,11 +41,9 @@ export async function getSquadById(db: Db, id: string): Promise<(SquadRow & { or
 
 export async function listSquads(db: Db, orgId: string, q: { limit: number; offset: number }) {
   const where = db`org_id = ${orgId} and deleted_at is null`;
-  const [items, [c]] = await Promise.all([
-    db<SquadRow[]>`select ${db(COLUMNS)} from squads where ${where} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from squads where ${where}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`squads where ${where}`;
+  const rows = await db<Counted<SquadRow>[]>`select ${db(COLUMNS)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`;
+  return pageOf(db, rows, q.offset, from);
 }
 
 export async function softDeleteSquad(db: Db, orgId: string, id: string): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/types.ts';
 import type { ToolType } from '../../../../schemas/tools.ts';
+import { pageOf, totalColumn, type Counted } from '../../db/list-page.ts';
 
 export interface SealedColumn {
   ciphertext: Buffer;
@@ -70,11 +71,9 @@ export async function getTool(db: Db, orgId: string, id: string, opts: { forUpda
 
 export async function listTools(db: Db, orgId: string, q: { limit: number; offset: number; type?: string | undefined }) {
   const where = db`org_id = ${orgId} and deleted_at is null ${q.type ? db`and type = ${q.type}` : db``}`;
-  const [items, [c]] = await Promise.all([
-    db<ToolRow[]>`select ${columns(db)} from tools where ${where} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from tools where ${where}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`tools where ${where}`;
+  const rows = await db<Counted<ToolRow>[]>`select ${columns(db)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`;
+  return pageOf(db, rows, q.offset, from);
 }
 
 export async function updateTool(db: Db, orgId: string, id: string, t: ToolWrite): Promise<ToolRow> {

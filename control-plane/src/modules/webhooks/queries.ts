@@ -5,6 +5,7 @@ import type { Secrets, Sealed } from '../../crypto/secrets.ts';
 import { newSigningSecret } from '../../../../shared/signing.ts';
 import { WEBHOOK_CHANNEL } from '../events/emit.ts';
 import { TEST_EVENT } from '../../../../shared/events.ts';
+import { pageOf, totalColumn, type Counted, type Row } from '../../db/list-page.ts';
 
 /** NOTIFY channel telling every process to abort attempts in flight to a deleted webhook. */
 export const WEBHOOK_CANCEL_CHANNEL = 'vap_webhooks_cancel';
@@ -165,11 +166,9 @@ export async function listDeliveries(
     ${f.call_id ? db`and event_id in (select e.id from events e where e.call_id = ${f.call_id} and e.org_id = ${orgId})` : db``}
     ${f.event ? db`and event = ${f.event}` : db``}
     ${f.status ? db`and status = ${f.status}` : db``}`;
-  const [items, [c]] = await Promise.all([
-    db`select ${deliveryColumns(db)} from webhook_deliveries where ${where} order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from webhook_deliveries where ${where}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`webhook_deliveries where ${where}`;
+  const rows = await db<Counted<Row>[]>`select ${deliveryColumns(db)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${f.limit} offset ${f.offset}`;
+  return pageOf(db, rows, f.offset, from);
 }
 
 /** Every delivery attempt of a call's events: to its own `webhook_url` and to the account's webhooks. */
@@ -183,11 +182,9 @@ export async function listCallDeliveries(
     d.org_id = ${orgId} and d.event_id in (select e.id from events e where e.call_id = ${callId} and e.org_id = ${orgId})
     ${f.event ? db`and d.event = ${f.event}` : db``}
     ${f.status ? db`and d.status = ${f.status}` : db``}`;
-  const [items, [c]] = await Promise.all([
-    db`select ${deliveryColumns(db)} from webhook_deliveries d where ${where} order by d.created_at desc, d.id desc limit ${f.limit} offset ${f.offset}`,
-    db<{ total: number }[]>`select count(*)::int as total from webhook_deliveries d where ${where}`,
-  ]);
-  return { items, total: c!.total };
+  const from = db`webhook_deliveries d where ${where}`;
+  const rows = await db<Counted<Row>[]>`select ${deliveryColumns(db)}, ${totalColumn(db, from)} from ${from} order by d.created_at desc, d.id desc limit ${f.limit} offset ${f.offset}`;
+  return pageOf(db, rows, f.offset, from);
 }
 
 /** A delivery record of the org's webhook, with what a retry needs; null when there is none. */
