@@ -11,6 +11,7 @@ import { contentText, lastUserText, pendingToolResult, startFakeOpenAI, type Fak
 import { startFakeInternalApi, type FakeInternalApi } from '../../../test/support/fake-internal-api.ts';
 import { noiseBurst, synthesize, tone, silence } from '../../../test/support/voice-io.ts';
 import { baseConfig, startCall, waitUntil, type Harness } from './harness.test-support.ts';
+import { LocalTTS } from '../../../shared/speech/local-tts.ts';
 
 let llm: FakeOpenAI;
 let api: FakeInternalApi;
@@ -103,7 +104,10 @@ describe('call session (voice loop)', () => {
     const config = baseConfig({ call: { id: 'call_greet_ahead' }, agent: { first_message: greeting } });
     api.configs.set(config.call.id, config);
     // The worker starts the synthesis while the room connects; a short greeting is often all made by the start.
-    const h = await startCall(config, { llmUrl: llm.url, api, greetAhead: 'finished' });
+    const tts = new LocalTTS({ model: 'espeak-ng' });
+    const h = await startCall(config, { llmUrl: llm.url, api, tts, greetAhead: 'finished' });
+    // The call's own listener is gone once the session's listens.
+    const sessionListeners = tts.listenerCount('metrics_collected');
     const turns: { turn: number; tts_ttfb_ms: number | null }[] = [];
     h.call.turnMetrics.onTurn((t) => turns.push(t));
     await waitUntil(() => h.call.messages().some((m) => m.role === 'agent'), 20_000, 'greeting said');
@@ -113,6 +117,20 @@ describe('call session (voice loop)', () => {
     // Counted once, though the session's own listener may have seen the same metrics.
     expect(report.usage.tts_characters).toBe(greeting.length);
     expect(report.latency.tts_ttfb.samples).toBe(1);
+    expect(sessionListeners).toBeLessThanOrEqual(1);
+    expect(tts.listenerCount('metrics_collected')).toBe(0);
+    await tts.close();
+  }, 60_000);
+
+  it('leaves no listener on the TTS when the call ends before its session started', async () => {
+    const config = baseConfig({ call: { id: 'call_greet_gone' }, agent: { first_message: 'Hello, this is Acme. How can I help?' } });
+    api.configs.set(config.call.id, config);
+    const tts = new LocalTTS({ model: 'espeak-ng' });
+    const h = await startCall(config, { llmUrl: llm.url, api, tts, greetAhead: 'ended-before-start' });
+    expect(h.call.endReason).toBe('user_hangup');
+    expect(tts.listenerCount('metrics_collected')).toBe(0);
+    await h.line.close();
+    await tts.close();
   }, 60_000);
 
   it('stops speaking when the caller interrupts', async () => {

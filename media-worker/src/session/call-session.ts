@@ -614,7 +614,6 @@ export class CallSession {
     this.#clearGreetingTimer();
     this.#greeting?.cancel();
     this.#greeting = null;
-    this.#stopEarlyTtsMetrics?.();
     this.#humanPending = null;
     this.voicemail?.markMachine(reason);
     this.#log.info({ reason: this.voicemail?.reason, wait_for_beep: waitForBeep && !this.beep?.detected }, 'voicemail detected');
@@ -880,6 +879,8 @@ export class CallSession {
     this.#clearGreetingTimer();
     this.#greeting?.cancel();
     this.#greeting = null;
+    // A call ended before its session started (the caller hung up while it connected) leaves no listener behind.
+    this.#stopEarlyTtsMetrics?.();
     this.#humanPending = null;
     this.ivr?.stop();
     if (this.#transcriptTimer) clearTimeout(this.#transcriptTimer);

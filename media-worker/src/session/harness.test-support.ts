@@ -56,7 +56,7 @@ export interface Harness {
 
 export async function startCall(
   config: CallConfig,
-  opts: { llmUrl: string; api?: { url: string; token: string; capability?: string }; metrics?: MetricsSink; sttGrammar?: string; tts?: tts.TTS; extra?: Partial<CallSessionOptions>; greetAhead?: 'finished' } ,
+  opts: { llmUrl: string; api?: { url: string; token: string; capability?: string }; metrics?: MetricsSink; sttGrammar?: string; tts?: tts.TTS; extra?: Partial<CallSessionOptions>; greetAhead?: 'finished' | 'ended-before-start' } ,
 ): Promise<Harness> {
   if (!loggerReady) {
     initializeLogger({ pretty: false, level: 'warn' });
@@ -87,9 +87,22 @@ export async function startCall(
   line.start();
   // As the worker does, the greeting synthesized while the room connects; 'finished': all of it before the start.
   if (opts.greetAhead === 'finished') {
-    const done = new Promise<void>((resolve) => speech.on('metrics_collected', (m) => m.streamed && resolve()));
+    const done = new Promise<void>((resolve) => {
+      const onMetrics = (m: { streamed: boolean }) => {
+        if (!m.streamed) return;
+        speech.off('metrics_collected', onMetrics);
+        resolve();
+      };
+      speech.on('metrics_collected', onMetrics);
+    });
     call.prepareGreeting();
     await done;
+  }
+  if (opts.greetAhead === 'ended-before-start') {
+    // The caller hung up while the room connected: the greeting was being made, and the session never started.
+    call.prepareGreeting();
+    await call.end('user_hangup');
+    return { call, line, out, stt };
   }
   await call.start({ audioInput: line, audioOutput: out });
   return { call, line, out, stt };
