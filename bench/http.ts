@@ -1,8 +1,7 @@
 // Benchmark: authenticated GET /v1/audit-events on the platform vs. a bare Koa handler running the same SQL,
 // in one run, against the same embedded PostgreSQL. Each server runs in its own process; autocannon runs here.
 //   npm run bench:http   [BENCH_DURATION=10] [BENCH_CONNECTIONS=50]
-import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { startBenchDatabase } from './support/bench-database.ts';
@@ -10,22 +9,10 @@ import { createSql } from '../control-plane/src/db/connect.ts';
 import { migrate } from '../control-plane/src/db/migrate.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
 import { writeResults } from './support/results.ts';
+import { startServer } from './support/server-process.ts';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-
-function startServer(mode: string, url: string, orgId: string, logFile: string): Promise<{ child: ChildProcess; port: number }> {
-  const log = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'http-server.ts'), mode, url, orgId], { stdio: ['ignore', log, 'inherit', 'pipe'] });
-  closeSync(log);
-  return new Promise((resolve, reject) => {
-    (child.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
-      const m = /ready (\d+)/.exec(d.toString());
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
-}
 
 async function load(port: number, headers: Record<string, string>) {
   const opts = { url: `http://127.0.0.1:${port}/v1/audit-events`, connections, headers, pipelining: 1 };

@@ -8,8 +8,6 @@
 //   platform: GET /v1/do-not-call on the platform in its production configuration (bench/http-server.ts)
 // The bare ways rotate over several rounds so that drift in the machine's load falls on both.
 //   npm run bench:lists   [BENCH_DURATION=5] [BENCH_ROUNDS=6] [BENCH_CONNECTIONS=50]
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { startBenchDatabase } from './support/bench-database.ts';
@@ -17,23 +15,12 @@ import { createSql } from '../control-plane/src/db/connect.ts';
 import { migrate } from '../control-plane/src/db/migrate.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
 import { writeResults } from './support/results.ts';
+import { startServer } from './support/server-process.ts';
+import { percentile } from '../shared/latency.ts';
 
 const duration = Number(process.env.BENCH_DURATION ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-
-function startServer(mode: string, url: string, orgId: string, logFile: string): Promise<{ child: ChildProcess; port: number }> {
-  const log = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'http-server.ts'), mode, url, orgId], { stdio: ['ignore', log, 'inherit', 'pipe'] });
-  closeSync(log);
-  return new Promise((resolve, reject) => {
-    (child.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
-      const m = /ready (\d+)/.exec(d.toString());
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
-}
 
 interface Run {
   rps: number;
@@ -50,10 +37,7 @@ async function load(url: string, headers: Record<string, string>, seconds: numbe
 
 const ROUTES = { two: 'two-reads', tx: 'snapshot-tx', one: 'one-read' } as const;
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
+const median = (xs: number[]) => percentile(xs, 50);
 
 const db = await startBenchDatabase('lists');
 try {
