@@ -12,8 +12,9 @@
 //     stall over 50 ms in the call's first 3 s, and of those the ones in which the loop itself ran over 50 ms
 //     (the others are the process waiting for a core); web and phone calls' stalls are counted apart;
 //   - the machine's CPU by process over each call's first 3 s, and the call's job process by thread;
-//   - the end: POST /v1/calls/{id}/stop (the caller leaves first, as a hang-up) -> the worker's job process gone
-//     (voice_active_calls back to 0), so the next call has it.
+//   - the end -> the call's job process gone (its own `job process exit` log line), so the next call has it: web
+//     calls alternate a hang-up then POST /v1/calls/{id}/stop, and the stop with the caller still in the room;
+//     phone calls hang up.
 // The agent and the floor take turns in blocks of BLOCK calls, each behind its own worker process (one runs at a
 // time; both register under the agent name the control plane dispatches to). Each worker's first call of each
 // kind is a warm-up, not counted. Providers: local STT (pocketsphinx) and TTS (espeak-ng); the LLM stand-in is
@@ -30,21 +31,33 @@
 // before the quiet window). BENCH_PIN=1 gives the worker (and its job processes) the last core and the rest of
 // the stack the others, as a worker on a node of its own.
 import { disposeRtc, nowMs, RtcClient } from '../test/support/rtc-client.ts';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
-import { once } from 'node:events';
-import { percentile } from '../shared/latency.ts';
-import { REPO_ROOT, startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
+import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
 import { PortPicker } from '../scripts/stack/ports.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { SipPhone } from '../test/support/sip-phone.ts';
-import { type BridgeTimes, bridgeTimesByCaller } from './first-audio/bridge-log.ts';
+import { bridgeTimesByCaller } from './first-audio/bridge-log.ts';
 import { resample, synthesize, writeWav } from '../test/support/speech.ts';
 import { writeResults } from './support/results.ts';
-import { type Classifier, type Snapshot, censusSummary, cpuBetween, snapshot, threadCpuBetween } from './first-audio/cpu-census.ts';
+import { type Classifier, censusSummary, cpuBetween, snapshot } from './first-audio/cpu-census.ts';
 import { api, devKey } from './support/room-call.ts';
+import { PIN, STACK_CPUS, WORKER_CPU, type Worker, freedAfter, startWorker, stopWorker } from './first-audio/workers.ts';
+import { censusAt, pinStack, windowCpu } from './first-audio/cpu-window.ts';
+import {
+  type CallResult,
+  type EndOrder,
+  type Timeline,
+  bridgeSteps,
+  exits,
+  fmt,
+  joinTimelines,
+  round,
+  stats,
+  stepStats,
+  timelines,
+} from './first-audio/analysis.ts';
 
 const CALLS = Number(process.argv[2] ?? 100);
 const BLOCK = Number(process.env.BENCH_BLOCK ?? 10);
@@ -53,188 +66,13 @@ const FLOOR = process.env.BENCH_FLOOR !== '0';
 const AGENT = process.env.BENCH_AGENT !== '0';
 const STANDBY = process.env.BENCH_STANDBY ?? '1';
 const QUIET = process.env.BENCH_QUIET !== '0';
-/** BENCH_PIN=1: the worker and its job processes on the last core, the stack and the clients on the others. */
-const PIN = process.env.BENCH_PIN === '1' && os.cpus().length >= 2;
-const WORKER_CPU = String(os.cpus().length - 1);
-const STACK_CPUS = os.cpus().length > 2 ? `0-${os.cpus().length - 2}` : '0';
 const FIRST_MESSAGE = 'Hello, thank you for calling. How can I help you today?';
 /** The job's stalls are counted over the call's first seconds (start-timeline.ts's window). */
 const STALL_MS = 50;
 /** Each call lasts this long from the POST (or the INVITE), past the job's 3 s window, then the caller leaves. */
 const HOLD_MS = 3300;
-/** The job's window (start-timeline.ts), over which the machine's CPU is also counted by process (cpu-census.ts). */
-const WINDOW_MS = 3000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const round = (x: number) => +x.toFixed(1);
-const stats = (v: number[]) =>
-  v.length === 0
-    ? { n: 0, p50: null, p95: null, max: null }
-    : { n: v.length, p50: round(percentile(v, 50)), p95: v.length >= 100 ? round(percentile(v, 95)) : null, max: round(Math.max(...v)) };
-const fmt = (s: ReturnType<typeof stats>) => `p50 ${s.p50 ?? 'n/a'} ms, p95 ${s.p95 ?? 'n/a'} ms, max ${s.max ?? 'n/a'} ms (n=${s.n})`;
-
-type WorkerKind = 'agent' | 'floor';
-
-interface Worker {
-  kind: WorkerKind;
-  proc: ChildProcess;
-  log: string;
-  metricsPort: number;
-}
-
-async function httpOk(url: string): Promise<boolean> {
-  try {
-    return (await fetch(url)).ok;
-  } catch {
-    return false;
-  }
-}
-
-/** Starts the media worker or the floor worker against the stack, as the supervisor starts the worker. */
-async function startWorker(stack: RunningStack, kind: WorkerKind, env: Record<string, string>, pick: PortPicker, n: number): Promise<Worker> {
-  const health = await pick.tcp();
-  const metricsPort = await pick.tcp();
-  const log = path.join(stack.logDir, `${kind}-worker-${n}.log`);
-  const script = kind === 'agent' ? 'media-worker/src/main.ts' : 'bench/first-audio/floor-worker.ts';
-  // BENCH_WORKER_NODE_ARGS: Node flags for the worker, which its job processes inherit (--cpu-prof ...).
-  const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const argv = [...nodeArgs, path.join(REPO_ROOT, script), 'start'];
-  // Pinned, the worker's job processes and their speech engines inherit its core.
-  const proc = spawn(PIN ? 'taskset' : process.execPath, PIN ? ['-c', WORKER_CPU, process.execPath, ...argv] : argv, {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      LIVEKIT_URL: stack.livekitUrl,
-      LIVEKIT_API_KEY: stack.apiKey,
-      LIVEKIT_API_SECRET: stack.apiSecret,
-      WORKER_TOKEN: stack.workerToken,
-      CONTROL_PLANE_URL: stack.controlPlaneUrl!,
-      LOG_LEVEL: 'info',
-      // Pinned, agents-js would size its pool from the one core it may use (one spare, so every call forks its
-      // replacement at once); the pool stays as the machine's cores make it.
-      ...(PIN && !process.env.JOB_IDLE_PROCESSES ? { JOB_IDLE_PROCESSES: String(Math.min(os.cpus().length, 4)) } : {}),
-      DRAIN_TIMEOUT_MS: '5000',
-      LOAD_INCLUDES_CPU: 'false',
-      // The LLM stand-in is on loopback: a private model host the operator allows (shared/model-egress.ts).
-      LLM_PRIVATE_HOSTS: '127.0.0.1',
-      WORKER_HEALTH_PORT: String(health),
-      WORKER_METRICS_PORT: String(metricsPort),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out = createWriteStream(log);
-  proc.stdout!.pipe(out);
-  proc.stderr!.pipe(out);
-  const end = Date.now() + 60_000;
-  while (!(await httpOk(`http://127.0.0.1:${health}/`))) {
-    if (proc.exitCode !== null || Date.now() > end) throw new Error(`the ${kind} worker did not start (log: ${log})`);
-    await sleep(100);
-  }
-  return { kind, proc, log, metricsPort };
-}
-
-async function stopWorker(w: Worker): Promise<void> {
-  if (w.proc.exitCode !== null) return;
-  w.proc.kill('SIGTERM');
-  const killer = setTimeout(() => w.proc.kill('SIGKILL'), 20_000);
-  await once(w.proc, 'exit');
-  clearTimeout(killer);
-}
-
-/** The worker's job processes running a call, from its Prometheus gauge; null where it has no metrics (the floor). */
-async function activeCalls(w: Worker): Promise<number | null> {
-  if (w.kind !== 'agent') return null;
-  try {
-    const text = await (await fetch(`http://127.0.0.1:${w.metricsPort}/metrics`)).text();
-    const m = /^voice_active_calls\s+(\d+)/m.exec(text);
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** ms from `from` until the worker holds no call (polled every 20 ms, up to 30 s); null without the gauge. */
-async function freedAfter(w: Worker, from: number): Promise<number | null> {
-  const end = Date.now() + 30_000;
-  for (;;) {
-    const n = await activeCalls(w);
-    if (n === null) return null;
-    if (n === 0) return nowMs() - from;
-    if (Date.now() > end) return nowMs() - from;
-    await sleep(20);
-  }
-}
-
-interface CallResult {
-  id: string;
-  /** Wall-clock ms (nowMs) of the POST or the INVITE. */
-  t0: number;
-  first_audio_ms: number;
-  /** POST sent -> 201 received. */
-  create_ms: number;
-  /** Stop sent -> the worker held no call. */
-  freed_ms: number | null;
-  /** The call's agent was a standby agent (a web call took its room; a phone call's agent joined from it), not dispatched. */
-  standby?: boolean;
-  /** CPU ms per kind of process over the call's first 3 s (job processes as `job:<pid>` until the run's end). */
-  cpu?: Record<string, number>;
-  /** Over the same window, each job process's CPU ms by thread group (`job:<pid>` -> group -> ms). */
-  job_threads?: Record<string, Record<string, number>>;
-  /** How long the benchmark waited for the worker to be quiet before the call (workerQuiet). */
-  quiet_wait_ms?: number;
-  /** A phone call's caller number (each call dials from its own): its key in the SIP bridge's log. */
-  from?: string;
-}
-
-/** The stack's processes by kind, for the census of a call's first seconds behind the worker `workerPid`. */
-function classifier(workerPid: number | undefined): Classifier {
-  return (pid, ppid, cmd) => {
-    if (pid === process.pid) return 'bench (its clients)';
-    if (pid === workerPid) return 'worker';
-    // agents-js forks the job processes from the worker.
-    if (ppid === workerPid) return `job:${pid}`;
-    if (/espeak|pocketsphinx/.test(cmd)) return 'speech engines';
-    if (cmd.includes('livekit-sip')) return 'sip bridge';
-    // The setup installs LiveKit's server as `server` (scripts/stack/supervisor.ts).
-    if (/(?:^|\/)(?:livekit-)?server(?:\s|$)/.test(cmd.split(' ')[0] ?? '')) return 'livekit server';
-    if (cmd.includes('redis-server')) return 'redis';
-    if (cmd.startsWith('postgres') || cmd.includes('/postgres ')) return 'postgres';
-    if (cmd.includes('control-plane')) return 'control plane';
-    if (/\bsipp\b/.test(cmd)) return 'sipp';
-    return cmd ? 'other processes' : null;
-  };
-}
-
-/**
- * BENCH_PIN: every process of the stack (and this one, whose clients and SIPp inherit it) onto the cores the
- * worker does not use, all their threads: a worker with a core of its own, as on a node of its own.
- */
-function pinStack(): void {
-  const stack = snapshot(classifier(undefined));
-  for (const [pid, [kind]] of stack?.procs ?? []) {
-    if (kind === 'other processes' && pid !== process.pid) continue;
-    spawnSync('taskset', ['-a', '-p', '-c', STACK_CPUS, String(pid)], { stdio: 'ignore' });
-  }
-}
-
-/** Job processes are also read thread by thread (which of a job's own threads took the cores from its loop). */
-const jobThreads = (kind: string) => kind.startsWith('job:');
-
-/** The census at a call's start (taken just before it). */
-const censusAt = (w: Worker) => snapshot(classifier(w.proc.pid), jobThreads);
-
-/**
- * From the census taken at the call's start, the CPU by process up to its window's end, and each job process's by
- * thread (waits for that end).
- */
-async function windowCpu(w: Worker, t0: number, before: Snapshot | null): Promise<Pick<CallResult, 'cpu' | 'job_threads'>> {
-  await sleep(Math.max(0, WINDOW_MS - (nowMs() - t0)));
-  const after = before && censusAt(w);
-  if (!before || !after) return {};
-  const jobs = [...after.procs].filter(([, [kind]]) => jobThreads(kind));
-  return { cpu: cpuBetween(before, after), job_threads: Object.fromEntries(jobs.map(([pid, [kind]]) => [kind, threadCpuBetween(before, after, pid)])) };
-}
 
 /**
  * With standby agents on, waits (up to 10 s) until the control plane has one ready, as a pool sized for the
@@ -274,7 +112,7 @@ async function workerQuiet(w: Worker): Promise<number> {
   return nowMs() - t0;
 }
 
-async function webCall(stack: RunningStack, key: string, agentId: string, w: Worker): Promise<CallResult> {
+async function webCall(stack: RunningStack, key: string, agentId: string, w: Worker, order: EndOrder = 'leave_then_stop'): Promise<CallResult> {
   await standbyReady(stack);
   const quietMs = await workerQuiet(w);
   const census = censusAt(w);
@@ -294,11 +132,25 @@ async function webCall(stack: RunningStack, key: string, agentId: string, w: Wor
     cpu = await windowCpu(w, t0, census);
     await sleep(Math.max(0, HOLD_MS - (nowMs() - t0)));
   } finally {
-    await client.leave();
+    if (order === 'leave_then_stop') await client.leave();
   }
   const stopAt = nowMs();
   await api(stack, key, 'POST', `/v1/calls/${created.body.id}/stop`);
-  return { id: created.body.id, t0, first_audio_ms: first, create_ms: t1 - t0, freed_ms: await freedAfter(w, stopAt), standby: String(created.body.room_name).startsWith('standby-'), ...cpu, quiet_wait_ms: quietMs };
+  // The caller, still in the room, is put out by the stop (the room deleted), then leaves. rtc-node's leave can
+  // wait for good once the server deleted the room under it: the client is let go after 10 s at most.
+  if (order === 'stop_with_caller') await Promise.race([client.leave().catch(() => {}), sleep(10_000)]);
+  const freed = await freedAfter(w, stopAt, created.body.id);
+  return {
+    id: created.body.id,
+    t0,
+    first_audio_ms: first,
+    create_ms: t1 - t0,
+    freed_ms: freed,
+    end_order: order,
+    standby: String(created.body.room_name).startsWith('standby-'),
+    ...cpu,
+    quiet_wait_ms: quietMs,
+  };
 }
 
 /** Calls whose agent was a standby agent (vap_standby_takes_total{result="claimed"}). */
@@ -331,79 +183,21 @@ async function phoneCall(stack: RunningStack, key: string, number: string, from:
     hungUp = nowMs();
     await phone.close();
   }
-  const freed = await freedAfter(w, hungUp);
   // One call at a time: the newest call is this one (its id joins the worker's timeline to the INVITE), and a claim
   // since the INVITE is its own.
   const listed = await api<{ items: { id: string }[] }>(stack, key, 'GET', '/v1/calls?limit=1');
-  return { id: listed.body.items[0]?.id ?? phone.callId, t0: invite, first_audio_ms: first, create_ms: 0, freed_ms: freed, standby: (await standbyClaims(stack)) > claimsBefore, ...cpu, quiet_wait_ms: quietMs, from };
-}
-
-interface Timeline {
-  call_id: string;
-  started_at_ms: number;
-  call_type: string;
-  /** The job process (the logger's base). */
-  pid?: number;
-  steps: Record<string, number>;
-  /**
-   * busy_ms: of the stall, the time the job's loop was not waiting in its poll; cpu_ms and runq_ms: the time its
-   * thread ran on a core and waited for one (start-timeline.ts). Absent from older workers.
-   */
-  loop_blocks: { at_ms: number; ms: number; busy_ms?: number; cpu_ms?: number; runq_ms?: number }[];
-}
-
-/** The job processes' "call start timeline" lines in a worker's log. */
-function timelines(log: string): Timeline[] {
-  const out: Timeline[] = [];
-  for (const line of readFileSync(log, 'utf8').split('\n')) {
-    if (!line.includes('call start timeline')) continue;
-    try {
-      out.push(JSON.parse(line) as Timeline);
-    } catch {
-      // not a JSON line
-    }
-  }
-  return out;
-}
-
-/** Each counted call with its job's timeline (calls whose job logged none are left out). */
-function joinTimelines(calls: CallResult[], lines: Timeline[]): { c: CallResult; t: Timeline }[] {
-  const byId = new Map(lines.map((t) => [t.call_id, t]));
-  return calls.flatMap((c) => {
-    const t = byId.get(c.id);
-    return t ? [{ c, t }] : [];
-  });
-}
-
-/**
- * Phone calls' bridge steps from the INVITE (bridge-log.ts), and the agent's lag behind the bridge: its job's
- * `audio_subscribed` (the step that lets the greeting play) less the bridge's receipt of the agent's track.
- */
-function bridgeSteps(rows: { c: CallResult; t: Timeline }[], times: Map<string, BridgeTimes>) {
-  const answered: number[] = [];
-  const subscribed: number[] = [];
-  const lag: number[] = [];
-  for (const { c, t } of rows) {
-    const b = c.from ? times.get(c.from) : undefined;
-    if (!b) continue;
-    if (b.answeredAt !== undefined) answered.push(b.answeredAt - c.t0);
-    if (b.subscribedAt === undefined) continue;
-    subscribed.push(b.subscribedAt - c.t0);
-    const learnt = t.steps.audio_subscribed;
-    if (learnt !== undefined) lag.push(t.started_at_ms + learnt - b.subscribedAt);
-  }
-  return { answered: stats(answered), agent_track_received: stats(subscribed), agent_learnt_after: stats(lag) };
-}
-
-/** POST -> the job's entry and each step's end, over the calls. */
-function stepStats(rows: { c: CallResult; t: Timeline }[]): Record<string, ReturnType<typeof stats>> {
-  const names = [...new Set(rows.flatMap(({ t }) => Object.keys(t.steps)))];
-  const entry = (r: { c: CallResult; t: Timeline }) => r.t.started_at_ms - r.c.t0;
-  const out: Record<string, ReturnType<typeof stats>> = { job_entry: stats(rows.map(entry)) };
-  for (const n of names) out[n] = stats(rows.flatMap((r) => (r.t.steps[n] === undefined ? [] : [entry(r) + r.t.steps[n]!])));
-  out.created = stats(rows.map(({ c }) => c.create_ms));
-  out.heard = stats(rows.map(({ c }) => c.first_audio_ms));
-  return out;
+  const freed = await freedAfter(w, hungUp, listed.body.items[0]?.id ?? phone.callId);
+  return {
+    id: listed.body.items[0]?.id ?? phone.callId,
+    t0: invite,
+    first_audio_ms: first,
+    create_ms: 0,
+    freed_ms: freed,
+    standby: (await standbyClaims(stack)) > claimsBefore,
+    ...cpu,
+    quiet_wait_ms: quietMs,
+    from,
+  };
 }
 
 async function main() {
@@ -433,7 +227,12 @@ async function main() {
     });
     if (PIN) pinStack();
     const key = await devKey(stack);
-    const model = await api(stack, key, 'POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'Answer in one short sentence.' });
+    const model = await api(stack, key, 'POST', '/v1/models', {
+      name: 'stand-in',
+      model: 'fake-model',
+      base_url: llm.url,
+      system_prompt: 'Answer in one short sentence.',
+    });
     const agent = await api(stack, key, 'POST', '/v1/agents', {
       name: 'First audio',
       llm_id: model.body.id,
@@ -484,12 +283,17 @@ async function main() {
             continue;
           }
           if (web.length < CALLS) {
-            web.push(await webCall(stack, key, agent.body.id, worker));
-            process.stderr.write(`web ${web.length}: ${web.at(-1)!.first_audio_ms.toFixed(0)} ms, freed ${web.at(-1)!.freed_ms?.toFixed(0)} ms after the stop\n`);
+            // Both end orders, alternately: a hang-up then the stop, and the stop with the caller still there.
+            web.push(await webCall(stack, key, agent.body.id, worker, web.length % 2 ? 'stop_with_caller' : 'leave_then_stop'));
+            process.stderr.write(
+              `web ${web.length}: ${web.at(-1)!.first_audio_ms.toFixed(0)} ms, freed ${web.at(-1)!.freed_ms?.toFixed(0)} ms after the stop\n`,
+            );
           }
           if (PHONE && phone.length < CALLS) {
             phone.push(await phoneCall(stack, key, number, from(), worker));
-            process.stderr.write(`phone ${phone.length}: ${phone.at(-1)!.first_audio_ms.toFixed(0)} ms, freed ${phone.at(-1)!.freed_ms?.toFixed(0)} ms after the hang-up\n`);
+            process.stderr.write(
+              `phone ${phone.length}: ${phone.at(-1)!.first_audio_ms.toFixed(0)} ms, freed ${phone.at(-1)!.freed_ms?.toFixed(0)} ms after the hang-up\n`,
+            );
           }
         }
         // The last calls' timelines are logged 3 s after their start.
@@ -516,7 +320,12 @@ async function main() {
     const stalls = (lines: { t: Timeline }[], m: Measure) => {
       const perCall = lines.map(({ t }) => t.loop_blocks.filter((b) => size(b, m) > STALL_MS).length);
       const all = lines.flatMap(({ t }) => t.loop_blocks.map((b) => size(b, m)));
-      return { calls: lines.length, calls_with_any: perCall.filter((n) => n > 0).length, total: perCall.reduce((a, b) => a + b, 0), longest_ms: all.length ? Math.max(...all) : 0 };
+      return {
+        calls: lines.length,
+        calls_with_any: perCall.filter((n) => n > 0).length,
+        total: perCall.reduce((a, b) => a + b, 0),
+        longest_ms: all.length ? Math.max(...all) : 0,
+      };
     };
     // Over every stall past the threshold: its wall time, and how much of it the loop's thread was on a core.
     const stallTime = (lines: { t: Timeline }[]) => {
@@ -540,14 +349,23 @@ async function main() {
       );
     // The call's own job process over the same window by thread, the mean over the calls: its event loop against the
     // media SDK's threads, the VAD's and V8's helpers, all of which compete with the loop for the cores.
-    const threadCensus = (lines: { c: CallResult; t: Timeline }[]) => censusSummary(lines.flatMap(({ c, t }) => (c.job_threads?.[`job:${t.pid}`] ? [c.job_threads[`job:${t.pid}`]!] : [])));
+    const threadCensus = (lines: { c: CallResult; t: Timeline }[]) =>
+      censusSummary(lines.flatMap(({ c, t }) => (c.job_threads?.[`job:${t.pid}`] ? [c.job_threads[`job:${t.pid}`]!] : [])));
     const webStats = stats(web.map((c) => c.first_audio_ms));
     const floorStats = stats(floor.map((c) => c.first_audio_ms));
     const phoneStats = stats(phone.map((c) => c.first_audio_ms));
     const floorPhoneStats = stats(floorPhone.map((c) => c.first_audio_ms));
     const freed = [...web, ...phone].map((c) => c.freed_ms).filter((x): x is number => x !== null);
     const results = {
-      setup: { tts: 'local espeak-ng', stt: 'local pocketsphinx', llm: 'stand-in (not on the greeting path)', web_client: 'rtc-node', phone_client: 'SIPp + decoded G.711 RTP', block: BLOCK, first_message: FIRST_MESSAGE },
+      setup: {
+        tts: 'local espeak-ng',
+        stt: 'local pocketsphinx',
+        llm: 'stand-in (not on the greeting path)',
+        web_client: 'rtc-node',
+        phone_client: 'SIPp + decoded G.711 RTP',
+        block: BLOCK,
+        first_message: FIRST_MESSAGE,
+      },
       calls: CALLS,
       standby_agents: Number(STANDBY),
       // Each call waited for a quiet worker (BENCH_QUIET); the worker's fork policy (its defaults when unset).
@@ -595,9 +413,22 @@ async function main() {
       cpu_in_first_3s: { cores: os.cpus().length, web: cpuCensus(webLines), phone: cpuCensus(phoneLines), floor: cpuCensus(floorLines) },
       // The call's job process of the line above, by thread (bench/first-audio/cpu-census.ts, threadCpuBetween).
       job_cpu_by_thread_in_first_3s: { web: threadCensus(webLines), phone: threadCensus(phoneLines), floor: threadCensus(floorLines) },
+      // The end -> the call's job process exited (its own log line): all calls, then web calls by end order and
+      // phone calls (a hang-up), and the floor's bare job in the same run.
       end_to_worker_free_ms: stats(freed),
+      end_to_job_exit_ms: {
+        web_leave_then_stop: stats(exits(web.filter((c) => c.end_order === 'leave_then_stop'))),
+        web_stop_with_caller: stats(exits(web.filter((c) => c.end_order === 'stop_with_caller'))),
+        phone_hang_up: stats(exits(phone)),
+        floor: stats(exits(floor)),
+        jobs_never_seen_exiting: [...web, ...phone].filter((c) => c.freed_ms === null).length,
+      },
       // Before each call: the wait for the worker's processes to be quiet (its last replacement process loaded).
-      quiet_wait_ms: { web: stats(web.map((c) => c.quiet_wait_ms ?? 0)), phone: stats(phone.map((c) => c.quiet_wait_ms ?? 0)), floor: stats(floor.map((c) => c.quiet_wait_ms ?? 0)) },
+      quiet_wait_ms: {
+        web: stats(web.map((c) => c.quiet_wait_ms ?? 0)),
+        phone: stats(phone.map((c) => c.quiet_wait_ms ?? 0)),
+        floor: stats(floor.map((c) => c.quiet_wait_ms ?? 0)),
+      },
       targets: {
         web_p50_le_500: webStats.p50 !== null && webStats.p50 <= 500,
         web_p95_le_800: webStats.p95 !== null && webStats.p95 <= 800,
@@ -606,20 +437,34 @@ async function main() {
         phone_p50_le_web_plus_50: phoneStats.p50 !== null && webStats.p50 !== null && phoneStats.p50 <= webStats.p50 + 50,
         worker_free_within_1s: freed.length > 0 && freed.every((x) => x <= 1000),
       },
-      samples: { web: web.map((c) => round(c.first_audio_ms)), floor: floor.map((c) => round(c.first_audio_ms)), phone: phone.map((c) => round(c.first_audio_ms)), floor_phone: floorPhone.map((c) => round(c.first_audio_ms)), freed: freed.map(round) },
+      samples: {
+        web: web.map((c) => round(c.first_audio_ms)),
+        floor: floor.map((c) => round(c.first_audio_ms)),
+        phone: phone.map((c) => round(c.first_audio_ms)),
+        floor_phone: floorPhone.map((c) => round(c.first_audio_ms)),
+        freed: freed.map(round),
+      },
       timelines: webLines.map(({ c, t }) => ({ entry_ms: round(t.started_at_ms - c.t0), steps: t.steps, loop_blocks: t.loop_blocks })),
       phone_timelines: phoneLines.map(({ c, t }) => ({ entry_ms: round(t.started_at_ms - c.t0), steps: t.steps, loop_blocks: t.loop_blocks })),
       wall_seconds: Math.round((Date.now() - started) / 1000),
     };
     const file = writeResults(process.env.BENCH_RESULTS ?? 'first-audio', results);
-    console.log(`web   ${fmt(webStats)}\nfloor ${fmt(floorStats)}\nphone ${fmt(phoneStats)}\nfloor phone ${fmt(floorPhoneStats)}\nfreed ${fmt(results.end_to_worker_free_ms)}`);
+    console.log(
+      `web   ${fmt(webStats)}\nfloor ${fmt(floorStats)}\nphone ${fmt(phoneStats)}\nfloor phone ${fmt(floorPhoneStats)}\nfreed ${fmt(results.end_to_worker_free_ms)}`,
+    );
     console.log(`loop blocks over ${STALL_MS} ms: ${JSON.stringify(results.loop_blocks_over_50ms)}`);
     console.log(`  of which the loop ran over ${STALL_MS} ms: ${JSON.stringify(results.loop_busy_over_50ms)}`);
-    console.log(`  of which its thread was on a core over ${STALL_MS} ms: ${JSON.stringify(results.loop_cpu_over_50ms)}; ${JSON.stringify(results.loop_stall_time)}`);
+    console.log(
+      `  of which its thread was on a core over ${STALL_MS} ms: ${JSON.stringify(results.loop_cpu_over_50ms)}; ${JSON.stringify(results.loop_stall_time)}`,
+    );
     console.log(`phone calls' loop blocks over ${STALL_MS} ms: ${JSON.stringify(results.phone_loop_blocks_over_50ms)}`);
     console.log(`  of which the loop ran over ${STALL_MS} ms: ${JSON.stringify(results.phone_loop_busy_over_50ms)}`);
-    console.log(`  of which its thread was on a core over ${STALL_MS} ms: ${JSON.stringify(results.phone_loop_cpu_over_50ms)}; ${JSON.stringify(results.phone_loop_stall_time)}`);
-    console.log(`floor jobs' loop blocks over ${STALL_MS} ms: ${JSON.stringify(results.floor_loop_blocks_over_50ms)}; on a core: ${JSON.stringify(results.floor_loop_cpu_over_50ms)}`);
+    console.log(
+      `  of which its thread was on a core over ${STALL_MS} ms: ${JSON.stringify(results.phone_loop_cpu_over_50ms)}; ${JSON.stringify(results.phone_loop_stall_time)}`,
+    );
+    console.log(
+      `floor jobs' loop blocks over ${STALL_MS} ms: ${JSON.stringify(results.floor_loop_blocks_over_50ms)}; on a core: ${JSON.stringify(results.floor_loop_cpu_over_50ms)}`,
+    );
     for (const kind of ['web', 'phone', 'floor'] as const) {
       console.log(`CPU in a ${kind} call's first 3 s (mean ms): ${JSON.stringify(results.cpu_in_first_3s[kind])}`);
       console.log(`  its job process by thread: ${JSON.stringify(results.job_cpu_by_thread_in_first_3s[kind])}`);
@@ -628,7 +473,9 @@ async function main() {
     for (const [k, v] of Object.entries(results.phone_invite_to_step_ms)) console.log(`phone INVITE -> ${k}: ${fmt(v)}`);
     if (results.phone_bridge_ms) {
       const b = results.phone_bridge_ms;
-      console.log(`phone INVITE -> the bridge's 200 OK: ${fmt(b.answered)}\nphone INVITE -> the agent's track at the bridge: ${fmt(b.agent_track_received)}\nthe agent's job learnt of it after: ${fmt(b.agent_learnt_after)}`);
+      console.log(
+        `phone INVITE -> the bridge's 200 OK: ${fmt(b.answered)}\nphone INVITE -> the agent's track at the bridge: ${fmt(b.agent_track_received)}\nthe agent's job learnt of it after: ${fmt(b.agent_learnt_after)}`,
+      );
     }
     for (const [k, v] of Object.entries(results.floor_post_to_step_ms)) console.log(`floor POST -> ${k}: ${fmt(v)}`);
     console.log(`-> ${file}`);

@@ -24,7 +24,7 @@ import { writeResults } from './support/results.ts';
 import { InternalApiClient } from '../shared/internal-api.ts';
 import { createLogger } from '../shared/logger.ts';
 import type { CallConfig, CallLatency } from '../schemas/internal.ts';
-import { nullSink } from '../media-worker/src/metrics.ts';
+import { nullSink } from '../media-worker/src/session/metrics-sink.ts';
 import { createLLM, createSTT, createTTS } from '../media-worker/src/providers/index.ts';
 import { TURN_TAKING_DEFAULTS, delaysFor } from '../shared/turn-taking.ts';
 import { vadSilenceFor } from '../media-worker/src/session/mappings.ts';
@@ -158,7 +158,7 @@ async function noRoomSession(clips: Clip[], llmUrl: string, api: Awaited<ReturnT
     llm: { provider: 'openai', model: 'fake-model', base_url: llmUrl, temperature: null, max_tokens: null },
     tools: [],
   };
-  // The same construction as media-worker/src/worker.ts.
+  // The same construction as media-worker/src/call/start.ts.
   vad ??= new inference.VAD({ minSilenceDuration: VAD_MIN_SILENCE_MS });
   const stt = createSTT({ ...config.agent.transcriber, language: config.agent.language }, {});
   const tts = createTTS(config.agent.tts, {}, { speed: 1, emotions: false, language: 'en-US' });

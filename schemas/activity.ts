@@ -6,6 +6,81 @@ import { CALL_STATUSES } from './calls.ts';
 const Count = Type.Integer({ minimum: 0 });
 const ValueCount = Type.Object({ value: Type.String(), count: Count }, { additionalProperties: false });
 
+// ---- Version comparison (GET /v1/activity/summary?agent_id=...) ----------------------------------------------
+
+const Rate = Type.Object(
+  {
+    count: Count,
+    samples: Count,
+    rate: Nullable(Type.Number({ description: 'count / samples; null without samples' })),
+    ci95: Nullable(Type.Array(Type.Number(), { minItems: 2, maxItems: 2, description: 'Wilson score interval at 95 %' })),
+  },
+  { title: 'ComparisonRate', additionalProperties: false },
+);
+const Distribution = Type.Object(
+  { samples: Count, p50: Nullable(Type.Number()), p95: Nullable(Type.Number()), mean: Nullable(Type.Number()) },
+  { title: 'ComparisonDistribution', additionalProperties: false },
+);
+const LabelledRate = Type.Object({ value: Type.String(), ...Rate.properties }, { additionalProperties: false });
+export const VERDICTS = ['significant', 'within_noise', 'insufficient_data'] as const;
+
+export const VersionComparison = Type.Object(
+  {
+    agent_id: Uuid(),
+    baseline_version: Nullable(Type.Integer({ description: 'The version the others are compared against: the published one (or, without calls, the one with most)' })),
+    methods: Type.Object(
+      {
+        rates: Type.String(),
+        distributions: Type.String(),
+        alpha: Type.Number(),
+      },
+      { additionalProperties: false, description: 'How differences are judged (docs/decisions/038-agent-versions.md, "Comparison statistics")' },
+    ),
+    max_calls: Type.Integer({ description: 'At most this many of the newest calls of the window are compared per version' }),
+    versions: Type.Array(
+      Type.Object(
+        {
+          version: Type.Integer(),
+          calls: Count,
+          ended_calls: Count,
+          completed: Rate,
+          transferred: Rate,
+          end_reasons: Type.Array(LabelledRate, { description: 'How ended calls ended, as a share of them' }),
+          outcomes: Type.Array(LabelledRate, { description: 'Analysis outcomes, as a share of the ended calls' }),
+          duration_seconds: Distribution,
+          latency_e2e_ms: Distribution,
+          latency_llm_ttft_ms: Distribution,
+          tests: Type.Object(
+            { runs: Count, scenarios: Rate },
+            { additionalProperties: false, description: 'Completed test runs against the version in the window, and the share of their scenarios that passed' },
+          ),
+          against_baseline: Type.Array(
+            Type.Object(
+              {
+                metric: Type.String({ description: 'completed, transferred, end_reason:<value>, outcome:<value>, duration_seconds, latency_e2e_ms, latency_llm_ttft_ms, tests' }),
+                baseline: Nullable(Type.Number({ description: 'The baseline rate or median' })),
+                value: Nullable(Type.Number({ description: "This version's rate or median" })),
+                test: StringEnum(['two_proportion_z', 'mann_whitney_u'] as const),
+                statistic: Nullable(Type.Number()),
+                p_value: Nullable(Type.Number()),
+                verdict: StringEnum(VERDICTS, {
+                  description: '`significant` (p < alpha), `within_noise` (p >= alpha: the difference may be chance), `insufficient_data` (too few samples for the test)',
+                }),
+              },
+              { additionalProperties: false },
+            ),
+            { description: 'Empty for the baseline itself' },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Versions with calls or test runs in the window, newest first' },
+    ),
+  },
+  { title: 'VersionComparison', additionalProperties: false },
+);
+export type VersionComparison = Static<typeof VersionComparison>;
+
 export const ActivitySummary = Type.Object(
   {
     org_id: Uuid(),
@@ -56,6 +131,7 @@ export const ActivitySummary = Type.Object(
       },
       { additionalProperties: false, description: 'Derived from stored records only; log-derived errors are excluded' },
     ),
+    version_comparison: Type.Optional(VersionComparison),
   },
   { title: 'ActivitySummary', additionalProperties: false },
 );
@@ -63,8 +139,11 @@ export type ActivitySummary = Static<typeof ActivitySummary>;
 
 export const ActivityQuery = Type.Object(
   {
-    since: Type.Optional(DateTime({ description: 'Start of the window (default: 30 days before `until`)' })),
+    since: Type.Optional(DateTime({ description: 'Start of the window (default: 30 days before `until`, so 30 days before now without `until`)' })),
     until: Type.Optional(DateTime({ description: 'End of the window (default: now)' })),
+    agent_id: Type.Optional(
+      Uuid({ description: "Adds `version_comparison`: this agent's versions side by side over the window (another organisation's agent is a 404)" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -75,7 +154,7 @@ export const BUCKETS = ['hour', 'day'] as const;
 
 export const ActivityTimeseriesQuery = Type.Object(
   {
-    since: Type.Optional(DateTime({ description: 'Start of the window (default: 30 days before now)' })),
+    since: Type.Optional(DateTime({ description: 'Start of the window (default: 30 days before `until`, so 30 days before now without `until`)' })),
     until: Type.Optional(DateTime({ description: 'End of the window, exclusive (default: now)' })),
     bucket: StringEnum(BUCKETS, { default: 'day', description: `Bucket width, aligned to UTC; at most ${MAX_BUCKETS} buckets per window` }),
   },

@@ -1,7 +1,7 @@
-// Agent tests: scenarios (a simulated caller with expectations), suites and runs (docs/decisions.md,
-// "Agent tests"). An expectation and a tool mock are each one flat object told apart by `type`; the fields
+// Agent tests: scenarios (a simulated caller with expectations), suites and runs (docs/decisions/020-agent-tests.md). An expectation and a tool mock are each one flat object told apart by `type`; the fields
 // each type takes are checked by the service, as for tools, so a wrong field gets a 422 at its own loc.
 import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, Metadata, type Static } from './common.ts';
+import { PATTERN_MAX } from '../shared/text-caps.ts';
 
 export const EXPECTATION_TYPES = [
   'llm_judge',
@@ -39,7 +39,11 @@ export const ScriptLine = Strict(
       }),
     ),
   },
-  { title: 'ScriptLine' },
+  {
+    title: 'ScriptLine',
+    description: 'One line of the simulated caller: an object, not a plain string',
+    examples: [{ say: 'When are you open on Saturday?', wait_ms: 1500 }],
+  },
 );
 
 export const ArgumentMatcher = Strict(
@@ -47,7 +51,12 @@ export const ArgumentMatcher = Strict(
     equals: Type.Optional(Type.Unknown({ description: 'The argument is exactly this JSON value' })),
     contains: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'The argument, as text, contains this (any case)' })),
     matches: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 500, description: 'The argument, as text, matches this regular expression (JavaScript syntax)' }),
+      Type.String({
+        minLength: 1,
+        maxLength: PATTERN_MAX,
+        description:
+          'The argument, as text (its first 16,000 characters), matches this regular expression, any case: JavaScript syntax run in linear time (RE2: no lookaround, no backreferences)',
+      }),
     ),
     exists: Type.Optional(Type.Boolean({ description: 'true: the argument is present; false: it is absent' })),
   },
@@ -274,6 +283,13 @@ export const CreateRun = Strict(
           "`text`: the agent's LLM and tools, no audio (fast). `voice`: a simulated caller in a real room through the real worker, speaking with TTS and listening with STT. Default 'text'",
       }),
     ),
+    agent_version: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2147483647,
+        description: "The agent version to test (GET /v1/agents/{id}/versions), e.g. its draft; default the published version. A run of the agent's gate suite against a version lets it be published",
+      }),
+    ),
   },
   { title: 'CreateTestRun', examples: [{ suite_id: '2b4c6d8e-0f1a-4b3c-8d5e-7f9a1b3c5d7e', mode: 'text' }] },
 );
@@ -357,6 +373,7 @@ export const Run = Type.Object(
     passed: Type.Integer(),
     failed: Type.Integer(),
     errored: Type.Integer(),
+    agent_version: Nullable(Type.Integer({ description: 'The agent version the run tests; null for runs made before versions' })),
     started_at: Nullable(DateTime()),
     ended_at: Nullable(DateTime()),
     created_at: DateTime(),

@@ -1,4 +1,4 @@
-import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, Metadata, type Static } from './common.ts';
+import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, Metadata, Warnings, type Static } from './common.ts';
 import { DEFAULT_LANGUAGE, STT_DEFAULT_MODEL, STT_PROVIDERS, TTS_DEFAULTS, TTS_PROVIDERS } from '../shared/voices.ts';
 import { DATA_RETENTION_MODES } from '../shared/privacy.ts';
 import { BARGE_IN_MODES, DELAY_LIMITS, delaysFor, ENDPOINTING_MODES, TURN_DETECTIONS, TURN_TAKING_DEFAULTS } from '../shared/turn-taking.ts';
@@ -54,23 +54,23 @@ const TT = D.turn_taking;
 const LANGUAGE = '^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$';
 const Language = (description: string) => Type.String({ pattern: LANGUAGE, maxLength: 35, description });
 
-export const TranscriberInput = Strict(
+export const TranscriberInput = Type.Object(
   {
     provider: StringEnum(STT_PROVIDERS),
-    model: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Default per provider: deepgram nova-3, openai gpt-4o-transcribe, local pocketsphinx" })),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Default per provider: deepgram nova-3, openai gpt-4o-transcribe, local pocketsphinx. Deepgram's flux-general-en and flux-general-multi (Flux) also decide the end of the caller's turn: turn_taking.detection `stt`" })),
     language: Type.Optional(
       Type.String({ pattern: `^(multi|${LANGUAGE.slice(1, -1)})$`, maxLength: 35, description: "BCP-47 tag, or `multi` (deepgram); defaults to the agent's language" }),
     ),
   },
-  { title: 'TranscriberInput', description: 'Speech-to-text: a provider, and optionally a model and language from the catalogue.' },
+  { additionalProperties: false, title: 'TranscriberInput', 'x-labels': { provider: 'Provider', model: 'Model', language: 'Language' }, description: 'Speech-to-text: a provider, and optionally a model and language from the catalogue. Not for an agent whose model is a realtime (speech-to-speech) model: 422.' },
 );
-export const TtsInput = Strict(
+export const TtsInput = Type.Object(
   {
     provider: StringEnum(TTS_PROVIDERS),
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Default per provider, e.g. openai gpt-4o-mini-tts, local espeak-ng' })),
     voice_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A voice of GET /v1/voices for this provider and model; default per provider' })),
   },
-  { title: 'TtsInput', description: 'Text-to-speech: a provider, and optionally a model and voice from GET /v1/voices.' },
+  { additionalProperties: false, title: 'TtsInput', 'x-labels': { provider: 'Provider', model: 'Model', voice_id: 'Voice' }, description: 'Text-to-speech: a provider, and optionally a model and voice from GET /v1/voices. Not for an agent whose model is a realtime (speech-to-speech) model, which speaks in its own voice (`realtime.voice` on the model): 422.' },
 );
 
 export const Transcriber = Type.Object(
@@ -84,7 +84,7 @@ export const Tts = Type.Object(
 
 const turnTakingFields = {
   detection: StringEnum(TURN_DETECTIONS, {
-    description: `How the end of the caller's turn is detected: \`vad\` on silence alone (Silero VAD), \`transcript\` from the caller's words (the STT's punctuation, a last word that leaves the sentence open such as "for" or "the", a number being read out; English, other languages commit at min_delay_ms), \`model\` with the local end-of-turn model (an audio model, offline). \`transcript\` and \`model\` wait max_delay_ms when the caller seems to go on. With \`vad\`, min_delay_ms is the silence before every turn commits. Default '${TT.detection}'`,
+    description: `How the end of the caller's turn is detected: \`vad\` on silence alone (Silero VAD), \`transcript\` from the caller's words (the STT's punctuation, a last word that leaves the sentence open such as "for" or "the", a number being read out; English, other languages commit at min_delay_ms), \`model\` with the local end-of-turn model (an audio model, offline), \`stt\` from the transcriber's own end of turn (Deepgram Flux: transcriber deepgram \`flux-general-en\` or \`flux-general-multi\`, else 422; its EagerEndOfTurn starts the preemptive reply, TurnResumed drops it). \`transcript\` and \`model\` wait max_delay_ms when the caller seems to go on. With \`vad\`, min_delay_ms is the silence before every turn commits. With \`stt\`, min_delay_ms is added after Flux's end of turn, max_delay_ms is Flux's eot_timeout_ms (at least 500), and \`endpointing\` does not apply. Default '${TT.detection}'`,
   }),
   endpointing: StringEnum(ENDPOINTING_MODES, {
     description: `\`fixed\` waits min_delay_ms after a likely end of turn (max_delay_ms after an unlikely one); \`dynamic\` adapts both within those bounds to the caller's own pauses during the call. Default '${TT.endpointing}'`,
@@ -108,7 +108,7 @@ const turnTakingFields = {
   }),
 };
 
-export const TurnTakingInput = Strict(
+export const TurnTakingInput = Type.Object(
   {
     detection: Type.Optional(turnTakingFields.detection),
     endpointing: Type.Optional(turnTakingFields.endpointing),
@@ -119,6 +119,16 @@ export const TurnTakingInput = Strict(
     barge_in: Type.Optional(turnTakingFields.barge_in),
   },
   {
+    additionalProperties: false,
+    'x-labels': {
+      detection: 'End-of-turn detection',
+      endpointing: 'Endpointing',
+      min_delay_ms: 'Shortest wait after the caller (ms)',
+      max_delay_ms: 'Longest wait after the caller (ms)',
+      preemptive_generation: 'Start replying early',
+      ignore_backchannels: 'Ignore "mm-hm" while speaking',
+      barge_in: 'When the caller talks over the agent',
+    },
     title: 'TurnTakingInput',
     description:
       'How the agent decides that the caller has finished and how it takes the turn. Any subset: the fields given are merged over the defaults ' +
@@ -161,7 +171,7 @@ export const agentSettings = {
       maximum: 1,
       description:
         `How quickly the agent replies after the caller stops: 0 waits longest, 1 replies soonest; default ${D.responsiveness}. A coarse knob over ` +
-        'turn_taking.min_delay_ms and max_delay_ms: setting it without those delays sets them (with a turn detector, the default: 0: 1500/3000 ms, 0.5: 1000/1500, 1: 150/1000; with detection `vad`: 1000/4000, 500/3000, 200/1000)',
+        'turn_taking.min_delay_ms and max_delay_ms: setting it without those delays sets them (with a turn detector, the default: 0: 2500/4000 ms, 0.5: 1700/3000, 1: 150/1000; with detection `vad`: 1000/4000, 500/3000, 200/1000; with detection `stt`: 300/6000, 0/5000, 0/2000)',
     }),
   ),
   turn_taking: Type.Optional(TurnTakingInput),
@@ -213,7 +223,7 @@ const agentExample = {
   voicemail_detection: false,
   voicemail_message: null,
   responsiveness: 0.5,
-  turn_taking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 1000, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true, barge_in: 'pause' },
+  turn_taking: { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 1700, max_delay_ms: 3000, preemptive_generation: true, ignore_backchannels: true, barge_in: 'pause' },
   speed: 1,
   background_sound: null,
   emotions: false,
@@ -222,6 +232,8 @@ const agentExample = {
   recording_consent: 'none',
   recording_consent_message: null,
   metadata: {},
+  version: 3,
+  draft_version: null,
   created_at: '2025-01-15T09:30:00Z',
   updated_at: '2025-01-15T09:30:00Z',
   effective_system_prompt: '# Role\nReceptionist of a dental clinic.\n\nYou answer questions for {{company}}. Keep answers short.',
@@ -263,6 +275,13 @@ export const Agent = Type.Object(
     llm_id: Uuid(),
     webhook_id: Nullable(Uuid()),
     ...agentBehaviour,
+    version: Nullable(
+      Type.Integer({
+        description:
+          'The published version (GET /v1/agents/{id}/versions/{n}): the fields above are its fields, and calls that are not pinned run it (or the traffic split\'s version)',
+      }),
+    ),
+    draft_version: Nullable(Type.Integer({ description: 'The draft (PATCH /v1/agents/{id}/draft), until it is published or discarded; null without one' })),
     created_at: DateTime(),
     updated_at: DateTime(),
     effective_system_prompt: Nullable(
@@ -273,18 +292,67 @@ export const Agent = Type.Object(
           'chunks are not included. Populated for a single agent, null in lists.',
       }),
     ),
+    warnings: Type.Optional(Warnings),
   },
-  { title: 'Agent', additionalProperties: false, examples: [agentExample] },
+  { title: 'Agent', additionalProperties: false, examples: [{ ...agentExample, warnings: [] }] },
 );
 export type Agent = Static<typeof Agent>;
 
-export const CreateAgent = Strict(
+/**
+ * How a form of an agent (the console's) groups the fields and what it calls them: schema annotations, so the form
+ * stays generated from this schema (`x-groups` in order; a field in none goes to the collapsed `advanced`).
+ */
+export const AGENT_FORM_GROUPS = [
+  { id: 'prompt', label: 'Prompt and model', fields: ['name', 'llm_id', 'job_description', 'first_message', 'language', 'dynamic_variables'] },
+  { id: 'voice', label: 'Voice and speech', fields: ['tts', 'speed', 'emotions', 'transcriber', 'background_sound'] },
+  {
+    id: 'conversation',
+    label: 'Conversation and turn-taking',
+    fields: ['responsiveness', 'interruption_sensitivity', 'turn_taking', 'end_call_phrases', 'silence_timeout_seconds'],
+  },
+  { id: 'calls', label: 'Calls and telephony', fields: ['max_duration_seconds', 'voicemail_detection', 'voicemail_message', 'webhook_id'] },
+  { id: 'privacy', label: 'Privacy', fields: ['enable_recording', 'recording_consent', 'recording_consent_message', 'data_retention'] },
+  { id: 'advanced', label: 'Advanced', collapsed: true, fields: ['metadata'] },
+] as const;
+
+export const AGENT_FIELD_LABELS: Record<string, string> = {
+  name: 'Name',
+  llm_id: 'Language model',
+  webhook_id: 'Webhook for its call events',
+  transcriber: 'Speech recognition',
+  tts: 'Voice',
+  first_message: 'First message',
+  end_call_phrases: 'Phrases that end the call',
+  max_duration_seconds: 'Longest call (seconds)',
+  interruption_sensitivity: 'Interruption sensitivity',
+  silence_timeout_seconds: 'Hang up after silence (seconds)',
+  enable_recording: 'Record calls',
+  language: 'Language',
+  dynamic_variables: 'Default variables',
+  voicemail_detection: 'Detect voicemail',
+  voicemail_message: 'Message left on voicemail',
+  responsiveness: 'Responsiveness',
+  turn_taking: 'Turn-taking',
+  speed: 'Speaking speed',
+  background_sound: 'Background sound',
+  emotions: 'Expressive tone',
+  job_description: 'Role (job description)',
+  data_retention: 'Data retention',
+  recording_consent: 'Recording consent',
+  recording_consent_message: 'Consent announcement or question',
+  metadata: 'Metadata',
+};
+const formAnnotations = { 'x-groups': AGENT_FORM_GROUPS, 'x-labels': AGENT_FIELD_LABELS };
+
+export const CreateAgent = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255 }),
     llm_id: Uuid({ description: 'LLM model of your organisation' }),
     ...agentSettings,
   },
   {
+    additionalProperties: false,
+    ...formAnnotations,
     title: 'CreateAgent',
     description: 'Required: `name` and `llm_id`; every other field has the default given in its description.',
     examples: [
@@ -302,13 +370,15 @@ export const CreateAgent = Strict(
 );
 export type CreateAgent = Static<typeof CreateAgent>;
 
-export const UpdateAgent = Strict(
+export const UpdateAgent = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     llm_id: Type.Optional(Uuid()),
     ...agentSettings,
   },
   {
+    additionalProperties: false,
+    ...formAnnotations,
     title: 'UpdateAgent',
     description: 'Any subset of the fields. `transcriber`, `tts`, `dynamic_variables`, `metadata` and lists replace the stored value whole.',
     examples: [{ first_message: null, interruption_sensitivity: 0.3, tts: { provider: 'openai', voice_id: 'coral' } }],

@@ -1,5 +1,6 @@
-import { Type, DateTime, E164, Nullable, Strict, StringEnum, Metadata, Uuid, PathId, ListEnvelope, Pagination, type Static } from './common.ts';
+import { Type, DateTime, E164, Nullable, Strict, StringEnum, Metadata, Uuid, PathId, ListEnvelope, Pagination, exactlyOneOf, type Static } from './common.ts';
 import { agentSettings } from './agents.ts';
+import { SupervisionEntry } from './supervision.ts';
 
 export const CALL_STATUSES = ['queued', 'initiated', 'in_progress', 'completed', 'failed'] as const;
 export const CALL_TYPES = ['web', 'outbound', 'inbound'] as const;
@@ -7,7 +8,7 @@ export const CALL_TYPES = ['web', 'outbound', 'inbound'] as const;
 export const RECORDING_CONSENT_RESULTS = ['none', 'announced', 'accepted', 'declined'] as const;
 export type RecordingConsentResult = (typeof RECORDING_CONSENT_RESULTS)[number];
 
-/** Phone-menu navigation of an outbound call (docs/decisions.md, "Phone-menu navigation"). */
+/** Phone-menu navigation of an outbound call (docs/decisions/035-phone-menu-navigation.md). */
 export const IVR_DEFAULTS = { max_menus: 6 } as const;
 export const IVR_GOAL_MAX = 500;
 const IvrGoal = (description: string) => Type.String({ minLength: 1, maxLength: IVR_GOAL_MAX, description });
@@ -36,7 +37,7 @@ const LatencyStat = Type.Object(
 
 const CallLatencySummary = Type.Object(
   { llm_ttft: LatencyStat, tts_ttfb: LatencyStat, eou_delay: LatencyStat, e2e: Type.Optional(LatencyStat) },
-  { title: 'CallLatencySummary', description: 'Per-turn latency of the call; every figure is 0 with samples 0 until the call ends' },
+  { title: 'CallLatencySummary', description: 'Per-turn latency of the call, once it has ended; a measure without turns has samples 0' },
 );
 
 export const CallHandoff = Type.Object(
@@ -56,8 +57,10 @@ export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 export const CallTransfer = Type.Object(
   {
     id: Uuid(),
-    mode: StringEnum(['warm'] as const, { description: 'Warm transfers are recorded here; a blind transfer ends the call with end_reason `transferred`' }),
-    destination: Type.String({ description: 'The number the second leg dialled' }),
+    mode: StringEnum(['warm', 'blind'] as const, {
+      description: 'warm: a second leg briefed by the agent, then joined; blind: a SIP REFER of the caller (the call ends with end_reason `transferred`)',
+    }),
+    destination: Type.String({ description: 'The number the second leg dialled (a blind transfer: the number or sip: URI the caller was referred to)' }),
     status: StringEnum(TRANSFER_STATUSES, {
       description:
         '`ringing`, `answered` (the agent is briefing the person), `joined` (caller and person talk), `ended` (a joined or answered leg hung up); ' +
@@ -71,7 +74,10 @@ export const CallTransfer = Type.Object(
     duration_seconds: Nullable(Type.Integer({ minimum: 0, description: "The second leg's time, from its answer to its end; billed in usage's minutes" })),
     credits_used: Nullable(Type.Number({ description: 'duration_seconds / 60' })),
     cost_cents: Nullable(
-      Type.Integer({ description: "The second leg's carrier cost: the outbound rate to the destination times its billed minutes (null: no rate, or not answered)" }),
+      Type.Integer({
+        description:
+          "The second leg's carrier cost: the outbound rate to the destination times its billed minutes (null: no rate, or not answered). A blind transfer's leg is out of sight once referred: its rate times BLIND_TRANSFER_RESERVED_MINUTES (an estimate)",
+      }),
     ),
   },
   { title: 'CallTransfer' },
@@ -105,10 +111,32 @@ const Message = Type.Object(
   { title: 'CallMessage', additionalProperties: true },
 );
 
+/** Why a call failed: the same codes as the `warnings` of agents and models (shared/agent-problems.ts), and the control plane's own. */
+export const CallError = Type.Object(
+  {
+    code: Type.String({
+      description:
+        'Stable code. With end_reason `configuration_error`: `provider_key_missing`, `model_host_refused`, `local_model_missing`, `model_file_missing`, ' +
+        '`unknown_provider`, `voice_unavailable`, `invalid_configuration`. With `dispatch_timeout`: `no_worker`; with `dispatch_failed`: `livekit_unreachable`',
+      examples: ['provider_key_missing'],
+    }),
+    message: Type.String({ description: 'The cause and the fix, in words', examples: ["The agent's model uses OpenAI and there is no openai key: add the organisation's openai credential (POST /v1/integrations) or set OPENAI_API_KEY on the platform"] }),
+  },
+  { title: 'CallError', additionalProperties: false },
+);
+
 export const Call = Type.Object(
   {
     id: Uuid(),
     agent_id: Uuid(),
+    agent_version: Nullable(
+      Type.Integer({ description: 'The agent version the call runs (GET /v1/agents/{id}/versions/{n}); null until its agent session starts, and for a call that never reached one' }),
+    ),
+    agent_version_source: Nullable(
+      StringEnum(['published', 'split', 'pinned'] as const, {
+        description: "Why it runs that version: `published`, `split` (the agent's traffic split sent it to its split version) or `pinned` (its number, campaign or request named the version)",
+      }),
+    ),
     type: StringEnum(CALL_TYPES),
     status: StringEnum(CALL_STATUSES),
     direction: Nullable(StringEnum(['inbound', 'outbound'] as const)),
@@ -121,7 +149,15 @@ export const Call = Type.Object(
     started_at: Nullable(DateTime()),
     ended_at: Nullable(DateTime()),
     duration_seconds: Nullable(Type.Integer({ minimum: 0 })),
-    end_reason: Nullable(Type.String({ examples: ['api_stop', 'user_hangup', 'silence_timeout', 'max_duration', 'voicemail', 'ivr_failed'] })),
+    end_reason: Nullable(
+      Type.String({
+        description:
+          'How the call ended. A call that could not start is `failed` with, among others, `configuration_error` (the worker could not build the agent: ' +
+          'see `error`), `dispatch_timeout` (no worker took it) or `dispatch_failed` (LiveKit could not be reached)',
+        examples: ['api_stop', 'user_hangup', 'silence_timeout', 'max_duration', 'voicemail', 'ivr_failed', 'configuration_error'],
+      }),
+    ),
+    error: Nullable(CallError),
     outcome: Nullable(Type.String()),
     recording_url: Nullable(Type.String({ description: 'Signed URL valid 4 hours; fetch the call again for a fresh one' })),
     recording_consent: Nullable(
@@ -153,12 +189,20 @@ export const Call = Type.Object(
       description:
         "Free-form key/value pairs: the caller's own, and on inbound calls the platform's: `phone_number_id` (the number dialled), `routed_via` (`primary`, `fallback` or `default`: the number's agent or squad, its fallback, or the organisation's default agent), `unanswered_by` (the agents whose worker did not take the call before its fallback did) and `standby_agent: true` (answered by an agent already waiting, docs/operations.md)",
     }),
-    latency: CallLatencySummary,
+    // anyOf, not Nullable(): the summary keeps its one component, shared with agent_latency's values.
+    latency: Type.Union([CallLatencySummary, Type.Null()], {
+      description:
+        'Per-turn latency, populated once the call has ended. Null means not yet measured: the call is queued, ringing or ' +
+        'in progress, or it ended without the media worker reporting (zero would read as a measurement)',
+    }),
     credits_used: Nullable(Type.Number({ description: 'duration_seconds / 60' })),
     cost_cents: Nullable(Type.Integer()),
     campaign_id: Nullable(Uuid({ description: 'The campaign this call is an attempt of (POST /v1/campaigns)' })),
     squad_id: Nullable(Uuid({ description: 'The squad the call started on; then `agent_id` is its entry agent, and each agent message names its agent in `agent_id`' })),
     handoffs: Type.Array(CallHandoff, { description: "The squad's hand-offs in this call, in order; [] for a single agent's call" }),
+    supervision: Type.Array(SupervisionEntry, {
+      description: 'What people did to the call while it ran (POST /v1/calls/{id}/control and /listen), in order; [] when nobody supervised it',
+    }),
     transfers: Type.Array(CallTransfer, { description: "Warm transfers the agent attempted (transfer_call tools with mode `warm`), in order; the joined one's second leg is billed too" }),
     agent_latency: Nullable(
       Type.Record(Type.String(), CallLatencySummary, { description: "A squad's call: each agent's own latency (its turns only), by agent id; null otherwise or until the call ends" }),
@@ -173,6 +217,8 @@ export const Call = Type.Object(
       {
         id: '8a4c8f52-6a2c-4a0b-a0f5-2f9b1c6f3f10',
         agent_id: '0f4ac2d1-54e9-4ad3-9f86-6c7a0dbe3a3e',
+        agent_version: 3,
+        agent_version_source: 'published',
         type: 'web',
         status: 'completed',
         direction: null,
@@ -186,6 +232,7 @@ export const Call = Type.Object(
         ended_at: '2026-11-21T10:02:31Z',
         duration_seconds: 150,
         end_reason: 'api_stop',
+        error: null,
         outcome: 'appointment_booked',
         recording_url: null,
         recording_consent: 'none',
@@ -204,6 +251,7 @@ export const Call = Type.Object(
         campaign_id: null,
         squad_id: null,
         handoffs: [],
+        supervision: [],
         transfers: [],
         agent_latency: null,
         ivr_goal: null,
@@ -224,7 +272,7 @@ export const OVERRIDABLE = [
 ] as const;
 const pick = <T extends object, K extends keyof T>(o: T, keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
 
-/** What a web call may change for this one call (docs/decisions.md, "Calls"). */
+/** What a web call may change for this one call (docs/decisions/005-calls-web-slice.md). */
 export const CallOverrides = Strict(
   pick(agentSettings, OVERRIDABLE),
   {
@@ -242,18 +290,32 @@ export const CreateWebCall = Strict(
   {
     agent_id: Type.Optional(Uuid({ description: 'The agent that talks on the call. Exactly one of agent_id and squad_id' })),
     squad_id: Type.Optional(SQUAD_ID),
+    agent_version: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2147483647,
+        description: "Run this version of the agent (GET /v1/agents/{id}/versions) instead of following the published one and its traffic split; a draft may be pinned to try it. Only with agent_id",
+      }),
+    ),
     variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Per-call template variables interpolated into the agent prompt' })),
     metadata: Type.Optional(Metadata()),
     overrides: Type.Optional(CallOverrides),
   },
-  { title: 'CreateWebCall', examples: [{ agent_id: '0f4ac2d1-54e9-4ad3-9f86-6c7a0dbe3a3e', variables: { customer_name: 'Ada' } }] },
+  { title: 'CreateWebCall', ...exactlyOneOf(['agent_id', 'squad_id']), examples: [{ agent_id: '0f4ac2d1-54e9-4ad3-9f86-6c7a0dbe3a3e', variables: { customer_name: 'Ada' } }] },
 );
 
-/** POST /v1/calls: an outbound phone call, now or at `scheduled_at` (docs/decisions.md, "Outbound calls"). */
+/** POST /v1/calls: an outbound phone call, now or at `scheduled_at` (docs/decisions/019-outbound-calls-and-admission.md). */
 export const CreateCall = Strict(
   {
     agent_id: Type.Optional(Uuid({ description: 'The agent that talks on the call. Exactly one of agent_id and squad_id' })),
     squad_id: Type.Optional(SQUAD_ID),
+    agent_version: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2147483647,
+        description: "Run this version of the agent (GET /v1/agents/{id}/versions) instead of following the published one and its traffic split; a draft may be pinned to try it. Only with agent_id",
+      }),
+    ),
     to_number: E164({ description: 'The number to call, E.164' }),
     from_number: Type.Optional(
       E164({ description: "Caller ID: one of the organisation's active phone numbers. Default: the agent's number (the oldest active number routed to the agent)" }),
@@ -279,6 +341,7 @@ export const CreateCall = Strict(
   },
   {
     title: 'CreateCall',
+    ...exactlyOneOf(['agent_id', 'squad_id']),
     examples: [{ agent_id: '0f4ac2d1-54e9-4ad3-9f86-6c7a0dbe3a3e', to_number: '+14155550123', variables: { customer_name: 'Ada' }, webhook_url: 'https://hooks.example.com/calls' }],
   },
 );
@@ -300,12 +363,15 @@ export const WebCallResult = Type.Object(
 
 export const CallParams = Strict({ call_id: PathId('Call') });
 
+/** An outcome label: lowercase words of letters and digits joined by `_` (`tier1`, `callback_in_2_days`). */
+export const OUTCOME_PATTERN = '^[a-z0-9]+(_[a-z0-9]+)*$';
+
 export const UpdateCall = Strict(
   {
     outcome: Type.String({
-      pattern: '^[a-z]+(_[a-z]+)*$',
+      pattern: OUTCOME_PATTERN,
       maxLength: 100,
-      description: 'A label in lowercase or lowercase_underscore format, stored exactly as given',
+      description: 'A label in lowercase or lowercase_underscore format (letters and digits, words joined by `_`: `tier1`, `callback_in_2_days`), stored exactly as given',
       examples: ['appointment_booked'],
     }),
   },
@@ -326,7 +392,7 @@ export const CallListQuery = Type.Composite(
         Uuid({ description: 'Only calls on this phone number of yours: inbound calls to it and outbound calls from it (web calls have none)' }),
       ),
       outcome: Type.Optional(
-        Type.String({ pattern: '^[a-z]+(_[a-z]+)*$', maxLength: 100, description: 'Only calls with this outcome (a label as PATCH sets it)', examples: ['appointment_booked'] }),
+        Type.String({ pattern: OUTCOME_PATTERN, maxLength: 100, description: 'Only calls with this outcome (a label as PATCH sets it)', examples: ['appointment_booked'] }),
       ),
       q: Type.Optional(
         Type.String({
@@ -345,7 +411,7 @@ export const CallListQuery = Type.Composite(
 
 /**
  * `total` of GET /v1/calls is exact up to this many calls; past it, a filtered list's total is the planner's
- * estimate, never below what was counted (docs/decisions.md, "Calls list at scale").
+ * estimate, never below what was counted (docs/decisions/032-console-api.md, "Calls list at scale (`GET /v1/calls`)").
  */
 export const CALL_COUNT_CAP = 1_000;
 /** The response header saying whether `total` is exact (`true`) or an estimate (`false`). */
@@ -381,4 +447,16 @@ export const Usage = Type.Object(
       },
     ],
   },
+);
+
+/** GET /v1/calls/{call_id}/recording: a redirect by default; `redirect=false` answers the link itself. */
+export const RecordingLinkQuery = Strict({
+  redirect: Type.Boolean({ default: true, description: 'false: answer 200 with the signed link instead of a 302 to it' }),
+});
+export const RecordingLink = Type.Object(
+  {
+    url: Type.String({ description: 'Signed download link; no Authorization header needed' }),
+    expires_at: DateTime({ description: 'When the link stops working (RECORDING_URL_TTL_SECONDS after this answer)' }),
+  },
+  { title: 'RecordingLink', additionalProperties: false },
 );

@@ -1,5 +1,5 @@
 // Campaigns: one agent calling a list of contacts within their calling hours, at a set pace, with retries
-// (docs/decisions.md, "Campaigns"). A contact's number is a plain string here, not an E.164 format: a bad row
+// (docs/decisions/022-campaigns-and-do-not-call.md). A contact's number is a plain string here, not an E.164 format: a bad row
 // is reported and skipped, it never fails the whole upload.
 import { Type, DateTime, E164, Nullable, Strict, StringEnum, Metadata, Uuid, PathId, ListEnvelope, Pagination, type Static } from './common.ts';
 
@@ -119,6 +119,15 @@ export type ContactInput = Static<typeof ContactInput>;
 const settingsFields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
   agent_id: Uuid({ description: 'The agent that talks on every call' }),
+  agent_version: Type.Optional(
+    Nullable(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2147483647,
+        description: "Every call runs this version of the agent (GET /v1/agents/{id}/versions); default null: calls follow the agent's published version and traffic split",
+      }),
+    ),
+  ),
   from_number: Type.Optional(E164({ description: "Caller ID: one of the organisation's active numbers. Default: the agent's number" })),
   from_numbers: Type.Optional(
     Type.Array(E164(), { minItems: 1, maxItems: 50, uniqueItems: true, description: 'A pool of caller IDs, rotated call by call (instead of `from_number`)' }),
@@ -175,6 +184,7 @@ export const CreateCampaignForm = Type.Object(
   {
     name: Type.String(),
     agent_id: Type.String({ format: 'uuid' }),
+    agent_version: Type.Optional(Type.String({ description: 'A version number of the agent to pin' })),
     from_number: Type.Optional(Type.String()),
     from_numbers: Type.Optional(Type.String({ description: 'Comma-separated E.164 numbers' })),
     default_country: Type.Optional(Type.String()),
@@ -201,6 +211,7 @@ export const Campaign = Type.Object(
     id: Uuid(),
     name: Type.String(),
     agent_id: Uuid(),
+    agent_version: Nullable(Type.Integer({ description: 'The agent version every call runs; null: calls follow the published version' })),
     from_numbers: Type.Array(Type.String()),
     status: StringEnum(CAMPAIGN_STATUSES, {
       description: '`scheduled` (before start_at) -> `running` <-> `paused` -> `completed` (every contact final); `canceled` by POST .../cancel',

@@ -37,12 +37,33 @@ export const E164 = (opts: { description?: string } = {}) =>
 export const Metadata = (opts: { description?: string } = {}) =>
   Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form key/value pairs', ...opts });
 
-/** `limit`/`offset` query parameters with per-list defaults and ranges. */
+/**
+ * `limit`/`offset` query parameters with per-list defaults and ranges. Both are filled in by validation, so
+ * handlers see numbers; the OpenAPI document marks them optional (a parameter with a default is). Unknown query
+ * parameters are a 422 `extra_forbidden` on every list (docs/decisions/spec-unknown-query-parameters.md).
+ */
 export const Pagination = (limit: { default: number; maximum: number }) =>
-  Type.Object({
-    limit: Type.Integer({ minimum: 1, maximum: limit.maximum, default: limit.default }),
-    offset: Type.Integer({ minimum: 0, maximum: 2147483647, default: 0 }),
-  });
+  Type.Object(
+    {
+      limit: Type.Integer({ minimum: 1, maximum: limit.maximum, default: limit.default }),
+      offset: Type.Integer({ minimum: 0, maximum: 2147483647, default: 0 }),
+    },
+    { additionalProperties: false },
+  );
+
+/**
+ * `required` for a subschema (an if/then branch, a oneOf branch) over properties its parent declares. The names
+ * are repeated under `properties` (as `{}`: no further constraint) so that linters and generators that read the
+ * branch alone see each required name defined.
+ */
+export const RequiredHere = (names: string[]) => ({ required: names, properties: Object.fromEntries(names.map((n) => [n, {}])) });
+
+/**
+ * Marks a request object whose named fields are alternatives, exactly one to be given. The OpenAPI document
+ * states it as `oneOf` of one `required` per field (http/openapi.ts), so generators see it; the handler checks it
+ * and answers a 422 naming the fields (validation leaves it to the handler for that message).
+ */
+export const exactlyOneOf = (names: string[]) => ({ 'x-exactly-one-of': names });
 
 /** The spec's paginated list envelope. */
 export const ListEnvelope = <T extends TSchema>(item: T, name: string) =>
@@ -59,3 +80,30 @@ export const ListEnvelope = <T extends TSchema>(item: T, name: string) =>
 /** Strict request objects: unknown fields are rejected with 422 `extra_forbidden` (see docs/decisions.md). */
 export const Strict = <T extends Parameters<typeof Type.Object>[0]>(props: T, opts: { title?: string; description?: string; examples?: unknown[] } = {}) =>
   Type.Object(props, { additionalProperties: false, ...opts });
+
+/**
+ * Why a saved resource cannot work as it is (Stripe-style: it still saves; the answer says what will fail and how
+ * to fix it). `code` is stable, `message` a sentence for people, `field` the field at fault. The codes are
+ * shared/agent-problems.ts's: the same ones a call that cannot start reports in its `error`.
+ */
+export const Warnings = Type.Array(
+  Type.Object(
+    {
+      code: Type.String({
+        description:
+          'Stable code: `provider_key_missing` (no key for the provider in the organisation\'s credentials or the platform\'s environment), ' +
+          '`model_host_refused` (the base_url is a private host the model egress rule refuses; LLM_PRIVATE_HOSTS allows it), ' +
+          '`local_model_missing` (provider `local` on a platform with neither LOCAL_LLM_BASE_URL nor LLM_MODEL_PATH)',
+        examples: ['provider_key_missing'],
+      }),
+      message: Type.String({ description: 'What will fail and how to fix it' }),
+      field: Nullable(Type.String({ description: 'The field at fault (`provider`, `base_url`, `llm_id`, `transcriber.provider`, `tts.provider`); null when none' })),
+    },
+    { title: 'Warning', additionalProperties: false },
+  ),
+  {
+    description:
+      'Why calls with this configuration would fail now, as the platform is set up: answered by create, update and get by id (absent in lists), ' +
+      'recomputed on every read, empty when nothing is wrong. The resource is saved either way.',
+  },
+);

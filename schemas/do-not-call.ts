@@ -1,14 +1,16 @@
 // The organisation's do-not-call list: numbers no campaign attempt and no outbound call may ring.
 import { Type, DateTime, E164, Nullable, Strict, StringEnum, Uuid, PathId, ListEnvelope, Pagination, type Static } from './common.ts';
 
-export const DNC_SOURCES = ['api', 'agent'] as const;
+export const DNC_SOURCES = ['api', 'agent', 'agent_unverified'] as const;
 
 export const DoNotCallEntry = Type.Object(
   {
     id: Uuid(),
     phone_number: Type.String({ description: 'E.164' }),
     reason: Nullable(Type.String()),
-    source: StringEnum(DNC_SOURCES, { description: '`api` (added with POST), `agent` (the callee asked, through the built-in do_not_call tool)' }),
+    source: StringEnum(DNC_SOURCES, { description:
+        '`api` (added with POST), `agent` (the callee of an outbound call asked, through the built-in do_not_call tool), `agent_unverified` (an inbound caller asked: the number is the caller ID, which the caller can set; honoured, worth a look)',
+    }),
     call_id: Nullable(Uuid({ description: 'The call on which the callee asked (source `agent`)' })),
     created_at: DateTime(),
   },

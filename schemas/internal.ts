@@ -3,10 +3,8 @@
 // Responses are what the control plane sends (no `additionalProperties: false`, so the control plane can add
 // fields without breaking running workers); worker reports are strict.
 import { Type, DateTime, Nullable, Strict, StringEnum, Metadata, type Static } from './common.ts';
-import { MessageMetrics, RECORDING_CONSENT_RESULTS } from './calls.ts';
 import { agentBehaviour, Transcriber as AgentTranscriber, Tts as AgentTts, TurnTaking as AgentTurnTaking } from './agents.ts';
-import { LlmProviders } from './models.ts';
-import type { CallLatency as SharedCallLatency } from '../shared/latency.ts';
+import { LlmProviders, RealtimeSettings } from './models.ts';
 import type { ProviderKeys as SharedProviderKeys } from '../shared/providers.ts';
 import type { TranscriberConfig, TtsConfig } from '../shared/speech/providers.ts';
 import { DATA_RETENTION_MODES } from '../shared/privacy.ts';
@@ -35,6 +33,8 @@ export const LlmSettings = Type.Object(
     base_url: Nullable(Type.String({ description: 'OpenAI-compatible base URL (local or self-hosted models)' })),
     temperature: Nullable(Type.Number()),
     max_tokens: Nullable(Type.Integer({ minimum: 1 })),
+    /** A realtime (speech-to-speech) model: the session is built on it, with no STT or TTS. Absent from older control planes. */
+    realtime: Type.Optional(Nullable(RealtimeSettings)),
   },
   { title: 'InternalLlmSettings' },
 );
@@ -72,6 +72,8 @@ export const InternalCall = Type.Object(
     from_number: Nullable(Type.String()),
     variables: Type.Record(Type.String(), Type.Unknown(), { description: 'Per-call template variables' }),
     metadata: Metadata(),
+    // The agent version the config was built from (agent-versions); absent for an agent without versions.
+    agent_version: Type.Optional(Type.Integer({ minimum: 1, description: 'The agent version this config is built from' })),
     // Optional for a worker newer than its control plane: without it, outbound calls follow the agent's flag.
     voicemail_detection: Type.Optional(
       Type.Boolean({
@@ -253,119 +255,19 @@ export const CallConfig = Type.Object(
     ),
     // A call started on a squad; absent for a single agent's call.
     squad: Type.Optional(SquadConfig),
+    // Optional for a worker newer than its control plane (which put the capability in the dispatch itself).
+    capability: Type.Optional(
+      Type.String({ description: "The call's capability for the per-call routes (x-call-capability): the config is handed out once per call, with it" }),
+    ),
   },
   { title: 'CallConfig' },
 );
 export type CallConfig = Static<typeof CallConfig>;
 
-// ---- Reports from the worker ---------------------------------------------------------------------------------
+// ---- Reports from the worker: schemas/internal-reports.ts ---------------------------------------------------
 
-/** End reasons set by the worker. The control plane adds `api_stop` (stop route) and `worker_lost` (reaper). */
-export const END_REASONS = [
-  'user_hangup',
-  'agent_hangup',
-  'silence_timeout',
-  'max_duration',
-  'voicemail',
-  // Outbound phone-menu navigation gave up: no option towards the goal, a prompt heard 3 times, or too many menus.
-  'ivr_failed',
-  'transferred',
-  'api_stop',
-  'worker_shutdown',
-  'error',
-] as const;
-export type EndReason = (typeof END_REASONS)[number];
-
-const Seq = Type.Integer({ minimum: 1, description: 'Per-call report sequence; a repeated seq is acknowledged and ignored' });
-const Role = StringEnum(['agent', 'user'] as const);
-
-export const StartedReport = Strict({ seq: Seq, started_at: DateTime(), room_name: Type.Optional(Type.String()) }, { title: 'StartedReport' });
-export type StartedReport = Static<typeof StartedReport>;
-
-export const TranscriptReport = Strict(
-  {
-    seq: Seq,
-    messages: Type.Array(Strict({ role: Role, content: Type.String() })),
-  },
-  { title: 'TranscriptReport', description: 'The whole conversation so far (not a delta), throttled by the worker' },
-);
-export type TranscriptReport = Static<typeof TranscriptReport>;
-
-export const LatencySummary = Strict(
-  {
-    avg_ms: Type.Integer({ minimum: 0 }),
-    p50_ms: Type.Integer({ minimum: 0 }),
-    min_ms: Type.Integer({ minimum: 0 }),
-    max_ms: Type.Integer({ minimum: 0 }),
-    samples: Type.Integer({ minimum: 0 }),
-  },
-  { title: 'LatencySummary' },
-);
-export type LatencySummary = Static<typeof LatencySummary>;
-
-export const CallLatency = Strict(
-  { llm_ttft: LatencySummary, tts_ttfb: LatencySummary, eou_delay: LatencySummary, e2e: LatencySummary },
-  { title: 'CallLatency' },
-);
-export type CallLatency = Static<typeof CallLatency>;
-// shared/latency.ts computes these and owns their TypeScript shape; the schemas must describe exactly it.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const _sameLatency: Same<CallLatency, SharedCallLatency> = true;
-
-export const EndedMessage = Strict(
-  {
-    role: Role,
-    content: Type.String(),
-    started_at: Type.Optional(DateTime()),
-    ended_at: Type.Optional(DateTime()),
-    interrupted: Type.Optional(Type.Boolean()),
-    agent_id: Type.Optional(Type.String({ description: "A squad's call: the agent that spoke (agent messages and tool calls)" })),
-    metrics: Type.Optional(MessageMetrics),
-    tool_call: Type.Optional(Strict({ name: Type.String(), arguments: Type.String(), output: Type.String(), is_error: Type.Boolean() })),
-  },
-  { title: 'EndedMessage' },
-);
-export type EndedMessage = Static<typeof EndedMessage>;
-
-export const CallUsage = Strict(
-  {
-    stt_seconds: Type.Number({ minimum: 0 }),
-    llm_prompt_tokens: Type.Integer({ minimum: 0 }),
-    llm_completion_tokens: Type.Integer({ minimum: 0 }),
-    tts_characters: Type.Integer({ minimum: 0 }),
-  },
-  { title: 'CallUsage' },
-);
-export type CallUsage = Static<typeof CallUsage>;
-
-export const EndedReport = Strict(
-  {
-    seq: Seq,
-    end_reason: StringEnum(END_REASONS),
-    ended_at: DateTime(),
-    duration_seconds: Type.Number({ minimum: 0 }),
-    messages: Type.Array(EndedMessage),
-    usage: CallUsage,
-    latency: CallLatency,
-    error: Type.Optional(Type.String({ description: 'Short description when end_reason is error' })),
-    recording_consent: Type.Optional(
-      StringEnum(RECORDING_CONSENT_RESULTS, { description: 'Which recording consent applied (media-worker/src/session/recording-consent.ts)' }),
-    ),
-    agent_latency: Type.Optional(
-      Type.Record(Type.String(), CallLatency, { description: "A squad's call: each agent's latency over its own turns, by agent id" }),
-    ),
-  },
-  { title: 'EndedReport' },
-);
-export type EndedReport = Static<typeof EndedReport>;
-export type { RecordingConsentMode } from './agents.ts';
-export type { RecordingConsentResult } from './calls.ts';
-
-export const ReportAck = Type.Object(
-  { ok: Type.Boolean(), duplicate: Type.Boolean({ description: 'true when this seq was already applied' }) },
-  { title: 'ReportAck' },
-);
-export type ReportAck = Static<typeof ReportAck>;
+export * from './internal-reports.ts';
+import { Seq } from './internal-reports.ts';
 
 // ---- Squads: a hand-off happened in the call ------------------------------------------------------------------
 
@@ -397,8 +299,8 @@ export type DoNotCallResult = Static<typeof DoNotCallResult>;
 
 export const TransferRequest = Strict(
   {
-    destination: Type.String({ maxLength: 64, description: "The transfer_call tool's destination (E.164)" }),
-    mode: StringEnum(['warm'] as const),
+    destination: Type.String({ maxLength: 512, description: "The transfer_call tool's destination (E.164; a blind transfer also takes a sip: URI)" }),
+    mode: StringEnum(['warm', 'blind'] as const),
   },
   { title: 'TransferRequest' },
 );
@@ -407,7 +309,9 @@ export type TransferRequest = Static<typeof TransferRequest>;
 export const TransferResult = Type.Object(
   {
     transfer_id: Nullable(Type.String({ description: 'Null when refused before a row was written' })),
-    status: StringEnum(['answered', 'busy', 'no_answer', 'failed', 'refused'] as const),
+    status: StringEnum(['answered', 'transferred', 'busy', 'no_answer', 'failed', 'refused'] as const, {
+      description: '`transferred`: a blind transfer whose REFER the caller accepted (the call ends, end_reason `transferred`)',
+    }),
     participant_identity: Nullable(Type.String({ description: "The second leg's SIP participant in the call's room" })),
     message: Nullable(Type.String({ description: 'Why it did not go through, in words the agent can say' })),
   },
@@ -478,6 +382,9 @@ export const InboundOpenRequest = Strict(
     sip_call_id: Nullable(Type.String()),
     trunk_id: Type.String({ description: 'The inbound trunk the SIP bridge matched (sip.trunkID)' }),
     dispatch_rule_id: Type.String({ description: 'The dispatch rule that made the room (sip.ruleID)' }),
+    carrier_account: Type.Optional(
+      Nullable(Type.String({ maxLength: 256, description: "The carrier account header of the INVITE, as the trunk maps it (attribute vap.carrier_account)" })),
+    ),
   },
   { title: 'InboundOpenRequest' },
 );
@@ -500,7 +407,11 @@ export type InboundOpenResult = Static<typeof InboundOpenResult>;
 export const JobMetadata = Type.Object(
   {
     call_id: Type.Optional(Type.String()),
-    capability: Type.Optional(Type.String({ description: "The call's capability (dispatch metadata only, never the room's)" })),
+    ticket: Type.Optional(
+      Type.String({ description: "The call's ticket (dispatch metadata only, never the room's): it opens the call's config, once, which brings the capability" }),
+    ),
+    standby: Type.Optional(Type.String({ description: 'A standby room: the job waits there for its call' })),
+    secret: Type.Optional(Type.String({ description: "A standby room's secret: its waits present it (X-Standby-Secret)" })),
   },
   { title: 'JobMetadata' },
 );

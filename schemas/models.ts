@@ -1,7 +1,57 @@
-import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, type Static } from './common.ts';
+import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, Warnings, type Static } from './common.ts';
 
-export const LlmProviders = ['openai', 'gemini', 'anthropic'] as const;
+/**
+ * `local` is the platform's own model, run for every organisation by the operator: an OpenAI-compatible server
+ * (LOCAL_LLM_BASE_URL: Ollama, a llama.cpp server) or a GGUF file on the workers (LLM_MODEL_PATH). It needs no key.
+ */
+export const LlmProviders = ['openai', 'gemini', 'anthropic', 'local'] as const;
 export type LlmProvider = (typeof LlmProviders)[number];
+
+/**
+ * A realtime (speech-to-speech) model hears the caller and speaks itself: no separate transcriber or voice. Its turn
+ * detection is the provider's (`server_vad`: silence; `semantic_vad`: the provider's model of a finished thought,
+ * its `eagerness`) or the platform's own (`platform`: the agent's turn_taking, as in the pipeline).
+ */
+export const RealtimeTurnDetections = ['semantic_vad', 'server_vad', 'platform'] as const;
+export const RealtimeEagerness = ['auto', 'low', 'medium', 'high'] as const;
+export const REALTIME_DEFAULTS = { voice: 'marin', turn_detection: 'semantic_vad', eagerness: 'auto', silence_duration_ms: null } as const;
+
+const RealtimeVoice = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: `The provider's voice, e.g. marin, cedar, alloy, verse (OpenAI); default ${REALTIME_DEFAULTS.voice}` });
+const RealtimeTurnDetection = StringEnum(RealtimeTurnDetections, {
+  description:
+    "Who ends the caller's turn: `semantic_vad` (the provider's model of a finished thought, paced by `eagerness`), `server_vad` (the provider's silence detection, " +
+    "`silence_duration_ms`), or `platform` (the agent's own turn_taking, as in the STT → LLM → TTS pipeline). Default semantic_vad",
+});
+const RealtimeEagernessField = StringEnum(RealtimeEagerness, { description: 'semantic_vad only: how soon the provider ends a turn (auto = medium); default auto' });
+const RealtimeSilence = Type.Integer({ minimum: 100, maximum: 3000, description: 'server_vad only: the silence (ms) that ends a turn; null takes the provider\'s default (500)' });
+
+export const RealtimeSettings = Type.Object(
+  {
+    voice: Type.String(),
+    turn_detection: StringEnum(RealtimeTurnDetections),
+    eagerness: StringEnum(RealtimeEagerness),
+    silence_duration_ms: Nullable(Type.Integer()),
+  },
+  { title: 'RealtimeSettings', additionalProperties: false, description: 'Set on a realtime (speech-to-speech) model; null on a text LLM' },
+);
+export type RealtimeSettings = Static<typeof RealtimeSettings>;
+
+export const RealtimeSettingsInput = Strict(
+  {
+    voice: Type.Optional(RealtimeVoice),
+    turn_detection: Type.Optional(RealtimeTurnDetection),
+    eagerness: Type.Optional(RealtimeEagernessField),
+    silence_duration_ms: Type.Optional(Nullable(RealtimeSilence)),
+  },
+  {
+    title: 'RealtimeSettingsInput',
+    description:
+      'Makes the record a realtime (speech-to-speech) model: provider openai only (OpenAI Realtime, e.g. gpt-realtime). Given by default (with its defaults) ' +
+      'for a model id containing `realtime`; null makes such a model a text LLM. An agent on a realtime model takes no `transcriber` or `tts` (422). ' +
+      '`temperature` and `max_tokens` do not apply (422)',
+  },
+);
+export type RealtimeSettingsInput = Static<typeof RealtimeSettingsInput>;
 
 const example = {
   id: '0b9f3c1e-7a2d-4e8b-9c51-2f6d8a4b1e07',
@@ -14,6 +64,7 @@ const example = {
   max_tokens: null,
   tool_ids: ['5d1e8f2a-4c3b-4a9d-8e7f-1a2b3c4d5e6f'],
   knowledge_base_ids: [],
+  realtime: null,
   created_at: '2025-01-15T09:30:00Z',
   updated_at: '2025-01-15T09:30:00Z',
 };
@@ -38,10 +89,12 @@ export const LlmModel = Type.Object(
     max_tokens: Nullable(Type.Integer()),
     tool_ids: Type.Array(Uuid()),
     knowledge_base_ids: Type.Array(Uuid()),
+    realtime: Nullable(RealtimeSettings),
     created_at: DateTime(),
     updated_at: DateTime(),
+    warnings: Type.Optional(Warnings),
   },
-  { title: 'LlmModel', additionalProperties: false, examples: [example] },
+  { title: 'LlmModel', additionalProperties: false, examples: [{ ...example, warnings: [] }] },
 );
 export type LlmModel = Static<typeof LlmModel>;
 
@@ -49,13 +102,21 @@ export const CreateLlmModel = Strict(
   {
     name: Type.String({ minLength: 1, maxLength: 255, examples: ['Support GPT'] }),
     model: ModelId,
-    provider: Type.Optional(StringEnum(LlmProviders, { description: 'Inferred from the model id (gpt-*, o1*/o3*/o4*, chatgpt-* → openai; gemini-* → gemini; claude-* → anthropic) when omitted' })),
+    provider: Type.Optional(
+      StringEnum(LlmProviders, {
+        description:
+          'Inferred from the model id (gpt-*, o1*/o3*/o4*, chatgpt-* → openai; gemini-* → gemini; claude-* → anthropic) when omitted. ' +
+          '`local`: the platform\'s own local model (LOCAL_LLM_BASE_URL or LLM_MODEL_PATH, set by the operator), no key needed; `model` then names the ' +
+          "local server's model (e.g. Ollama's llama3.2) and is only a label for a GGUF file",
+      }),
+    ),
     base_url: Type.Optional(Nullable(BaseUrl)),
     system_prompt: Type.Optional(Nullable(SystemPrompt)),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2, description: 'Sampling temperature, 0-2 (0-1 for anthropic); default 0.7' })),
     max_tokens: Type.Optional(Nullable(MaxTokens)),
     tool_ids: Type.Optional(ToolIds),
     knowledge_base_ids: Type.Optional(KbIds),
+    realtime: Type.Optional(Nullable(RealtimeSettingsInput)),
   },
   {
     title: 'CreateLlmModel',
@@ -63,6 +124,8 @@ export const CreateLlmModel = Strict(
     examples: [
       { name: 'Support GPT', model: 'gpt-4o-mini', system_prompt: 'You are a helpful support agent.', temperature: 0.5 },
       { name: 'Local Llama', model: 'llama3.1:8b', base_url: 'http://127.0.0.1:11434/v1' },
+      { name: 'Offline', provider: 'local', model: 'llama3.2' },
+      { name: 'Realtime', model: 'gpt-realtime', realtime: { voice: 'marin', turn_detection: 'semantic_vad', eagerness: 'auto' } },
     ],
   },
 );
@@ -79,6 +142,7 @@ export const UpdateLlmModel = Strict(
     max_tokens: Type.Optional(Nullable(MaxTokens)),
     tool_ids: Type.Optional(ToolIds),
     knowledge_base_ids: Type.Optional(KbIds),
+    realtime: Type.Optional(Nullable(RealtimeSettingsInput)),
   },
   { title: 'UpdateLlmModel', description: 'Any subset of the fields; lists replace the whole list.', examples: [{ system_prompt: 'Be concise.', temperature: 0.3 }] },
 );

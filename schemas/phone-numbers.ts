@@ -1,5 +1,5 @@
 // Phone numbers: search, purchase, routing. The carrier is internal: no carrier field is ever accepted.
-import { Type, DateTime, Nullable, Strict, ListEnvelope, Pagination, StringEnum, Uuid, PathId, E164, type Static } from './common.ts';
+import { Type, DateTime, Nullable, Strict, ListEnvelope, Pagination, StringEnum, Uuid, PathId, E164, exactlyOneOf, type Static } from './common.ts';
 
 export const PHONE_NUMBER_STATUSES = ['active', 'inactive'] as const;
 
@@ -27,10 +27,12 @@ export const Fallback = Strict(
   },
   {
     title: 'InboundFallback',
+    ...exactlyOneOf(['agent_id', 'squad_id']),
     description:
-      'Used when the primary target (routing `agent_id` or `squad_id`, else the number\'s own) has been deleted, or when the ' +
-      'organisation is at its daily call cap or its concurrent-call limit. A fallback call is the overflow line: it is ' +
-      'admitted past those limits (and counted). Exactly one of `agent_id` and `squad_id`.',
+      'Used when the primary target (routing `agent_id` or `squad_id`, else the number\'s own) has been deleted, when the ' +
+      'organisation is at its daily call cap or its concurrent-call limit, and when no agent takes the call (no media worker ' +
+      'accepts it within INBOUND_ANSWER_WAIT_SECONDS). A fallback call is the overflow line: it is admitted past those ' +
+      'limits (and counted). Exactly one of `agent_id` and `squad_id`.',
   },
 );
 
@@ -82,6 +84,7 @@ export const PhoneNumber = Type.Object(
     friendly_name: Nullable(Type.String()),
     provider: Type.String({ description: 'Carrier the number was bought from (informational)' }),
     agent_id: Uuid({ description: "The agent that answers the number; on a squad's number, the squad's entry agent" }),
+    agent_version: Nullable(Type.Integer({ description: "The version of agent_id that the number's calls run; null: they follow the published version and its traffic split" })),
     squad_id: Nullable(Uuid({ description: 'The squad that answers the number (its entry agent first); null when the number routes to one agent' })),
     status: StringEnum(PHONE_NUMBER_STATUSES, { description: '`inactive` numbers reject calls (SIP 486) and create no call' }),
     inbound_trunk_id: Nullable(Type.String()),
@@ -106,7 +109,7 @@ export const PurchasePhoneNumber = Strict(
     friendly_name: Type.Optional(Nullable(FriendlyName)),
     inbound_routing: Type.Optional(Nullable(InboundRoutingInput)),
   },
-  { title: 'PurchasePhoneNumber' },
+  { title: 'PurchasePhoneNumber', ...exactlyOneOf(['agent_id', 'squad_id']) },
 );
 export type PurchasePhoneNumber = Static<typeof PurchasePhoneNumber>;
 
@@ -115,12 +118,22 @@ export const UpdatePhoneNumber = Strict(
     friendly_name: Type.Optional(Nullable(FriendlyName)),
     agent_id: Type.Optional(Uuid({ description: 'Route the number to this agent (clears `squad_id`). Not with squad_id' })),
     squad_id: Type.Optional(Uuid({ description: 'Route the number to this squad (its entry agent answers first). Not with agent_id' })),
+    agent_version: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 1,
+          maximum: 2147483647,
+          description:
+            "Pin the calls this number's agent answers to one of its versions (GET /v1/agents/{id}/versions); null follows the published version. A new agent_id or squad_id without it clears the pin; not on a squad's number",
+        }),
+      ),
+    ),
     status: Type.Optional(StringEnum(PHONE_NUMBER_STATUSES)),
   },
   { title: 'UpdatePhoneNumber' },
 );
 
-// The spec types `phone_number_id` as a string: a malformed one is a 404, not a 422 (docs/decisions.md, "Malformed path ids").
+// The spec types `phone_number_id` as a string: a malformed one is a 404, not a 422 (docs/decisions/018-api-completeness.md, "Malformed path ids: 422 or 404, by the parameter's type").
 export const PhoneNumberParams = Strict({ phone_number_id: PathId('Phone number') });
 export const PhoneNumberList = ListEnvelope(PhoneNumber, 'PhoneNumber');
 export const PhoneNumberListQuery = Type.Composite(
@@ -133,6 +146,12 @@ export const PhoneNumberSearchQuery = Strict({
   area_code: Type.Optional(AreaCode),
   contains: Type.Optional(Contains),
   limit: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
+  offset: Type.Integer({
+    minimum: 0,
+    maximum: 50,
+    default: 0,
+    description: 'Matches to skip. Carriers answer at most offset + limit matches of a search, so the window ends at 100',
+  }),
 });
 
 export const AvailablePhoneNumber = Type.Object(
@@ -146,11 +165,23 @@ export const AvailablePhoneNumber = Type.Object(
   { title: 'AvailablePhoneNumber', additionalProperties: false },
 );
 
+// The list envelope, like every other list. `items` was the whole answer before `total`, `limit` and `offset`
+// joined it, so a client of that shape reads the same field.
 export const PhoneNumberSearchResult = Type.Object(
-  { items: Type.Array(AvailablePhoneNumber) },
+  {
+    items: Type.Array(AvailablePhoneNumber),
+    total: Type.Integer({
+      minimum: 0,
+      description: 'Matches found up to offset + limit: carriers do not count their whole inventory, so a page shorter than `limit` is the last',
+    }),
+    limit: Type.Integer({ minimum: 1 }),
+    offset: Type.Integer({ minimum: 0 }),
+  },
   {
     title: 'PhoneNumberSearchResult',
     additionalProperties: false,
-    examples: [{ items: [{ phone_number: '+14155550123', locality: 'San Francisco', region: 'CA', country: 'US', capabilities: { voice: true, sms: true } }] }],
+    examples: [
+      { items: [{ phone_number: '+14155550123', locality: 'San Francisco', region: 'CA', country: 'US', capabilities: { voice: true, sms: true } }], total: 1, limit: 20, offset: 0 },
+    ],
   },
 );

@@ -15,7 +15,7 @@ const ORIGIN_DESCRIPTION =
   'or `https://*.example.com` for any subdomain of example.com (not example.com itself).';
 
 /**
- * What a web call started with the key may send besides `agent_id` and `metadata` (docs/decisions.md,
+ * What a web call started with the key may send besides `agent_id` and `metadata` (docs/decisions/003-publishable-keys.md,
  * "Publishable keys and phone capacity"): a field of `overrides` by its name (`first_message`, `tts`, ...),
  * a variable as `variables.<name>`, or any variable with `variables.*`. None by default: anyone can copy a
  * page's key, so what it may change about an agent is opt-in.
@@ -34,7 +34,7 @@ const AGENT_IDS_DESCRIPTION =
 const example = {
   id: '0b5e8f3a-6d2c-4f7e-8a1b-2c3d4e5f6a7b',
   name: 'Website widget',
-  key: 'vap_pk_...Xy9z',
+  key: 'vap_pk_4fG7hJ2kL9mN3pQ6rS8tV1wX5yZ0aB2cD4eF6gH8iJ',
   key_prefix: 'vap_pk_',
   is_active: true,
   allowed_origins: ['https://www.example.com', 'https://*.example.com'],
@@ -52,8 +52,10 @@ export const PublishableKey = Type.Object(
     id: Uuid(),
     name: Type.String(),
     key: Type.String({
-      description: 'The full key in the creation answer only; afterwards the masked form (prefix and last four characters)',
-      examples: ['vap_pk_...Xy9z'],
+      description:
+        'The whole key, in every answer (create, get, list): a publishable key is public by design, it sits in a web page. ' +
+        'Keys created before keys were kept answer their masked form (prefix and last four characters)',
+      examples: ['vap_pk_4fG7hJ2kL9mN3pQ6rS8tV1wX5yZ0aB2cD4eF6gH8iJ'],
     }),
     key_prefix: Type.String({ examples: ['vap_pk_'] }),
     is_active: Type.Boolean({ description: 'False when revoked or paused; the key is refused' }),

@@ -1,6 +1,6 @@
 import { Type, DateTime, Strict, StringEnum, Uuid, ListEnvelope, Pagination, Metadata, type Static } from './common.ts';
 
-// A squad: agents that hand a call to one another inside the same call (docs/decisions.md, "Squads").
+// A squad: agents that hand a call to one another inside the same call (docs/decisions/033-squads.md).
 
 /** What the next agent gets of the conversation: all of it, or a summary made by the current agent's model. */
 export const HANDOFF_CONTEXTS = ['full', 'summary'] as const;

@@ -1,4 +1,4 @@
-import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, type Static } from './common.ts';
+import { Type, DateTime, Nullable, Strict, StringEnum, Uuid, ListEnvelope, Pagination, RequiredHere, type Static } from './common.ts';
 
 export const ToolTypes = ['function', 'end_call', 'transfer_call', 'send_dtmf', 'do_not_call'] as const;
 export type ToolType = (typeof ToolTypes)[number];
@@ -113,8 +113,8 @@ export const CreateTool = Type.Object(
       '`function` tools take `name` and `url` (required), `description`, `parameters`, `method`, `headers`, `timeout_ms`. ' +
       '`transfer_call` takes `destination` (required) and `mode` (`blind` or `warm`). All types take `name` and `description`.',
     allOf: [
-      { if: { properties: { type: { const: 'function' } } }, then: { required: ['name', 'url'] } },
-      { if: { properties: { type: { const: 'transfer_call' } } }, then: { required: ['destination'] } },
+      { if: { properties: { type: { const: 'function' } } }, then: RequiredHere(['name', 'url']) },
+      { if: { properties: { type: { const: 'transfer_call' } } }, then: RequiredHere(['destination']) },
     ],
     examples: [
       {

@@ -13,7 +13,14 @@ const example = {
     data_retention: 'everything',
     retain_days: null,
   },
-  limits: { max_calls_per_day: 1000, kb_token_budget: 1000000, max_concurrent_calls: 10, daily_spend_cap_cents: 10000 },
+  limits: {
+    max_calls_per_day: 1000,
+    kb_token_budget: 1000000,
+    max_concurrent_calls: 10,
+    daily_spend_cap_cents: 10000,
+    destination_extra_countries: [],
+    destination_unblockable_types: [],
+  },
   created_at: '2025-01-15T09:30:00Z',
   updated_at: '2025-01-15T09:30:00Z',
 };
@@ -71,11 +78,17 @@ export const WorkspaceLimits = Type.Object(
       minimum: 0,
       description: 'Carrier cost of phone calls per UTC day (ended today or still connected) past which new outbound calls are refused (429)',
     }),
+    destination_extra_countries: Type.Array(Country, {
+      description: "Countries `destination_policy.allowed_countries` may name beyond those of the organisation's own numbers",
+    }),
+    destination_unblockable_types: Type.Array(NumberType, {
+      description: '`destination_policy.blocked_number_types` may leave out these default-blocked types; the others stay blocked',
+    }),
   },
   {
     title: 'WorkspaceLimits',
     additionalProperties: false,
-    description: 'Read-only here: the platform operator changes them (`npm run admin -- set-limits`).',
+    description: 'Read-only here: the platform operator changes them (`npm run admin -- set-limits`, `set-destination-limits`).',
   },
 );
 

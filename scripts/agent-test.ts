@@ -1,5 +1,5 @@
 // Runs an agent's tests through the public API and exits non-zero on any failed expectation, so a CI job can
-// gate a prompt change on it (README, "Testing agents in CI").
+// gate a prompt change on it (docs/guides/testing-agents.md, "Testing agents in CI").
 //
 //   VAP_API_KEY=sk_... [VAP_API_URL=https://vap.example.com] \
 //     npm run agent-test -- --agent AGENT_ID (--suite SUITE_ID | --scenario ID [--scenario ID ...]) [--mode text|voice] [--timeout SECONDS] [--json]

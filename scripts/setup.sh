@@ -27,6 +27,8 @@ APT_PACKAGES=(
   "pocketsphinx-en-us|English model for pocketsphinx"
   "python3-pocketsphinx|the pocketsphinx binding the local STT process uses"
   "sox|audio conversion for local speech and test fixtures"
+  "curl|the README's API examples (test/e2e/first-agent.test.ts runs them as written)"
+  "jq|the README's API examples read ids from the answers with it"
   "sip-tester|SIPp, to place SIP calls in tests"
   "pkg-config|building the SIP bridge (cgo)"
   "libopus-dev|building the SIP bridge (Opus codec)"
@@ -38,6 +40,7 @@ APT_PACKAGES=(
   "podman|container engine: builds and runs the vap images (test/e2e/images.test.ts), no daemon"
   "buildah|the image builder behind podman build; its CLI removes what an interrupted build leaves (buildah rm --all)"
   "runc|the OCI runtime podman runs containers with (crun refuses these machines' hybrid cgroups; containers.conf below)"
+  "haproxy|the load balancer of the one-machine cluster (test/support/cluster: control planes and LiveKit nodes behind it)"
   "debootstrap|makes the Debian base of the local images from Debian's package mirror (scripts/local-base-image.sh)"
 )
 # Redis for LiveKit: any redis-server on the PATH will do.
@@ -119,7 +122,7 @@ if (( ${#stale[@]} )); then
 fi
 
 # 4. The container engine's settings, for scripts and tests that name this file with CONTAINERS_CONF (the
-# machine's own /etc/containers stays as it is). Why each one: docs/decisions.md, "Container images".
+# machine's own /etc/containers stays as it is). Why each one: docs/decisions/025-deployment-and-observability.md, "Container images".
 CONTAINERS_CONF_FILE="$VAP_TOOLS_DIR/containers.conf"
 CONTAINERS_CONF_TEXT='# Written by scripts/setup.sh; podman and buildah read it when CONTAINERS_CONF names it.
 [containers]

@@ -1,5 +1,5 @@
 // `npm start`: the local stack (Redis, LiveKit server, SIP bridge, control plane, media worker) in one
-// foreground process. Ctrl-C (or SIGTERM) stops everything it started. See README "Local stack".
+// foreground process. Ctrl-C (or SIGTERM) stops everything it started. See docs/guides/getting-started.md, "Local stack".
 //
 //   node scripts/stack.ts [--free-ports] [--no-sip] [--no-control-plane] [--worker | --no-worker]
 //                         [--redis auto|own|HOST:PORT] [--<service>-port N] [--sip-rtp-ports A-B] [--run-dir DIR]
@@ -7,12 +7,14 @@
 // Every port flag has an environment twin: --livekit-port is STACK_LIVEKIT_PORT, and so on. The control
 // plane's port also follows PORT (and its metrics port METRICS_PORT), as `.env.example` documents:
 // the flag wins, then STACK_CONTROL_PLANE_PORT, then PORT.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT, sipBridgeVersion, startStack, type RunningStack } from './stack/supervisor.ts';
 import { OptionError, PORT_FLAGS, portOptions } from './stack/cli-options.ts';
+import { detectLlm, llmLines, localLlmReady, noLlmParagraph, type LlmFindings } from './stack/llm-detect.ts';
+import { devOrgBlock } from './stack/dev-org-block.ts';
 
 function fail(message: string): never {
   process.stderr.write(`stack: ${message}\n`);
@@ -57,23 +59,28 @@ function apiKeys(): { apiKey: string; apiSecret: string } {
   return keys;
 }
 
-function printSummary(stack: RunningStack, worker: boolean): void {
+async function printSummary(stack: RunningStack, worker: boolean, llm: LlmFindings, cpLogStart: number): Promise<void> {
+  const cp = stack.controlPlaneUrl;
   const lines = [
     `LiveKit:       ${stack.livekitUrl}  (livekit-server ${stack.livekitVersion}; API key ${stack.apiKey}; the secret is LIVEKIT_API_SECRET or ${path.join(runDir, 'keys.json')})`,
     `Redis:         ${stack.redisAddress}${stack.ownRedis ? ' (started here)' : ' (already running)'}`,
     `SIP bridge:    ${stack.sipAddress ? `${stack.sipAddress} (livekit-sip ${stack.sipVersion ?? 'unknown'})` : 'not running'}`,
-    `Control plane: ${stack.controlPlaneUrl ?? 'not running'}`,
+    `Control plane: ${cp ?? 'not running'}`,
     `Media worker:  ${worker ? 'running' : 'not running'}`,
+    ...llmLines(llm),
     `Logs:          ${stack.logDir}`,
+    ...(cp ? [`Playground:    ${cp}/playground`, `Console:       ${cp}/console`, `API docs:      ${cp}/docs`] : []),
   ];
   process.stdout.write(lines.join('\n') + '\n');
-  // On the very first start the control plane creates a development organisation and prints its key once,
-  // into its own log: show it here too, or nobody would see it.
-  const cpLog = path.join(stack.logDir, 'control-plane.log');
-  if (stack.controlPlaneUrl && existsSync(cpLog)) {
-    const m = /\n(\s*Development organisation created\.[\s\S]*?Docs: \S+)/.exec(readFileSync(cpLog, 'utf8'));
-    if (m) process.stdout.write(`${m[1]!}\n`);
-  }
+  if (!cp) return;
+  // On the very first start the control plane creates a development organisation and prints its key once, into
+  // its own log: show it here too, or nobody would see it.
+  const block = await devOrgBlock(path.join(stack.logDir, 'control-plane.log'), cpLogStart);
+  if (block) process.stdout.write(`${block}\n`);
+  if (llm.cloud.length || localLlmReady(llm)) return;
+  const firstStart = !!block && /Development organisation created\./.test(block);
+  if (firstStart) process.stdout.write(noLlmParagraph(/, model (\S+):/.exec(block)?.[1] ?? null, cp, /API key: (\S+)/.exec(block)?.[1]));
+  else process.stdout.write("  No language model is available: docs/guides/getting-started.md, 'Your first agent', says how to give agents one.\n");
 }
 
 let options;
@@ -94,6 +101,10 @@ let onSignal: () => void = () => {
   abort.abort(new Error('interrupted'));
 };
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => onSignal());
+// What makes agents talk: cloud keys, a local server (an Ollama found on its default port is used), a GGUF file.
+const llm = await detectLlm(process.env);
+const cpLog = path.join(runDir, 'logs', 'control-plane.log');
+const cpLogStart = existsSync(cpLog) ? statSync(cpLog).size : 0;
 let stack: RunningStack;
 try {
   stack = await startStack({
@@ -103,6 +114,7 @@ try {
     sip: values['no-sip'] ? false : 'if-built',
     controlPlane: !values['no-control-plane'],
     worker,
+    env: llm.env,
     ...apiKeys(),
     runDir,
     onProgress: (m) => process.stdout.write(`stack: ${m}\n`),
@@ -111,7 +123,7 @@ try {
 } catch (err) {
   fail(abort.signal.aborted ? 'interrupted during start-up' : (err as Error).message);
 }
-printSummary(stack, worker);
+await printSummary(stack, worker, llm, cpLogStart);
 if (!stack.sipAddress && sipBridgeVersion() === null && !values['no-sip']) {
   process.stdout.write('stack: no SIP bridge was built (see the setup output); running without SIP\n');
 }

@@ -1,8 +1,9 @@
 // Where an organisation may call: the one decision for outbound calls (control plane, POST /v1/calls and the
 // dial job) and for transfers (the worker's transfer_call tool), so both refuse the same destinations with the
 // same words. A number is classified with libphonenumber's full metadata (number type and country); a `sip:`
-// destination is judged by its host alone. Toll fraud pays through premium-rate, shared-cost and satellite
-// ranges, and through numbers no one can classify, so those are blocked unless the organisation unblocks them.
+// destination by its host, its parameters (transport only, no headers) and the number in its user part, if any.
+// Toll fraud pays through premium-rate, shared-cost and satellite ranges, and through numbers no one can
+// classify, so those are blocked unless the operator unblocks them.
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
 export const NUMBER_TYPES = [
@@ -38,11 +39,11 @@ export interface DestinationPolicy {
   fictional_numbers: boolean;
 }
 
-export type RefusalReason = 'invalid_destination' | 'number_type' | 'country' | 'sip_host';
+export type RefusalReason = 'invalid_destination' | 'number_type' | 'country' | 'sip_host' | 'sip_uri';
 
 export type Decision =
   | { ok: true; kind: 'number'; number: string; country: string | null; type: NumberType }
-  | { ok: true; kind: 'sip'; host: string }
+  | { ok: true; kind: 'sip'; host: string; number?: string; country?: string | null; type?: NumberType }
   | { ok: false; reason: RefusalReason; message: string; country?: string | null; type?: NumberType; host?: string };
 
 const E164 = /^\+[1-9]\d{1,14}$/;
@@ -102,11 +103,39 @@ const TYPE_WORDS: Record<NumberType, string> = {
   unknown: 'invalid or unrecognised numbers',
 };
 
+/** The parts of a `sip:`/`sips:` URI: user part (percent-decoded), host (lower-cased, IPv6 brackets off), params, headers. */
+export interface SipUri {
+  user: string | null;
+  host: string;
+  params: { name: string; value: string | null }[];
+  headers: string | null;
+}
+
+export function parseSipUri(uri: string): SipUri | null {
+  const m = /^sips?:(?:([^@\s]*)@)?(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?((?:;[^;?\s]*)*)(?:\?(\S*))?$/i.exec(uri);
+  if (!m) return null;
+  let user: string | null = null;
+  if (m[1] !== undefined) {
+    // A user part may itself carry `;` parameters (RFC 3261 user=...;x): keep them in it, to be judged below.
+    try {
+      user = decodeURIComponent(m[1]);
+    } catch {
+      return null;
+    }
+  }
+  const params = (m[3] ?? '')
+    .split(';')
+    .filter((p) => p !== '')
+    .map((p) => {
+      const eq = p.indexOf('=');
+      return eq < 0 ? { name: p.toLowerCase(), value: null } : { name: p.slice(0, eq).toLowerCase(), value: p.slice(eq + 1) };
+    });
+  return { user, host: m[2]!.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, ''), params, headers: m[4] ?? null };
+}
+
 /** The host of a `sip:`/`sips:` URI, lower-cased (brackets of an IPv6 literal kept off), or null. */
 export function sipHost(uri: string): string | null {
-  const m = /^sips?:(?:[^@\s]*@)?(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?(?:[;?].*)?$/i.exec(uri);
-  if (!m) return null;
-  return m[1]!.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  return parseSipUri(uri)?.host ?? null;
 }
 
 export function sipHostAllowed(host: string, allowed: string[]): boolean {
@@ -121,19 +150,66 @@ export function sipHostAllowed(host: string, allowed: string[]): boolean {
  * or a `sip:` URI (transfers). The refusal's message is a sentence for an API body and for the agent to say.
  */
 export function checkDestination(policy: DestinationPolicy, destination: string): Decision {
-  if (/^sips?:/i.test(destination)) {
-    const host = sipHost(destination);
-    if (!host) return { ok: false, reason: 'invalid_destination', message: 'The destination is not a valid SIP address' };
-    if (!sipHostAllowed(host, policy.allowed_sip_hosts)) {
+  if (/^sips?:/i.test(destination)) return checkSipDestination(policy, destination);
+  return checkNumber(policy, destination);
+}
+
+// Transports a SIP URI may ask for; every other parameter (maddr, user, method, lr...) and any header (`?Route=`)
+// can send the INVITE elsewhere than the allowed host, or make the far end dial the user part as a number.
+const SIP_TRANSPORTS = new Set(['udp', 'tcp', 'tls', 'ws', 'wss']);
+// A user part a PBX would dial: digits with visual separators, maybe a leading `+`. Up to 6 digits with no `+` is
+// an extension; more is a dial string the far end would send to the public network, and must be written as E.164.
+const DIALLABLE = /^\+?[\d\-.()\s]+$/;
+const MAX_EXTENSION_DIGITS = 6;
+
+function checkSipDestination(policy: DestinationPolicy, destination: string): Decision {
+  const uri = parseSipUri(destination);
+  if (!uri) return { ok: false, reason: 'invalid_destination', message: 'The destination is not a valid SIP address' };
+  const { host } = uri;
+  if (uri.headers !== null) {
+    return { ok: false, reason: 'sip_uri', host, message: 'SIP addresses with headers (?...) are not allowed: headers such as Route can send the call elsewhere' };
+  }
+  const bad = uri.params.find((p) => p.name !== 'transport' || p.value === null || !SIP_TRANSPORTS.has(p.value.toLowerCase()));
+  if (bad) {
+    return {
+      ok: false,
+      reason: 'sip_uri',
+      host,
+      message: `The SIP parameter ${bad.name} is not allowed: only transport (udp, tcp, tls, ws or wss) may be given`,
+    };
+  }
+  if (!sipHostAllowed(host, policy.allowed_sip_hosts)) {
+    return {
+      ok: false,
+      reason: 'sip_host',
+      host,
+      message: `Transfers to the SIP host ${host} are not allowed: it is not one of the workspace's allowed SIP hosts (destination_policy.allowed_sip_hosts)`,
+    };
+  }
+  if (uri.user !== null && /[;?]/.test(uri.user)) {
+    return { ok: false, reason: 'sip_uri', host, message: 'SIP user parts with parameters are not allowed' };
+  }
+  if (uri.user !== null && DIALLABLE.test(uri.user)) {
+    const digits = uri.user.replace(/[-.()\s]/g, '');
+    if (digits.startsWith('+')) {
+      // The PBX would ring this number: it must pass the number policy, like a number given directly.
+      const decision = checkNumber(policy, digits);
+      if (!decision.ok) return { ...decision, host };
+      return { ok: true, kind: 'sip', host, number: decision.number, country: decision.country, type: decision.type };
+    }
+    if (digits.length > MAX_EXTENSION_DIGITS) {
       return {
         ok: false,
-        reason: 'sip_host',
+        reason: 'invalid_destination',
         host,
-        message: `Transfers to the SIP host ${host} are not allowed: it is not one of the workspace's allowed SIP hosts (destination_policy.allowed_sip_hosts)`,
+        message: `The SIP user part ${uri.user} looks like a phone number without its country code: write it in E.164 (+ and the country code) so the destination policy can judge it`,
       };
     }
-    return { ok: true, kind: 'sip', host };
   }
+  return { ok: true, kind: 'sip', host };
+}
+
+function checkNumber(policy: DestinationPolicy, destination: string): Decision {
   const number = destination.replace(/^tel:/i, '');
   if (!E164.test(number)) return { ok: false, reason: 'invalid_destination', message: 'The destination is not an E.164 phone number' };
   const { country, type } = classifyNumber(number, { fictional: policy.fictional_numbers });

@@ -11,8 +11,10 @@ export const CALL_EVENTS = [
   'call.recording.available',
   'transcript.partial',
   'transcript.final',
-  // Beyond the spec: a call started on a squad passed from one agent to another (docs/decisions.md, "Squads").
+  // Beyond the spec: a call started on a squad passed from one agent to another (docs/decisions/033-squads.md).
   'call.handoff',
+  // Beyond the spec: a person acted on a live call (docs/guides/calls.md, "Supervising a live call").
+  'call.supervised',
 ] as const;
 export type CallEventName = (typeof CALL_EVENTS)[number];
 
@@ -20,7 +22,7 @@ export type CallEventName = (typeof CALL_EVENTS)[number];
 export const TEST_RUN_EVENTS = ['test_run.completed'] as const;
 export type TestRunEventName = (typeof TEST_RUN_EVENTS)[number];
 
-/** A campaign's own events (beyond the spec's list; docs/decisions.md, "Campaigns"). They name no call. */
+/** A campaign's own events (beyond the spec's list; docs/decisions/022-campaigns-and-do-not-call.md). They name no call. */
 export const CAMPAIGN_EVENTS = ['campaign.started', 'campaign.paused', 'campaign.completed'] as const;
 export type CampaignEventName = (typeof CAMPAIGN_EVENTS)[number];
 
@@ -36,17 +38,32 @@ export interface TranscriptMessage {
   content: string;
 }
 
-/** The fields of each event, beyond `id`, `event` and `created_at`: exactly the spec's table. */
+/**
+ * The analysis in `call.ended` and `call.analyzed`, as on the Call resource: `status` and `method` say why
+ * `outcome` or `summary` is null (schemas/events.ts has the JSON Schema the OpenAPI document lists).
+ */
+export interface EventAnalysis {
+  summary: string | null;
+  outcome: string | null;
+  status: string;
+  method: string | null;
+}
+
+/** The fields of each event, beyond `id`, `event` and `created_at`: the spec's table, and what it leaves open. */
 export interface EventPayloads {
   'call.started': {
     call_id: string;
     agent_id: string;
+    /** The agent version the call ran (GET /v1/agents/{id}/versions/{n}); null when it never reached a session. */
+    agent_version?: number | null;
     to_number: string | null;
     from_number: string | null;
   };
   'call.ended': {
     call_id: string;
     agent_id: string;
+    /** The agent version the call ran (GET /v1/agents/{id}/versions/{n}); null when it never reached a session. */
+    agent_version?: number | null;
     status: string;
     duration_seconds: number | null;
     to_number: string | null;
@@ -58,21 +75,31 @@ export interface EventPayloads {
      */
     outcome: string | null;
     ai_summary: string | null;
-    analysis: { summary: string | null; [k: string]: unknown };
+    analysis: EventAnalysis;
   };
   'call.analyzed': {
     call_id: string;
     agent_id: string;
+    /** The agent version the call ran (GET /v1/agents/{id}/versions/{n}); null when it never reached a session. */
+    agent_version?: number | null;
     outcome: string | null;
     ai_summary: string | null;
+    analysis: EventAnalysis;
   };
   'call.failed': {
     call_id: string;
     agent_id: string;
+    /** The agent version the call ran (GET /v1/agents/{id}/versions/{n}); null when it never reached a session. */
+    agent_version?: number | null;
     to_number: string | null;
     from_number: string | null;
-    /** A carrier-style label: `busy`, `no_answer`, `rejected`, `invalid_number`, `carrier_error`... */
+    /**
+     * A carrier-style label: `busy`, `no_answer`, `rejected`, `invalid_number`, `carrier_error`..., or
+     * `configuration_error` when the worker could not build the call's agent.
+     */
     reason: string;
+    /** Why, when the platform knows: the call's `error` (a stable code, and the cause and fix in words); else null. */
+    error: { code: string; message: string } | null;
   };
   'call.recording.available': {
     call_id: string;
@@ -105,6 +132,17 @@ export interface EventPayloads {
     /** The hand-off's number in the call, from 1. */
     index: number;
     at: string;
+  };
+  /** A person acted on the live call (POST /v1/calls/{id}/control or /listen): the entry of its `supervision[]`. */
+  'call.supervised': {
+    call_id: string;
+    agent_id: string;
+    seq: number;
+    action: string;
+    actor_type: string;
+    actor_id: string;
+    at: string;
+    details: Record<string, unknown>;
   };
   /** A test run finished (every scenario done) or was canceled; the counts are of its scenarios. */
   'test_run.completed': {

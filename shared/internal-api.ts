@@ -10,6 +10,7 @@ import {
   type DoNotCallRequest,
   type DoNotCallResult,
   type EndedReport,
+  type FailedReport,
   type HandoffReport,
   type InboundOpenRequest,
   type InboundOpenResult,
@@ -23,7 +24,9 @@ import {
   type TransferResult,
   type TransferUpdate,
 } from '../schemas/internal.ts';
+import type { WorkerSupervisionList } from '../schemas/supervision.ts';
 import { traceCarrier } from './tracing.ts';
+import { context as otelContext, type Context as OtelContext } from '@opentelemetry/api';
 
 export const INTERNAL_API_PREFIX = '/internal/v1';
 /** The header of a call's capability (docs/internal-api.md, "Per-call capability"). */
@@ -79,14 +82,16 @@ export function backoffDelay(attempt: number, retry: RetryOptions): number {
   return Math.round(exp / 2 + Math.random() * (exp / 2));
 }
 
-type ReportKind = 'started' | 'transcript' | 'handoff' | 'ended';
+type ReportKind = 'started' | 'transcript' | 'handoff' | 'ended' | 'failed';
 type ReportBody<K extends ReportKind> = K extends 'started'
   ? StartedReport
   : K extends 'transcript'
     ? TranscriptReport
     : K extends 'handoff'
       ? HandoffReport
-      : EndedReport;
+      : K extends 'failed'
+        ? FailedReport
+        : EndedReport;
 
 export class InternalApiClient {
   readonly baseUrl: string;
@@ -113,7 +118,7 @@ export class InternalApiClient {
   }
 
   /** One HTTP request, no retries. Throws InternalApiError. */
-  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, timeoutMs = this.#timeoutMs): Promise<T> {
+  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, timeoutMs = this.#timeoutMs, headers: Record<string, string> = {}): Promise<T> {
     const timeout = AbortSignal.timeout(timeoutMs);
     const callId = /^\/calls\/([^/]+)\//.exec(path)?.[1];
     const capability = callId ? this.#capabilities.get(decodeURIComponent(callId)) : undefined;
@@ -128,6 +133,7 @@ export class InternalApiClient {
           accept: 'application/json',
           ...traceCarrier(),
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
         },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
@@ -180,8 +186,10 @@ export class InternalApiClient {
    * room is no longer wanted; null when nothing came yet (ask again). Throws InternalApiError (404: not a standby
    * room).
    */
-  async waitForStandbyCall(room: string, workerId: string, signal?: AbortSignal): Promise<StandbyWaitResult | null> {
-    const r = await this.request<StandbyWaitResult | undefined>('POST', `/standby/${encodeURIComponent(room)}/wait`, { worker_id: workerId }, signal, 40_000);
+  async waitForStandbyCall(room: string, workerId: string, signal?: AbortSignal, secret?: string | null): Promise<StandbyWaitResult | null> {
+    // The room's secret, from its dispatch: a wait without it is refused (a room's name alone is not enough).
+    const headers: Record<string, string> = secret ? { 'x-standby-secret': secret } : {};
+    const r = await this.request<StandbyWaitResult | undefined>('POST', `/standby/${encodeURIComponent(room)}/wait`, { worker_id: workerId }, signal, 40_000, headers);
     if (!r || typeof r !== 'object') return null;
     if (r.release) return { release: true };
     if (!r.call_id || !r.capability || !checkConfig(r.config)) {
@@ -206,6 +214,14 @@ export class InternalApiClient {
    */
   async inboundRoomStatus(room: string, timeoutMs = 1000): Promise<InboundRoomStatus> {
     return this.request<InboundRoomStatus>('GET', `/calls/inbound/rooms/${encodeURIComponent(room)}`, undefined, undefined, timeoutMs);
+  }
+
+  /**
+   * A supervisor's actions for the agent (say, whisper, mute), in order; each is given once, so the request is
+   * not retried (a retry after a lost answer would find nothing; the next nudge brings what came since).
+   */
+  takeSupervision(callId: string): Promise<WorkerSupervisionList> {
+    return this.request<WorkerSupervisionList>('GET', `/calls/${encodeURIComponent(callId)}/supervision`, undefined, undefined, 5000);
   }
 
   /** Top chunks of the call's knowledge bases. Not retried: a turn can't wait for it. */
@@ -255,6 +271,9 @@ export class CallReporter {
   #client: InternalApiClient;
   #onFailed: InternalApiOptions['onReportFailed'];
   #abort = new AbortController();
+  /** The context the reporter was made in (the call's job span): reports stay in the call's trace even when an
+   * event outside it (the room closing) queues them. */
+  #otel: OtelContext = otelContext.active();
   /** Reports acknowledged by the control plane, in order (kind and seq). */
   readonly delivered: { kind: ReportKind; seq: number }[] = [];
   readonly failed: { kind: ReportKind; seq: number; error: unknown }[] = [];
@@ -285,6 +304,11 @@ export class CallReporter {
     return this.#enqueue('ended', body);
   }
 
+  /** The call's agent could not be built: the call fails now, with its cause (end_reason configuration_error). */
+  failedToStart(body: Omit<FailedReport, 'seq'>): number {
+    return this.#enqueue('failed', body);
+  }
+
   /** Resolves when the queue is empty, or after timeoutMs (then pending reports are abandoned). */
   async flush(timeoutMs = 15_000): Promise<boolean> {
     const done = (async () => {
@@ -301,7 +325,7 @@ export class CallReporter {
     const seq = ++this.#seq;
     this.#queue.push({ kind, body: { seq, ...body } });
     if (!this.#running) {
-      this.#running = this.#drain().finally(() => {
+      this.#running = otelContext.with(this.#otel, () => this.#drain()).finally(() => {
         this.#running = null;
       });
     }

@@ -11,6 +11,7 @@ import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { checkUrl, createGuardedAgent, guardedFetch, parseAllowHosts, type SsrfOptions } from './ssrf.ts';
 import type { LlmEndpoint } from './providers.ts';
+import { MODEL_STREAM_MAX_BYTES } from './text-caps.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -48,11 +49,41 @@ export function checkModelUrl(endpoint: Pick<LlmEndpoint, 'baseUrl' | 'tenant'>,
 // One pooled agent per set of options in a process (a worker's job process serves one call at a time).
 const agents = new Map<string, ReturnType<typeof createGuardedAgent>>();
 
-/** A guarded `fetch` for an SDK client (OpenAI, Anthropic) talking to this endpoint. */
-export function modelFetch(endpoint: Pick<LlmEndpoint, 'baseUrl' | 'tenant'>, env: Env): typeof fetch {
+/** A model's answer grew past its cap once decoded (docs/security.md, "Bounded text"). */
+export class ModelAnswerTooLargeError extends Error {
+  override name = 'ModelAnswerTooLargeError';
+}
+
+/**
+ * The response with its body cut off, as an error, past `maxBytes` decoded bytes. The SDKs' fetch decodes gzip
+ * and reads whole answers: without this, a tenant's server could send a gzip bomb or a million tool calls and
+ * the process would inflate, buffer and parse it all. The analysis reads at most 256 KiB the same way
+ * (shared/ssrf.ts, guardedRequest's maxResponseBytes); erroring the stream stops the decoding there.
+ */
+export function capResponse(res: Response, maxBytes: number): Response {
+  if (!res.body) return res;
+  let size = 0;
+  const capped = res.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, ctl) {
+        size += chunk.byteLength;
+        if (size > maxBytes) ctl.error(new ModelAnswerTooLargeError(`the model's answer is larger than ${Math.round(maxBytes / 1024)} KiB once decoded`));
+        else ctl.enqueue(chunk);
+      },
+    }),
+  );
+  return new Response(capped, { status: res.status, statusText: res.statusText, headers: res.headers });
+}
+
+/**
+ * A guarded `fetch` for an SDK client (OpenAI, Anthropic) talking to this endpoint, whose answers are cut at
+ * `maxBytes` decoded bytes (shared/text-caps.ts: a whole answer 256 KiB, a streamed one 2 MiB).
+ */
+export function modelFetch(endpoint: Pick<LlmEndpoint, 'baseUrl' | 'tenant'>, env: Env, maxBytes: number = MODEL_STREAM_MAX_BYTES): typeof fetch {
   const ssrf = modelEgressOptions(endpoint, env);
   const key = JSON.stringify(ssrf);
   let agent = agents.get(key);
   if (!agent) agents.set(key, (agent = createGuardedAgent(ssrf)));
-  return guardedFetch(agent, ssrf);
+  const guarded = guardedFetch(agent, ssrf);
+  return async (input, init) => capResponse(await guarded(input, init), maxBytes);
 }

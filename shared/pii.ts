@@ -9,57 +9,9 @@
 //
 // Errs towards redacting: a placeholder too many costs a word of a transcript, one too few leaks a card number.
 
-export const PII_TYPES = ['card_number', 'ssn', 'email', 'phone', 'date_of_birth', 'address'] as const;
-export type PiiType = (typeof PII_TYPES)[number];
-
-export interface PiiMatch {
-  type: PiiType;
-  start: number;
-  end: number;
-}
-
-// ---- Number words -------------------------------------------------------------------------------------------
-
-const UNITS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
-const TEENS = ['ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
-const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
-const ORDINAL_UNITS = ['', 'first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth'];
-const ORDINAL_TEENS = ['tenth', 'eleventh', 'twelfth', 'thirteenth', 'fourteenth', 'fifteenth', 'sixteenth', 'seventeenth', 'eighteenth', 'nineteenth'];
-
-/** The digits a single number word stands for ("four" -> "4", "eleven" -> "11", "oh" -> "0"), or null. */
-function wordDigits(word: string): string | null {
-  const w = word.toLowerCase();
-  if (w === 'oh' || w === 'o') return '0';
-  const u = UNITS.indexOf(w);
-  if (u >= 0) return String(u);
-  const t = TEENS.indexOf(w);
-  if (t >= 0) return String(10 + t);
-  const tens = TENS.indexOf(w);
-  if (tens >= 2) return `${tens}0`;
-  return null;
-}
-
-const alt = (words: string[]) => words.filter(Boolean).join('|');
-const UNIT_WORD = alt(UNITS.slice(1));
-const TENS_WORD = alt(TENS);
-const TEEN_WORD = alt(TEENS);
-
-// ---- Tokens ---------------------------------------------------------------------------------------------------
-
-interface Token {
-  text: string;
-  lower: string;
-  start: number;
-  end: number;
-}
-
-const TOKEN_RE = /\d+(?![\p{L}\d])|[\p{L}\d][\p{L}\d'’]*|[^\s\p{L}\d]/gu;
-
-function tokenize(text: string): Token[] {
-  const out: Token[] = [];
-  for (const m of text.matchAll(TOKEN_RE)) out.push({ text: m[0], lower: m[0].toLowerCase(), start: m.index, end: m.index + m[0].length });
-  return out;
-}
+import { alt, ORDINAL_TEENS, ORDINAL_UNITS, TEEN_WORD, TENS_WORD, tokenize, UNIT_WORD, UNITS, TEENS, TENS, wordDigits, type PiiMatch, type Token } from './pii-words.ts';
+import { spokenEmails, writtenEmails } from './pii-email.ts';
+export { PII_TYPES, type PiiMatch, type PiiType } from './pii-words.ts';
 
 // ---- Digit runs (card numbers, SSNs, phone numbers) ---------------------------------------------------------
 
@@ -107,6 +59,17 @@ function readPiece(toks: Token[], i: number): { piece: Piece; next: number } | n
 
 const isOh = (t: Token | undefined) => t?.lower === 'oh' || t?.lower === 'o';
 
+/** Whether the gap between two pieces joins them: no line break, at most two characters besides spaces. */
+function joinable(text: string, from: number, to: number): boolean {
+  let marks = 0;
+  for (let i = from; i < to; i++) {
+    const c = text[i]!;
+    if (c === '\n') return false;
+    if (!/\s/.test(c) && ++marks > 2) return false;
+  }
+  return true;
+}
+
 /** Every maximal run of numbers joined by spaces or light punctuation. */
 function digitRuns(text: string, toks: Token[]): Run[] {
   const runs: Run[] = [];
@@ -128,8 +91,7 @@ function digitRuns(text: string, toks: Token[]): Run[] {
       let k = j;
       let sep = '';
       while (k < toks.length && k - j < 2 && (JOINERS.has(toks[k]!.text) || SPOKEN_JOINERS.has(toks[k]!.lower))) sep += toks[k++]!.text;
-      const gap = text.slice(run.pieces.at(-1)!.end, toks[k]?.start ?? text.length);
-      if (!toks[k] || /[\n]/.test(gap) || gap.replace(/\s+/g, '').length > 2) break;
+      if (!toks[k] || !joinable(text, run.pieces.at(-1)!.end, toks[k]!.start)) break;
       const next = readPiece(toks, k);
       if (!next) break;
       run.pieces.push(next.piece);
@@ -171,20 +133,6 @@ function validSsn(d: string): boolean {
 /** NANP: area code and exchange start with 2-9. */
 const nanp = (d: string) => d.length === 10 && /^[2-9]\d{2}[2-9]/.test(d);
 
-/** The longest stretch of whole pieces in [lo, hi] with 13-19 digits that passes Luhn: a card number. */
-function cardIn(run: Run, lo: number, hi: number): { a: number; b: number } | null {
-  let best: { a: number; b: number; n: number } | null = null;
-  for (let a = lo; a <= hi; a++) {
-    let digits = '';
-    for (let b = a; b <= hi; b++) {
-      digits += run.pieces[b]!.digits;
-      if (digits.length > 19) break;
-      if (digits.length >= 13 && CARD_START.test(digits) && luhnValid(digits) && (!best || digits.length > best.n)) best = { a, b, n: digits.length };
-    }
-  }
-  return best;
-}
-
 /** Pieces [a, b] of a run as an SSN or a phone number, or null. */
 function numberIn(text: string, run: Run, a: number, b: number): PiiMatch | null {
   const pieces = run.pieces.slice(a, b + 1);
@@ -221,94 +169,66 @@ const MAX_NUMBER_DIGITS = 17;
 /**
  * Card numbers first, anywhere in the run; then SSNs and phone numbers, from the run's comma-separated stretches
  * ("415-555-0123, 12" holds a phone number and a 12): the widest stretch that is one wins, and what lies on
- * either side is looked at the same way. Windows are bounded by digit count, so a long run costs linear time.
+ * either side is looked at the same way. Done as one greedy pass over the candidates (longest first, then
+ * leftmost), which picks what "the best in the range, then each side" picks, in linear time: a candidate spans
+ * at most 19 digits, so each piece starts a bounded number of them.
  */
 function classifyRun(text: string, run: Run, out: PiiMatch[]): void {
+  const n = run.pieces.length;
   const digitsBefore = [0];
   for (const p of run.pieces) digitsBefore.push(digitsBefore.at(-1)! + p.digits.length);
-  const range = (lo: number, hi: number): void => {
-    if (lo > hi) return;
-    const card = cardIn(run, lo, hi);
-    if (card) {
-      out.push({ type: 'card_number', start: card.a === 0 ? run.start : run.pieces[card.a]!.start, end: run.pieces[card.b]!.end });
-      range(lo, card.a - 1);
-      range(card.b + 1, hi);
-      return;
-    }
-    // Stretches: piece indexes after which a comma separates two pieces.
-    const starts = [lo];
-    for (let i = lo; i < hi; i++) if (run.seps[i]!.includes(',')) starts.push(i + 1);
-    const ends = starts.slice(1).map((s) => s - 1).concat(hi);
-    for (let width = Math.min(starts.length, MAX_NUMBER_DIGITS); width >= 1; width--) {
-      for (let s = 0; s + width <= starts.length; s++) {
-        const a = starts[s]!;
-        const b = ends[s + width - 1]!;
-        if (digitsBefore[b + 1]! - digitsBefore[a]! > MAX_NUMBER_DIGITS) continue;
-        const m = numberIn(text, run, a, b);
-        if (m) {
-          out.push(m);
-          range(lo, a - 1);
-          range(b + 1, hi);
-          return;
-        }
-      }
-    }
+  const taken = new Uint8Array(n);
+  const free = (a: number, b: number) => {
+    for (let i = a; i <= b; i++) if (taken[i]) return false;
+    return true;
   };
-  range(0, run.pieces.length - 1);
-}
-
-// ---- Email addresses -----------------------------------------------------------------------------------------
-
-const WRITTEN_EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}\b/g;
-/** Top-level domains a spoken address may end with ("... dot com"). */
-const SPOKEN_TLDS = new Set(
-  'com net org edu gov mil io co uk us ca de fr es it nl be ch au nz in jp cn br mx info biz me ai app dev tv eu ie se no dk fi pl pt za sg hk kr'.split(' '),
-);
-const LOCAL_JOINERS = new Map([
-  ['dot', '.'],
-  ['period', '.'],
-  ['underscore', '_'],
-  ['dash', '-'],
-  ['hyphen', '-'],
-  ['.', '.'],
-  ['_', '_'],
-  ['-', '-'],
-]);
-const isLabel = (t: Token | undefined) => !!t && /^[\p{L}\d][\p{L}\d'-]*$/u.test(t.text);
-/** The last token of a label written with hyphens ("my-company" is three tokens). */
-function hyphenated(toks: Token[], j: number): number {
-  while (toks[j + 1]?.text === '-' && toks[j + 1]!.start === toks[j]!.end && isLabel(toks[j + 2]) && toks[j + 2]!.start === toks[j + 1]!.end) j += 2;
-  return j;
-}
-
-/** "john at example dot com", "j o h n dot smith at mail dot example dot co dot uk", "john@example dot com". */
-function spokenEmails(toks: Token[], out: PiiMatch[]): void {
-  for (let i = 1; i < toks.length; i++) {
-    const at = toks[i]!;
-    if (at.lower !== 'at' && at.text !== '@') continue;
-    // The domain: labels joined by "dot", ending in a known top-level domain.
-    let j = i + 1;
-    let labels = 0;
-    let lastTld = -1;
-    while (isLabel(toks[j])) {
-      const end = hyphenated(toks, j);
-      labels++;
-      if (labels >= 2 && end === j && SPOKEN_TLDS.has(toks[j]!.lower)) lastTld = j;
-      const dot = toks[end + 1];
-      if (!(dot && (dot.lower === 'dot' || dot.text === '.') && isLabel(toks[end + 2]))) break;
-      j = end + 2;
+  const take = (a: number, b: number) => taken.fill(1, a, b + 1);
+  // Cards: every stretch of whole pieces with 13-19 digits that passes Luhn.
+  const cards: { a: number; b: number; n: number }[] = [];
+  for (let a = 0; a < n; a++) {
+    if (!CARD_START.test(run.pieces[a]!.digits)) continue; // no card starts here
+    let digits = '';
+    for (let b = a; b < n; b++) {
+      digits += run.pieces[b]!.digits;
+      if (digits.length > 19) break;
+      if (digits.length >= 13 && luhnValid(digits)) cards.push({ a, b, n: digits.length });
     }
-    if (lastTld < 0) continue;
-    // The local part: one word, or words joined by "dot"/"underscore", or letters spelled one by one.
-    let k = i - 1;
-    if (!isLabel(toks[k])) continue;
-    const single = (t: Token | undefined) => !!t && /^[\p{L}\d]$/u.test(t.text);
-    if (single(toks[k])) while (single(toks[k - 1])) k--;
-    while (k >= 2 && LOCAL_JOINERS.has(toks[k - 1]!.lower) && isLabel(toks[k - 2])) {
-      k -= 2;
-      if (single(toks[k])) while (single(toks[k - 1])) k--;
+  }
+  cards.sort((x, y) => y.n - x.n || x.a - y.a);
+  for (const c of cards) {
+    if (!free(c.a, c.b)) continue;
+    take(c.a, c.b);
+    out.push({ type: 'card_number', start: c.a === 0 ? run.start : run.pieces[c.a]!.start, end: run.pieces[c.b]!.end });
+  }
+  // Stretches, within what the cards left: piece indexes after which a comma separates two pieces.
+  const starts: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (taken[i]) continue;
+    if (i === 0 || taken[i - 1] || run.seps[i - 1]!.includes(',')) starts.push(i);
+  }
+  const endOf = (s: number) => {
+    let i = starts[s]!;
+    while (i + 1 < n && !taken[i + 1] && !run.seps[i]!.includes(',')) i++;
+    return i;
+  };
+  const ends = starts.map((_, s) => endOf(s));
+  const candidates: { a: number; b: number; width: number; s: number; m: PiiMatch }[] = [];
+  for (let s = 0; s < starts.length; s++) {
+    for (let width = 1; width <= MAX_NUMBER_DIGITS && s + width <= starts.length; width++) {
+      const a = starts[s]!;
+      const b = ends[s + width - 1]!;
+      // Stretches on either side of a card are not one.
+      if (width > 1 && ends[s + width - 2]! + 1 !== starts[s + width - 1]) break;
+      if (digitsBefore[b + 1]! - digitsBefore[a]! > MAX_NUMBER_DIGITS) break;
+      const m = numberIn(text, run, a, b);
+      if (m) candidates.push({ a, b, width, s, m });
     }
-    out.push({ type: 'email', start: toks[k]!.start, end: toks[lastTld]!.end });
+  }
+  candidates.sort((x, y) => y.width - x.width || x.s - y.s);
+  for (const c of candidates) {
+    if (!free(c.a, c.b)) continue;
+    take(c.a, c.b);
+    out.push(c.m);
   }
 }
 
@@ -394,7 +314,7 @@ const UNIT = '(?:,?\\s+(?:apt|apartment|suite|ste|unit|flat|floor|#)\\.?\\s*#?\\
 const CITY_STATE_ZIP = '(?:,\\s*[\\p{L} .]{2,40},?\\s+[A-Z]{2}\\s+\\d{5}(?:-\\d{4})?)?';
 
 const ADDRESS_PATTERNS: RegExp[] = [
-  new RegExp(`(?<!\\b(?:a|an|the)\\s+)\\b${HOUSE}${NAME}${SUFFIX}(?![\\p{L}])${DIRECTION}${UNIT}${CITY_STATE_ZIP}`, 'giu'),
+  new RegExp(`(?<!\\b(?:a|an|the)\\s{1,8})\\b${HOUSE}${NAME}${SUFFIX}(?![\\p{L}])${DIRECTION}${UNIT}${CITY_STATE_ZIP}`, 'giu'),
   /\b(?:p\.?\s?o\.?|post\s+office)\s+box\s+\d+\b/gi,
   // UK postcodes, written in capitals (SW1A 1AA, M1 1AE).
   /\b[A-Z]{1,2}\d[A-Z\d]?\s+\d[A-Z]{2}\b/g,
@@ -403,7 +323,7 @@ const ADDRESS_PATTERNS: RegExp[] = [
 function addresses(text: string, out: PiiMatch[]): void {
   for (const re of ADDRESS_PATTERNS) {
     re.lastIndex = 0;
-    for (const m of text.matchAll(re)) out.push({ type: 'address', start: m.index, end: m.index + m[0].replace(/\s+$/, '').length });
+    for (const m of text.matchAll(re)) out.push({ type: 'address', start: m.index, end: m.index + m[0].trimEnd().length });
   }
 }
 
@@ -416,15 +336,19 @@ function addresses(text: string, out: PiiMatch[]): void {
 export function findPii(text: string, opts: { now?: Date } = {}): PiiMatch[] {
   if (!text) return [];
   const found: PiiMatch[] = [];
+  // Which characters a match already holds: an overlap check costs the candidate's length, and each character
+  // lies in a bounded number of candidates, so claiming is linear (comparing with every match found was not).
+  const held = new Uint8Array(text.length);
   const claim = (candidates: PiiMatch[]) => {
     for (const c of candidates.sort((a, b) => a.start - b.start || b.end - a.end)) {
       if (c.end <= c.start) continue;
-      if (found.some((f) => c.start < f.end && f.start < c.end)) continue;
+      if (held.subarray(c.start, c.end).includes(1)) continue;
+      held.fill(1, c.start, c.end);
       found.push(c);
     }
   };
   const emails: PiiMatch[] = [];
-  for (const m of text.matchAll(WRITTEN_EMAIL)) emails.push({ type: 'email', start: m.index, end: m.index + m[0].length });
+  writtenEmails(text, emails);
   const toks = tokenize(text);
   spokenEmails(toks, emails);
   claim(emails);

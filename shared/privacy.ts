@@ -1,7 +1,7 @@
 // What a call's data retention mode (org setting, agent override) lets leave the media worker and reach the
 // database, webhooks and logs. One rule for both sides: the worker applies it before it reports or logs, and
 // the control plane applies it again where reports come in, so a worker that does not know the mode (an older
-// version) still stores nothing it should not (docs/decisions.md, "Privacy").
+// version) still stores nothing it should not (docs/decisions/021-privacy.md).
 //   everything   the conversation as said;
 //   redact_pii   personal data replaced by typed placeholders (shared/pii.ts);
 //   no_content   no text at all: each message keeps its role, times and tool name, with empty content.
@@ -23,6 +23,12 @@ export function retainText(mode: DataRetention, text: string): string {
   return redactPii(text);
 }
 
+/** An optional free text (a hand-off's or a do-not-call reason): redacted, or dropped (null) under `no_content`. */
+export function retainFreeText(mode: DataRetention, text: string | null | undefined): string | null {
+  if (text === null || text === undefined || mode === 'no_content') return null;
+  return retainText(mode, text);
+}
+
 interface ToolCall {
   name: string;
   arguments: string;
@@ -30,14 +36,23 @@ interface ToolCall {
   is_error: boolean;
 }
 
-/** A message of the conversation (the worker's report, the stored call): content, and a tool call's payloads. */
-export function retainMessage<M extends { content: string; tool_call?: ToolCall | undefined }>(mode: DataRetention, m: M): M {
+/** A supervisor's mark on a message: `say` (the agent said the supervisor's words), `whisper` (only the model got `text`). */
+interface SupervisorMark {
+  action: 'say' | 'whisper';
+  text?: string | undefined;
+}
+
+type Retained = { content: string; tool_call?: ToolCall | undefined; supervisor?: SupervisorMark | undefined };
+
+/** A message of the conversation (the worker's report, the stored call): content, a tool call's payloads, a whisper. */
+export function retainMessage<M extends Retained>(mode: DataRetention, m: M): M {
   if (mode === 'everything') return m;
   const out = { ...m, content: retainText(mode, m.content) };
   if (m.tool_call) out.tool_call = { ...m.tool_call, arguments: retainText(mode, m.tool_call.arguments), output: retainText(mode, m.tool_call.output) };
+  if (m.supervisor?.text !== undefined) out.supervisor = { ...m.supervisor, text: retainText(mode, m.supervisor.text) };
   return out;
 }
 
-export function retainMessages<M extends { content: string; tool_call?: ToolCall | undefined }>(mode: DataRetention, messages: M[]): M[] {
+export function retainMessages<M extends Retained>(mode: DataRetention, messages: M[]): M[] {
   return mode === 'everything' ? messages : messages.map((m) => retainMessage(mode, m));
 }

@@ -21,10 +21,15 @@ export interface ProviderKeys {
 
 type Env = Record<string, string | undefined>;
 
+/** Codes of shared/agent-problems.ts that a provider's configuration can fail with. */
+export type ProviderConfigCode = 'provider_key_missing' | 'local_model_missing' | 'unknown_provider' | 'invalid_configuration';
+
 export class ProviderConfigError extends Error {
-  constructor(message: string) {
+  readonly code: ProviderConfigCode;
+  constructor(message: string, code: ProviderConfigCode = 'invalid_configuration') {
     super(message);
     this.name = 'ProviderConfigError';
+    this.code = code;
   }
 }
 
@@ -51,6 +56,7 @@ export function resolveKey(provider: keyof ProviderKeys, keys: Partial<ProviderK
   }
   throw new ProviderConfigError(
     `no ${provider} key: add the org's ${provider} credential or set ${PLATFORM_KEY_ENV[provider].join(' or ')}`,
+    'provider_key_missing',
   );
 }
 
@@ -92,9 +98,19 @@ export function llmEndpoint(provider: LlmProvider, tenantBaseUrl: string | null 
   return { provider, baseUrl, apiKey: own ?? platform, tenant: false };
 }
 
+/**
+ * The platform's local model as an OpenAI-compatible endpoint of the operator's (LOCAL_LLM_BASE_URL: Ollama, a
+ * llama.cpp server), for what the control plane asks a model itself (post-call analysis, text-mode agent tests);
+ * null without one. A GGUF file (LLM_MODEL_PATH) runs on the workers only.
+ */
+export function localEndpoint(env: Env = process.env): LlmEndpoint | null {
+  const url = env.LOCAL_LLM_BASE_URL;
+  return url ? { provider: 'openai', baseUrl: url.replace(/\/+$/, ''), apiKey: null, tenant: false } : null;
+}
+
 /** The error for an operator endpoint with no key at all (the same words as resolveKey's). */
 export function missingKeyError(provider: LlmProvider): ProviderConfigError {
-  return new ProviderConfigError(`no ${provider} key: add the org's ${provider} credential or set ${PLATFORM_KEY_ENV[provider].join(' or ')}`);
+  return new ProviderConfigError(`no ${provider} key: add the org's ${provider} credential or set ${PLATFORM_KEY_ENV[provider].join(' or ')}`, 'provider_key_missing');
 }
 
 export interface CompletionRequest {
@@ -157,7 +173,7 @@ export async function complete(req: CompletionRequest, post: HttpPost): Promise<
       };
       break;
     default:
-      throw new ProviderConfigError(`unknown LLM provider: ${String(req.provider)}`);
+      throw new ProviderConfigError(`unknown LLM provider: ${String(req.provider)}`, 'unknown_provider');
   }
   const res = await post(url, headers, JSON.stringify(body));
   if (res.status < 200 || res.status >= 300) throw new CompletionError(`${req.provider} answered ${res.status}: ${res.body.slice(0, 200)}`, res.status);

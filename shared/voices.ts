@@ -47,6 +47,8 @@ const DEEPGRAM_NOVA_LANGUAGES = [
   'multi', 'en', 'en-US', 'en-AU', 'en-GB', 'en-IN', 'en-NZ', 'es', 'es-419', 'fr', 'fr-CA', 'de', 'hi', 'it', 'ja', 'ko',
   'nl', 'pl', 'pt', 'pt-BR', 'ru', 'sv', 'tr', 'uk', 'da', 'no', 'id', 'zh', 'zh-CN', 'zh-TW', 'ta', 'th',
 ];
+/** flux-general-multi's languages (Deepgram's Flux Multilingual), and `multi` for its own detection. */
+const FLUX_MULTI_LANGUAGES = ['multi', 'en', 'es', 'fr', 'de', 'hi', 'ru', 'pt', 'ja', 'it', 'nl'];
 const ELEVENLABS_MULTILINGUAL = [
   'en', 'ja', 'zh', 'de', 'hi', 'fr', 'ko', 'pt', 'it', 'es', 'id', 'nl', 'tr', 'fil', 'pl', 'sv', 'bg', 'ro', 'ar', 'cs',
   'el', 'fi', 'hr', 'ms', 'sk', 'da', 'ta', 'uk', 'ru',
@@ -59,6 +61,9 @@ export const STT_MODELS: SttModel[] = [
   { provider: 'deepgram', model: 'nova-2', languages: DEEPGRAM_NOVA_LANGUAGES },
   { provider: 'deepgram', model: 'nova-2-phonecall', languages: ['en', 'en-US'] },
   { provider: 'deepgram', model: 'nova-2-conversationalai', languages: ['en', 'en-US'] },
+  // Flux (Deepgram's /v2/listen): a recogniser with its own end of turn (turn_taking.detection `stt`).
+  { provider: 'deepgram', model: 'flux-general-en', languages: ['en'] },
+  { provider: 'deepgram', model: 'flux-general-multi', languages: FLUX_MULTI_LANGUAGES },
   { provider: 'openai', model: 'gpt-4o-transcribe', languages: WHISPER_LANGUAGES },
   { provider: 'openai', model: 'gpt-4o-mini-transcribe', languages: WHISPER_LANGUAGES },
   { provider: 'openai', model: 'whisper-1', languages: WHISPER_LANGUAGES },
@@ -82,6 +87,14 @@ export const TTS_MODELS: TtsModel[] = [
   { provider: 'local', model: 'espeak-ng' },
   { provider: 'local', model: 'festival' },
 ];
+
+/**
+ * The transcriber models that decide the end of the caller's turn themselves (Deepgram Flux): the ones
+ * turn_taking.detection `stt` takes. A Flux model streams through Deepgram's v2 API (`STTv2` of the plugin).
+ */
+export const STT_TURN_MODELS: readonly { provider: SttProvider; model: string }[] = STT_MODELS.filter((m) => m.model.startsWith('flux-'));
+export const isTurnModel = (t: { provider: string; model?: string | null | undefined }): boolean =>
+  STT_TURN_MODELS.some((m) => m.provider === t.provider && m.model === t.model);
 
 /** Model (and voice) used when a `transcriber`/`tts` object names only its provider. */
 export const STT_DEFAULT_MODEL: Record<SttProvider, string> = { deepgram: 'nova-3', openai: 'gpt-4o-transcribe', local: 'pocketsphinx' };

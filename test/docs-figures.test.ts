@@ -20,15 +20,34 @@
 // operations.md is a runbook whose numbers are mostly settings, defaults and alert thresholds, which nothing
 // measures: the sections in SETTINGS_SECTIONS hold only those and are exempt, except for a line that reads
 // as a measurement (measured, benchmark, p50, a rate per second...). Any other section of it is checked.
+//
+// Cited figures (issue 55). A figure can name the value it states: the figure is a link whose target is the results
+// file with the value's path as its fragment, `[821 ms](bench/results/first-audio.json#web.p50_ms)` (relative to the
+// doc, as any link). The path is dot-separated: an object's key, an array's index, or `key=value` for the element
+// of an array whose `key` is `value` (`results.name=vap.p50`); a key with spaces or brackets is percent-encoded
+// (`first%20page`). A scale may follow: `#…p50_ms/1000` for a figure written in seconds, `#…share*100` for a
+// percentage, `*-1` for a difference whose sign the text writes. The link's text holds exactly one number, which
+// must equal the value as written: rounded to the decimals it shows (`0.82 s` matches 0.8249), never more than that. Every cited
+// figure in README.md and docs/ is compared with its file. A figure outside a citation fails: anywhere in the
+// README; in the current and baseline columns (and the prose) of docs/benchmarks.md's summary table; and in the
+// guides and decision records on a line that reads as a measurement (operations.md's test), where settings and
+// defaults need no source.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { CITATION, NUMBER, citations, matchesAsWritten, prose, valueAt, writtenNumber } from './support/doc-figures.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const DOCS = ['docs/benchmarks.md', 'docs/operations.md'];
 // Docs whose commit references are checked against the history (decisions.md cites benchmark runs too).
-const COMMIT_DOCS = [...DOCS, 'docs/decisions.md'];
+const DECISION_RECORDS = readdirSync(path.join(root, 'docs/decisions'))
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => `docs/decisions/${f}`);
+const GUIDES = readdirSync(path.join(root, 'docs/guides'))
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => `docs/guides/${f}`);
+const COMMIT_DOCS = [...DOCS, 'docs/decisions.md', ...DECISION_RECORDS];
 
 const SETTINGS_SECTIONS: Record<string, string[]> = {
   'docs/operations.md': [
@@ -43,6 +62,8 @@ const SETTINGS_SECTIONS: Record<string, string[]> = {
     'Dashboards and metrics',
     'Traces',
     'Alerts',
+    'Outbound and inbound abuse limits (issue 50, second security pass)',
+    'Supervising live calls (issue 52)',
   ],
 };
 
@@ -51,13 +72,14 @@ const SETTINGS_SECTIONS: Record<string, string[]> = {
 // its file names a commit in the history (re-run), so the list only shrinks. A doc citing one of them must
 // say, in its Results paragraph, that the commit is not in the history.
 const AWAITING_RERUN: Record<string, string> = {
+  // The branch that ran it was lost; the code it measured reached main as 3f6b11a. A re-run takes about 23 minutes.
+  'bench/results/turn-taking-flux.json': 'cf4981ab5c0913eaafc873665aad6c52b44fe540',
 };
 
 // Times, rates (anything per second), shares, sizes, multiples, and the things the benchmarks count.
 const UNITS = ['ms', 's', 'sec(?:ond)?s?', 'min(?:ute)?s?', 'hours?', 'days?', '%', '[KMG]i?B', String.raw`[\w-]*/s`, 'x', '×', 'times']
   .concat(['calls?', 'sessions?', 'turns?', 'requests?', 'deliveries', 'transactions?', 'rows', 'trials?', 'tokens?', 'pages?', 'events?'])
   .concat(['cores?', 'CPU-seconds?']);
-const NUMBER = String.raw`(?<![\w.])\d+(?:[.,]\d+)*`;
 // Up to two words may sit between the number and its unit ("3,500 authenticated requests/s").
 const FIGURE = new RegExp(`${NUMBER}\\s*(?:[A-Za-z-]+\\s+){0,2}(?:${UNITS.join('|')})(?![\\w/])`, 'g');
 const BARE_NUMBER = new RegExp(NUMBER + String.raw`(?![\w])`);
@@ -118,11 +140,6 @@ function parse(doc: string): DocLine[] {
     if (following && following.n === line.n + 1 && following.text.trim() !== '' && !/^\s*[|#]/.test(following.text)) line.next = following.text;
   }
   return out;
-}
-
-/** The line as prose: inline code and link targets removed. */
-function prose(text: string): string {
-  return text.replace(/`[^`]*`/g, ' ').replace(/\]\([^)]*\)/g, ']');
 }
 
 function isFigureBearing(line: DocLine): boolean {
@@ -291,5 +308,118 @@ describe('docs cite only what a results file holds', () => {
         for (const sha of commitsIn(json)) if (!inHistory(sha)) problems.push(`${doc}: ${ref.file}@${ref.commit} records commit ${sha}, not in the history`);
       }
     expect(problems).toEqual([]);
+  });
+});
+
+// ---- Cited figures: each compared with the value at its path in its results file ----
+
+const CITING_DOCS = ['README.md', 'docs/benchmarks.md', 'docs/operations.md', 'docs/security.md', 'docs/console.md', ...DECISION_RECORDS, ...GUIDES];
+
+/** Lines of a doc (outside fenced code) bearing figures that are not inside a citation. */
+function uncitedFigures(doc: string, onlyMeasurements: boolean, within?: (section: Section) => boolean): string[] {
+  const out: string[] = [];
+  for (const line of parse(doc)) {
+    if (within && !within(line.section)) continue;
+    if (/^#{1,6}\s/.test(line.text)) continue;
+    const bare = prose(line.text.replace(CITATION, ' '));
+    if (onlyMeasurements && !MEASUREMENT.test(bare)) continue;
+    const figures = [...bare.matchAll(FIGURE)].map((m) => m[0]);
+    const table = /^\s*\|/.test(line.text) && !/^\s*\|[\s:|-]*$/.test(line.text);
+    if (table) {
+      // A table's cells: every cell with a number is cited (its units sit in the header).
+      // CITATION is global (it is used to find every citation), so its test() would carry lastIndex from one cell to the next.
+      const cited = new RegExp(CITATION.source);
+      for (const cell of line.text.split('|').slice(1, -1)) if (!cited.test(cell) && BARE_NUMBER.test(prose(cell))) figures.push(cell.trim());
+    }
+    if (figures.length > 0) out.push(`${doc}:${line.n}: ${figures.join(' | ')}`);
+  }
+  return out;
+}
+
+const inSummary = (s: Section): boolean => {
+  for (let x: Section | null = s; x; x = x.parent) if (x.title === 'Summary') return true;
+  return false;
+};
+
+describe('cited figures equal the values in their results files', () => {
+  it('every doc that cites figures is one this file reads', () => {
+    let everywhere: string[] = [];
+    try {
+      everywhere = git(['grep', '-l', '-E', String.raw`\]\([^)]*bench/results/[^)#]*#`, '--', '*.md']).split('\n').filter(Boolean);
+    } catch {
+      // git grep exits 1 when nothing matches.
+    }
+    expect(everywhere.filter((d) => !CITING_DOCS.includes(d))).toEqual([]);
+  });
+
+  it.each(CITING_DOCS)('every figure %s cites matches its results file, rounded as written', (doc) => {
+    const problems: string[] = [];
+    const files = new Map<string, unknown>();
+    for (const c of citations(doc)) {
+      const where = `${doc}:${c.line} [${c.text}](…${c.file}#${c.path})`;
+      if (!tracked.has(c.file)) {
+        problems.push(`${where}: ${c.file} is not a committed results file`);
+        continue;
+      }
+      if (!files.has(c.file)) files.set(c.file, JSON.parse(readFileSync(path.join(root, c.file), 'utf8')));
+      const value = valueAt(files.get(c.file), c.path);
+      const written = writtenNumber(c.text);
+      if (typeof value === 'string') problems.push(`${where}: ${value}`);
+      else if (written === null) problems.push(`${where}: the link's text must hold exactly one number`);
+      else if (!matchesAsWritten(written, value)) problems.push(`${where}: the file holds ${value}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('the README states no figure without its citation', () => {
+    expect(uncitedFigures('README.md', false)).toEqual([]);
+  });
+
+  it("docs/benchmarks.md's summary table cites every figure of its current and baseline columns", () => {
+    const rows = parse('docs/benchmarks.md').filter((l) => inSummary(l.section) && /^\s*\|/.test(l.text));
+    expect(rows.length, 'docs/benchmarks.md has a "## Summary" table').toBeGreaterThan(2);
+    const cells = (text: string) => text.split('|').slice(1, -1).map((c) => c.trim());
+    const header = cells(rows[0]!.text);
+    const measured = header.flatMap((h, i) => (/^(current|baseline)/i.test(h) ? [i] : []));
+    expect(measured.length, 'the table has its "Current figure" and "Baseline" columns').toBe(2);
+    const problems: string[] = [];
+    for (const row of rows.slice(2)) {
+      for (const i of measured) {
+        const rest = prose((cells(row.text)[i] ?? '').replace(CITATION, ' '));
+        if (BARE_NUMBER.test(rest)) problems.push(`docs/benchmarks.md:${row.n}: "${header[i]!}" holds a number with no citation: ${rest.trim()}`);
+      }
+    }
+    // Prose in the section outside the table cites its figures too.
+    problems.push(...uncitedFigures('docs/benchmarks.md', false, inSummary).filter((l) => !rows.some((r) => l.startsWith(`docs/benchmarks.md:${r.n}:`))));
+    expect(problems).toEqual([]);
+  });
+
+  it.each(GUIDES)('%s cites every measured figure', (doc) => {
+    expect(uncitedFigures(doc, true)).toEqual([]);
+  });
+
+  it.each(DECISION_RECORDS)('%s cites every measured figure', (doc) => {
+    expect(uncitedFigures(doc, true)).toEqual([]);
+  });
+});
+
+describe('the citation rules themselves', () => {
+  it('reads paths, selectors and scales, and compares as written', () => {
+    const json = { web: { p50_ms: 821.4 }, results: [{ name: 'bare', p50: 2 }, { name: 'vap', p50: 3.25 }], share: 0.1234 };
+    expect(valueAt(json, 'web.p50_ms')).toBe(821.4);
+    expect(valueAt(json, 'results.name=vap.p50')).toBe(3.25);
+    expect(valueAt(json, 'results.0.p50')).toBe(2);
+    expect(valueAt(json, 'web.p50_ms/1000')).toBeCloseTo(0.8214);
+    expect(valueAt(json, 'share*100')).toBeCloseTo(12.34);
+    expect(valueAt(json, 'web.p95_ms')).toMatch(/no value/);
+    expect(valueAt(json, 'results')).toMatch(/not a number/);
+    expect(valueAt({ 'first page (all)': { p50: 1.5 } }, 'first%20page%20%28all%29.p50')).toBe(1.5);
+    expect(writtenNumber('3,500 requests/s')).toEqual({ value: 3500, decimals: 0 });
+    expect(writtenNumber('0.82 s')).toEqual({ value: 0.82, decimals: 2 });
+    expect(writtenNumber('821 to 900 ms')).toBeNull();
+    expect(matchesAsWritten({ value: 821, decimals: 0 }, 821.4)).toBe(true);
+    expect(matchesAsWritten({ value: 0.82, decimals: 2 }, 0.8214)).toBe(true);
+    expect(matchesAsWritten({ value: 822, decimals: 0 }, 821.4)).toBe(false);
+    expect(matchesAsWritten({ value: 0.8, decimals: 1 }, 0.86)).toBe(false);
   });
 });

@@ -5,7 +5,7 @@
 import { WebSocket } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeDeepgram, type FakeDeepgram, type RealisticSttOptions, type Script } from './support/fake-deepgram.ts';
-import { REALISTIC_DEFAULTS, realisticTranscript, unpunctuated } from './support/realistic-stt.ts';
+import { REALISTIC_DEFAULTS, periodChance, punctuated, realisticTranscript, unpunctuated } from './support/realistic-stt.ts';
 
 const RATE = 16000;
 /** The client streams 20 ms chunks, as the deepgram plugin does at most. */
@@ -173,15 +173,33 @@ describe('Deepgram stand-in, realistic mode, over its WebSocket', () => {
     expect(fs.every((m) => m.speech_final)).toBe(true);
   });
 
-  it("strips the script's punctuation and puts its own periods at the true end and at pauses over 300 ms", async () => {
-    const parts = [{ text: 'Well, I would like', ms: 900 }, 600, { text: 'to book?', ms: 600 }, 250, { text: 'a table!', ms: 600 }, 800];
-    realistic({ endPeriodProbability: 1, pausePeriodProbability: 1 });
+  it("strips the script's punctuation and puts its own periods where the words so far can end and silence follows", async () => {
+    const parts = [{ text: 'Well, I would like', ms: 900 }, 600, { text: 'to book?', ms: 600 }, 250, { text: 'a table for', ms: 600 }, 700, { text: 'two!', ms: 400 }, 800];
+    const certain = { finalDelayMs: { min: 100, max: 100 }, periodSilenceMs: 1 };
+    realistic({ ...certain, periodProbability: 1, openPeriodProbability: 0 });
     const always = await transcribe(dg, utterance(parts).samples, utterance(parts).script);
-    expect(finals(always).map(text).join(' ')).toBe('Well I would like. to book a table.');
-    realistic({ endPeriodProbability: 0, pausePeriodProbability: 0 });
+    // "for" is an open word: no period before the pause after it, though the silence is the same.
+    expect(finals(always).map(text)).toEqual(['Well I would like.', 'to book.', 'a table for', 'two.']);
+    realistic({ ...certain, periodProbability: 0, openPeriodProbability: 0 });
     const never = await transcribe(dg, utterance(parts).samples, utterance(parts).script);
-    expect(finals(never).map(text).join(' ')).toBe('Well I would like to book a table');
+    expect(finals(never).map(text).join(' ')).toBe('Well I would like to book a table for two');
     for (const m of results(never)) expect(text(m)).not.toMatch(/[.,?!]/);
+  });
+
+  it('punctuates a pause exactly as it would the true end after the same words: never from the labels or the pause to come', async () => {
+    const said = { text: 'My number is four five six', ms: 1400 };
+    let periods = 0;
+    for (let seed = 1; seed <= 8; seed++) {
+      realistic({ seed });
+      const end = finals(await transcribe(dg, utterance([said, 900], 3).samples, utterance([said, 900], 3).script)).map(text);
+      const paused = [said, 1500, { text: 'seven', ms: 400 }, 900];
+      const pause = finals(await transcribe(dg, utterance(paused, 3).samples, utterance(paused, 3).script)).map(text);
+      expect(pause[0]).toBe(end[0]);
+      if (end[0]!.endsWith('.')) periods++;
+    }
+    // Both ways come up over the seeds (a test of equality on a constant would prove nothing).
+    expect(periods).toBeGreaterThan(0);
+    expect(periods).toBeLessThan(8);
   });
 
   it('mishears words at the configured rate (substituted or dropped), and at rate 0 hears them all', async () => {
@@ -190,7 +208,7 @@ describe('Deepgram stand-in, realistic mode, over its WebSocket', () => {
     const wrong = finals(await transcribe(dg, utterance(parts).samples, utterance(parts).script)).flatMap((m) => wordsOf(m).map((w) => w.word));
     expect(wrong.length).toBeLessThan(6);
     for (const w of wrong) expect(['please', 'send', 'my', 'parcel', 'tomorrow', 'morning']).not.toContain(w);
-    realistic({ wordErrorRate: 0, endPeriodProbability: 0, seed: 11 });
+    realistic({ wordErrorRate: 0, periodProbability: 0, seed: 11 });
     const right = finals(await transcribe(dg, utterance(parts).samples, utterance(parts).script)).map(text);
     expect(right).toEqual(['Please send my parcel tomorrow morning']);
   });
@@ -216,13 +234,17 @@ describe('realistic transcripts (the draws behind the mode)', () => {
     { text: 'in the kitchen', startMs: 2650, endMs: 3400 },
   ];
   const draws = Array.from({ length: 4000 }, (_, seed) => realisticTranscript(segments, { ...REALISTIC_DEFAULTS, wordErrorRate: 0.1 }, seed));
-  const endsWithPeriod = (seg: number) => draws.filter((t) => t.words.findLast((w) => w.segment === seg)?.text.endsWith('.')).length / draws.length;
 
-  it('puts a period on 85 % of true ends, 25 % of pauses over 300 ms and none at shorter ones', () => {
-    expect(Math.abs(endsWithPeriod(2) - 0.85)).toBeLessThan(0.03);
-    expect(Math.abs(endsWithPeriod(0) - 0.25)).toBeLessThan(0.03);
-    // The 250 ms pause after "about the leak".
-    expect(endsWithPeriod(1)).toBe(0);
+  it('gives a period from the last word and the silence so far only', () => {
+    const o = REALISTIC_DEFAULTS;
+    expect(periodChance(['about', 'the', 'leak'], 300, o)).toBeCloseTo(0.8);
+    expect(periodChance(['about', 'the', 'leak'], 150, o)).toBeCloseTo(0.4);
+    expect(periodChance(['about', 'the', 'leak'], 0, o)).toBe(0);
+    expect(periodChance(['about', 'the'], 2000, o)).toBeCloseTo(0.03);
+    // Over the draws, the last word of a message after 300 ms of silence: 80 % get a period.
+    const clean = Array.from({ length: 4000 }, (_, seed) => realisticTranscript(segments, o, seed));
+    const share = clean.filter((t) => punctuated(t.words.slice(0, 3), 300, o).at(-1)?.text.endsWith('.')).length / clean.length;
+    expect(Math.abs(share - 0.8)).toBeLessThan(0.03);
   });
 
   it('mishears about the configured share of words, and keeps no punctuation but its own periods', () => {

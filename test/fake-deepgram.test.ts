@@ -2,10 +2,10 @@
 import { initializeLogger, stt } from '@livekit/agents';
 import * as deepgram from '@livekit/agents-plugin-deepgram';
 import { AudioFrame } from '@livekit/rtc-node';
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeDeepgram, type DeepgramConnection, type FakeDeepgram, type Script } from './support/fake-deepgram.ts';
 import { resample, synthesize, type Pcm } from './support/speech.ts';
+import { upgradeStatus } from './support/ws-upgrade.ts';
 
 const { SpeechEventType } = stt;
 const RATE = 16000;
@@ -218,22 +218,7 @@ describe('Deepgram stand-in with the deepgram plugin', () => {
 
   it('refuses a connection without the right key, as the service does (401 on the upgrade)', async () => {
     // The upgrade request as a WebSocket client sends it; the answer's status is what the client reports.
-    const status = (headers: Record<string, string>) =>
-      new Promise<number>((resolve, reject) => {
-        const req = http.request(`${dg.httpUrl}/v1/listen?encoding=linear16&sample_rate=16000`, {
-          headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...headers },
-        });
-        req.on('upgrade', (res, socket) => {
-          socket.destroy();
-          resolve(res.statusCode ?? 0);
-        });
-        req.on('response', (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
-        req.on('error', reject);
-        req.end();
-      });
+    const status = (headers: Record<string, string>) => upgradeStatus(`${dg.httpUrl}/v1/listen?encoding=linear16&sample_rate=16000`, headers);
     expect(await status({ authorization: 'Token wrong' })).toBe(401);
     expect(await status({})).toBe(401);
     expect(await status({ authorization: 'Token test-key' })).toBe(101);

@@ -1,7 +1,7 @@
 // Every list against the spec: the three lists the spec gives the paginated envelope use it with the Limits
 // table's defaults and ranges; GET /v1/webhooks takes `limit` and `offset` like every list ("Lists use limit
 // and offset"), with a default page that holds all of an account's webhooks; the lists whose shape the spec
-// does not show follow the project's rule (docs/decisions.md, "Lists").
+// does not show follow the project's rule (docs/decisions/018-api-completeness.md, "Lists").
 import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from './support/platform.ts';
 

@@ -2,7 +2,6 @@
 // ports with its own Redis, two WebRTC clients in one room, speech one way, and a real SIP call out to a
 // SIPp user agent.
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { readFileSync } from 'node:fs';
@@ -11,7 +10,7 @@ import { startStack, useStack, sipBridgeVersion } from './support/stack.ts';
 import { RtcClient, disposeRtc, roomToken } from './support/rtc-client.ts';
 import { until } from './support/e2e.ts';
 import { synthesize, transcribe, wordErrorRate } from './support/speech.ts';
-import { freeTcpUdpPort } from '../scripts/stack/ports.ts';
+import { SipCallee } from './support/sip-callee.ts';
 import { hangUpRoom } from '../media-worker/src/session/hang-up.ts';
 import { WorkerMetrics } from '../media-worker/src/metrics.ts';
 
@@ -52,7 +51,7 @@ describe('LiveKit stack', () => {
     }
   });
 
-  it.skipIf(!sipBridgeVersion())('has a SIP bridge that places a real call into a room', { timeout: 90_000 }, async () => {
+  it.skipIf(!sipBridgeVersion())('has a SIP bridge that places a real call into a room', { timeout: 150_000 }, async () => {
     expect(stack.sipAddress).toBeDefined();
     const sip = new SipClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
 
@@ -60,37 +59,41 @@ describe('LiveKit stack', () => {
     const inbound = await sip.createSipInboundTrunk('stack test inbound', ['+15550100']);
     expect((await sip.listSipInboundTrunk()).map((t) => t.sipTrunkId)).toContain(inbound.sipTrunkId);
 
-    // A call needs the bridge itself: LiveKit asks it over Redis, it dials SIPp, SIPp answers.
-    const uasPort = await freeTcpUdpPort();
-    const sipp = spawn('sipp', ['-sn', 'uas', '-i', '127.0.0.1', '-p', String(uasPort), '-mi', '127.0.0.1', '-mp', String(uasPort + 2), '-rtp_echo', '-nostdin', '-m', '1', '-timeout', '60s'], {
-      stdio: 'ignore',
-      detached: true,
-    });
+    // A call needs the bridge itself: LiveKit asks it over Redis, it dials SIPp, SIPp answers. The callee is
+    // listening before the dial (a SIPp that failed to bind would leave the bridge's INVITE unanswered).
+    const callee = await SipCallee.start('answer');
     const room = `sip-${randomUUID()}`;
     try {
       await rooms.createRoom({ name: room, emptyTimeout: 60 });
-      const outbound = await sip.createSipOutboundTrunk('stack test outbound', `127.0.0.1:${uasPort}`, ['+15550100']);
+      const outbound = await sip.createSipOutboundTrunk('stack test outbound', callee.address, ['+15550100']);
       const call = await sip.createSipParticipant(outbound.sipTrunkId, '+15550199', room, { participantIdentity: 'phone', waitUntilAnswered: true });
       expect(call.participantIdentity).toBe('phone');
+      // SIPp notes the answer once the bridge's ACK arrives, just after the request returned.
+      await callee.waitFor("the bridge's ACK", () => callee.answered, 20_000);
+      callee.startMedia();
       // The answer reaches the caller (the request returns) and the participant's attributes separately: the
       // bridge joined the room as 'ringing' and updates `sip.callStatus` in the room on its own path, so the
       // room may still say 'ringing' just after the answer. Waited for, with a bound.
+      // On a timeout the error says what the room showed last (the phone gone, or its status stuck).
+      let seen = 'no phone participant';
       const phone = await until(
         "the phone's sip.callStatus active in the room",
-        async () => (await rooms.listParticipants(room)).find((p) => p.identity === 'phone' && p.attributes['sip.callStatus'] === 'active'),
-        20_000,
-      );
+        async () => {
+          const p = (await rooms.listParticipants(room)).find((x) => x.identity === 'phone');
+          if (p) seen = `phone ${JSON.stringify(p.attributes)}, state ${p.state}`;
+          return p?.attributes['sip.callStatus'] === 'active' && p;
+        },
+        45_000,
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; the room showed ${seen}; the callee got ${callee.invites.length} INVITE(s)`);
+      });
       expect(phone.attributes['sip.trunkID']).toBe(outbound.sipTrunkId);
       await rooms.removeParticipant(room, 'phone');
       await sip.deleteSipTrunk(outbound.sipTrunkId);
     } finally {
       await rooms.deleteRoom(room).catch(() => {});
       await sip.deleteSipTrunk(inbound.sipTrunkId).catch(() => {});
-      try {
-        process.kill(-sipp.pid!, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
+      await callee.close();
     }
   });
 

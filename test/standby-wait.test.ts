@@ -1,4 +1,4 @@
-// The worker's side of standby agents (media-worker/src/standby.ts) against a real control plane and LiveKit: the
+// The worker's side of standby agents (media-worker/src/call/standby.ts) against a real control plane and LiveKit: the
 // wait returns the call it was given with a capability that opens the call's routes, and gives up (null) on a room
 // the control plane does not know, on a release, and when the room closes under it.
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -6,8 +6,9 @@ import { usePlatform, type TestPlatform } from './support/platform.ts';
 import { useStack } from './support/stack.ts';
 import { InternalApiClient } from '../shared/internal-api.ts';
 import { createLogger } from '../shared/logger.ts';
-import { standbyRoomOf, waitForStandbyCall } from '../media-worker/src/standby.ts';
+import { standbyRoomOf, waitForStandbyCall } from '../media-worker/src/call/standby.ts';
 import { jobRequestFunc } from '../media-worker/src/job-request.ts';
+import { standbySecret } from '../control-plane/src/modules/calls/capability.ts';
 import { JobRequest } from '@livekit/agents';
 import { Job, Room } from '@livekit/protocol';
 
@@ -30,6 +31,9 @@ const stateOf = async (room: string) => (await tp.sql<{ state: string }[]>`selec
 const heartbeat = (workerId: string, draining = false) =>
   tp.request('post', `/internal/v1/workers/${workerId}/heartbeat`, { key: WORKER, body: { agent_name: 'vap-agent', active_calls: 0, load: 0, draining } });
 
+/** The room's secret, as its dispatch's metadata gives it to the worker (the wait needs it: docs/security.md). */
+const secretOf = (room: string) => standbySecret(tp.platform.services, room);
+
 async function newRoom(): Promise<string> {
   await tp.platform.services.standby.topUp();
   const [row] = await tp.sql<{ room_name: string }[]>`select room_name from standby_rooms where state = 'starting' order by created_at limit 1`;
@@ -46,7 +50,7 @@ beforeAll(async () => {
   await heartbeat('w1');
 });
 
-describe("a standby agent's wait (media-worker/src/standby.ts)", () => {
+describe("a standby agent's wait (media-worker/src/call/standby.ts)", () => {
   it('reads its room from the dispatch metadata only when it names a standby room', () => {
     expect(standbyRoomOf(JSON.stringify({ standby: 'standby-0190c0de-0000-4000-8000-000000000000' }))).toBe('standby-0190c0de-0000-4000-8000-000000000000');
     expect(standbyRoomOf(JSON.stringify({ standby: 'call-0190c0de-0000-4000-8000-000000000000' }))).toBeNull();
@@ -57,7 +61,7 @@ describe("a standby agent's wait (media-worker/src/standby.ts)", () => {
 
   it('returns the call given to its room, whose capability then opens that call', async () => {
     const room = await newRoom();
-    const waiting = waitForStandbyCall(api, room, 'w1', { signal: new AbortController().signal, logger });
+    const waiting = waitForStandbyCall(api, room, 'w1', { signal: new AbortController().signal, logger, secret: secretOf(room) });
     await until(async () => (await stateOf(room)) === 'ready');
     const created = await tp.request('post', '/v1/calls/web', { key: org.key, body: { agent_id: agentId } });
     expect(created.body.room_name).toBe(room);
@@ -74,21 +78,21 @@ describe("a standby agent's wait (media-worker/src/standby.ts)", () => {
 
   it('gives up when its worker drains, and when its room closes under it', async () => {
     const room = await newRoom();
-    const released = waitForStandbyCall(api, room, 'w-drain', { signal: new AbortController().signal, logger });
+    const released = waitForStandbyCall(api, room, 'w-drain', { signal: new AbortController().signal, logger, secret: secretOf(room) });
     await until(async () => (await stateOf(room)) === 'ready');
     await heartbeat('w-drain', true);
     expect(await released).toBeNull();
 
     const other = await newRoom();
     const closed = new AbortController();
-    const waiting = waitForStandbyCall(api, other, 'w1', { signal: closed.signal, logger });
+    const waiting = waitForStandbyCall(api, other, 'w1', { signal: closed.signal, logger, secret: secretOf(other) });
     await until(async () => (await stateOf(other)) === 'ready');
     closed.abort();
     expect(await waiting).toBeNull();
     // The control plane saw the request go: the room leaves the pool, so no call is handed to it while nobody waits
     // in it, and asking again is a 404 (the job leaves).
     await until(async () => (await stateOf(other)) === null);
-    expect(await waitForStandbyCall(api, other, 'w1', { signal: new AbortController().signal, logger })).toBeNull();
+    expect(await waitForStandbyCall(api, other, 'w1', { signal: new AbortController().signal, logger, secret: secretOf(other) })).toBeNull();
   });
 
   it("rejects the job a number's rule offers once the control plane gave the call to an agent; accepts every other offer", async () => {

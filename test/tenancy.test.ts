@@ -61,7 +61,8 @@ describe('tenant isolation', () => {
       const res = await tp.request('get', r.root ? r.path : `/v1${r.path}`, { key: b.key });
       expect(res.status, r.operationId).toBeLessThan(300);
       const text = JSON.stringify(res.body);
-      for (const id of aIds) expect(text.includes(id), `${r.operationId} leaks ${id}`).toBe(false);
+      // Ids only: a version number (":version") is a small integer that any list may contain.
+      for (const id of aIds.filter((v) => v.length >= 8)) expect(text.includes(id), `${r.operationId} leaks ${id}`).toBe(false);
       expect(text.includes(a.orgId), `${r.operationId} leaks org A`).toBe(false);
     }
   });

@@ -48,6 +48,23 @@ describe("a configuration's figures", () => {
     expect(s.end_latency_ms).toMatchObject({ n: 2, mean: 180 });
   });
 
+  it('reports cut-offs by pause length and the share of pauses longer than the floor', () => {
+    // Pauses of 400, 800, 1200 and 2000 ms; the worker commits in the 1200 ms one.
+    const long: SpokenTurn = { call_id: 'l', kind: 'pause', speech_start_at: 0, speech_end_at: 9000, pauses_at: [[1000, 1400], [2000, 2800], [3500, 4700], [5500, 7500]] };
+    const s = summarizeCutOffs([long], [commit(4500, 150, 'l'), commit(9200, 150, 'l')], 1000);
+    expect(s.by_pause_ms).toEqual({
+      '<500': { scored: 1, cut: 0, rate: 0 },
+      '500-1000': { scored: 1, cut: 0, rate: 0 },
+      '1000-1500': { scored: 1, cut: 1, rate: 1 },
+      // After the first cut-off the call is answering: not scored.
+      '>1500': { scored: 0, cut: 0, rate: NaN },
+    });
+    // Of the three scored pauses, one (1200 ms) is longer than the 1000 ms floor.
+    expect(s.share_longer_than_floor).toBeCloseTo(1 / 3, 3);
+    expect(summarizeCutOffs([long], [commit(9200, 150, 'l')], 300).share_longer_than_floor).toBe(1);
+    expect(summarizeCutOffs([long], [], null).share_longer_than_floor).toBeNull();
+  });
+
   it('budget figures: the best point within the latency budget, the fastest within the cut-off budget, null when none is', () => {
     const p = (name: string, rate: number, mean: number): OperatingPoint => ({ name, min_delay_ms: null, max_delay_ms: null, false_cut_off_rate: rate, pauses_scored: 100, mean_latency_ms: mean, ends: 100 });
     const points = [p('150', 0.3, 200), p('300', 0.12, 290), p('500', 0.04, 520), p('800', 0.01, 830)];

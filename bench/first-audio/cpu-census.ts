@@ -61,7 +61,9 @@ function threads(pid: number): Usage {
 export function snapshot(classify: Classifier, threadsOf: (kind: string) => boolean = () => false): Snapshot | null {
   let pids: number[];
   try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+    pids = readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .map(Number);
   } catch {
     return null;
   }

@@ -9,8 +9,8 @@ import { type JobContext, type JobProcess, defineAgent, log } from '@livekit/age
 import { AudioFrame, AudioSource, LocalAudioTrack, type Room, RoomEvent, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
 import { readWav } from '../../test/support/speech.ts';
 import { StartTimeline } from '../../media-worker/src/session/start-timeline.ts';
-import { callIdFromMetadata } from '../../media-worker/src/worker-metadata.ts';
-import { joinCallRoom, standByInRoom, standbyRoomOf } from '../../media-worker/src/standby.ts';
+import { callIdFromMetadata } from '../../media-worker/src/call/job-metadata.ts';
+import { joinCallRoom, standByInRoom, standbyRoomOf } from '../../media-worker/src/call/standby.ts';
 import { loadWorkerConfig } from '../../media-worker/src/config.ts';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -38,6 +38,8 @@ export default defineAgent({
       callId = call.call_id;
       join = call.join;
     }
+    // As the media worker's jobs do (worker.ts): the process's exit, which the benchmark reads as the job freed.
+    process.once('exit', () => createLogger('floor-agent').info({ job_id: ctx.job.id, call_id: callId }, 'job process exit'));
     const timeline = new StartTimeline();
     void timeline.closed.then((t) => log().info({ call_id: callId, call_type: 'floor', ...t }, 'call start timeline'));
     const pcm = ctx.proc.userData.pcm as ReturnType<typeof readWav>;

@@ -1,21 +1,54 @@
-// Every benchmark's results file records what produced it: the commit (and whether the tree had changes),
-// the date, the machine (cores, CPU model, memory, load average at the start and at the end), Node's version
-// and the exact command. Files go to bench/results/<name>.json, which the repository keeps.
+// Every benchmark's results file records what produced it: the commit and whether the tree had changes, both
+// taken when the run STARTS (the code that ran is the code of the start; a commit made while a run goes on is not
+// it), the date, the machine (cores, CPU model, memory, load average at the start and at the end), Node's version
+// and the exact command. A run whose tree changed while it ran (a new commit, edits to tracked files) says so:
+// `tree_changed_during_run`, with the commit and state at its end. Files go to bench/results/<name>.json, which
+// the repository keeps.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
-const startedAt = new Date();
-const loadAtStart = os.loadavg();
 
-function git(args: string[]): string {
+function git(args: string[], cwd = REPO_ROOT): string {
   try {
-    return execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 256 * 2 ** 20 }).trim();
   } catch {
     return 'unknown';
   }
+}
+
+export interface TreeState {
+  commit: string;
+  dirty: boolean;
+  /** HEAD and the content of every change to tracked files: equal fingerprints, the same code. */
+  fingerprint: string;
+}
+
+/** The checkout as it is now: HEAD, whether tracked files differ from it, and a fingerprint of both. */
+export function treeState(cwd = REPO_ROOT): TreeState {
+  const commit = git(['rev-parse', 'HEAD'], cwd);
+  const status = git(['status', '--porcelain', '--untracked-files=no'], cwd);
+  const diff = status === '' ? '' : git(['diff', 'HEAD', '--no-color', '--binary'], cwd);
+  return { commit, dirty: status !== '', fingerprint: createHash('sha256').update(`${commit}\n${diff}`).digest('hex') };
+}
+
+// Taken when the benchmark's process loads this module, before it measures anything.
+const startedAt = new Date();
+const loadAtStart = os.loadavg();
+const atStart = treeState();
+
+/** What a results file says about the code that ran: the start's commit and state, and any change since. */
+export function provenance(start: TreeState, end: TreeState) {
+  const changed = start.fingerprint !== end.fingerprint;
+  return {
+    commit: start.commit,
+    tree_dirty: start.dirty,
+    tree_changed_during_run: changed,
+    ...(changed ? { commit_at_end: end.commit, tree_dirty_at_end: end.dirty } : {}),
+  };
 }
 
 /** The command as typed: `npm run <script>` when npm started it, with the arguments after `--`. */
@@ -35,8 +68,7 @@ export function benchCommand(): string {
 export function runInfo() {
   const cpus = os.cpus();
   return {
-    commit: git(['rev-parse', 'HEAD']),
-    tree_dirty: git(['status', '--porcelain', '--untracked-files=no']) !== '',
+    ...provenance(atStart, treeState()),
     started_at: startedAt.toISOString(),
     finished_at: new Date().toISOString(),
     command: benchCommand(),

@@ -54,12 +54,34 @@ export function deepgramConfigs(n: TrialCounts): BenchConfig[] {
     { name: 'transcript-no-preemptive', label: 'Transcript rules, fixed 150/1500 ms, no preemptive generation', stt: 'deepgram', turns: TURNS, turnTaking: { ...TRANSCRIPT, preemptive_generation: false, barge_in: 'words' } },
     // The transcript rules (media-worker/src/session/transcript-turn-detector.ts) at 150 ms after a finished
     // sentence, 1500 ms after an open one: the agents' default until the realistic stand-in's figures moved the
-    // default floor to 1000 ms (shared/turn-taking.ts; its sweep's 1000/1500 point, and `current`, run it). Kept
+    // default floor to 1000 ms, and issue 47's to 1700/3000 ms (shared/turn-taking.ts; `current` runs it). Kept
     // as the base of the sweep so the runs stay comparable. The most trials, for p95s: 280 turns hold 112 complete
     // sentences, so the p95 on complete utterances has its 100 samples.
+    // The transcript rules with adaptive waiting (endpointing 'dynamic', media-worker/src/session/adaptive-wait.ts):
+    // a finished-sounding turn waits 600 ms until the caller has paused mid-turn, then 150 ms over the 90th
+    // percentile of the caller's last 12 pauses, up to 2500 ms (also the wait after an open one).
+    { name: 'transcript-adaptive', label: 'Transcript rules, adaptive wait from 600 ms (the caller\'s pauses), ceiling 2500 ms, preemptive generation, pause on the onset of sound', stt: 'deepgram', turns: TURNS, turnTaking: { ...TRANSCRIPT, endpointing: 'dynamic', min_delay_ms: 600, max_delay_ms: 2500, barge_in: 'pause' } },
     { name: 'transcript', label: 'Transcript rules, fixed 150/1500 ms, preemptive generation, pause on the onset of sound', stt: 'deepgram', turns: TURNS_BEST, bargeIns: BARGE_INS_BEST, backchannels: BACKCHANNELS_BEST, turnTaking: { ...TRANSCRIPT, barge_in: 'pause' } },
   ];
 }
+
+/**
+ * Deepgram Flux's own end of turn (detection 'stt', its delays at responsiveness 0.5) through the Flux stand-in
+ * (test/support/fake-deepgram-flux.ts): `node bench/turn-taking/run.ts flux-stt`. It measures the wiring and its
+ * timing (EagerEndOfTurn starts the reply, EndOfTurn plays it); its cut-offs are the stand-in's rule's, never
+ * Flux's (docs/benchmarks.md quotes Flux's published ones), so it runs only when named and is never the best.
+ */
+export const fluxConfig = (turns: number): BenchConfig => ({
+  name: 'flux-stt',
+  label: "Flux's end of turn (stt), 0/5000 ms, preemptive generation, through the Flux stand-in (wiring and timing only)",
+  stt: 'deepgram',
+  turns,
+  agent: { transcriber: { provider: 'deepgram', model: 'flux-general-en' } },
+  turnTaking: { detection: 'stt', endpointing: 'fixed', min_delay_ms: 0, max_delay_ms: 5000, preemptive_generation: true, ignore_backchannels: true, barge_in: 'pause' },
+});
+
+/** Configurations that run only when named. */
+export const NAMED_ONLY = ['current', 'flux-stt'];
 
 /** The agent's defaults (no turn_taking sent): `node bench/turn-taking/run.ts current`. */
 export const currentConfig = (turns: number): BenchConfig => ({ name: 'current', label: "The agent's defaults", stt: 'deepgram', turns, turnTaking: null });

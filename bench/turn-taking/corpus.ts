@@ -1,6 +1,8 @@
-// Builds a turn-taking corpus's audio from its labels (corpus-file.ts) with espeak-ng: each segment
-// synthesized on its own, its leading and trailing silence trimmed, resampled to 48 kHz (the rate the rtc
-// client publishes at), then joined with the item's pauses. The result is cached under the temp folder,
+// Builds a turn-taking corpus's audio from its labels (corpus-file.ts) with espeak-ng: a paused utterance is
+// synthesized as ONE utterance with its pauses as SSML breaks inside it (so the speech before a pause carries the
+// voice's within-sentence intonation, not a finished sentence's fall; paused-speech.ts), its leading and trailing
+// silence trimmed, resampled to 48 kHz (the rate the rtc client publishes at), each break's silence set to the
+// label's length exactly. The result is cached under the temp folder,
 // keyed by a hash of the labels, so a second run (or the tests) reads WAV files instead of synthesizing.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -10,6 +12,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { concatSamples, readWav, resample, writeWav, type Pcm } from '../../test/support/speech.ts';
 import { DEFAULT_CORPORA, corpusLabels, readCorpusFile, type CorpusFile, type LabelItem } from './corpus-file.ts';
+import { SYNTHESIS, pausedSsml, splitAtBreaks } from './paused-speech.ts';
 
 const run = promisify(execFile);
 
@@ -34,6 +37,8 @@ export interface CorpusItem extends LabelItem {
   /** The inserted pauses as [start, end) sample offsets. */
   pauses_at: [number, number][];
   wav: string;
+  /** Synthesized as one utterance with breaks (false: segment by segment, its breaks not found; or one segment). */
+  one_utterance?: boolean;
 }
 
 function windowRms(s: Int16Array, from: number, to: number): number {
@@ -75,13 +80,30 @@ export async function speakText(text: string, voice: string, rate: number): Prom
   }
 }
 
-async function buildItem(label: LabelItem, dir: string): Promise<CorpusItem> {
+/** The item's segments as speech: one SSML utterance with breaks, or (it could not be split) each on its own. */
+async function speechOf(label: LabelItem, dir: string, oneUtterance = true): Promise<{ segments: Int16Array[]; joined: boolean }> {
+  if (oneUtterance && label.segments.length > 1) {
+    const out = path.join(dir, `${label.id}.ssml.wav`);
+    await run('espeak-ng', ['-m', '-v', label.voice, '-s', String(label.rate), '-w', out, pausedSsml(label.segments, label.pauses_ms)]);
+    const pcm = resample(readWav(out), CORPUS_RATE);
+    const [a, b] = speechBounds(pcm);
+    const split = splitAtBreaks({ samples: pcm.samples.slice(a, b), sampleRate: CORPUS_RATE }, label.pauses_ms, SPEECH_RMS);
+    if (split) return { segments: split, joined: true };
+  }
+  const segments: Int16Array[] = [];
+  for (let i = 0; i < label.segments.length; i++) segments.push((await synthSegment(label.segments[i]!, label.voice, label.rate, dir, `${label.id}-${i}`)).samples);
+  return { segments, joined: false };
+}
+
+/** One label's audio, written into `dir` (as the corpus cache does; the prosody check calls it on a few). */
+export async function buildItem(label: LabelItem, dir: string, opts: { oneUtterance?: boolean } = {}): Promise<CorpusItem> {
   const parts: Int16Array[] = [];
   const segments_at: SegmentSpan[] = [];
   const pauses_at: [number, number][] = [];
   let at = 0;
+  const speech = await speechOf(label, dir, opts.oneUtterance ?? true);
   for (let i = 0; i < label.segments.length; i++) {
-    const seg = await synthSegment(label.segments[i]!, label.voice, label.rate, dir, `${label.id}-${i}`);
+    const seg = { samples: speech.segments[i]! };
     segments_at.push({ text: label.segments[i]!, start: at, end: at + seg.samples.length });
     parts.push(seg.samples);
     at += seg.samples.length;
@@ -95,12 +117,12 @@ async function buildItem(label: LabelItem, dir: string): Promise<CorpusItem> {
   const samples = concatSamples(...parts);
   const wav = path.join(dir, `${label.id}.wav`);
   writeWav(wav, { samples, sampleRate: CORPUS_RATE });
-  return { ...label, sample_rate: CORPUS_RATE, length: at, segments_at, speech_end: segments_at.at(-1)!.end, pauses_at, wav };
+  return { ...label, sample_rate: CORPUS_RATE, length: at, segments_at, speech_end: segments_at.at(-1)!.end, pauses_at, wav, one_utterance: speech.joined };
 }
 
 /** Where a corpus is cached: one folder per version of its labels. */
 export function corpusDir(labels: LabelItem[]): string {
-  const hash = createHash('sha256').update(JSON.stringify({ labels, rate: CORPUS_RATE, rms: SPEECH_RMS })).digest('hex').slice(0, 12);
+  const hash = createHash('sha256').update(JSON.stringify({ labels, rate: CORPUS_RATE, rms: SPEECH_RMS, synthesis: SYNTHESIS })).digest('hex').slice(0, 12);
   return path.join(process.env.VAP_CORPUS_CACHE ?? tmpdir(), `vap-turn-corpus-${labels[0]?.corpus ?? 'empty'}-${hash}`);
 }
 

@@ -95,13 +95,33 @@ export interface CutOffSummary {
   };
   /** The worker's EOU delay at true ends of utterances with no premature commit. */
   end_latency_ms: Stats;
+  /** The scored pauses by length (ms): how many, how many cut, the rate. */
+  by_pause_ms: Record<PauseBucket, { scored: number; cut: number; rate: number }>;
+  /**
+   * The share of scored pauses longer than the floor (min_delay_ms): a commit after the floor can only cut those,
+   * so a rate is read beside it (a corpus without pauses over the floor gives 0 % whatever the rules do).
+   */
+  share_longer_than_floor: number | null;
 }
+
+/** The pause-length buckets every cut-off rate is also reported in. */
+export const PAUSE_BUCKETS = ['<500', '500-1000', '1000-1500', '>1500'] as const;
+export type PauseBucket = (typeof PAUSE_BUCKETS)[number];
+export const pauseBucket = (ms: number): PauseBucket => (ms < 500 ? '<500' : ms < 1000 ? '500-1000' : ms <= 1500 ? '1000-1500' : '>1500');
 
 const ratio = (a: number, n: number) => (n ? Math.round((a / n) * 1e4) / 1e4 : NaN);
 
-export function summarizeCutOffs(turns: SpokenTurn[], commits: Commit[]): CutOffSummary {
+export function summarizeCutOffs(turns: SpokenTurn[], commits: Commit[], floorMs: number | null = null): CutOffSummary {
   const scored = turns.map((t) => ({ t, s: scoreTurn(t, commits) }));
   const pauses = scored.flatMap(({ s }) => s.pauses);
+  const lengths = scored.flatMap(({ t, s }) => s.pauses.map((p, i) => ({ p, ms: t.pauses_at[i]![1] - t.pauses_at[i]![0] }))).filter((x) => x.p !== 'unscored');
+  const by_pause_ms = Object.fromEntries(
+    PAUSE_BUCKETS.map((b) => {
+      const inB = lengths.filter((x) => pauseBucket(x.ms) === b);
+      const c = inB.filter((x) => x.p === 'cut').length;
+      return [b, { scored: inB.length, cut: c, rate: ratio(c, inB.length) }];
+    }),
+  ) as CutOffSummary['by_pause_ms'];
   const cut = pauses.filter((p) => p === 'cut').length;
   const scoredPauses = pauses.filter((p) => p !== 'unscored').length;
   const kinds = [...new Set(turns.map((t) => t.kind))].sort();
@@ -127,6 +147,8 @@ export function summarizeCutOffs(turns: SpokenTurn[], commits: Commit[]): CutOff
       by_kind,
     },
     end_latency_ms: latencyStats(latencies),
+    by_pause_ms,
+    share_longer_than_floor: floorMs === null ? null : ratio(lengths.filter((x) => x.ms > floorMs).length, lengths.length),
   };
 }
 

@@ -4,12 +4,11 @@
 // the OpenAI chat completions (fixed time to first token) and speech (fixed time to first byte).
 // Shared by the benchmark (run.ts) and the behavioural tests (test/e2e/turn-taking.test.ts).
 // First: rtc-client quiets rtc-node's logger, which reads NODE_ENV when it loads.
-import { RtcClient, nowMs, rms } from '../../test/support/rtc-client.ts';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { AudioStream, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+import { RtcClient, nowMs } from '../../test/support/rtc-client.ts';
+import { AgentEar, type Ear } from './ear.ts';
+import { api } from './rig-records.ts';
 import { startStack, type RunningStack } from '../../scripts/stack/supervisor.ts';
-import { startFakeDeepgram, type DeepgramConnection, type FakeDeepgram, type Script } from '../../test/support/fake-deepgram.ts';
+import { startFakeDeepgram, type FakeDeepgram, type Script, type SttConnection } from '../../test/support/fake-deepgram.ts';
 import { lastUserText, startFakeOpenAI, type ChatRequest, type FakeOpenAI } from '../../test/support/fake-openai.ts';
 import { concatSamples, resample, synthesize, type Pcm } from '../../test/support/speech.ts';
 import { mixSeed } from '../../test/support/seeded-random.ts';
@@ -17,15 +16,14 @@ import { Mic, type LineSource } from '../support/mic.ts';
 import { CORPUS_RATE, SPEECH_RMS, itemPcm, ms, speechBounds, type CorpusItem } from './corpus.ts';
 import { devKey } from '../support/room-call.ts';
 import type { TurnTaking } from '../../shared/turn-taking.ts';
-import type { Commit } from './cut-offs.ts';
 
 export const LLM_TTFT_MS = 200;
 export const TTS_TTFB_MS = 100;
 /** Between streamed tokens: a fast hosted model (about 60 tokens/s). */
 export const LLM_TOKEN_MS = 15;
 export const STT_FINAL_DELAY_MS = 200;
-/** A gap in the agent's audio this long means it stopped (espeak's pauses between words are shorter). */
-export const STOP_GAP_MS = 400;
+// A gap in the agent's audio this long means it stopped: STOP_GAP_MS, in ear.ts (re-exported below).
+export { STOP_GAP_MS } from './ear.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -39,7 +37,7 @@ const LONG_REPLY =
 const TAG = /\bR(\d+),\s*/;
 
 export type TurnTakingConfig = {
-  detection: 'vad' | 'model' | 'transcript';
+  detection: 'vad' | 'model' | 'transcript' | 'stt';
   endpointing: 'fixed' | 'dynamic';
   min_delay_ms: number;
   max_delay_ms: number;
@@ -98,15 +96,7 @@ export function wantsLongReply(userText: string): boolean {
   return /\b(opening|hours)\b/i.test(userText);
 }
 
-export async function api<T = any>(rig: { stack: RunningStack; key: string }, method: string, route: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(rig.stack.controlPlaneUrl + route, {
-    method,
-    headers: { authorization: `Bearer ${rig.key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
-}
+// The control plane's API as the rig's key: rig-records.ts (re-exported below).
 
 /** `sip`: the stack runs the LiveKit SIP bridge too, for calls on a purchased number (sip-caller.ts). */
 export async function startRig(opts: { onProgress?: (m: string) => void; workerLogLevel?: string; replyTags?: boolean; sip?: boolean } = {}): Promise<Rig> {
@@ -131,6 +121,8 @@ export async function startRig(opts: { onProgress?: (m: string) => void; workerL
   try {
     stack = await startStack({
       freePorts: true,
+      // A loaded shared machine can take minutes to start the control plane (as bench/agent-tests.ts allows).
+      readyTimeoutMs: 300_000,
       redis: 'own',
       sip: opts.sip ?? false,
       controlPlane: true,
@@ -145,6 +137,8 @@ export async function startRig(opts: { onProgress?: (m: string) => void; workerL
         OPENAI_API_KEY: 'stand-in',
         // The worker's per-turn timing records (turn-trace.ts) are at debug level.
         LOG_LEVEL: opts.workerLogLevel ?? 'debug',
+        // A job process on a loaded shared machine can take far over agents-js's 10 s to start.
+        JOB_INIT_TIMEOUT_MS: process.env.JOB_INIT_TIMEOUT_MS ?? '60000',
       },
       onProgress: progress,
     });
@@ -194,121 +188,8 @@ export async function createAgent(rig: Rig, name: string, stt: 'deepgram' | 'loc
 
 // ---- the caller ----
 
-/**
- * The agent's audio as the caller hears it: when each 10 ms window above the speech threshold arrived, and what
- * the trials read from that (a stop, a gap, the reply's length). Fed by the web caller (AgentEar) or the SIP
- * caller's RTP (sip-caller.ts).
- */
-export class Ear {
-  readonly speech: number[] = [];
-
-  /** Records a stretch of the agent's audio at `rate` that arrived at `at` (wall-clock ms, as its last sample did). */
-  hear(data: Int16Array, rate: number, at: number): void {
-    const step = Math.round(rate / 100);
-    const windows = Math.max(1, Math.floor(data.length / step));
-    for (let w = 0; w < windows; w++) {
-      if (rms(data.subarray(w * step, (w + 1) * step)) > SPEECH_RMS) this.speech.push(at - (windows - 1 - w) * 10);
-    }
-  }
-
-  /** First speech at or after `t`. */
-  firstAfter(t: number): number | undefined {
-    return this.speech.find((s) => s >= t);
-  }
-
-  /** Milliseconds of the agent's audio that reached the client between `from` and `to` (10 ms frames). */
-  speechMs(from: number, to: number): number {
-    return this.speech.filter((s) => s >= from && s < to).length * 10;
-  }
-
-  /** The longest stretch between `from` and `to` with none of the agent's audio. */
-  longestGap(from: number, to: number): number {
-    let last = from;
-    let longest = 0;
-    for (const s of this.speech) {
-      if (s < from) continue;
-      if (s >= to) break;
-      longest = Math.max(longest, s - last);
-      last = s;
-    }
-    return Math.max(longest, Math.min(to, nowMs()) - last);
-  }
-
-  lastSpeech(): number {
-    return this.speech.at(-1) ?? 0;
-  }
-
-  /** The end of the first stretch of speech after `t` followed by a gap of `gapMs` (undefined: still talking). */
-  stopAfter(t: number, gapMs = STOP_GAP_MS, now = nowMs()): number | undefined {
-    let i = this.speech.findIndex((s) => s >= t);
-    if (i < 0) return undefined;
-    for (; i < this.speech.length; i++) {
-      const next = this.speech[i + 1];
-      if (next === undefined) return now - this.speech[i]! >= gapMs ? this.speech[i]! + 10 : undefined;
-      if (next - this.speech[i]! >= gapMs) return this.speech[i]! + 10;
-    }
-    return undefined;
-  }
-
-  async until(cond: () => boolean, timeoutMs: number): Promise<boolean> {
-    const end = Date.now() + timeoutMs;
-    while (!cond()) {
-      if (Date.now() > end) return false;
-      await sleep(20);
-    }
-    return true;
-  }
-
-  /** Waits until the agent has been quiet for `quietMs` (or the timeout). */
-  async quiet(quietMs: number, timeoutMs = 30_000): Promise<boolean> {
-    return this.until(() => nowMs() - this.lastSpeech() >= quietMs, timeoutMs);
-  }
-}
-
-/** The agent's audio at a web caller (rtc-node), at 16 kHz. */
-export class AgentEar extends Ear {
-  #stream: AudioStream | null = null;
-  #done: Promise<void> | null = null;
-  #tap: { stream: AudioStream; done: Promise<void> } | null = null;
-  #stopped = false;
-
-  /** Listens to the agent; `tap` also gets its audio as it arrives, at 48 kHz (a dirty line's echo). */
-  attach(client: RtcClient, tap?: (samples: Int16Array) => void): void {
-    const offer = (track: RemoteTrack) => {
-      if (this.#stream || track.kind !== TrackKind.KIND_AUDIO) return;
-      this.#stream = new AudioStream(track, { sampleRate: 16000, numChannels: 1 });
-      this.#done = this.#read(this.#stream);
-      if (tap) {
-        const stream = new AudioStream(track, { sampleRate: 48000, numChannels: 1 });
-        this.#tap = { stream, done: this.#forward(stream, tap) };
-      }
-    };
-    client.room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => offer(track));
-    for (const p of client.room.remoteParticipants.values()) for (const pub of p.trackPublications.values()) if (pub.track) offer(pub.track);
-  }
-
-  async #read(stream: AudioStream): Promise<void> {
-    for await (const frame of stream) {
-      if (this.#stopped) break;
-      this.hear(frame.data.subarray(0, frame.samplesPerChannel), 16000, nowMs());
-    }
-  }
-
-  async #forward(stream: AudioStream, tap: (samples: Int16Array) => void): Promise<void> {
-    for await (const frame of stream) {
-      if (this.#stopped) break;
-      tap(frame.data.subarray(0, frame.samplesPerChannel));
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#stream?.cancel().catch(() => {});
-    await this.#done?.catch(() => {});
-    await this.#tap?.stream.cancel().catch(() => {});
-    await this.#tap?.done.catch(() => {});
-  }
-}
+// The caller's ear (the agent's audio as heard): ear.ts.
+export { Ear, AgentEar } from './ear.ts';
 
 /** The script of a corpus item for the Deepgram stand-in; `seed` (a trial's) draws its realistic mode's latencies. */
 export function scriptOf(item: CorpusItem, seed?: number): Script {
@@ -378,7 +259,8 @@ export type Task = { kind: 'turn' | 'barge_in' | 'backchannel'; item: CorpusItem
 /** What the trials need of a call: the caller's voice and ear, and the call's Deepgram stand-in connection. */
 export interface TrialCall {
   callId: string;
-  conn: DeepgramConnection | null;
+  /** The call's stand-in connection: Nova (v1) or Flux (v2), whichever the agent's transcriber opened. */
+  conn: SttConnection | null;
   ear: Ear;
   /** Speaks a clip; resolves once it is out, with when its first and last samples left the caller. */
   mic: { say(pcm: Pcm): Promise<{ start: number; end: number }> };
@@ -414,7 +296,7 @@ export async function startCall(rig: Rig, agentId: string, stt: 'deepgram' | 'lo
   ear.attach(client, opts.onAgentAudio);
   await client.publishMicrophone();
   const mic = new Mic(client, opts.line);
-  const conn = stt === 'deepgram' ? await rig.deepgram.nextConnection(60_000).finally(() => rig.deepgram.setSpeechRms(SPEECH_RMS)) : null;
+  const conn = stt === 'deepgram' ? await rig.deepgram.nextAnyConnection(60_000).finally(() => rig.deepgram.setSpeechRms(SPEECH_RMS)) : null;
   // The first message, then quiet.
   await ear.until(() => ear.speech.length > 0, 60_000);
   await ear.quiet(700);
@@ -541,95 +423,5 @@ export async function runTask(rig: Rig, call: TrialCall, task: Task): Promise<Ta
   return runTurn(call, task.item, task.seed);
 }
 
-// ---- what the worker and the control plane recorded ----
-
-export interface WorkerTurn {
-  call_id: string;
-  at: number;
-  eou_delay_ms: number;
-  vad_end_ms: number | null;
-  stt_final_ms: number | null;
-  eot_probability: number | null;
-}
-
-/** The worker's JSON log records with the message `msg` (the timing records are at debug level). */
-function workerRecords(stack: RunningStack, msg: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const line of readFileSync(path.join(stack.logDir, 'worker.log'), 'utf8').split('\n')) {
-    if (!line.includes(`"${msg}"`)) continue;
-    try {
-      out.push(JSON.parse(line.slice(line.indexOf('{'))) as Record<string, unknown>);
-    } catch {
-      // not a JSON line
-    }
-  }
-  return out;
-}
-
-/** The worker's per-turn timing records (turn-trace.ts), with the call and the time logged. */
-export function workerTurns(stack: RunningStack): WorkerTurn[] {
-  return workerRecords(stack, 'user turn timing').map((rec) => ({
-    call_id: String(rec.call_id),
-    at: Date.parse(String(rec.time)),
-    eou_delay_ms: Number(rec.eou_delay_ms),
-    vad_end_ms: (rec.vad_end_ms as number | null) ?? null,
-    stt_final_ms: (rec.stt_final_ms as number | null) ?? null,
-    eot_probability: (rec.eot_probability as number | null) ?? null,
-  }));
-}
-
-/** The worker's commits of user turns (their trace records), for cut-offs.ts. */
-export function workerCommits(stack: RunningStack): Commit[] {
-  return workerTurns(stack).map((t) => ({ call_id: t.call_id, at: t.at, eou_delay_ms: t.eou_delay_ms }));
-}
-
-/** When the worker paused the agent's reply (call-session.ts): by the onset of the sound, or by agents-js (the VAD's speech, or words). */
-export interface WorkerPause {
-  call_id: string;
-  at: number;
-  by: 'onset' | 'agents-js';
-}
-
-export function workerPauses(stack: RunningStack): WorkerPause[] {
-  return workerRecords(stack, 'agent paused').map((rec) => ({ call_id: String(rec.call_id), at: Date.parse(String(rec.time)), by: rec.by === 'onset' ? 'onset' : 'agents-js' }));
-}
-
-/** The worker's EOU record of a turn: the first one of the call logged after the end of its speech. */
-export function eouOf(turns: WorkerTurn[], callId: string, speechEndAt: number): WorkerTurn | undefined {
-  // Logged at the commit, which follows the end of speech by the EOU delay; 5 s bounds the search.
-  return turns.find((t) => t.call_id === callId && t.at >= speechEndAt - 100 && t.at <= speechEndAt + 5000);
-}
-
-/** The ended call's record (messages, latency), waiting for the worker's report. */
-export async function endedCall(rig: Rig, callId: string, timeoutMs = 20_000): Promise<any> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const c = await api(rig, 'GET', `/v1/calls/${callId}`);
-    if (c.body?.status === 'completed' && Array.isArray(c.body.messages)) return c.body;
-    if (Date.now() > end) return c.body;
-    await sleep(250);
-  }
-}
-
-/**
- * Tokens the LLM stand-in streamed for replies that no call used: a reply is used when its tag is in an
- * agent message of a call's transcript (an interrupted reply keeps what was spoken, tag first).
- */
-export function wastedTokens(llm: FakeOpenAI, fromIndex: number, agentMessages: string[]): { wasted: number; streamed: number; requests: number; unused: number } {
-  const used = new Set<number>();
-  for (const m of agentMessages) for (const hit of m.matchAll(/\bR(\d+)\b/g)) used.add(Number(hit[1]));
-  let wasted = 0;
-  let streamed = 0;
-  let requests = 0;
-  let unused = 0;
-  for (const c of llm.completions) {
-    if (c.index < fromIndex || !c.stream) continue;
-    requests++;
-    streamed += c.streamed;
-    if (!used.has(c.index)) {
-      wasted += c.streamed;
-      unused++;
-    }
-  }
-  return { wasted, streamed, requests, unused };
-}
+// What the worker and the control plane recorded: rig-records.ts.
+export * from './rig-records.ts';

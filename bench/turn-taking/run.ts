@@ -28,8 +28,8 @@
 // none), BENCH_LINE_BARGE_INS, BENCH_LINE_QUIET, BENCH_LINE_CONFIG, BENCH_SIP_LINE (the SIP leg's conditions;
 // default all when the SIP bridge is built, 0: none), BENCH_SIP_LINE_BARGE_INS, BENCH_SIP_LINE_QUIET,
 // BENCH_PINK_SNR_DB, BENCH_BABBLE_SNR_DB, BENCH_ECHO_DELAY_MS, BENCH_ECHO_GAIN_DB, the realistic stand-in's
-// BENCH_STT_SEED, BENCH_STT_LAG_MS (min-max), BENCH_STT_FINAL_MS (min-max), BENCH_STT_END_PERIOD,
-// BENCH_STT_PAUSE_PERIOD, BENCH_STT_WER, BENCH_BUDGET_S (the whole run; default half again over the plan's
+// BENCH_STT_SEED, BENCH_STT_LAG_MS (min-max), BENCH_STT_FINAL_MS (min-max), BENCH_STT_PERIOD,
+// BENCH_STT_OPEN_PERIOD, BENCH_STT_PERIOD_SILENCE_MS, BENCH_STT_WER, BENCH_BUDGET_S (the whole run; default half again over the plan's
 // estimate), BENCH_CALLS (calls at once), BENCH_OFFLINE=0 to skip the offline-STT run, BENCH_REPLY_TAGS=0 for
 // untagged replies, BENCH_RESULTS (the results file's name in bench/results, default turn-taking) for a partial
 // run, BENCH_FLOOR (barge-ins on a bare rtc-node participant: the transport's floor, floor.ts; 0 skips them).
@@ -40,7 +40,7 @@ import { writeResults } from '../support/results.ts';
 import { REALISTIC_DEFAULTS, type RealisticSttOptions } from '../../test/support/fake-deepgram.ts';
 import { mixSeed, seededRandom } from '../../test/support/seeded-random.ts';
 import { parseArgs, type SttMode } from './args.ts';
-import { DEFAULT_SWEEP, SWEPT_CONFIG, currentConfig, deepgramConfigs, parseSweep, sweepConfigs, type BenchConfig } from './configs.ts';
+import { DEFAULT_SWEEP, NAMED_ONLY, SWEPT_CONFIG, currentConfig, deepgramConfigs, fluxConfig, parseSweep, sweepConfigs, type BenchConfig } from './configs.ts';
 import { midTurnPauses } from './corpus-file.ts';
 import { loadCorpusFile, type CorpusItem, type LoadedCorpus } from './corpus.ts';
 import { prepareLines } from './dirty-line.ts';
@@ -49,7 +49,7 @@ import { LINE_CONDITIONS, type LineCondition } from './line-noise.ts';
 import { LLM_TTFT_MS, STT_FINAL_DELAY_MS, TTS_TTFB_MS, LLM_TOKEN_MS, createAgent, endCall, runTask, startCall, startRig, type CallHandle, type CallOptions, type Rig, type Task } from './rig.ts';
 import { SIP_RATE, buyNumber, endSipCall, startSipCall, type SipCallHandle } from './sip-caller.ts';
 import { sipBridgeVersion } from '../../scripts/stack/supervisor.ts';
-import { budgets, interruptionTable, known, lineTable, stats, summarize, summarizeLine, sweepTable, turnTable, type ConfigRun, type LineSummary, type Summary } from './summary.ts';
+import { budgets, interruptionTable, known, lineTable, stats, summarize, summarizeLine, pauseLengthTable, sweepTable, turnTable, type ConfigRun, type LineSummary, type Summary } from './summary.ts';
 
 const env = process.env;
 const num = (name: string, fallback: number) => {
@@ -105,9 +105,9 @@ const REALISTIC: Required<RealisticSttOptions> = {
   seed: num('BENCH_STT_SEED', REALISTIC_DEFAULTS.seed),
   interimLagMs: range('BENCH_STT_LAG_MS', REALISTIC_DEFAULTS.interimLagMs),
   finalDelayMs: range('BENCH_STT_FINAL_MS', REALISTIC_DEFAULTS.finalDelayMs),
-  endPeriodProbability: num('BENCH_STT_END_PERIOD', REALISTIC_DEFAULTS.endPeriodProbability),
-  pausePeriodProbability: num('BENCH_STT_PAUSE_PERIOD', REALISTIC_DEFAULTS.pausePeriodProbability),
-  pausePeriodMinMs: REALISTIC_DEFAULTS.pausePeriodMinMs,
+  periodProbability: num('BENCH_STT_PERIOD', REALISTIC_DEFAULTS.periodProbability),
+  openPeriodProbability: num('BENCH_STT_OPEN_PERIOD', REALISTIC_DEFAULTS.openPeriodProbability),
+  periodSilenceMs: num('BENCH_STT_PERIOD_SILENCE_MS', REALISTIC_DEFAULTS.periodSilenceMs),
   wordErrorRate: num('BENCH_STT_WER', REALISTIC_DEFAULTS.wordErrorRate),
 };
 
@@ -229,8 +229,8 @@ function weight(b: Block): number {
 const withComplete = (corpora: LoadedCorpus[]) => corpora.find((c) => c.items.some((i) => i.category === 'complete'));
 
 function plan(args: ReturnType<typeof parseArgs>, corpora: LoadedCorpus[]): { blocks: Block[]; unknown: string[] } {
-  const all = [currentConfig(TURNS), ...deepgramConfigs(COUNTS)];
-  const configs = all.filter((c) => (args.configs.length ? args.configs.includes(c.name) : c.name !== 'current'));
+  const all = [currentConfig(TURNS), fluxConfig(TURNS), ...deepgramConfigs(COUNTS)];
+  const configs = all.filter((c) => (args.configs.length ? args.configs.includes(c.name) : !NAMED_ONLY.includes(c.name)));
   const unknown = args.configs.filter((n) => n !== 'none' && !all.some((c) => c.name === n));
   const blocks: Block[] = [];
   const swept = all.find((c) => c.name === SWEEP_CONFIG);
@@ -281,7 +281,7 @@ async function main() {
   const corpora: LoadedCorpus[] = [];
   for (const file of args.corpora) corpora.push(await loadCorpusFile(file, { onProgress: (m) => process.stderr.write(`${m}\n`) }));
   const { blocks, unknown } = plan(args, corpora);
-  if (unknown.length) throw new Error(`unknown configuration(s): ${unknown.join(', ')} (known: current, ${deepgramConfigs(COUNTS).map((c) => c.name).join(', ')})`);
+  if (unknown.length) throw new Error(`unknown configuration(s): ${unknown.join(', ')} (known: ${NAMED_ONLY.join(', ')}, ${deepgramConfigs(COUNTS).map((c) => c.name).join(', ')})`);
   const units = blocks.reduce((n, b) => n + weight(b), 0);
   const estimateS = Math.round(WARM_UP_S + (withComplete(corpora) ? FLOOR : 0) * S_PER_FLOOR_TRIAL + units * S_PER_UNIT);
   const budgetS = num('BENCH_BUDGET_S', Math.round(estimateS * 1.5));
@@ -342,7 +342,8 @@ async function main() {
   const best: Record<string, string | null> = {};
   for (const stt of args.stt) {
     for (const c of corpora) {
-      const group = summaries.filter((s) => s.stt_mode === stt && s.corpus === c.corpus.name && !s.sweep_of);
+      // Never the Flux stand-in: its end of turn is a stand-in's rule (configs.ts, fluxConfig).
+      const group = summaries.filter((s) => s.stt_mode === stt && s.corpus === c.corpus.name && !s.sweep_of && s.name !== 'flux-stt');
       const base = group.find((s) => s.name === 'silero');
       const cut = (s: Summary) => s.cut_ins.pause.cut_in / Math.max(1, s.cut_ins.pause.n);
       const eligible = group.filter((s) => !base || cut(s) <= cut(base));
@@ -411,6 +412,7 @@ async function main() {
     [
       `\nTurn-taking (${result.wall_seconds} s; STT: ${args.stt.map((m) => (m === 'oracle' ? 'oracle (its figures are floors)' : m)).join(', ')}; * = fewer than 30 samples, a median only)`,
       rows.length ? `\nTurns\n\n${turnTable(rows)}` : '',
+      summaries.length ? `\nFalse cut-offs by pause length (beside the share of pauses longer than the floor)\n\n${pauseLengthTable(summaries)}` : '',
       rows.length ? `\nBarge-ins and backchannels\n\n${interruptionTable(rows)}` : '',
       swept.length ? `\nSweep of ${SWEEP_CONFIG}'s delays (the budget figures above come from these points)\n\n${sweepTable(swept)}` : '',
       lines.length ? `\nDirty lines (${LINE_CONFIG})\n\n${lineTable(lines)}` : '',

@@ -97,7 +97,7 @@ export async function startSipCall(rig: Rig, agentId: string, number: string, st
     };
     await phone.startMedia();
     mic = new SipMic(phone, opts.line);
-    const conn = stt === 'deepgram' ? await rig.deepgram.nextConnection(60_000).finally(() => rig.deepgram.setSpeechRms(SPEECH_RMS)) : null;
+    const conn = stt === 'deepgram' ? await rig.deepgram.nextAnyConnection(60_000).finally(() => rig.deepgram.setSpeechRms(SPEECH_RMS)) : null;
     // The first message, then quiet.
     await ear.until(() => ear.speech.length > 0, 60_000);
     await ear.quiet(700);

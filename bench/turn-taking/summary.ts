@@ -3,7 +3,7 @@
 import { percentile } from '../../shared/latency.ts';
 import type { SttMode } from './args.ts';
 import type { BenchConfig } from './configs.ts';
-import { cutOffRateAtLatencyBudget, latencyAtCutOffBudget, operatingPoint, summarizeCutOffs, type OperatingPoint, type SpokenTurn } from './cut-offs.ts';
+import { PAUSE_BUCKETS, cutOffRateAtLatencyBudget, latencyAtCutOffBudget, operatingPoint, summarizeCutOffs, type OperatingPoint, type SpokenTurn } from './cut-offs.ts';
 import type { LineSetup } from './dirty-line.ts';
 import {
   LLM_TTFT_MS,
@@ -105,8 +105,8 @@ export async function summarize(rig: Rig, run: ConfigRun) {
   const backValid = back.filter((b) => b.valid);
   const waste = wastedTokens(rig.llm, run.llmFrom, agentMessages);
   const committed = Math.max(1, userTurns);
-  const cutOffs = summarizeCutOffs(spoken(turns), trace);
   const tt = run.config.turnTaking;
+  const cutOffs = summarizeCutOffs(spoken(turns), trace, tt?.min_delay_ms ?? null);
   const point = operatingPoint(run.config.name, tt ? { min_delay_ms: tt.min_delay_ms, max_delay_ms: tt.max_delay_ms } : null, cutOffs);
   return {
     name: run.config.name,
@@ -257,6 +257,18 @@ export function sweepTable(rows: Summary[]): string {
     return `| ${r.corpus} | ${sttName(r)} | ${r.sweep_of ?? r.name} | ${tt?.min_delay_ms ?? '-'} / ${tt?.max_delay_ms ?? '-'} | ${pct(c.false_cut_offs, c.pauses_scored)} | ${f(c.end_latency_ms.mean)} (n=${c.end_latency_ms.n}) | ${f(c.end_latency_ms.median_any_n)} | ${fixed2(c.premature_commits.per_utterance)} |`;
   });
   return [head, '|---|---|---|---|---|---|---|---|', ...lines].join('\n');
+}
+
+/** Every configuration's false cut-offs beside the share of pauses longer than its floor, and by pause length. */
+export function pauseLengthTable(rows: Summary[]): string {
+  const head = `| Corpus | STT | Configuration | false cut-offs | pauses > floor | ${PAUSE_BUCKETS.map((b) => `${b} ms`).join(' | ')} |`;
+  const lines = rows.map((r) => {
+    const c = r.cut_offs;
+    const share = c.share_longer_than_floor === null ? 'n/a' : `${rate(c.share_longer_than_floor)} (floor ${r.turn_taking?.min_delay_ms ?? '-'} ms)`;
+    const cells = PAUSE_BUCKETS.map((b) => pct(c.by_pause_ms[b].cut, c.by_pause_ms[b].scored));
+    return `| ${r.corpus} | ${sttName(r)} | ${r.name} | ${pct(c.false_cut_offs, c.pauses_scored)} | ${share} | ${cells.join(' | ')} |`;
+  });
+  return [head, `|${'---|'.repeat(5 + PAUSE_BUCKETS.length)}`, ...lines].join('\n');
 }
 
 export function lineTable(rows: LineSummary[]): string {

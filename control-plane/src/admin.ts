@@ -2,13 +2,18 @@
 //   create-org --name <name>     prints {"org_id", "org_name", "api_key"} as JSON
 //   set-limits --org <id> [--max-calls-per-day N] [--kb-token-budget N] [--max-concurrent-calls N] [--daily-spend-cap-cents N]
 //                                prints {"org_id", "limits", "previous"} as JSON
+//   set-destination-limits --org <id> [--extra-countries GB,FR|none] [--unblockable-types premium_rate,...|none]
+//                                the destination ceiling: countries beyond the org's own numbers' it may allow,
+//                                default-blocked number types it may unblock; prints {"org_id", "limits", "previous"}
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { openDatabase } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
 import { createOrgWithKey } from './modules/workspace/orgs.ts';
-import { setOrgLimits } from './modules/workspace/limits.ts';
+import { setOrgDestinationLimits, setOrgLimits } from './modules/workspace/limits.ts';
+import { getCountries } from 'libphonenumber-js/max';
+import { DEFAULT_BLOCKED_NUMBER_TYPES, NON_GEOGRAPHIC, type NumberType } from '../../shared/destination-policy.ts';
 import type { Sql } from 'postgres';
 
 type Command = (sql: Sql, args: string[]) => Promise<unknown>;
@@ -49,7 +54,36 @@ export const commands: Record<string, { usage: string; run: Command }> = {
       return result;
     },
   },
+  'set-destination-limits': {
+    usage: 'set-destination-limits --org <id> [--extra-countries GB,FR|none] [--unblockable-types premium_rate,satellite|none]',
+    async run(sql, args) {
+      const { values } = parseArgs({
+        args,
+        options: { org: { type: 'string' }, 'extra-countries': { type: 'string' }, 'unblockable-types': { type: 'string' } },
+        strict: true,
+      });
+      if (!values.org || !UUID_RE.test(values.org)) throw new UsageError('--org <organisation id (uuid)> is required');
+      const countries = listArg(values['extra-countries']);
+      const types = listArg(values['unblockable-types']);
+      if (countries === undefined && types === undefined) throw new UsageError('give --extra-countries or --unblockable-types (none clears)');
+      const known = new Set<string>([...getCountries(), NON_GEOGRAPHIC]);
+      const badCountry = countries?.find((c) => !known.has(c));
+      if (badCountry) throw new UsageError(`--extra-countries: ${badCountry} is not an ISO 3166-1 alpha-2 code with phone numbers (or 001)`);
+      const badType = types?.find((t) => !DEFAULT_BLOCKED_NUMBER_TYPES.includes(t as NumberType));
+      if (badType) throw new UsageError(`--unblockable-types: ${badType} is not one of ${DEFAULT_BLOCKED_NUMBER_TYPES.join(', ')}`);
+      const result = await setOrgDestinationLimits(sql, values.org, { destination_extra_countries: countries, destination_unblockable_types: types });
+      if (!result) throw new UsageError(`no organisation with id ${values.org}`);
+      return result;
+    },
+  },
 };
+
+/** A comma-separated option: absent, `none` (empty) or its distinct items, as given (countries upper-cased). */
+function listArg(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim().toLowerCase() === 'none') return [];
+  return [...new Set(value.split(',').map((v) => v.trim()).filter(Boolean).map((v) => (/^[a-z]{2}$/i.test(v) ? v.toUpperCase() : v)))];
+}
 
 export class UsageError extends Error {}
 

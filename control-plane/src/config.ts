@@ -35,6 +35,14 @@ const CarrierEnv = {
   TELNYX_SOURCE_ADDRESSES: Type.Optional(Type.String({ description: 'Comma-separated IPs/CIDRs; default Telnyx\'s documented signalling addresses' })),
   TELNYX_INBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 0.35 }),
   TELNYX_OUTBOUND_RATE_CENTS: Type.Number({ minimum: 0, default: 0.5 }),
+  CARRIER_ACCOUNT_HEADER: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9-]{1,64}$',
+      description:
+        "SIP header that names the carrier account on every inbound INVITE, checked against CARRIER_ACCOUNT_VALUE (the carrier's ranges are shared by all its customers). Default for twilio: X-Twilio-AccountSid (value TWILIO_ACCOUNT_SID)",
+    }),
+  ),
+  CARRIER_ACCOUNT_VALUE: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'The value CARRIER_ACCOUNT_HEADER must carry' })),
   RATE_TABLE_PATH: Type.Optional(
     Type.String({ minLength: 1, description: 'CSV of per-minute rates by number prefix (carrier,direction,prefix,cents_per_minute); default the committed table (phone-numbers/rates/default.csv)' }),
   ),
@@ -44,6 +52,7 @@ const CarrierEnv = {
 function carrierConfigErrors(c: Static<typeof Env>): string[] {
   if (c.CARRIER === 'twilio') return (['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN'] as const).filter((k) => !c[k]).map((k) => `${k} must be set when CARRIER=twilio`);
   if (c.CARRIER === 'telnyx') return c.TELNYX_API_KEY ? [] : ['TELNYX_API_KEY must be set when CARRIER=telnyx'];
+  if (!!c.CARRIER_ACCOUNT_HEADER !== !!c.CARRIER_ACCOUNT_VALUE) return ['CARRIER_ACCOUNT_HEADER and CARRIER_ACCOUNT_VALUE go together'];
   return [];
 }
 // ---- end of carriers
@@ -64,6 +73,18 @@ const OutboundEnv = {
     description: 'A standby agent that has not claimed its call within this time is replaced by an ordinary dispatch into the same room',
   }),
   TRANSFER_RING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 120, default: 30, description: "A warm transfer's second leg not answered within this time: the agent tells the caller (no_answer)" }),
+  INBOUND_FALLBACK_OVERFLOW_PERCENT: Type.Integer({
+    minimum: 0,
+    maximum: 1000,
+    default: 50,
+    description: "A number's fallback (the overflow line) takes calls past the org's max_concurrent_calls and max_calls_per_day by at most this share of each (at least one call)",
+  }),
+  BLIND_TRANSFER_RESERVED_MINUTES: Type.Integer({
+    minimum: 1,
+    maximum: 1440,
+    default: 30,
+    description: "A blind transfer's leg leaves the platform's sight once the carrier accepts the REFER: it is priced (and counted against daily_spend_cap_cents) as this many minutes at the destination's outbound rate",
+  }),
   OUTBOUND_SCHEDULE_HORIZON_DAYS: Type.Integer({ minimum: 1, maximum: 365, default: 30, description: 'How far ahead scheduled_at may be' }),
   OUTBOUND_CONCURRENCY_WAIT_SECONDS: Type.Integer({
     minimum: 0,
@@ -88,6 +109,18 @@ const OutboundEnv = {
 const CampaignEnv = {
   CAMPAIGN_MAX_CONTACTS: Type.Integer({ minimum: 1, maximum: 1000000, default: 10000, description: 'Contacts (rows) of one campaign; more is a 422 naming the rows over' }),
   CAMPAIGN_UPLOAD_MAX_BYTES: Type.Integer({ minimum: 1024, default: 5242880, description: 'Largest campaign creation: the CSV file, or the JSON body (413 above)' }),
+  DNC_UNVERIFIED_PER_DAY: Type.Integer({
+    minimum: 0,
+    maximum: 100000,
+    default: 50,
+    description: "Numbers inbound callers may put on an organisation's do-not-call list per UTC day (their caller IDs, which callers can set); past it the tool's request is refused (409)",
+  }),
+  CAMPAIGN_MAX_ACTIVE_PER_ORG: Type.Integer({
+    minimum: 1,
+    maximum: 10000,
+    default: 50,
+    description: 'Campaigns one organisation may have scheduled, running or paused at once; one more is a 409 (reason campaign_limit)',
+  }),
   CAMPAIGN_MAX_CALLS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 60000, default: 600, description: 'Highest pacing.calls_per_minute a campaign may ask for' }),
   CAMPAIGN_TICK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 4, description: 'Campaigns one control-plane process schedules at once' }),
 };
@@ -148,6 +181,12 @@ const Env = Type.Object({
   LIVEKIT_API_SECRET: Type.String({ default: 'secret' }),
   AGENT_NAME: Type.String({ default: 'vap-agent', description: 'agentName the media workers register under' }),
   CALL_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 30, maximum: 86400, default: 600 }),
+  LISTEN_TOKEN_TTL_SECONDS: Type.Integer({
+    minimum: 10,
+    maximum: 3600,
+    default: 60,
+    description: 'How long a supervisor\'s listen token (POST /v1/calls/{id}/listen) can join the room; a listener already in stays',
+  }),
   RECORDINGS_DIR: Type.Optional(Type.String()),
   WEB_DIST_DIR: Type.Optional(Type.String({ description: 'Folder of the built browser files the playground serves (npm run build:web); defaults to web/dist in the repository' })),
   RECORDING_URL_TTL_SECONDS: Type.Integer({ minimum: 60, default: 14400 }),
@@ -176,6 +215,14 @@ const Env = Type.Object({
   ELEVENLABS_BASE_URL: Type.Optional(Type.String()),
   CARTESIA_BASE_URL: Type.Optional(Type.String()),
   OPENAI_API_KEY: Type.Optional(Type.String()),
+  // The workers' other platform settings, read here only to say which agents can run (`warnings` on agents and
+  // models, modules/agents/warnings.ts) and, for the local model, where the analysis and text-mode tests reach it.
+  DEEPGRAM_API_KEY: Type.Optional(Type.String()),
+  ELEVEN_API_KEY: Type.Optional(Type.String()),
+  ELEVENLABS_API_KEY: Type.Optional(Type.String()),
+  CARTESIA_API_KEY: Type.Optional(Type.String()),
+  LOCAL_LLM_BASE_URL: Type.Optional(Type.String({ format: 'uri', description: "The platform's local OpenAI-compatible server (Ollama, a llama.cpp server): models of provider `local`" })),
+  LLM_MODEL_PATH: Type.Optional(Type.String({ description: "A GGUF file on the workers: models of provider `local` run it (it wins over LOCAL_LLM_BASE_URL)" })),
   ANALYSIS_RETRY_LIMIT: Type.Integer({ minimum: 0, maximum: 20, default: 4 }),
   ANALYSIS_RETRY_DELAY_SECONDS: Type.Integer({ minimum: 1, default: 5 }),
   CALL_ENDED_ANALYSIS_WAIT_SECONDS: Type.Integer({
@@ -197,6 +244,23 @@ const Env = Type.Object({
     default: 4,
     description: "Test conversations one organisation runs at once, across its runs (never more than its max_concurrent_calls); the rest of a run waits its turn",
   }),
+  AGENT_TEST_RUNS_PER_ORG: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    default: 2,
+    description: "Test runs of one organisation worked on at once across all processes (pg-boss group concurrency): one organisation's queued runs cannot take every process's run slots",
+  }),
+  AGENT_TEST_WAIT_SECONDS: Type.Integer({
+    minimum: 1,
+    maximum: 3600,
+    default: 5,
+    description: "A run that can start no conversation (its organisation is at its conversation or call limit) gives its job slot back and is asked again this much later",
+  }),
+  AGENT_TEST_PLATFORM_DAILY_CONVERSATIONS: Type.Integer({
+    minimum: 0,
+    default: 200,
+    description: "Test conversations per organisation and UTC day that may use the platform's provider keys or local model (agent model or judge, or any voice-mode conversation); 0: tests run on the organisation's own keys only",
+  }),
   AGENT_TEST_JOBS_PER_PROCESS: Type.Integer({ minimum: 1, maximum: 100, default: 4, description: 'Test runs one control-plane process works on at once' }),
   JOBS_SUPERVISE_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: 'How often pg-boss looks for jobs whose process died (missed heartbeats) or that expired, and retries them: the longest a dial, delivery or ingestion waits for another process after a crash' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 15000 }),
@@ -214,6 +278,12 @@ const Env = Type.Object({
   // ---- Phone numbers and inbound calls (modules/phone-numbers) ----
   SIP_INGRESS_ADDRESS: Type.String({ default: '127.0.0.1:5060', description: 'host:port of the SIP bridge, where the carrier sends calls for our numbers' }),
   SIP_INGRESS_TRANSPORT: Type.Union([Type.Literal('udp'), Type.Literal('tcp'), Type.Literal('tls')], { default: 'udp' }),
+  INBOUND_WATCH_CONCURRENCY: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    default: 8,
+    description: "Unanswered-inbound checks one process runs at once: a voicemail message being played to one caller (up to minutes) holds one, so others' unanswered calls are not delayed behind it",
+  }),
   INBOUND_ANSWER_WAIT_SECONDS: Type.Integer({ minimum: 1, maximum: 60, default: 5, description: "How long an inbound call's dispatch may go untaken by any worker before the number's fallback agent is tried" }),
   INBOUND_FALLBACK_WAIT_SECONDS: Type.Integer({ minimum: 1, maximum: 60, default: 5, description: "How long the fallback agent's dispatch may go untaken before the number's voicemail_message is played and the call fails (agent_unavailable)" }),
   SIP_RINGING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 120, default: 30, description: 'An inbound call no agent picks up within this time is refused (SIP 486)' }),

@@ -3,7 +3,7 @@ import { loadConfig, ConfigError } from './config.ts';
 import { MigrationError } from './db/migrate.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { startPlatform } from './platform.ts';
-import { ensureDevOrg } from './modules/workspace/orgs.ts';
+import { announceDevOrg } from './modules/workspace/dev-start.ts';
 import { initTracing } from '../../shared/tracing.ts';
 
 const log = createLogger('control-plane', process.env.LOG_LEVEL ?? 'info');
@@ -14,14 +14,8 @@ async function main() {
   const config = loadConfig();
   const platform = await startPlatform(config, { log });
   if (config.NODE_ENV !== 'production') {
-    const dev = await ensureDevOrg(platform.services.sql);
-    if (dev) {
-      // Printed once, on the first start: the key is not stored anywhere in clear.
-      process.stdout.write(
-        `\n  Development organisation created.\n  org_id:  ${dev.org_id}\n  API key: ${dev.api_key}\n\n` +
-          `  Try: curl -H "Authorization: Bearer ${dev.api_key}" ${platform.url}/v1/audit-events\n  Docs: ${platform.url}/docs\n\n`,
-      );
-    }
+    // The key is printed once, on the first start: it is not stored anywhere in clear.
+    process.stdout.write(await announceDevOrg(platform.services.sql, config, platform.url));
   }
   let stopping = false;
   const stop = async (signal: string) => {

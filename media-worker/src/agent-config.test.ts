@@ -8,7 +8,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_DEFAULTS, CreateAgent, UpdateAgent } from '../../schemas/agents.ts';
 import { CallOverrides } from '../../schemas/calls.ts';
 import { InternalAgent } from '../../schemas/internal.ts';
-import { CreateLlmModel } from '../../schemas/models.ts';
+import { CreateLlmModel, REALTIME_DEFAULTS, type RealtimeSettings } from '../../schemas/models.ts';
+import { realtimeTurnDetection } from './providers/realtime.ts';
 import { STT_DEFAULT_MODEL, TTS_DEFAULTS, type SttProvider, type TtsProvider } from '../../shared/voices.ts';
 import { createLLM, createSTT, createTTS, inputSampleRateFor } from './providers/index.ts';
 import { pausesOnOnset, turnHandlingFor } from './session/mappings.ts';
@@ -57,9 +58,10 @@ const WORKER_CHECKS: Record<string, (value: string) => Promise<void> | void> = {
   },
   'turn_taking.detection': (value) => {
     const detector = { kind: 'end-of-turn model' } as never;
-    const turn_taking = { ...AGENT_DEFAULTS.turn_taking, detection: value as 'vad' | 'model' };
+    const turn_taking = { ...AGENT_DEFAULTS.turn_taking, detection: value as TurnTaking['detection'] };
     const h = turnHandlingFor({ turn_taking, interruption_sensitivity: 0.5 }, { turnDetector: detector, preemptiveAllowed: true });
-    expect(h.turnDetection).toBe(value === 'vad' ? 'vad' : detector);
+    // 'vad' and 'stt' (the STT's own end of turn, Deepgram Flux) are agents-js's own modes; the others a detector.
+    expect(h.turnDetection).toBe(value === 'vad' || value === 'stt' ? value : detector);
   },
   'turn_taking.endpointing': (value) => {
     const turn_taking = { ...AGENT_DEFAULTS.turn_taking, endpointing: value as 'fixed' | 'dynamic' };
@@ -99,7 +101,20 @@ const WORKER_CHECKS: Record<string, (value: string) => Promise<void> | void> = {
 
 const LLM_CHECKS: Record<string, (value: string) => void> = {
   provider: (value) => {
-    expect(createLLM({ provider: value, model: 'some-model', base_url: null, temperature: null, max_tokens: null }, KEYS, {})).toBeInstanceOf(llm.LLM);
+    // `local` is the operator's: a local OpenAI-compatible server here (a GGUF file needs weights the tests lack).
+    const env = { LOCAL_LLM_BASE_URL: 'https://llm.example.com/v1' };
+    expect(createLLM({ provider: value, model: 'some-model', base_url: null, temperature: null, max_tokens: null }, KEYS, env)).toBeInstanceOf(llm.LLM);
+  },
+  // A realtime model's turn detection: the provider's (the plugin's server or semantic VAD), or the platform's (none).
+  'realtime.turn_detection': (value) => {
+    const settings = { ...REALTIME_DEFAULTS, turn_detection: value as RealtimeSettings['turn_detection'] };
+    const detection = realtimeTurnDetection(settings);
+    if (value === 'platform') expect(detection).toBeNull();
+    else expect(detection).toMatchObject({ type: value, create_response: true, interrupt_response: true });
+  },
+  'realtime.eagerness': (value) => {
+    const settings = { ...REALTIME_DEFAULTS, turn_detection: 'semantic_vad' as const, eagerness: value as RealtimeSettings['eagerness'] };
+    expect(realtimeTurnDetection(settings)).toMatchObject({ type: 'semantic_vad', eagerness: value });
   },
 };
 

@@ -7,7 +7,7 @@
 // at their exit writing it, and their call is counted until they are gone. Writing it at the end of the prewarm
 // instead (module.flushCompileCache) was tried and not kept: the cache then held only the start-up's code, Node
 // writes a module's entry once per process, and every later call compiled its own path lazily as it started
-// (docs/decisions.md, "First audio").
+// (docs/decisions/029-first-audio.md).
 import os from 'node:os';
 import path from 'node:path';
 

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 import { PinnedReleaseError, installedAgentsVersion } from './session/agents-release.ts';
-import { standbyRoomOf } from './standby.ts';
+import { standbyRoomOf } from './call/standby.ts';
 
 /** The @livekit/agents release whose ProcPool this patch was checked against. */
 export const FORK_AFTER_GREETING_AGENTS_VERSION = '1.9.0';

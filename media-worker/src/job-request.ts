@@ -1,13 +1,13 @@
 // Which jobs LiveKit offers this worker are accepted. A number's dispatch rule offers a job for every caller's
 // room, but when a standby agent (or the fallback agent) already has the call, the control plane says so and
 // the offer is rejected here, before a job process is spent on it: a process taken means a replacement forked
-// on the cores the call's greeting is using (docs/decisions.md, "Standby agents").
+// on the cores the call's greeting is using (docs/decisions/030-standby-agents.md).
 import type { JobRequest } from '@livekit/agents';
 import type { InternalApiClient } from '../../shared/internal-api.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { INBOUND_ROOM_PREFIX } from '../../schemas/internal.ts';
-import { callIdFromMetadata } from './worker-metadata.ts';
-import { standbyRoomOf } from './standby.ts';
+import { callIdFromMetadata } from './call/job-metadata.ts';
+import { standbyRoomOf } from './call/standby.ts';
 
 /** The offer is a number's rule's job for a caller's room (no call named in its metadata, not a standby job). */
 export function isInboundRuleJob(room: string | undefined, jobMetadata: string | undefined): boolean {

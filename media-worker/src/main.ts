@@ -12,6 +12,7 @@ import { assertRaceFixTarget } from './session/race-fix.ts';
 import { assertPromptPauseTarget } from './session/prompt-pause.ts';
 import { assertRoomSessionHostTarget } from './session/room-session-host.ts';
 import { assertEarlyTrackTarget } from './session/early-track.ts';
+import { assertReleaseSpeechTarget } from './session/release-speech.ts';
 import { assertFfiLogsTarget } from '../../shared/ffi-logs.ts';
 import { assertForkAfterGreetingTarget, installForkAfterGreeting, loadProcPool } from './fork-after-greeting.ts';
 import { jobRequestFunc } from './job-request.ts';
@@ -26,6 +27,7 @@ assertRaceFixTarget();
 assertPromptPauseTarget();
 assertRoomSessionHostTarget();
 assertEarlyTrackTarget();
+assertReleaseSpeechTarget();
 assertFfiLogsTarget();
 assertForkAfterGreetingTarget();
 

@@ -3,44 +3,7 @@
 // process it posts each observation to the main process's metrics listener (loopback, fire and forget).
 import http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-
-export type LatencyKind = 'llm_ttft' | 'tts_ttfb' | 'eou_delay' | 'e2e';
-
-export interface LatencyLabels {
-  provider: string;
-  model: string;
-  call_type: string;
-}
-
-export interface KnowledgeLabels {
-  call_type: string;
-  /** hit (chunks found), empty, error (failed or timed out: the turn went on without) */
-  result: 'hit' | 'empty' | 'error';
-  /** yes when the search had started on a transcript before the turn ended */
-  prefetched: 'yes' | 'no';
-}
-
-export interface MetricsSink {
-  observeLatency(kind: LatencyKind, labels: LatencyLabels, seconds: number): void;
-  callEnded(reason: string, callType: string): void;
-  /** Time a user turn waited for its knowledge search (retrieval mode). */
-  knowledgeRetrieval?(labels: KnowledgeLabels, seconds: number): void;
-  /** A room action of a call failed (hang-up: the room could not be deleted). */
-  actionFailed?(action: CallAction, callType: string): void;
-  /** Preemptive generations discarded (the caller went on), and their completion tokens. */
-  preemptiveWaste?(labels: LatencyLabels, tokens: number, generations: number): void;
-  /** A pause of the agent's speech on the caller's sound that no word confirmed: resumed, or not (a new reply). */
-  falseInterruption?(callType: string, resumed: boolean): void;
-  /** The call's first audio played, `seconds` after its job started (the job's id lets the worker fork its replacement). */
-  firstAudio?(callType: string, jobId: string, seconds: number): void;
-  /** Event-loop stalls over 50 ms in the job process during the call's first 3 s (start-timeline.ts). */
-  startLoopBlocks?(callType: string, count: number): void;
-  /** A standby agent's job waits for a call (true), or has left that state (false: it took a call or left). */
-  standby?(jobId: string, waiting: boolean): void;
-}
-
-export const CALL_ACTIONS = ['hang_up', 'transfer', 'send_dtmf'] as const;
-export type CallAction = (typeof CALL_ACTIONS)[number];
+import { CALL_ACTIONS, type CallAction, type KnowledgeLabels, type LatencyKind, type LatencyLabels, type MetricsSink } from './session/metrics-sink.ts';
 
 const KNOWLEDGE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 1, 1.5];
 
@@ -363,6 +326,3 @@ export class PushMetricsSink implements MetricsSink {
     }
   }
 }
-
-/** Sink that drops everything (tests, benchmarks). */
-export const nullSink: MetricsSink = { observeLatency() {}, callEnded() {} };

@@ -58,15 +58,20 @@ function sampleRateOf(opts: LocalTTSOptions): number {
   return FESTIVAL_VOICES[opts.voice]!.sampleRate;
 }
 
+/** A voice (or model) the local TTS does not have: a call's `voice_unavailable`. */
+export class UnknownVoiceError extends Error {
+  override name = 'UnknownVoiceError';
+}
+
 function validate(opts: LocalTTSOptions): void {
   if (opts.model === 'espeak-ng') {
-    if (!ESPEAK_VOICE.test(opts.voice)) throw new Error(`invalid espeak-ng voice: ${opts.voice}`);
+    if (!ESPEAK_VOICE.test(opts.voice)) throw new UnknownVoiceError(`invalid espeak-ng voice: ${opts.voice}`);
   } else if (opts.model === 'festival') {
     if (!FESTIVAL_VOICES[opts.voice]) {
-      throw new Error(`unknown festival voice: ${opts.voice} (known: ${Object.keys(FESTIVAL_VOICES).join(', ')})`);
+      throw new UnknownVoiceError(`unknown festival voice: ${opts.voice} (known: ${Object.keys(FESTIVAL_VOICES).join(', ')})`);
     }
   } else {
-    throw new Error(`unknown local TTS model: ${String(opts.model)}`);
+    throw new UnknownVoiceError(`unknown local TTS model: ${String(opts.model)}`);
   }
   if (!(opts.speed > 0)) throw new Error('speed must be positive');
 }

@@ -5,6 +5,7 @@ import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
 import * as openai from '@livekit/agents-plugin-openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeCartesia, type FakeCartesia } from '../../test/support/fake-cartesia.ts';
+import { startFakeDeepgram } from '../../test/support/fake-deepgram.ts';
 import { CartesiaTTS } from './cartesia-tts.ts';
 import { FirstClauseTTS } from './first-clause.ts';
 import { LocalSTT } from './local-stt.ts';
@@ -30,6 +31,36 @@ describe('createSTT', () => {
     expect(dg).toBeInstanceOf(deepgram.STT);
     expect(dg.model).toBe('nova-2');
     expect(createSTT({ provider: 'openai', model: null, language: 'en-US' }, {}, { OPENAI_API_KEY: 'k' })).toBeInstanceOf(openai.STT);
+  });
+
+  it("builds Deepgram Flux (STTv2) for a Flux model, at the operator's v2 endpoint, with the org's key else the platform's", async () => {
+    const dg = await startFakeDeepgram();
+    try {
+      const env = { DEEPGRAM_BASE_URL: dg.httpUrl, DEEPGRAM_API_KEY: 'platform-key' };
+      const open = async (transcriber: { provider: string; model: string; language: string }, keys: { deepgram?: string }) => {
+        const engine = createSTT(transcriber, keys, env);
+        expect(engine).toBeInstanceOf(deepgram.STTv2);
+        const stream = engine.stream();
+        const conn = await dg.nextFluxConnection();
+        // Ended as a call ends: CloseStream, which the stand-in answers by closing.
+        stream.endInput();
+        while (!conn.closed) await new Promise((r) => setTimeout(r, 10));
+        await engine.close();
+        return conn;
+      };
+      const en = await open({ provider: 'deepgram', model: 'flux-general-en', language: 'en-US' }, { deepgram: 'org-key' });
+      expect(en.key).toBe('org-key');
+      expect(Object.fromEntries(en.params)).toMatchObject({ model: 'flux-general-en', encoding: 'linear16', sample_rate: '16000' });
+      // Deepgram's own turn options until the call sets its turn taking (media-worker stt-turns.ts).
+      expect(en.params.has('eager_eot_threshold')).toBe(false);
+      const multi = await open({ provider: 'deepgram', model: 'flux-general-multi', language: 'de-DE' }, {});
+      expect(multi.key).toBe('platform-key');
+      expect(multi.params.getAll('language_hint')).toEqual(['de']);
+      expect((await open({ provider: 'deepgram', model: 'flux-general-multi', language: 'multi' }, {})).params.has('language_hint')).toBe(false);
+      expect(() => createSTT({ provider: 'deepgram', model: 'flux-general-en', language: 'en-US' }, {}, noEnv)).toThrow(/no deepgram key/);
+    } finally {
+      await dg.close();
+    }
   });
 
   it('rejects an unknown provider and a missing key', () => {

@@ -6,7 +6,7 @@ import { initializeLogger, loggerOptions, type stt, type tts } from '@livekit/ag
 import * as deepgram from '@livekit/agents-plugin-deepgram';
 import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
 import * as openai from '@livekit/agents-plugin-openai';
-import { DEFAULT_LANGUAGE, STT_DEFAULT_MODEL, TTS_DEFAULTS } from '../voices.ts';
+import { DEFAULT_LANGUAGE, STT_DEFAULT_MODEL, TTS_DEFAULTS, isTurnModel } from '../voices.ts';
 import { ProviderConfigError, resolveKey, type ProviderKeys } from '../providers.ts';
 import { CartesiaTTS } from './cartesia-tts.ts';
 import { FirstClauseTTS } from './first-clause.ts';
@@ -70,13 +70,19 @@ export type SttUse = 'live' | 'clips';
 export function createSTT(transcriber: TranscriberConfig, keys: ProviderKeys, env: Env = process.env, use: SttUse = 'live'): stt.STT {
   const language = transcriber.language ?? DEFAULT_LANGUAGE;
   switch (transcriber.provider) {
-    case 'deepgram':
+    case 'deepgram': {
+      const model = transcriber.model ?? STT_DEFAULT_MODEL.deepgram;
+      const baseUrl = env.DEEPGRAM_BASE_URL?.replace(/^http/, 'ws').replace(/\/+$/, '');
+      // Flux (a model with its own end of turn) streams through Deepgram's v2 API: the plugin's STTv2. Its turn
+      // options are the call's (media-worker/src/session/stt-turns.ts); Deepgram's defaults until then.
+      if (isTurnModel({ provider: 'deepgram', model })) return createFluxSTT(model, language, resolveKey('deepgram', keys, env), baseUrl);
       return new deepgram.STT({
         apiKey: resolveKey('deepgram', keys, env),
-        model: transcriber.model ?? STT_DEFAULT_MODEL.deepgram,
+        model,
         language,
-        ...optional(env.DEEPGRAM_BASE_URL && { baseUrl: env.DEEPGRAM_BASE_URL.replace(/^http/, 'ws') }),
+        ...optional(baseUrl && { baseUrl }),
       });
+    }
     case 'openai':
       return new openai.STT({
         apiKey: resolveKey('openai', keys, env),
@@ -88,8 +94,24 @@ export function createSTT(transcriber: TranscriberConfig, keys: ProviderKeys, en
     case 'local':
       return new LocalSTT({ language });
     default:
-      throw new ProviderConfigError(`unknown transcriber provider: ${transcriber.provider}`);
+      throw new ProviderConfigError(`unknown transcriber provider: ${transcriber.provider}`, 'unknown_provider');
   }
+}
+
+/**
+ * Deepgram Flux through the plugin's STTv2, at the operator's endpoint if DEEPGRAM_BASE_URL moves it (the v2
+ * path under the same host as v1's). flux-general-multi detects the language itself; a language other than
+ * `multi` is given to it as a hint. flux-general-en speaks English only (the catalogue's check).
+ */
+function createFluxSTT(model: string, language: string, apiKey: string, baseUrl: string | undefined): deepgram.STTv2 {
+  const multi = model === 'flux-general-multi';
+  return new deepgram.STTv2({
+    apiKey,
+    model,
+    language: language === 'multi' ? 'en' : language,
+    ...optional(multi && language !== 'multi' && { languageHint: [baseLanguage(language)] }),
+    ...optional(baseUrl && { endpointUrl: `${baseUrl}/v2/listen` }),
+  });
 }
 
 /**
@@ -164,7 +186,7 @@ export function createTTS(config: TtsConfig, keys: ProviderKeys, voice: VoiceOpt
         speed,
       });
     default:
-      throw new ProviderConfigError(`unknown TTS provider: ${config.provider}`);
+      throw new ProviderConfigError(`unknown TTS provider: ${config.provider}`, 'unknown_provider');
   }
 }
 

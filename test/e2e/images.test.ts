@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useStack, type TestStack } from '../support/stack.ts';
 import { createTestDatabase } from '../support/db.ts';
 import { answerFromWords, contentText, lastUserText, startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
-import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
+import { disposeRtc } from '../support/rtc-client.ts';
+import { webCall } from '../support/web-caller.ts';
 import { synthesize, transcribe } from '../support/speech.ts';
 import { apiClient, untilEvery } from '../support/e2e.ts';
 import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
@@ -22,20 +23,10 @@ import type { Service } from '../../scripts/stack/process.ts';
 import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
 import { createOrgWithKey } from '../../control-plane/src/modules/workspace/orgs.ts';
 import { CALLER_RULES, HANGUP_TOKEN } from '../../control-plane/src/modules/agent-tests/conversation.ts';
+import { FIRST_MESSAGE, ANSWER, OTHER_ANSWER, GRAMMAR } from '../support/dental-phrases.ts';
 
 const decision = imageTestDecision();
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
-const FIRST_MESSAGE = 'Hello, thank you for calling Acme Dental.';
-const ANSWER = 'We open at nine in the morning.';
-const OTHER_ANSWER = 'Please hold while I transfer your call.';
-const GRAMMAR = `#JSGF V1.0;
-grammar heard;
-public <s> = hello thank you for calling acme dental
-  | we open at nine in the morning
-  | please hold while i transfer your call
-  | sorry we are closed on sundays
-  | goodbye and have a nice day;`;
 
 const QUESTION = 'What time do you open tomorrow morning';
 /** Words of ANSWER pocketsphinx catches from festival's voice (any one shows the caller heard the answer). */
@@ -162,13 +153,8 @@ describe.skipIf(!decision.run)(`the container images (${decision.why})`, () => {
   });
 
   it('serves a web call through the containerised worker: greeting, a spoken answer, completed', async () => {
-    const created = await api('POST', '/v1/calls/web', { agent_id: agentId });
-    expect(created.status).toBe(201);
-    const callId = created.body.id as string;
-    const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+    const { callId, client, heard: agentAudio } = await webCall(api, { agent_id: agentId });
     try {
-      await client.publishMicrophone();
-      const agentAudio = client.record({});
       // festival in the worker's image spoke the greeting.
       const greeting = await agentAudio.utterance({ silenceMs: 1500, timeoutMs: 90_000 });
       expect(await transcribe(greeting, { jsgf: GRAMMAR })).toBe('hello thank you for calling acme dental');

@@ -11,6 +11,7 @@ import { spokenSeconds, transcribe, wordsFound, writeWav, type Pcm } from '../su
 import { SipPhone } from '../support/sip-phone.ts';
 import { FIRST_MESSAGE, GREETINGS, GREETINGS_GRAMMAR, spelled } from '../support/greetings.ts';
 import { untilEvery } from '../support/e2e.ts';
+import { utterance } from '../support/phone-audio.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
 
 const OTHER_FIRST = GREETINGS[1]!;
@@ -30,37 +31,12 @@ const QUIET_SECONDS = 3;
 
 /** The agent's utterance, in seconds of audio: from the first loud sample to QUIET_SECONDS of quiet. */
 async function heardUtterance(phone: SipPhone, from = 0, timeoutMs = 90_000): Promise<number> {
-  await phone.waitFor(
-    'the agent to speak and pause',
-    () => {
-      const r = phone.received;
-      let first = -1;
-      let last = -1;
-      for (let i = from; i < r.length; i++) {
-        if (Math.abs(r[i]!) > 1500) {
-          if (first < 0) first = i;
-          last = i;
-        }
-      }
-      return first >= 0 && r.length - last > 8000 * QUIET_SECONDS;
-    },
-    timeoutMs,
-  );
+  const { seconds } = await utterance(phone, { from, quietSeconds: QUIET_SECONDS, timeoutMs });
   if (process.env.VAP_DEBUG_AUDIO) {
     writeWav(process.env.VAP_DEBUG_AUDIO, phone.audio(from));
     (await import('node:fs')).writeFileSync(`${process.env.VAP_DEBUG_AUDIO}.rtp`, phone.packets.join('\n'));
   }
-  // From the first loud sample to the last: the length of what the caller heard.
-  const r = phone.received;
-  let first = -1;
-  let last = -1;
-  for (let i = from; i < r.length; i++) {
-    if (Math.abs(r[i]!) > 1500) {
-      if (first < 0) first = i;
-      last = i;
-    }
-  }
-  return (last - first) / 8000;
+  return seconds;
 }
 
 async function createAgent(name: string, firstMessage: string, extra: Record<string, unknown> = {}) {
@@ -305,6 +281,13 @@ describe.skipIf(!sipBridgeVersion())('inbound phone calls over the SIP bridge', 
       await phone.pressKey('#');
       const referTo = await phone.waitFor('a REFER', () => phone.referTo, 90_000);
       expect(referTo).toContain('+15550100777');
+      // Sent by the control plane, recorded and priced (issue 50, item 3): not a REFER nobody counts.
+      await until('the blind transfer to be recorded', async () =>
+        (await sql<{ status: string }[]>`select status from call_transfers where call_id = ${call!.id} and mode = 'blind'`)[0]?.status === 'ended');
+      const [t] = await sql<{ destination: string; cost_cents: number | null; rate: number | null }[]>`
+        select destination, cost_cents, rate_cents_per_minute::float8 as rate from call_transfers where call_id = ${call!.id}`;
+      expect(t).toMatchObject({ destination: '+15550100777' });
+      if (t!.rate !== null) expect(t!.cost_cents).toBeGreaterThan(0);
     } finally {
       await phone.hangUp().catch(() => {});
       await phone.close();

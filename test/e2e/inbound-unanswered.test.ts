@@ -13,6 +13,7 @@ import { spokenSeconds } from '../support/speech.ts';
 import { SipPhone } from '../support/sip-phone.ts';
 import { Receiver } from '../support/webhook-receiver.ts';
 import { untilEvery } from '../support/e2e.ts';
+import { soundSeconds } from '../support/phone-audio.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
 
 const MESSAGE = 'Sorry, nobody can take your call right now. Please call again later.';
@@ -51,18 +52,7 @@ async function buy(agent: string, routing: Record<string, unknown>) {
 }
 
 /** Loud samples from the first to the last after `from`, in seconds (8 kHz). */
-function soundSeconds(phone: SipPhone, from = 0): number {
-  const r = phone.received;
-  let first = -1;
-  let last = -1;
-  for (let i = from; i < r.length; i++) {
-    if (Math.abs(r[i]!) > 1500) {
-      if (first < 0) first = i;
-      last = i;
-    }
-  }
-  return first < 0 ? 0 : (last - first) / 8000;
-}
+const soundAfter = (phone: SipPhone, from = 0) => soundSeconds(phone.received, from);
 
 beforeAll(async () => {
   hooks = await new Receiver().start();
@@ -107,7 +97,7 @@ describe.skipIf(!sipBridgeVersion())('inbound calls no worker takes', () => {
       await phone.waitFor('the answer', () => phone.answered, 90_000);
       await phone.startMedia();
       await phone.waitFor('the BYE', () => phone.ended, 90_000);
-      const heard = soundSeconds(phone);
+      const heard = soundAfter(phone);
       const expected = await spokenSeconds(MESSAGE);
       expect(heard, `heard ${heard.toFixed(2)} s, the message is ${expected.toFixed(2)} s`).toBeGreaterThan(expected * 0.7);
       expect(heard).toBeLessThan(expected * 1.6);

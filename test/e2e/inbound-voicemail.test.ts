@@ -12,6 +12,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { synthesize, spokenSeconds, type Pcm } from '../support/speech.ts';
 import { SipPhone } from '../support/sip-phone.ts';
 import { untilEvery } from '../support/e2e.ts';
+import { quietSince, soundSeconds } from '../support/phone-audio.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
 
 const FIRST_MESSAGE = 'Thank you for calling Acme Dental.';
@@ -71,26 +72,10 @@ afterAll(async () => {
 });
 
 /** Sound the caller heard between two sample indexes (8 kHz), in seconds: loud samples from first to last. */
-function soundBetween(phone: SipPhone, from: number, to: number): number {
-  const r = phone.received;
-  let first = -1;
-  let last = -1;
-  for (let i = from; i < Math.min(to, r.length); i++) {
-    if (Math.abs(r[i]!) > 1500) {
-      if (first < 0) first = i;
-      last = i;
-    }
-  }
-  return first < 0 ? 0 : (last - first) / 8000;
-}
+const soundBetween = (phone: SipPhone, from: number, to: number) => soundSeconds(phone.received, from, to);
 
 /** The caller heard sound after `from`, then 3 s of quiet (local TTS on a loaded machine can pause mid-sentence). */
-function heardThenQuiet(phone: SipPhone, from: number): boolean {
-  const r = phone.received;
-  let last = -1;
-  for (let i = r.length - 1; i >= from && last < 0; i--) if (Math.abs(r[i]!) > 1500) last = i;
-  return last >= 0 && r.length - last > 8000 * 3;
-}
+const heardThenQuiet = (phone: SipPhone, from: number) => (quietSince(phone.received, from) ?? 0) >= 3;
 
 /** Dials the number and waits for the agent's first sound (the first message: the session is running). */
 async function dialAndHearGreeting(): Promise<SipPhone> {

@@ -16,6 +16,7 @@ import { startFakeDeepgram, type DeepgramConnection, type FakeDeepgram } from '.
 import { synthesize, spokenSeconds, transcribe, writeWav, type Pcm } from '../support/speech.ts';
 import { SipCallee, type MenuNode } from '../support/sip-callee.ts';
 import { until } from '../support/e2e.ts';
+import { soundSeconds, utterance } from '../support/phone-audio.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
 import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
 
@@ -123,42 +124,11 @@ function labeller(conn: DeepgramConnection, texts: Map<Pcm, string>) {
   };
 }
 
-/** Loud samples the callee received between two indexes (8 kHz), in seconds from first to last. */
-function soundBetween(callee: SipCallee, from: number, to: number): number {
-  const r = callee.received;
-  let first = -1;
-  let last = -1;
-  for (let i = from; i < Math.min(to, r.length); i++) {
-    if (Math.abs(r[i]!) > 1500) {
-      if (first < 0) first = i;
-      last = i;
-    }
-  }
-  return first < 0 ? 0 : (last - first) / 8000;
-}
 
-/** The next utterance the callee hears after sample `from`: from the first loud sample to 1.2 s of quiet. */
-async function heard(callee: SipCallee, from: number): Promise<{ seconds: number; end: number }> {
-  let span = 0;
-  const end = await callee.waitFor(
-    'the agent to speak and pause',
-    () => {
-      const r = callee.received;
-      let first = -1;
-      let last = -1;
-      for (let i = from; i < r.length; i++) {
-        if (Math.abs(r[i]!) > 1500) {
-          if (first < 0) first = i;
-          last = i;
-        }
-      }
-      span = last - first;
-      return first >= 0 && last - first > 4000 && r.length - last > 8000 * 1.2 ? r.length : null;
-    },
-    90_000,
-  );
-  return { seconds: span / 8000, end };
-}
+/** The next utterance the callee hears after sample `from`: at least half a second of sound, then 1.2 s of quiet. */
+const heard = (callee: SipCallee, from: number) => utterance(callee, { from, quietSeconds: 1.2, minSoundSeconds: 0.5 });
+/** Loud sound the callee received between two indexes, in seconds from first to last. */
+const soundBetween = (callee: SipCallee, from: number, to: number) => soundSeconds(callee.received, from, to);
 
 describe.skipIf(!sipBridgeVersion())('phone-menu navigation on outbound calls', () => {
   it('presses 2 then 2 towards the goal, says nothing to the menus, and speaks its message to the person', { timeout: 240_000 }, async () => {

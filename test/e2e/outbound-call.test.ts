@@ -13,6 +13,7 @@ import { synthesize, writeWav, spokenSeconds } from '../support/speech.ts';
 import { SipCallee } from '../support/sip-callee.ts';
 import { Receiver } from '../support/webhook-receiver.ts';
 import { until } from '../support/e2e.ts';
+import { utterance } from '../support/phone-audio.ts';
 import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
 import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
@@ -184,7 +185,7 @@ describe.skipIf(!sipBridgeVersion())('outbound phone calls over the SIP bridge',
     await answer.waitFor('the BYE', () => answer.hungUp, 20_000);
     const done = await until('the conversation', async () => {
       const c = await getCall(id);
-      return c.messages?.some((m: { content: string }) => m.content === ANSWER) && c.latency.llm_ttft.samples > 0 ? c : null;
+      return c.messages?.some((m: { content: string }) => m.content === ANSWER) && (c.latency?.llm_ttft.samples ?? 0) > 0 ? c : null;
     }, 60_000);
     expect(done.ended_at).toBe(stopped.body.ended_at);
     expect(done.duration_seconds).toBe(stopped.body.duration_seconds);
@@ -205,7 +206,8 @@ describe.skipIf(!sipBridgeVersion())('outbound phone calls over the SIP bridge',
     expect([kept.status, dropped.status]).toEqual([201, 201]);
     expect(kept.body).toMatchObject({ status: 'queued', scheduled_at: at });
     const stop = await api('POST', `/v1/calls/${dropped.body.id}/stop`);
-    expect(stop.body).toMatchObject({ status: 'completed', end_reason: 'canceled', duration_seconds: 0 });
+    // A call stopped before it rang never connected: failed, canceled (issue 51), with no analysis.
+    expect(stop.body).toMatchObject({ status: 'failed', end_reason: 'canceled', duration_seconds: 0 });
     expect((await getCall(kept.body.id)).status).toBe('queued');
     const call = await finalCall(kept.body.id, 40_000);
     expect(call).toMatchObject({ status: 'failed', end_reason: 'busy' });
@@ -217,31 +219,10 @@ describe.skipIf(!sipBridgeVersion())('outbound phone calls over the SIP bridge',
       return job?.state === 'completed';
     }, 30_000);
     expect(busy.invites.length).toBe(before + 1);
-    expect((await getCall(dropped.body.id)).status).toBe('completed');
+    expect((await getCall(dropped.body.id)).status).toBe('failed');
   });
 });
 
-/** The next utterance the callee hears after sample `from`: from the first loud sample to 1.2 s of quiet. */
-async function heard(callee: SipCallee, from: number): Promise<{ seconds: number; end: number }> {
-  let span = 0;
-  const end = await callee.waitFor(
-    'the agent to speak and pause',
-    () => {
-      const r = callee.received;
-      let first = -1;
-      let last = -1;
-      for (let i = from; i < r.length; i++) {
-        if (Math.abs(r[i]!) > 1500) {
-          if (first < 0) first = i;
-          last = i;
-        }
-      }
-      span = last - first;
-      // At least half a second of sound (not a click), then 1.2 s of quiet.
-      return first >= 0 && last - first > 4000 && r.length - last > 8000 * 1.2 ? r.length : null;
-    },
-    90_000,
-  );
-  return { seconds: span / 8000, end };
-}
+/** The next utterance the callee hears after sample `from`: at least half a second of sound (not a click), then 1.2 s of quiet. */
+const heard = (callee: SipCallee, from: number) => utterance(callee, { from, quietSeconds: 1.2, minSoundSeconds: 0.5 });
 

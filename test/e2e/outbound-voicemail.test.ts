@@ -14,6 +14,7 @@ import { synthesize, spokenSeconds, type Pcm } from '../support/speech.ts';
 import { SipCallee } from '../support/sip-callee.ts';
 import { Receiver } from '../support/webhook-receiver.ts';
 import { until } from '../support/e2e.ts';
+import { soundSeconds } from '../support/phone-audio.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
 import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
 
@@ -108,18 +109,7 @@ async function playMachine(callee: SipCallee): Promise<{ answeredAt: number; bee
 }
 
 /** Sound the callee heard between two sample indexes (8 kHz), in seconds: loud samples from first to last. */
-function soundBetween(callee: SipCallee, from: number, to: number): number {
-  const r = callee.received;
-  let first = -1;
-  let last = -1;
-  for (let i = from; i < Math.min(to, r.length); i++) {
-    if (Math.abs(r[i]!) > 1500) {
-      if (first < 0) first = i;
-      last = i;
-    }
-  }
-  return first < 0 ? 0 : (last - first) / 8000;
-}
+const soundBetween = (callee: SipCallee, from: number, to: number) => soundSeconds(callee.received, from, to);
 
 describe.skipIf(!sipBridgeVersion())('outbound calls answered by an answering machine', () => {
   it('an agent with voicemail_message stays quiet through the greeting and leaves the message after the beep', { timeout: 240_000 }, async () => {

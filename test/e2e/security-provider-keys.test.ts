@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useStack, type TestStack } from '../support/stack.ts';
 import { createTestDatabase } from '../support/db.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
-import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
+import { disposeRtc } from '../support/rtc-client.ts';
+import { webCall as startWebCall } from '../support/web-caller.ts';
 import { synthesize } from '../support/speech.ts';
 import { apiClient, untilEvery } from '../support/e2e.ts';
 import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
@@ -71,13 +72,8 @@ async function webCall(orgCredential: string | null): Promise<{ workerAuth: (str
   // chat requests); the analysis through a plain fetch.
   const viaSdk = (h: Record<string, unknown>) => h['x-stainless-lang'] !== undefined;
   const fromWorker = () => receiver.headers.slice(from).filter(viaSdk).length;
-  const created = await api('POST', '/v1/calls/web', { agent_id: agentId });
-  expect(created.status).toBe(201);
-  const callId = created.body.id as string;
-  const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+  const { callId, client, heard: agentAudio } = await startWebCall(api, { agent_id: agentId });
   try {
-    await client.publishMicrophone();
-    const agentAudio = client.record({});
     // The session warms its LLM up (GET /models) with the client and key it will chat with.
     await until('the worker to reach the model', () => fromWorker() > 0, 150_000);
     // The greeting heard: the conversation the analysis sends has it (the transcript is stored only with the

@@ -13,6 +13,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
 import { transcribe, type Pcm } from '../support/speech.ts';
 import { untilEvery } from '../support/e2e.ts';
+import { utterance } from '../support/phone-audio.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
 
 const GREETINGS = ['hello thank you for calling acme dental', 'good morning this is the north clinic'];
@@ -120,20 +121,7 @@ describe('standby agents', () => {
         await phone.startMedia();
         await phone.waitFor('the greeting', () => phone.received.some((v) => Math.abs(v) > 1500), 90_000);
         // The greeting, then some quiet.
-        await phone.waitFor(
-          'the greeting to end',
-          () => {
-            const r = phone.received;
-            let last = -1;
-            for (let i = r.length - 1; i >= 0; i--)
-              if (Math.abs(r[i]!) > 1500) {
-                last = i;
-                break;
-              }
-            return last >= 0 && r.length - last > 8000 * 2;
-          },
-          90_000,
-        );
+        await utterance(phone, { quietSeconds: 2 });
         audio = phone.audio();
         // While the call is up: one call on the worker (the rule's job was rejected, not started), served by the
         // standby agent from its standby room.

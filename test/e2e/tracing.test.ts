@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackFixture } from '../support/stack-fixture.ts';
 import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
-import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
+import { disposeRtc } from '../support/rtc-client.ts';
+import { webCall } from '../support/web-caller.ts';
 import { synthesize } from '../support/speech.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.ts';
 import { untilEvery } from '../support/e2e.ts';
@@ -73,13 +74,8 @@ afterAll(async () => {
 
 describe('traces across the control plane and the media worker', () => {
   it('parents the worker spans on the API request and the reports on the worker', { timeout: 240_000 }, async () => {
-    const created = await api('POST', '/v1/calls/web', { agent_id: agentId });
-    expect(created.status).toBe(201);
-    const callId = created.body.id as string;
-    const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+    const { callId, client, heard } = await webCall(api, { agent_id: agentId });
     try {
-      await client.publishMicrophone();
-      const heard = client.record({});
       await heard.utterance({ silenceMs: 1000, timeoutMs: 90_000 });
       heard.reset();
       await client.speak(await synthesize('What time do you open tomorrow morning'), { trailingSilenceMs: 1500 });

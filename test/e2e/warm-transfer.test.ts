@@ -17,6 +17,7 @@ import { SipPhone } from '../support/sip-phone.ts';
 import { SipCallee } from '../support/sip-callee.ts';
 import { GREETINGS, spelled } from '../support/greetings.ts';
 import { untilEvery } from '../support/e2e.ts';
+import { loudCount, utterance } from '../support/phone-audio.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
 import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
 
@@ -46,13 +47,6 @@ let number: string;
 const fixture = stackFixture();
 const { api } = fixture;
 const until = untilEvery(250);
-
-/** Samples louder than speech's quiet parts, from `from` on. */
-const loudSamples = (r: number[], from = 0) => {
-  let n = 0;
-  for (let i = from; i < r.length; i++) if (Math.abs(r[i]!) > 1500) n++;
-  return n;
-};
 
 /** The hold music's notes (media-worker/src/session/warm-transfer.ts TUNE). */
 const HOLD_NOTES = [523.25, 587.33, 659.25, 783.99, 880.0];
@@ -91,19 +85,7 @@ function keep(name: string, pcm: Pcm): string {
 
 /** Waits for audio from `from` on, then `quietSeconds` of quiet after it (an utterance heard to its end). */
 async function heardUtterance(peer: SipPhone, from: number, timeoutMs = 90_000, quietSeconds = 3): Promise<Pcm> {
-  await peer.waitFor(
-    'speech, then quiet',
-    () => {
-      const r = peer.received;
-      let last = -1;
-      for (let i = r.length - 1; i >= from; i--) if (Math.abs(r[i]!) > 1500) {
-        last = i;
-        break;
-      }
-      return last >= 0 && r.length - last > 8000 * quietSeconds;
-    },
-    timeoutMs,
-  );
+  await utterance(peer, { from, quietSeconds, timeoutMs });
   return peer.audio(from);
 }
 
@@ -209,7 +191,7 @@ describe.skipIf(!sipBridgeVersion())('warm transfer over the SIP bridge', () => 
       await until('the person to be briefed and joined', async () => (await transferOf(callId))?.status === 'joined', 120_000);
       // While the person was rung and briefed, the caller heard music: loud, and not the briefing's words.
       holdAudio = phone.audio(mark);
-      expect(loudSamples(phone.received, mark), 'hold music energy').toBeGreaterThan(8000 * 2);
+      expect(loudCount(phone.received, mark), 'hold music energy').toBeGreaterThan(8000 * 2);
       expect(musicWindows(holdAudio), 'quarter seconds of hold music the caller heard').toBeGreaterThanOrEqual(8);
       expect(human.answered).toBe(true);
       // The person heard the briefing (and nothing before it: no music, no caller).
@@ -218,9 +200,9 @@ describe.skipIf(!sipBridgeVersion())('warm transfer over the SIP bridge', () => 
         writeWav(`${process.env.VAP_DEBUG_AUDIO}-person.wav`, briefed);
         writeWav(`${process.env.VAP_DEBUG_AUDIO}-caller.wav`, phone.audio());
       }
-      expect(loudSamples(human.received), `the person heard ${human.received.length} samples`).toBeGreaterThan(8000);
+      expect(loudCount(human.received), `the person heard ${human.received.length} samples`).toBeGreaterThan(8000);
       // No music reached the person, but for the moment its leg's media starts (the SIP bridge subscribes it to
-      // every track then, and the worker's next pass undoes it: docs/decisions.md, "Warm transfer").
+      // every track then, and the worker's next pass undoes it: docs/decisions/036-warm-transfer.md).
       const music = musicWindows(briefed);
       expect(music, `hold music at the person (${music >= 3 ? keep('person', briefed) : ''})`).toBeLessThan(3);
       // The briefing, by the shape of its loudness against the same voice saying the same sentence: the
@@ -234,10 +216,10 @@ describe.skipIf(!sipBridgeVersion())('warm transfer over the SIP bridge', () => 
       const words = await synthesize('We open at nine in the morning.');
       const callerMark = phone.received.length;
       await human.speak(words);
-      await phone.waitFor("the person's voice at the caller", () => loudSamples(phone.received, callerMark) > 4000, 20_000);
+      await phone.waitFor("the person's voice at the caller", () => loudCount(phone.received, callerMark) > 4000, 20_000);
       const humanMark = human.received.length;
       await phone.speak(words);
-      await human.waitFor("the caller's voice at the person", () => loudSamples(human.received, humanMark) > 4000, 20_000);
+      await human.waitFor("the caller's voice at the person", () => loudCount(human.received, humanMark) > 4000, 20_000);
 
       // The caller hangs up: the platform hangs up the person's leg and ends the call.
       await phone.hangUp();

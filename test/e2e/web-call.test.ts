@@ -10,23 +10,11 @@ import type { TestStack } from '../support/stack.ts';
 import { stackFixture } from '../support/stack-fixture.ts';
 import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { answerFromWords, startFakeOpenAI, lastUserText, type FakeOpenAI } from '../support/fake-openai.ts';
-import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
+import { webCall } from '../support/web-caller.ts';
+import { disposeRtc } from '../support/rtc-client.ts';
 import { synthesize, transcribe, decodeWav } from '../support/speech.ts';
 import { untilEvery } from '../support/e2e.ts';
-
-const FIRST_MESSAGE = 'Hello, thank you for calling Acme Dental.';
-const ANSWER = 'We open at nine in the morning.';
-/** What the stand-in says to anything else: one of the grammar's distractors. */
-const OTHER_ANSWER = 'Please hold while I transfer your call.';
-// What the client may hear: the two expected sentences and distractors. With a grammar pocketsphinx picks the
-// closest sentence, so hearing the right one (not a distractor) shows the audio carried it.
-const GRAMMAR = `#JSGF V1.0;
-grammar heard;
-public <s> = hello thank you for calling acme dental
-  | we open at nine in the morning
-  | please hold while i transfer your call
-  | sorry we are closed on sundays
-  | goodbye and have a nice day;`;
+import { FIRST_MESSAGE, ANSWER, OTHER_ANSWER, GRAMMAR } from '../support/dental-phrases.ts';
 
 let stack: TestStack;
 let llm: FakeOpenAI;
@@ -86,14 +74,8 @@ afterAll(async () => {
 
 describe('a web call through LiveKit', () => {
   it('greets, answers a spoken question, stops with api_stop, and reports everything', async () => {
-    const created = await api('POST', '/v1/calls/web', { agent_id: agentId, variables: { customer_name: 'Ada' } });
-    expect(created.status).toBe(201);
-    const callId = created.body.id as string;
-
-    const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+    const { callId, client, heard: agentAudio } = await webCall(api, { agent_id: agentId, variables: { customer_name: 'Ada' } });
     try {
-      await client.publishMicrophone();
-      const agentAudio = client.record({});
 
       // 1. The first message is heard.
       const greeting = await agentAudio.utterance({ silenceMs: 1500, timeoutMs: 90_000 });
@@ -109,7 +91,10 @@ describe('a web call through LiveKit', () => {
       // The worker's own STT (pocketsphinx, no grammar) turned the question into a user turn whose words
       // chose the answer heard above.
       const asked = llm.requests.filter((r) => !String(r.messages[0]?.content).startsWith('You analyse')).map(lastUserText);
-      expect(asked.some((t) => /\b(open|opening|time|morning|tomorrow)\b/i.test(t)), `the LLM was asked ${JSON.stringify(asked)}`).toBe(true);
+      expect(
+        asked.some((t) => /\b(open|opening|time|morning|tomorrow)\b/i.test(t)),
+        `the LLM was asked ${JSON.stringify(asked)}`,
+      ).toBe(true);
     } finally {
       await client.leave();
     }
@@ -129,7 +114,7 @@ describe('a web call through LiveKit', () => {
     expect(endedAt).toBeLessThanOrEqual(afterStop);
     const call = await until('the conversation', async () => {
       const c = (await api('GET', `/v1/calls/${callId}`)).body;
-      return c.status === 'completed' && c.messages?.some((m: { content: string }) => m.content === ANSWER) && c.latency.llm_ttft.samples > 0 ? c : null;
+      return c.status === 'completed' && c.messages?.some((m: { content: string }) => m.content === ANSWER) && (c.latency?.llm_ttft.samples ?? 0) > 0 ? c : null;
     });
     expect(call.end_reason).toBe('api_stop');
     expect(call.ended_at).toBe(stopped.body.ended_at);
@@ -179,13 +164,8 @@ describe('a web call through LiveKit', () => {
   }, 300_000);
 
   it('ends a call whose worker is killed mid-call within a bounded time, with worker_lost', async () => {
-    const created = await api('POST', '/v1/calls/web', { agent_id: agentId });
-    expect(created.status).toBe(201);
-    const callId = created.body.id as string;
-    const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+    const { callId, client, heard: agentAudio } = await webCall(api, { agent_id: agentId });
     try {
-      await client.publishMicrophone();
-      const agentAudio = client.record({});
       await agentAudio.utterance({ silenceMs: 800, timeoutMs: 90_000 });
       await until('the call to be in progress', async () => (await api('GET', `/v1/calls/${callId}`)).body.status === 'in_progress');
 

@@ -7,6 +7,7 @@ import { request as httpRequest } from 'node:http';
 import { usePlatform, type TestPlatform } from '../support/platform.ts';
 import { tickCampaign } from '../../control-plane/src/modules/campaigns/scheduler.ts';
 import { InternalApiClient } from '../../shared/internal-api.ts';
+import { commands } from '../../control-plane/src/admin.ts';
 
 const LIMIT = 64 * 1024;
 let tp: TestPlatform;
@@ -106,6 +107,7 @@ describe('a contact list aimed at toll fraud', () => {
   });
 
   it('a policy tightened mid-campaign applies before the next attempt: the contact is skipped, never dialled', async () => {
+    await commands['set-destination-limits']!.run(tp.sql, ['--org', org.orgId, '--extra-countries', 'GB']);
     await tp.request('patch', '/v1/workspace', { key: org.key, body: { settings: { destination_policy: { allowed_countries: ['US', 'GB'] } } } });
     const res = await upload(['to_number', '+442079460124', '+442079460125'].join('\n'), { schedule: JSON.stringify({ windows: ALWAYS }), pacing: JSON.stringify({ calls_per_minute: 1, max_concurrent: 5 }) });
     expect(res.body.import.accepted).toBe(2);

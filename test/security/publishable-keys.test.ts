@@ -270,4 +270,14 @@ describe('failed authentication per client IP', () => {
     // Operators see it: 429s are counted by reason.
     expect(await strict.services.metrics.registry.getSingleMetricAsString('vap_http_rate_limited_total')).toContain('vap_http_rate_limited_total{reason="auth_failures"} 2');
   });
+
+  it('refuses the locked-out address on the open routes too, as their documented 429 says (health, the reference)', async () => {
+    const doc = (await (await fetch(`${tp.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    for (const path of ['/health', '/health/ready', '/openapi.json', '/docs']) {
+      expect(doc.paths[path]!.get!.responses['429'], path).toEqual({ $ref: '#/components/responses/RateLimited' });
+      const res = await fetch(`${strict.url}${path}`);
+      expect(res.status, path).toBe(429);
+      expect(await res.json()).toMatchObject({ type: 'rate_limited', reason: 'auth_failures' });
+    }
+  });
 });

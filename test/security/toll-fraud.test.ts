@@ -15,7 +15,7 @@ import { mintCapability } from '../../control-plane/src/modules/calls/capability
 import { carrierFor, setCarrier } from '../../control-plane/src/modules/phone-numbers/carriers/index.ts';
 import { lookupRate, parseRateTable, rateTableFor } from '../../control-plane/src/modules/phone-numbers/rates.ts';
 import { dialCall } from '../../control-plane/src/modules/calls/dial.ts';
-import { spendTodayCents } from '../../control-plane/src/modules/calls/queries.ts';
+import { spendTodayCents } from '../../control-plane/src/modules/calls/queries-admission.ts';
 import { commands } from '../../control-plane/src/admin.ts';
 
 // Real numbers, one or two of each type (libphonenumber's metadata, and the ITU's satellite codes).
@@ -113,6 +113,47 @@ describe('number types, from real numbers', () => {
   });
 });
 
+describe('sip: destinations: the number in the user part, parameters and headers (issue 50, item 8)', () => {
+  // pbx.example.com is allowed, so each refusal below is for the URI itself, not its host.
+  const policy: DestinationPolicy = { allowed_countries: ['US'], blocked_number_types: [...DEFAULT_BLOCKED_NUMBER_TYPES], allowed_sip_hosts: ['pbx.example.com'], fictional_numbers: false };
+
+  it('refuses a premium-rate number in the user part, with or without user=phone', () => {
+    expect(checkDestination(policy, 'sip:+19005551234@pbx.example.com;user=phone')).toMatchObject({ ok: false, host: 'pbx.example.com' });
+    expect(checkDestination(policy, 'sip:+19005551234@pbx.example.com')).toMatchObject({ ok: false, reason: 'number_type', type: 'premium_rate' });
+    // Percent-encoded and with visual separators, the same number.
+    expect(checkDestination(policy, 'sip:%2B1-900-555-1234@pbx.example.com')).toMatchObject({ ok: false, reason: 'number_type', type: 'premium_rate' });
+  });
+
+  it('refuses a satellite number at an allowed host', () => {
+    expect(checkDestination(policy, 'sip:+881612345678@pbx.example.com')).toMatchObject({ ok: false, reason: 'number_type', type: 'satellite' });
+    // A country the org does not call, too.
+    expect(checkDestination(policy, 'sip:+442071234567@pbx.example.com')).toMatchObject({ ok: false, reason: 'country', country: 'GB' });
+  });
+
+  it('refuses maddr (the request sent to another host) and every parameter but transport', () => {
+    expect(checkDestination(policy, 'sip:desk@pbx.example.com;maddr=203.0.113.9')).toMatchObject({ ok: false, reason: 'sip_uri', host: 'pbx.example.com' });
+    expect(checkDestination(policy, 'sip:desk@pbx.example.com;transport=udp;maddr=sip.attacker.example')).toMatchObject({ ok: false, reason: 'sip_uri' });
+    expect(checkDestination(policy, 'sip:desk@pbx.example.com;lr')).toMatchObject({ ok: false, reason: 'sip_uri' });
+    expect(checkDestination(policy, 'sip:desk@pbx.example.com;transport=carrier-pigeon')).toMatchObject({ ok: false, reason: 'sip_uri' });
+    expect(checkDestination(policy, 'sip:desk;x=1@pbx.example.com')).toMatchObject({ ok: false, reason: 'sip_uri' });
+  });
+
+  it('refuses headers (?Route=...)', () => {
+    const d = checkDestination(policy, 'sip:desk@pbx.example.com?Route=%3Csip:sip.attacker.example;lr%3E');
+    expect(d).toMatchObject({ ok: false, reason: 'sip_uri' });
+    expect(!d.ok && d.message).toContain('headers');
+    expect(checkDestination(policy, 'sip:desk@pbx.example.com;transport=tcp?X-Foo=1')).toMatchObject({ ok: false, reason: 'sip_uri' });
+  });
+
+  it('refuses a long dial string with no country code; allows extensions, names and allowed numbers', () => {
+    expect(checkDestination(policy, 'sip:0119005551234@pbx.example.com')).toMatchObject({ ok: false, reason: 'invalid_destination' });
+    expect(checkDestination(policy, 'sip:1001@pbx.example.com')).toEqual({ ok: true, kind: 'sip', host: 'pbx.example.com' });
+    expect(checkDestination(policy, 'sip:desk@pbx.example.com:5061;transport=TLS')).toEqual({ ok: true, kind: 'sip', host: 'pbx.example.com' });
+    expect(checkDestination(policy, 'sip:pbx.example.com')).toEqual({ ok: true, kind: 'sip', host: 'pbx.example.com' });
+    expect(checkDestination(policy, 'sip:+12127365000@pbx.example.com')).toMatchObject({ ok: true, kind: 'sip', number: '+12127365000', country: 'US' });
+  });
+});
+
 describe('POST /v1/calls: 422 with the reason', () => {
   it.each([
     ['premium-rate (UK 09)', PREMIUM_UK, 'number_type', 'premium_rate', 'premium-rate numbers'],
@@ -146,6 +187,8 @@ describe('POST /v1/calls: 422 with the reason', () => {
                  values (${other.orgId}, '+14155550143', 'simulated', ${otherAgent}, 'ST_open')`;
     const as = (to: string) => tp.request('post', '/v1/calls', { key: other.key, body: { agent_id: otherAgent, to_number: to } });
     expect((await as(MOBILE_UK)).status).toBe(422);
+    // Opening up past the org's own numbers' countries is the operator's (issue 50, item 3).
+    await commands['set-destination-limits']!.run(tp.sql, ['--org', other.orgId, '--extra-countries', 'GB,001', '--unblockable-types', 'shared_cost,satellite,unknown']);
     const opened = await setPolicy({ allowed_countries: ['US', 'GB', '001'], blocked_number_types: ['premium_rate'] }, other.key);
     expect(opened.status).toBe(200);
     expect(opened.body.settings.destination_policy).toEqual({ allowed_countries: ['US', 'GB', '001'], blocked_number_types: ['premium_rate'], allowed_sip_hosts: [] });
@@ -157,6 +200,48 @@ describe('POST /v1/calls: 422 with the reason', () => {
     const reset = await setPolicy({ allowed_countries: null, blocked_number_types: null }, other.key);
     expect(reset.body.settings.destination_policy).toEqual({ allowed_countries: null, blocked_number_types: [...DEFAULT_BLOCKED_NUMBER_TYPES], allowed_sip_hosts: [] });
     expect((await as(MOBILE_UK)).status).toBe(422);
+  });
+
+  it('an API key cannot widen the policy past the operator\'s ceiling (issue 50, item 3)', async () => {
+    const o = await tp.createOrg('toll-widen');
+    const a = await agentOf(o.orgId);
+    await tp.sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id)
+                 values (${o.orgId}, '+14155550146', 'simulated', ${a}, 'ST_widen')`;
+    const as = (to: string) => tp.request('post', '/v1/calls', { key: o.key, body: { agent_id: a, to_number: to } });
+    // What a stolen key would do: every country, nothing blocked.
+    const widen = await setPolicy({ allowed_countries: ['US', 'GB', '001'], blocked_number_types: [] }, o.key);
+    expect(widen.status).toBe(422);
+    expect(widen.body.detail).toEqual([
+      expect.objectContaining({ type: 'operator_limit', loc: ['body', 'settings', 'destination_policy', 'allowed_countries', 1], input: 'GB' }),
+      expect.objectContaining({ type: 'operator_limit', loc: ['body', 'settings', 'destination_policy', 'allowed_countries', 2], input: '001' }),
+      expect.objectContaining({ type: 'operator_limit', loc: ['body', 'settings', 'destination_policy', 'blocked_number_types'] }),
+    ]);
+    expect(widen.body.detail[2].msg).toContain('premium_rate');
+    expect((await setPolicy({ blocked_number_types: ['shared_cost', 'satellite', 'unknown'] }, o.key)).status).toBe(422);
+    const ws = await tp.request('get', '/v1/workspace', { key: o.key });
+    expect(ws.body.settings.destination_policy).toMatchObject({ allowed_countries: null, blocked_number_types: [...DEFAULT_BLOCKED_NUMBER_TYPES] });
+    expect((await as(PREMIUM_US)).status).toBe(422);
+    expect((await as(SATELLITE_IRIDIUM)).status).toBe(422);
+    // Narrowing is the org's: blocking more, or a subset of its own countries.
+    expect((await setPolicy({ allowed_countries: ['US'], blocked_number_types: [...DEFAULT_BLOCKED_NUMBER_TYPES, 'mobile'] }, o.key)).status).toBe(200);
+
+    // A policy stored wide before the ceiling existed (or by hand) is cut back to it at every check.
+    await tp.sql`update orgs set destination_allowed_countries = '{US,GB,001}', destination_blocked_number_types = '{}' where id = ${o.orgId}`;
+    expect((await as(PREMIUM_US)).body.detail[0].ctx).toMatchObject({ reason: 'number_type', number_type: 'premium_rate' });
+    expect((await as(SATELLITE_IRIDIUM)).body.detail[0].ctx).toMatchObject({ reason: 'number_type', number_type: 'satellite' });
+    expect((await as(MOBILE_UK)).body.detail[0].ctx).toMatchObject({ reason: 'country' });
+    expect(await callsTo(o.orgId, PREMIUM_US)).toHaveLength(0);
+
+    // The operator's grant: audited, shown as a limit; the org then chooses within it.
+    const granted = await commands['set-destination-limits']!.run(tp.sql, ['--org', o.orgId, '--extra-countries', 'gb', '--unblockable-types', 'unknown']);
+    expect(granted).toMatchObject({ limits: { destination_extra_countries: ['GB'], destination_unblockable_types: ['unknown'] } });
+    const [audit] = await tp.sql`select actor_type from audit_events where org_id = ${o.orgId} and action = 'org.set_destination_limits'`;
+    expect(audit).toMatchObject({ actor_type: 'system' });
+    expect((await tp.request('get', '/v1/workspace', { key: o.key })).body.limits).toMatchObject({ destination_extra_countries: ['GB'], destination_unblockable_types: ['unknown'] });
+    expect((await as(MOBILE_UK)).status).toBe(201);
+    expect((await as(PREMIUM_US)).status).toBe(422);
+    await expect(commands['set-destination-limits']!.run(tp.sql, ['--org', o.orgId, '--unblockable-types', 'mobile'])).rejects.toThrow(/not one of/);
+    await expect(commands['set-destination-limits']!.run(tp.sql, ['--org', o.orgId, '--extra-countries', 'ZZ'])).rejects.toThrow(/ZZ/);
   });
 
   it('validates the policy in the spec 422 shape', async () => {
@@ -189,7 +274,8 @@ describe('POST /v1/calls: 422 with the reason', () => {
     const a = await agentOf(o.orgId);
     await tp.sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id)
                  values (${o.orgId}, '+14155550144', 'simulated', ${a}, 'ST_sched')`;
-    await setPolicy({ allowed_countries: ['US', 'GB'] }, o.key);
+    await commands['set-destination-limits']!.run(tp.sql, ['--org', o.orgId, '--extra-countries', 'GB']);
+    expect((await setPolicy({ allowed_countries: ['US', 'GB'] }, o.key)).status).toBe(200);
     const res = await tp.request('post', '/v1/calls', { key: o.key, body: { agent_id: a, to_number: MOBILE_UK, scheduled_at: new Date(Date.now() + 3600_000).toISOString() } });
     expect(res.status).toBe(201);
     await setPolicy({ allowed_countries: null }, o.key);

@@ -17,11 +17,11 @@ let callB: string;
 async function newCall(name: string): Promise<string> {
   const { key, orgId } = await tp.createOrg(name);
   const model = (await tp.request('post', '/v1/models', { key, body: { name: 'm', model: 'gpt-4o-mini' } })).body;
-  const agent = (await tp.request('post', '/v1/agents', { key, body: { name: 'a', llm_id: model.id } })).body;
+  const agent = (await tp.request('post', '/v1/agents', { key, body: { name: 'a', llm_id: model.id, enable_recording: true } })).body;
   const cred = await tp.request('post', '/v1/credentials', { key, body: { name: 'openai', provider: 'openai', api_key: `sk-secret-of-${name}` } });
   expect(cred.status).toBe(201);
   const [row] = await tp.sql<{ id: string }[]>`
-    insert into calls (org_id, agent_id, type, status, room_name) values (${orgId}, ${agent.id}, 'web', 'initiated', ${`room-${name}`}) returning id`;
+    insert into calls (org_id, agent_id, type, status, room_name, recording_consent) values (${orgId}, ${agent.id}, 'web', 'initiated', ${`room-${name}`}, 'none') returning id`;
   return row!.id;
 }
 
@@ -95,9 +95,16 @@ describe('the recording upload', () => {
   });
 
   it('the session config points the worker at that route', async () => {
-    await tp.sql`update agents set enable_recording = true where id = (select agent_id from calls where id = ${callA})`;
-    const cfg = await tp.request('get', `/internal/v1/calls/${callA}/config`, { headers: worker({ 'x-call-capability': tp.capability(callA) }) });
-    expect(cfg.body.recording).toEqual({ enabled: true, upload_url: `${tp.url}/v1/recordings/${callA}/upload` });
+    // A call of an agent that records (turned on through the API: it is the agent's published version that calls run).
+    const { key, orgId } = await tp.createOrg('org-rec');
+    const model = (await tp.request('post', '/v1/models', { key, body: { name: 'm', model: 'gpt-4o-mini' } })).body;
+    const agent = (await tp.request('post', '/v1/agents', { key, body: { name: 'a', llm_id: model.id } })).body;
+    expect((await tp.request('patch', `/v1/agents/${agent.id}`, { key, body: { enable_recording: true } })).status).toBe(200);
+    const [row] = await tp.sql<{ id: string }[]>`
+      insert into calls (org_id, agent_id, type, status, room_name) values (${orgId}, ${agent.id}, 'web', 'initiated', 'room-rec') returning id`;
+    const callR = row!.id;
+    const cfg = await tp.request('get', `/internal/v1/calls/${callR}/config`, { headers: worker({ 'x-call-capability': tp.capability(callR) }) });
+    expect(cfg.body.recording).toEqual({ enabled: true, upload_url: `${tp.url}/v1/recordings/${callR}/upload` });
   });
 });
 
@@ -118,7 +125,7 @@ describe('worker rate limits', () => {
   const heartbeat = (id: string) =>
     rl.request('post', `/internal/v1/workers/${id}/heartbeat`, { headers: worker(), body: { agent_name: 'vap-agent', active_calls: 0, load: 0.1, draining: false } });
 
-  it('gives each worker id a bucket of its own, sized apart from customers, and neither side throttles the other', async () => {
+  it('sizes workers apart from customers, and neither side throttles the other', async () => {
     const org = await rl.createOrg('busy');
     const customer = () => rl.request('get', '/v1/agents', { key: org.key });
     expect((await customer()).status).toBe(200);
@@ -127,12 +134,31 @@ describe('worker rate limits', () => {
 
     // The customer is throttled; a worker is not, and gets the workers' burst, not the customers'.
     for (let i = 0; i < 6; i++) expect((await heartbeat('AW_one')).status, `heartbeat ${i}`).toBe(200);
-    const limited = await heartbeat('AW_one');
-    expect(limited.status).toBe(429);
-    // Another worker still has its own bucket...
-    expect((await heartbeat('AW_two')).status).toBe(200);
-    // ...and so does another customer.
+    expect((await heartbeat('AW_one')).status).toBe(429);
+    // Another customer still has its own bucket.
     const other = await rl.createOrg('calm');
     expect((await rl.request('get', '/v1/agents', { key: other.key })).status).toBe(200);
   });
+
+  it('keys the bucket by what the caller cannot choose: a fresh declared worker id gets no fresh bucket; a call has its own', async () => {
+    // The bucket of this address is spent by the test above (or here).
+    for (let i = 0; i < 7; i++) await heartbeat('AW_spender');
+    // The attack: the same holder of the shared token declares new worker ids, in the path and in Vap-Worker-Id.
+    for (const id of ['AW_fresh1', 'AW_fresh2', 'AW_fresh3']) expect((await heartbeat(id)).status, id).toBe(429);
+    const declared = await rl.request('post', '/internal/v1/calls/inbound', {
+      headers: worker({ 'vap-worker-id': 'AW_fresh4' }),
+      body: { to_number: '+15550100', room_name: 'r', trunk_id: 'ST_x', dispatch_rule_id: 'SDR_x' },
+    });
+    expect(declared.status).toBe(429);
+    // A call's own requests are keyed by the call its capability names (one the control plane gave out), so a
+    // worker's calls are not held up by its address's bucket.
+    const { key, orgId } = await rl.createOrg('worker-call');
+    const model = (await rl.request('post', '/v1/models', { key, body: { name: 'm', model: 'gpt-4o-mini' } })).body;
+    const agent = (await rl.request('post', '/v1/agents', { key, body: { name: 'a', llm_id: model.id } })).body;
+    const [row] = await rl.sql<{ id: string }[]>`
+      insert into calls (org_id, agent_id, type, status, room_name) values (${orgId}, ${agent.id}, 'web', 'initiated', 'room-rl') returning id`;
+    const cfg = await rl.request('get', `/internal/v1/calls/${row!.id}/config`, { headers: worker({ 'x-call-capability': rl.capability(row!.id), 'vap-worker-id': 'AW_fresh5' }) });
+    expect(cfg.status).toBe(200);
+  });
+
 });

@@ -20,11 +20,17 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { REALISTIC_DEFAULTS, realisticTranscript, timedWords, type RealisticSttOptions } from './realistic-stt.ts';
+import { REALISTIC_DEFAULTS, punctuated, realisticTranscript, timedWords, type RealisticSttOptions } from './realistic-stt.ts';
 import { mixSeed } from './seeded-random.ts';
 import { acceptWebSocket, type WsConnection } from './ws-server.ts';
+import { acceptFlux, type FluxConnection } from './fake-deepgram-flux.ts';
+import { voicedSpan } from './voiced.ts';
 
 export { REALISTIC_DEFAULTS, type RealisticSttOptions } from './realistic-stt.ts';
+export type { FluxConnection } from './fake-deepgram-flux.ts';
+
+/** A streaming connection of either API: v1 (/v1/listen, Nova) or v2 (/v2/listen, Flux: fake-deepgram-flux.ts). */
+export type SttConnection = DeepgramConnection | FluxConnection;
 
 export interface ScriptSegment {
   text: string;
@@ -70,6 +76,8 @@ interface Word {
   end: number;
   /** Realistic mode: the audio time (ms from the utterance's first speech) from which an interim may show it. */
   release?: number;
+  /** Realistic mode: the draw that decides a period when the word ends a message (realistic-stt.ts, punctuated). */
+  periodDraw?: number;
 }
 
 /** The utterance being heard: its words, how many were finalized and shown, and its endpoint delays. */
@@ -218,21 +226,7 @@ export class DeepgramConnection {
     // The chunk arrived as its last sample was captured (the client streams in real time): sample i was
     // spoken (frames - i) / rate before now.
     const now = Date.now();
-    const win = Math.max(1, Math.round(this.#rate / 100));
-    let firstVoiced = -1;
-    let lastVoiced = -1;
-    for (let at = 0; at < frames; at += win) {
-      const end = Math.min(frames, at + win);
-      let sum = 0;
-      for (let i = at; i < end; i++) {
-        const s = data.readInt16LE(i * bytesPerFrame);
-        sum += s * s;
-      }
-      if (Math.sqrt(sum / (end - at)) > this.speechRms) {
-        if (firstVoiced < 0) firstVoiced = at;
-        lastVoiced = end;
-      }
-    }
+    const { first: firstVoiced, last: lastVoiced } = voicedSpan(data, frames, bytesPerFrame, this.#rate, this.speechRms);
     if (firstVoiced < 0) {
       // The endpoint is found in the audio, as Deepgram's is: once the audio received holds finalDelayMs of
       // silence after the last speech. A sender held up mid-word (a busy worker's event loop) only delays it.
@@ -307,8 +301,10 @@ export class DeepgramConnection {
     return cur.words.slice(cur.finalized, upto < 0 ? cur.words.length : upto);
   }
 
-  #results(words: Word[], isFinal: boolean, speechFinal: boolean, fromFinalize: boolean): Record<string, unknown> {
+  #results(heard: Word[], isFinal: boolean, speechFinal: boolean, fromFinalize: boolean): Record<string, unknown> {
     const base = this.#segmentAudioStart;
+    // Realistic: the period decided now, from the words so far and the silence so far (none while speech goes on).
+    const words = this.realistic ? punctuated(heard, this.audioMs - this.#lastSpeechAudio, this.realistic) : heard;
     // Word times are from the utterance's first speech. (The oracle adds them to the stretch's start, which puts a
     // later stretch's words late; kept as it was, the realistic mode reads them from the utterance's start.)
     const wordBase = this.realistic ? this.#utteranceStartAudio / 1000 : base;
@@ -371,8 +367,14 @@ export interface FakeDeepgram {
   url: string;
   httpUrl: string;
   connections: DeepgramConnection[];
-  /** The oldest connection not yet taken, waiting for one if none is there. */
+  /** Flux (v2) connections, in arrival order. */
+  fluxConnections: FluxConnection[];
+  /** The oldest v1 connection not yet taken, waiting for one if none is there. */
   nextConnection(timeoutMs?: number): Promise<DeepgramConnection>;
+  /** The oldest Flux (v2) connection not yet taken. */
+  nextFluxConnection(timeoutMs?: number): Promise<FluxConnection>;
+  /** The oldest connection of either API not yet taken (a rig whose agents may use either). */
+  nextAnyConnection(timeoutMs?: number): Promise<SttConnection>;
   setFinalDelay(ms: number): void;
   /** The mode of the connections made from now on: realistic with these options (over the defaults), or the oracle (null). */
   setRealistic(options: RealisticSttOptions | null): void;
@@ -389,8 +391,29 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
   const opts: OracleOptions = { finalDelayMs: options.finalDelayMs ?? 200, interimIntervalMs: options.interimIntervalMs ?? 250, speechRms: options.speechRms ?? 300 };
   let realistic = realisticOptions(options.realistic);
   const connections: DeepgramConnection[] = [];
-  const untaken: DeepgramConnection[] = [];
-  const waiters: ((c: DeepgramConnection) => void)[] = [];
+  const fluxConnections: FluxConnection[] = [];
+  // Connections of both APIs in arrival order; a waiter takes the first its filter accepts.
+  const untaken: SttConnection[] = [];
+  const waiters: { accepts: (c: SttConnection) => boolean; take: (c: SttConnection) => void }[] = [];
+  const offer = (conn: SttConnection) => {
+    const w = waiters.findIndex((x) => x.accepts(conn));
+    if (w >= 0) waiters.splice(w, 1)[0]!.take(conn);
+    else untaken.push(conn);
+  };
+  const isV1 = (c: SttConnection): c is DeepgramConnection => c instanceof DeepgramConnection;
+  async function next<C extends SttConnection>(accepts: (c: SttConnection) => c is C, timeoutMs: number, what: string): Promise<C> {
+    const i = untaken.findIndex(accepts);
+    if (i >= 0) return untaken.splice(i, 1)[0] as C;
+    let waiter!: { accepts: (c: SttConnection) => boolean; take: (c: SttConnection) => void };
+    const got = new Promise<C>((r) => (waiter = { accepts, take: (c) => r(c as C) }));
+    waiters.push(waiter);
+    const res = await Promise.race([got, sleep(timeoutMs).then(() => null)]);
+    if (!res) {
+      waiters.splice(waiters.indexOf(waiter), 1);
+      throw new Error(`no Deepgram ${what}connection within ${timeoutMs} ms`);
+    }
+    return res;
+  }
 
   const server = http.createServer((req, res) => {
     // Side endpoint for a driver in another process: POST /_scripts/<id> {segments:[...]}; GET /_connections.
@@ -425,6 +448,14 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     const reject = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n${JSON.stringify({ err_code: text, err_msg: text })}`);
     };
+    if (url.pathname === '/v2/listen') {
+      const flux = acceptFlux(req, socket, head, { key, apiKeys: options.apiKeys, speechRms: opts.speechRms, realistic, index: fluxConnections.length });
+      if (flux) {
+        fluxConnections.push(flux);
+        offer(flux);
+      }
+      return;
+    }
     if (url.pathname !== '/v1/listen') return reject(404, 'Not Found');
     if (!key || (options.apiKeys && !options.apiKeys.includes(key))) return reject(401, 'Unauthorized');
     if (url.searchParams.get('encoding') !== 'linear16' || !Number(url.searchParams.get('sample_rate'))) return reject(400, 'Bad Request');
@@ -433,9 +464,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     ws.on('close', () => sockets.delete(ws));
     const conn = new DeepgramConnection(ws, url.searchParams, opts, realistic, connections.length);
     connections.push(conn);
-    const w = waiters.shift();
-    if (w) w(conn);
-    else untaken.push(conn);
+    offer(conn);
   });
 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -444,20 +473,10 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     url: `ws://127.0.0.1:${port}`,
     httpUrl: `http://127.0.0.1:${port}`,
     connections,
-    async nextConnection(timeoutMs = 30_000) {
-      const c = untaken.shift();
-      if (c) return c;
-      let waiter!: (c: DeepgramConnection) => void;
-      const got = new Promise<DeepgramConnection>((r) => (waiter = r));
-      waiters.push(waiter);
-      const timeout = sleep(timeoutMs).then(() => null);
-      const res = await Promise.race([got, timeout]);
-      if (!res) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        throw new Error(`no Deepgram connection within ${timeoutMs} ms`);
-      }
-      return res;
-    },
+    fluxConnections,
+    nextConnection: (timeoutMs = 30_000) => next(isV1, timeoutMs, ''),
+    nextFluxConnection: (timeoutMs = 30_000) => next((c): c is FluxConnection => !isV1(c), timeoutMs, 'Flux '),
+    nextAnyConnection: (timeoutMs = 30_000) => next((_c): _c is SttConnection => true, timeoutMs, ''),
     setFinalDelay(ms: number) {
       opts.finalDelayMs = ms;
     },
@@ -470,6 +489,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     close: () =>
       new Promise<void>((r) => {
         for (const c of sockets) c.terminate();
+        for (const c of fluxConnections) c.terminate();
         server.closeAllConnections();
         server.close(() => r());
       }),

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { CallConfig, KnowledgeSearchResult } from '../../schemas/internal.ts';
 
 export interface RecordedReport {
-  kind: 'started' | 'transcript' | 'handoff' | 'ended';
+  kind: 'started' | 'transcript' | 'handoff' | 'ended' | 'failed';
   callId: string;
   body: any;
 }
@@ -56,7 +56,7 @@ export async function startFakeInternalApi(token = 'test-worker-token-0123456789
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const m = /^\/internal\/v1\/calls\/([^/]+)\/(config|started|transcript|handoff|ended|knowledge\/search)$/.exec(req.url ?? '');
+      const m = /^\/internal\/v1\/calls\/([^/]+)\/(config|started|transcript|handoff|ended|failed|knowledge\/search)$/.exec(req.url ?? '');
       if (!m) return json(404, { detail: 'not found', type: 'not_found' });
       const callId = decodeURIComponent(m[1]!);
       const route = m[2]!;
@@ -69,7 +69,7 @@ export async function startFakeInternalApi(token = 'test-worker-token-0123456789
         api.searches.push({ callId, query: body.query, top_k: body.top_k });
         return json(200, api.search(callId, body.query));
       }
-      if (req.method === 'POST' && (route === 'started' || route === 'transcript' || route === 'handoff' || route === 'ended')) {
+      if (req.method === 'POST' && (route === 'started' || route === 'transcript' || route === 'handoff' || route === 'ended' || route === 'failed')) {
         if (api.failNextReports.count > 0) {
           api.failNextReports.count--;
           return json(api.failNextReports.status, { detail: 'try later' });

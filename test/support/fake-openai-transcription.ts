@@ -16,6 +16,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { acceptWebSocket, type WsConnection } from './ws-server.ts';
+import { Pcm16Windows } from './pcm-windows.ts';
 
 /** The audio of one committed item, handed to the transcriber. */
 export interface TranscriptionItem {
@@ -84,7 +85,7 @@ export class TranscriptionConnection {
   #speaking = false;
   #lastSpeechAt = 0;
   #previousItem: string | null = null;
-  #pending: Buffer = Buffer.alloc(0);
+  readonly #windows = new Pcm16Windows(WINDOW);
   /** Transcriptions run one after another, in commit order, as the real API's items complete. */
   #queue: Promise<void> = Promise.resolve();
 
@@ -168,22 +169,12 @@ export class TranscriptionConnection {
   }
 
   #onAudio(buf: Buffer): void {
-    const data = this.#pending.length ? Buffer.concat([this.#pending, buf]) : buf;
-    const usable = data.length - (data.length % 2);
-    this.#pending = data.subarray(usable);
-    const samples = usable / 2;
     const vad = this.#turnDetection;
-    for (let at = 0; at < samples; at += WINDOW) {
-      const end = Math.min(samples, at + WINDOW);
-      let sum = 0;
-      for (let i = at; i < end; i++) {
-        const s = data.readInt16LE(i * 2);
-        sum += s * s;
-      }
-      const ms = ((end - at) / RATE) * 1000;
+    for (const w of this.#windows.push(buf)) {
+      const ms = (w.samples / RATE) * 1000;
       this.audioMs += ms;
       this.#bufferMs += ms;
-      if (Math.sqrt(sum / (end - at)) > this.#opts.speechRms) {
+      if (w.rms > this.#opts.speechRms) {
         this.#bufferSpeechMs += ms;
         this.#lastSpeechAt = this.audioMs;
         if (!this.#speaking) {

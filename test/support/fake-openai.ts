@@ -5,12 +5,15 @@
 // generation's wasted tokens). POST /audio/speech answers raw 24 kHz PCM (the openai TTS plugin's `pcm`
 // format) after a fixed time to first byte, with audio from a scripted speaker. The realtime transcription
 // WebSocket (/v1/realtime?intent=transcription, the openai STT plugin's) is on the same port
-// (fake-openai-transcription.ts).
+// (fake-openai-transcription.ts), and so is the Realtime conversation WebSocket (/v1/realtime?model=..., the openai
+// plugin's RealtimeModel: fake-openai-realtime.ts), which speaks with the same speaker.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { acceptTranscription, type TranscriptionConnection, type TranscriptionOptions, type Transcriber } from './fake-openai-transcription.ts';
+import { acceptRealtime, type RealtimeConnection, type RealtimeOptions, type RealtimeResponder, type RealtimeTranscriber } from './fake-openai-realtime.ts';
 
 export type { TranscriptionConnection, Transcriber, TranscriptionItem } from './fake-openai-transcription.ts';
+export type { RealtimeConnection, RealtimeReply, RealtimeResponder, RealtimeTranscriber, RealtimeTurn } from './fake-openai-realtime.ts';
 
 export interface ChatMessageIn {
   role: string;
@@ -66,6 +69,12 @@ export interface FakeOpenAI {
   headers: http.IncomingHttpHeaders[];
   /** Realtime transcription connections, in arrival order. */
   transcriptions: TranscriptionConnection[];
+  /** Realtime conversation connections, in arrival order. */
+  realtime: RealtimeConnection[];
+  /** What a realtime conversation's model says in each response (default: "Okay."). */
+  setRealtimeResponder(r: RealtimeResponder): void;
+  /** What a realtime conversation hears in each committed user item (default: "Hello."). */
+  setRealtimeTranscriber(t: RealtimeTranscriber): void;
   setResponder(r: Responder): void;
   setSpeaker(s: Speaker): void;
   /** What the transcription connections hear in each committed item (default: "Hello."). */
@@ -108,8 +117,22 @@ export function pendingToolResult(req: ChatRequest): ChatMessageIn | null {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startFakeOpenAI(
-  opts: { ttftMs?: number; chunkDelayMs?: number; responder?: Responder; ttsTtfbMs?: number; speaker?: Speaker; transcriber?: Transcriber; transcription?: TranscriptionOptions } = {},
+  opts: {
+    ttftMs?: number;
+    chunkDelayMs?: number;
+    responder?: Responder;
+    ttsTtfbMs?: number;
+    speaker?: Speaker;
+    transcriber?: Transcriber;
+    transcription?: TranscriptionOptions;
+    realtime?: RealtimeOptions;
+    realtimeResponder?: RealtimeResponder;
+    realtimeTranscriber?: RealtimeTranscriber;
+  } = {},
 ): Promise<FakeOpenAI> {
+  let realtimeResponder: RealtimeResponder = opts.realtimeResponder ?? (() => ({ text: 'Okay.' }));
+  let realtimeTranscriber: RealtimeTranscriber = opts.realtimeTranscriber ?? (() => 'Hello.');
+  const realtime: RealtimeConnection[] = [];
   let responder: Responder = opts.responder ?? (() => ({ text: 'Okay.' }));
   let transcriber: Transcriber = opts.transcriber ?? (() => 'Hello.');
   const transcriptions: TranscriptionConnection[] = [];
@@ -238,6 +261,8 @@ export async function startFakeOpenAI(
   });
   server.on('upgrade', (req, socket, head) => {
     headers.push(req.headers);
+    const rt = { options: opts.realtime ?? {}, responder: () => realtimeResponder, transcriber: () => realtimeTranscriber, speaker: () => speaker, connections: realtime };
+    if (acceptRealtime(req, socket, head, rt)) return;
     const ctx = { options: opts.transcription ?? {}, transcriber: () => transcriber, connections: transcriptions };
     if (!acceptTranscription(req, socket, head, ctx)) socket.end('HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":{"message":"not found"}}');
   });
@@ -250,6 +275,13 @@ export async function startFakeOpenAI(
     speechRequests,
     headers,
     transcriptions,
+    realtime,
+    setRealtimeResponder(r) {
+      realtimeResponder = r;
+    },
+    setRealtimeTranscriber(t) {
+      realtimeTranscriber = t;
+    },
     setResponder(r) {
       responder = r;
     },
@@ -262,6 +294,7 @@ export async function startFakeOpenAI(
     close: () =>
       new Promise<void>((r) => {
         for (const c of transcriptions) c.terminate();
+        for (const c of realtime) c.terminate();
         server.closeAllConnections();
         server.close(() => r());
       }),

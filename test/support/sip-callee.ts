@@ -5,13 +5,12 @@
 // also decodes the RFC 4733 telephone events (keypad presses) the bridge sends on that socket, and can play a
 // phone menu that answers them (`menu`).
 import { spawn, type ChildProcess } from 'node:child_process';
-import dgram from 'node:dgram';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
 import type { Pcm } from './speech.ts';
-import { ulawDecode, ulawEncode } from './g711.ts';
+import { RtpLeg, type RtpAddress } from './rtp-leg.ts';
 
 export type CalleeMode = 'answer' | 'busy' | 'no-answer';
 
@@ -30,8 +29,6 @@ export interface MenuPlay {
   heardTo: number;
   key: string | null;
 }
-
-const DTMF_EVENTS = '0123456789*#ABCD';
 
 const HEADERS = (toTag: string) => `[last_Via:]
 [last_From:]
@@ -143,67 +140,35 @@ Content-Length: 0
 }
 
 export class SipCallee {
-  readonly received: number[] = [];
-  /** Keys received as RFC 4733 telephone events, in order (one per event, however many packets carry it). */
-  readonly keys: string[] = [];
-  private lastEventTs: number | null = null;
-  private keyWaiters: ((key: string) => void)[] = [];
-  private seq = 1;
-  private ts = 0;
-  private readonly ssrc = Math.floor(Math.random() * 0xffffffff);
-  private silence: NodeJS.Timeout | null = null;
-  private sending = false;
   private readonly exited: Promise<number | null>;
 
   readonly mode: CalleeMode;
   readonly port: number;
   readonly dir: string;
   private readonly sipp: ChildProcess;
-  private readonly rtp: dgram.Socket;
+  private readonly media: RtpLeg;
 
-  private constructor(mode: CalleeMode, port: number, dir: string, sipp: ChildProcess, rtp: dgram.Socket) {
+  private constructor(mode: CalleeMode, port: number, dir: string, sipp: ChildProcess, media: RtpLeg) {
     this.mode = mode;
     this.port = port;
     this.dir = dir;
     this.sipp = sipp;
-    this.rtp = rtp;
+    this.media = media;
     this.exited = new Promise((r) => sipp.once('exit', (code) => r(code)));
-    rtp.on('message', (msg) => {
-      if (msg.length < 12) return;
-      const pt = msg[1]! & 0x7f;
-      // A dynamic payload type of 4 bytes: a telephone event (RFC 4733), whatever number the offer gave it.
-      if (pt >= 96 && msg.length === 12 + (msg[0]! & 0x0f) * 4 + 4) {
-        this.onTelephoneEvent(msg.readUInt32BE(4), msg[12 + (msg[0]! & 0x0f) * 4]!);
-        return;
-      }
-      if (pt !== 0) return;
-      const cc = msg[0]! & 0x0f;
-      for (let i = 12 + cc * 4; i < msg.length; i++) this.received.push(ulawDecode(msg[i]!));
-    });
   }
 
-  /** Every packet of one event (its start, updates, and the repeated end) has the event's RTP timestamp. */
-  private onTelephoneEvent(timestamp: number, event: number): void {
-    if (timestamp === this.lastEventTs) return;
-    this.lastEventTs = timestamp;
-    const key = DTMF_EVENTS[event] ?? '?';
-    this.keys.push(key);
-    for (const w of this.keyWaiters.splice(0)) w(key);
+  /** The audio heard so far (8 kHz samples). */
+  get received(): number[] {
+    return this.media.received;
+  }
+  /** Keys received as RFC 4733 telephone events, in order (one per event, however many packets carry it). */
+  get keys(): string[] {
+    return this.media.keys;
   }
 
   /** The next key pressed, or null after `timeoutMs`. */
   nextKey(timeoutMs: number): Promise<string | null> {
-    return new Promise((resolve) => {
-      const w = (k: string) => {
-        clearTimeout(t);
-        resolve(k);
-      };
-      const t = setTimeout(() => {
-        this.keyWaiters = this.keyWaiters.filter((x) => x !== w);
-        resolve(null);
-      }, timeoutMs);
-      this.keyWaiters.push(w);
-    });
+    return this.media.nextKey(timeoutMs);
   }
 
   /**
@@ -233,15 +198,15 @@ export class SipCallee {
   /** Starts SIPp listening on a free port of 127.0.0.1. `ringMs`: an answering callee rings this long first. */
   static async start(mode: CalleeMode, opts: { ringMs?: number } = {}): Promise<SipCallee> {
     const dir = mkdtempSync(path.join(tmpdir(), 'vap-callee-'));
-    const rtp = dgram.createSocket('udp4');
-    await new Promise<void>((r) => rtp.bind(0, '127.0.0.1', () => r()));
-    writeFileSync(path.join(dir, 'uas.xml'), scenario(mode, dir, rtp.address().port, opts.ringMs ?? 0));
+    let callee: SipCallee | null = null;
+    const media = await RtpLeg.open(() => callee?.remote() ?? null);
+    writeFileSync(path.join(dir, 'uas.xml'), scenario(mode, dir, media.port, opts.ringMs ?? 0));
     const port = await freeTcpUdpPort();
     const sipp = spawn('sipp', ['-sf', path.join(dir, 'uas.xml'), '-i', '127.0.0.1', '-p', String(port), '-nostdin', '-trace_msg', '-message_file', path.join(dir, 'messages.log')], {
       stdio: ['ignore', 'ignore', 'pipe'],
       cwd: dir,
     });
-    const callee = new SipCallee(mode, port, dir, sipp, rtp);
+    callee = new SipCallee(mode, port, dir, sipp, media);
     // SIPp is listening once its message log exists.
     await callee.waitFor('SIPp to start', () => existsSync(path.join(dir, 'messages.log')) || sipp.exitCode !== null, 10_000);
     if (sipp.exitCode !== null) throw new Error(`sipp exited with ${sipp.exitCode}`);
@@ -287,66 +252,32 @@ export class SipCallee {
     }
   }
 
-  private remote(): { host: string; port: number } | null {
+  /** The media address of the last INVITE's offer: where the call's audio goes. */
+  private remote(): RtpAddress | null {
     const last = this.invites.at(-1);
     return last ? { host: last.host, port: last.port } : null;
   }
 
   /** Once answered: keeps the media path alive with silence (the bridge hangs up on a silent leg). */
   startMedia(): void {
-    this.silence = setInterval(() => {
-      if (!this.sending) this.sendFrame(new Uint8Array(160).fill(0xff));
-    }, 20);
-  }
-
-  private sendFrame(payload: Uint8Array): void {
-    const to = this.remote();
-    if (!to) return;
-    const h = Buffer.alloc(12);
-    h[0] = 0x80;
-    h[1] = 0;
-    h.writeUInt16BE(this.seq++ & 0xffff, 2);
-    h.writeUInt32BE(this.ts >>> 0, 4);
-    h.writeUInt32BE(this.ssrc >>> 0, 8);
-    this.rtp.send(Buffer.concat([h, payload]), to.port, to.host);
-    this.ts += 160;
+    this.media.startSilence();
   }
 
   /** Plays speech in real time (resampled to 8 kHz, µ-law). */
-  async speak(pcm: Pcm): Promise<void> {
-    const n = Math.floor((pcm.samples.length * 8000) / pcm.sampleRate);
-    const out = new Uint8Array(n);
-    for (let i = 0; i < n; i++) out[i] = ulawEncode(pcm.samples[Math.floor((i * pcm.sampleRate) / 8000)]!);
-    this.sending = true;
-    try {
-      const start = performance.now();
-      for (let off = 0, k = 0; off < n; off += 160, k++) {
-        const frame = new Uint8Array(160).fill(0xff);
-        frame.set(out.subarray(off, Math.min(n, off + 160)));
-        this.sendFrame(frame);
-        const due = start + (k + 1) * 20 - performance.now();
-        if (due > 0) await new Promise((r) => setTimeout(r, due));
-      }
-    } finally {
-      this.sending = false;
-    }
+  speak(pcm: Pcm): Promise<void> {
+    return this.media.speak(pcm);
   }
 
   /** Audio heard so far, 8 kHz. */
   audio(fromSample = 0): Pcm {
-    return { samples: Int16Array.from(this.received.slice(fromSample)), sampleRate: 8000 };
+    return this.media.audio(fromSample);
   }
 
   async close(): Promise<void> {
-    if (this.silence) clearInterval(this.silence);
+    this.media.close();
     if (this.sipp.exitCode === null) {
       this.sipp.kill('SIGKILL');
       await this.exited;
-    }
-    try {
-      this.rtp.close();
-    } catch {
-      // closed
     }
     if (process.env.VAP_STACK_KEEP_LOGS !== '1') rmSync(this.dir, { recursive: true, force: true });
   }

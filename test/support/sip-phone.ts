@@ -10,7 +10,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
 import type { Pcm } from './speech.ts';
-import { ulawDecode, ulawEncode } from './g711.ts';
+import { RtpLeg } from './rtp-leg.ts';
 
 // 401 and 407: the bridge's answers to an INVITE that only the catch-all trunk (credentials nobody has) matches.
 const FINALS = [401, 403, 404, 407, 480, 486, 487, 488, 500, 503, 603];
@@ -195,57 +195,47 @@ export interface CallOptions {
 export class SipPhone {
   readonly callId = `${randomUUID()}@vap-test`;
   readonly dir: string;
-  readonly received: number[] = [];
-  readonly packets: string[] = [];
-  /** When the first non-silent audio arrived (performance.now()). */
-  firstAudioAt: number | null = null;
-  /** Gets each packet's decoded audio (8 kHz) as it arrives. */
-  onAudio: ((samples: Int16Array) => void) | null = null;
   readonly startedAt = performance.now();
-  private seq = Math.floor(Math.random() * 1000);
-  private ts = Math.floor(Math.random() * 100000);
-  private readonly ssrc = Math.floor(Math.random() * 0xffffffff);
-  private remote: { port: number; host: string } | null = null;
-  private silence: NodeJS.Timeout | null = null;
-  private sending = false;
   private exited: Promise<number | null>;
 
   private readonly sipp: ChildProcess;
-  private readonly rtp: dgram.Socket;
+  private readonly media: RtpLeg;
   private readonly sipPort: number;
 
-  private constructor(sipp: ChildProcess, rtp: dgram.Socket, sipPort: number, dir: string) {
+  private constructor(sipp: ChildProcess, media: RtpLeg, sipPort: number, dir: string) {
     this.sipp = sipp;
-    this.rtp = rtp;
+    this.media = media;
     this.sipPort = sipPort;
     this.dir = dir;
     this.exited = new Promise((r) => sipp.once('exit', (code) => r(code)));
-    rtp.on('message', (msg, rinfo) => {
-      if (msg.length < 12) return;
-      this.remote ??= { port: rinfo.port, host: rinfo.address };
-      const pt = msg[1]! & 0x7f;
-      if (process.env.VAP_DEBUG_RTP) this.packets.push(`${pt} ${msg.readUInt16BE(2)} ${msg.readUInt32BE(4)} ${msg.readUInt32BE(8)} ${msg.length} ${rinfo.port}`);
-      if (pt !== 0) return;
-      const cc = msg[0]! & 0x0f;
-      const samples = new Int16Array(Math.max(0, msg.length - 12 - cc * 4));
-      for (let i = 12 + cc * 4, k = 0; i < msg.length; i++, k++) {
-        const s = ulawDecode(msg[i]!);
-        samples[k] = s;
-        this.received.push(s);
-        if (this.firstAudioAt === null && Math.abs(s) > 1500) this.firstAudioAt = performance.now();
-      }
-      this.onAudio?.(samples);
-    });
+  }
+
+  /** The audio heard so far (8 kHz samples). */
+  get received(): number[] {
+    return this.media.received;
+  }
+  /** With VAP_DEBUG_RTP: the packets received. */
+  get packets(): string[] {
+    return this.media.packets;
+  }
+  /** When the first non-silent audio arrived (performance.now()). */
+  get firstAudioAt(): number | null {
+    return this.media.firstAudioAt;
+  }
+  /** Gets each packet's decoded audio (8 kHz) as it arrives. */
+  get onAudio(): ((samples: Int16Array) => void) | null {
+    return this.media.onAudio;
+  }
+  set onAudio(fn: ((samples: Int16Array) => void) | null) {
+    this.media.onAudio = fn;
   }
 
   /** Dials `to` at the bridge. Resolves once SIPp has sent the INVITE (the call may still ring). */
   static async call(o: CallOptions): Promise<SipPhone> {
     const dir = mkdtempSync(path.join(tmpdir(), 'vap-sipp-'));
-    const rtp = dgram.createSocket('udp4');
-    await new Promise<void>((r) => rtp.bind(0, '127.0.0.1', () => r()));
-    const rtpPort = rtp.address().port;
+    const media = await RtpLeg.open();
     const from = o.from ?? '+15550100199';
-    writeFileSync(path.join(dir, 'uac.xml'), scenario(dir, from, rtpPort));
+    writeFileSync(path.join(dir, 'uac.xml'), scenario(dir, from, media.port));
     const sipPort = await freeTcpUdpPort(o.localAddress);
     const phone = new SipPhone(
       spawn(
@@ -253,7 +243,7 @@ export class SipPhone {
         [o.bridge, '-sf', path.join(dir, 'uac.xml'), '-s', o.to, '-i', o.localAddress ?? '127.0.0.1', '-p', String(sipPort), '-m', '1', '-cid_str', `${randomUUID()}-%u@vap-test`, '-nostdin', '-timeout', `${o.timeoutSeconds ?? 120}s`, '-timeout_error', '-trace_msg', '-message_file', path.join(dir, 'messages.log')],
         { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir },
       ),
-      rtp,
+      media,
       sipPort,
       dir,
     );
@@ -317,96 +307,31 @@ export class SipPhone {
   /** Once answered: keeps the media path alive with silence (the bridge times out a silent caller). */
   async startMedia(): Promise<void> {
     const port = Number(await this.waitFor('the 200 OK', () => this.file('answered')));
-    this.remote = { port, host: '127.0.0.1' };
-    this.silence = setInterval(() => {
-      if (!this.sending) this.sendFrame(new Uint8Array(160).fill(0xff), 0);
-    }, 20);
-  }
-
-  private sendFrame(payload: Uint8Array, pt: number, marker = false, ts = this.ts) {
-    if (!this.remote) return;
-    const h = Buffer.alloc(12);
-    h[0] = 0x80;
-    h[1] = (marker ? 0x80 : 0) | pt;
-    h.writeUInt16BE(this.seq++ & 0xffff, 2);
-    h.writeUInt32BE(ts >>> 0, 4);
-    h.writeUInt32BE(this.ssrc >>> 0, 8);
-    this.rtp.send(Buffer.concat([h, payload]), this.remote.port, this.remote.host);
-    if (pt === 0) this.ts += 160;
+    this.media.peer = { port, host: '127.0.0.1' };
+    this.media.startSilence();
   }
 
   /** Plays 8 kHz speech in real time. */
-  async speak(pcm: Pcm): Promise<void> {
-    const rate = pcm.sampleRate;
-    const n = Math.floor((pcm.samples.length * 8000) / rate);
-    const out = new Uint8Array(n);
-    for (let i = 0; i < n; i++) out[i] = ulawEncode(pcm.samples[Math.floor((i * rate) / 8000)]!);
-    this.sending = true;
-    try {
-      await this.sendPaced((k) => (k * 160 < n ? out.subarray(k * 160, Math.min(n, (k + 1) * 160)) : null));
-    } finally {
-      this.sending = false;
-    }
-  }
-
-  /** Sends G.711 µ-law frames of 20 ms in real time, frame `k` from `frame(k)`, until it returns null. */
-  private async sendPaced(frame: (k: number) => Uint8Array | null): Promise<void> {
-    const start = performance.now();
-    for (let k = 0; ; k++) {
-      const out = frame(k);
-      if (!out) return;
-      this.sendFrame(out, 0);
-      const due = start + (k + 1) * 20 - performance.now();
-      if (due > 0) await new Promise((r) => setTimeout(r, due));
-    }
+  speak(pcm: Pcm): Promise<void> {
+    return this.media.speak(pcm);
   }
 
   /**
    * Once answered: sends the caller's audio from `next` (8 kHz, 160 samples a call) as 20 ms frames in real time,
-   * in place of the silence, until the returned function is called: a microphone that never stops, as a dirty
-   * line's noise needs. Not with speak() or pressKey() at the same time.
+   * in place of the silence, until the returned function is called. Not with speak() or pressKey() at the same time.
    */
   stream(next: (n: number) => Int16Array): () => Promise<void> {
-    this.sending = true;
-    let running = true;
-    const loop = this.sendPaced(() => {
-      if (!running || this.closed) return null;
-      const samples = next(160);
-      const out = new Uint8Array(samples.length);
-      for (let i = 0; i < samples.length; i++) out[i] = ulawEncode(samples[i]!);
-      return out;
-    });
-    return async () => {
-      running = false;
-      await loop;
-      this.sending = false;
-    };
+    return this.media.stream(next);
   }
 
   /** RFC 4733 telephone-event: one digit, 100 ms, three end packets. */
-  async pressKey(digit: string): Promise<void> {
-    const code = '0123456789*#'.indexOf(digit);
-    if (code < 0) throw new Error(`not a keypad digit: ${digit}`);
-    this.sending = true;
-    try {
-      const ts = this.ts;
-      for (let i = 1; i <= 5; i++) {
-        this.sendFrame(Buffer.from([code, 10, 0, i * 160]), 101, i === 1, ts);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      for (let i = 0; i < 3; i++) {
-        const dur = 6 * 160;
-        this.sendFrame(Buffer.from([code, 0x80 | 10, dur >> 8, dur & 0xff]), 101, false, ts);
-      }
-      this.ts += 6 * 160;
-    } finally {
-      this.sending = false;
-    }
+  pressKey(digit: string): Promise<void> {
+    return this.media.pressKey(digit);
   }
 
   /** The audio heard so far, 8 kHz. */
   audio(fromSample = 0): Pcm {
-    return { samples: Int16Array.from(this.received.slice(fromSample)), sampleRate: 8000 };
+    return this.media.audio(fromSample);
   }
 
   /** Hangs up (an in-dialog INFO tells the scenario to send BYE) and waits for SIPp to finish. */
@@ -440,7 +365,6 @@ export class SipPhone {
     if (this.closed) return;
     if (this.answered && !this.ended && this.sipp.exitCode === null) await this.hangUp().catch(() => {});
     this.closed = true;
-    if (this.silence) clearInterval(this.silence);
     if (this.sipp.exitCode === null) {
       const done = this.exited;
       setTimeout(() => this.sipp.kill('SIGKILL'), 5000).unref();
@@ -450,11 +374,7 @@ export class SipPhone {
         await done;
       }
     }
-    try {
-      this.rtp.close();
-    } catch {
-      // closed
-    }
+    this.media.close();
     if (process.env.VAP_STACK_KEEP_LOGS !== '1') rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -79,6 +79,11 @@ export const fixtures: Record<string, Fixture> = {
     return created(c, '/v1/squads', { name: 'tenancy', agent_ids: [agentId], entry_agent_id: agentId });
   },
   entry_id: (c) => created(c, '/v1/do-not-call', { phone_number: '+15550100002' }),
+  // A version number of organisation A's agent (version 1 exists from its creation).
+  version: async (c) => {
+    await c.get('agent_id');
+    return '1';
+  },
   publishable_key_id: (c) =>
     created(c, '/v1/publishable-keys', { name: 'tenancy', allowed_origins: ['https://tenancy.example.com'], scopes: ['voices:read'] }),
 };
@@ -86,6 +91,8 @@ export const fixtures: Record<string, Fixture> = {
 export const sampleBodies: Record<string, unknown> = {
   createApiKey: { name: 'tenancy' },
   updateCall: { outcome: 'tenancy' },
+  rollbackAgent: { version: 1 },
+  controlCall: { action: 'mute_agent' },
 };
 
 /** Adds a text source (multipart) to a knowledge base of the fixture's org. */

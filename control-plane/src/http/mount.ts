@@ -12,7 +12,7 @@ import { originAllowed } from '../auth/origins.ts';
 import { readBody } from './body.ts';
 import { allowOrigin, preflight } from './cors.ts';
 import type { ValidateFunction } from 'ajv';
-import { CAPABILITY_HEADER, verifyCapability } from '../modules/calls/capability.ts';
+import { CAPABILITY_HEADER, verifyCapability, verifyTicket } from '../modules/calls/capability.ts';
 
 const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
 
@@ -109,9 +109,11 @@ export function mountRoutes(router: Router, routes: RouteDef[], services: Servic
  * is even looked at, so guessing keys or tokens costs the guesser time, not the database.
  */
 async function authenticate(ctx: Context, def: RouteDef, mode: RouteDef['auth'], services: Services): Promise<Auth | null> {
-  if (mode === 'none') return null;
   const ipKey = `ip:${ctx.ip}`;
+  // An IP out of tokens is refused on the open routes too (health, the reference, signed downloads): a guesser
+  // gets nothing from this deployment until its bucket refills.
   services.limits.authFailures.check(ipKey);
+  if (mode === 'none') return null;
   try {
     return await authenticateAs(ctx, def, mode, services);
   } catch (err) {
@@ -121,10 +123,11 @@ async function authenticate(ctx: Context, def: RouteDef, mode: RouteDef['auth'],
 }
 
 async function authenticateAs(ctx: Context, def: RouteDef, mode: RouteDef['auth'], services: Services): Promise<Auth | null> {
-  if (mode === 'worker' || mode === 'call') {
+  if (mode === 'worker' || mode === 'call' || mode === 'ticket') {
     const worker = await services.workerAuth(ctx.get('authorization'));
     if (mode === 'call') requireCapability(services, ctx, ctx.get(CAPABILITY_HEADER));
-    return { ...worker, actorId: workerBucket(ctx) };
+    if (mode === 'ticket') requireCapability(services, ctx, ctx.get(CAPABILITY_HEADER), { ticket: true });
+    return { ...worker, actorId: workerBucket(ctx, mode === 'worker' ? 'worker' : 'call') };
   }
   if (mode === 'capability') {
     requireCapability(services, ctx, /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1]);
@@ -149,14 +152,20 @@ async function authenticateAs(ctx: Context, def: RouteDef, mode: RouteDef['auth'
 }
 
 /** The capability must be the one of the call in the path: another call's, an expired or a forged one is refused. */
-function requireCapability(services: Services, ctx: Context, token: string | undefined): void {
+function requireCapability(services: Services, ctx: Context, token: string | undefined, opts: { ticket?: boolean } = {}): void {
   const callId = (ctx.params as Record<string, string | undefined>).call_id;
   if (!token) throw forbidden('This request needs the capability of its call');
-  if (!callId || !verifyCapability(services, callId, token)) throw forbidden('Invalid or expired capability for this call');
+  const ok = !!callId && (verifyCapability(services, callId, token) || (!!opts.ticket && verifyTicket(services, callId, token)));
+  if (!ok) throw forbidden('Invalid or expired capability for this call');
 }
 
-/** A worker's rate-limit bucket: its LiveKit worker id (the Vap-Worker-Id header, or the heartbeat's path). */
-function workerBucket(ctx: Context): string {
-  const id = ctx.get('vap-worker-id') || (ctx.params as Record<string, string | undefined>).worker_id || 'unidentified';
-  return `worker:${id.slice(0, 100)}`;
+/**
+ * A worker's rate-limit bucket, keyed by what its caller cannot choose: a call's own requests by the call (its
+ * capability was verified above, so the id is one the control plane gave out), everything else by the client
+ * address (`ctx.ip`, as far as TRUST_PROXY trusts X-Forwarded-For). A declared worker id (the Vap-Worker-Id header,
+ * the heartbeat's path) would let one holder of the shared token take a fresh bucket per request.
+ */
+function workerBucket(ctx: Context, mode: 'worker' | 'call'): string {
+  const callId = (ctx.params as Record<string, string | undefined>).call_id;
+  return mode === 'call' && callId ? `worker-call:${callId}` : `worker-ip:${ctx.ip || 'unknown'}`;
 }

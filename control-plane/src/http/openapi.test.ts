@@ -55,6 +55,9 @@ describe('OpenAPI document', () => {
     ajv.addFormat('http-url', /./);
     ajv.addKeyword({ keyword: 'x-secret' });
     ajv.addKeyword({ keyword: 'x-not-found' });
+    // Form annotations of schemas/agents.ts (the console groups and labels the agent form with them).
+    ajv.addKeyword({ keyword: 'x-groups' });
+    ajv.addKeyword({ keyword: 'x-labels' });
     const base = 'https://schemas.vap.test/';
     const rewrite = (v: unknown): object => JSON.parse(JSON.stringify(v).replaceAll('"#/components/schemas/', `"${base}`));
     for (const [name, schema] of Object.entries(doc.components.schemas)) ajv.addSchema(rewrite(schema), base + name);
@@ -94,8 +97,9 @@ describe('OpenAPI document', () => {
     expect(purchase.properties.country.default).toBe('US');
     const search = doc.paths['/v1/phone-numbers/search'].get.parameters.find((p: { name: string }) => p.name === 'country');
     expect(search.schema.default).toBe('US');
-    // POST /v1/calls/web names its 404: the agent it was asked for does not exist.
-    expect(doc.paths['/v1/calls/web'].post.responses['404']).toBeDefined();
+    // A missing agent is a 422 reference_not_found on both call creations, not a 404 on one of them.
+    expect(doc.paths['/v1/calls/web'].post.responses['404']).toBeUndefined();
+    expect(doc.paths['/v1/calls/web'].post.responses['422']).toEqual(doc.paths['/v1/calls'].post.responses['422']);
   });
 
   it('serves a docs page and its renderer locally', async () => {

@@ -2,6 +2,8 @@
 // validation schemas go in unchanged; objects with a `title` are hoisted into components.
 import type { TSchema } from '@sinclair/typebox';
 import { ApiError, ValidationError } from '../../../schemas/errors.ts';
+import { RequiredHere } from '../../../schemas/common.ts';
+import { CALL_EVENT_SCHEMAS } from '../../../schemas/events.ts';
 import { TAGS } from './tags.ts';
 import type { RouteDef } from './route.ts';
 
@@ -54,6 +56,13 @@ class Components {
       if (k === 'examples' || k === 'default' || k === 'enum' || k === 'const') out[k] = v;
       else out[k] = this.hoist(v, false);
     }
+    const alternatives = obj['x-exactly-one-of'];
+    if (Array.isArray(alternatives)) {
+      delete out['x-exactly-one-of'];
+      // Each branch repeats its field's schema, so generated types read `{agent_id: string} | {squad_id: string}`.
+      const props = (out.properties ?? {}) as Record<string, Json>;
+      out.oneOf = (alternatives as string[]).map((n) => ({ ...RequiredHere([n]), properties: { [n]: props[n] ?? {} } }));
+    }
     const title = obj.title;
     if (typeof title === 'string' && /^[A-Za-z0-9_]+$/.test(title)) {
       if (!this.schemas[title]) this.schemas[title] = out;
@@ -82,7 +91,9 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string } = 
         parameters.push({
           name,
           in: source,
-          required: source === 'path' || required.has(name),
+          // A parameter with a default is optional to the caller, whatever the schema lists as required for
+          // the handler's sake (validation fills the default in before the handler runs).
+          required: source === 'path' || (required.has(name) && p.default === undefined),
           ...(description ? { description } : {}),
           schema: components.ref(p),
         });
@@ -98,7 +109,9 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string } = 
     }
     const auth = r.auth ?? 'secret';
     const errorRefs: string[] = [];
-    if (auth !== 'none') errorRefs.push('Unauthorized', 'RateLimited');
+    if (auth !== 'none') errorRefs.push('Unauthorized');
+    // Open routes too: a client IP out of failed-authentication tokens is refused everywhere (http/mount.ts).
+    errorRefs.push('RateLimited');
     if (auth === 'secret') errorRefs.push('Forbidden');
     if (r.params) errorRefs.push('NotFound');
     // A change to an existing resource can conflict with its state (in use, revoked, ended...).
@@ -132,6 +145,25 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string } = 
     paths[path][r.method] = op;
   }
 
+  // The events POSTed to webhooks (OpenAPI 3.1 `webhooks`), so generated clients type what they receive.
+  const webhooks: Record<string, Json> = {};
+  for (const [name, schema] of Object.entries(CALL_EVENT_SCHEMAS)) {
+    webhooks[name] = {
+      post: {
+        operationId: `event_${name.replaceAll('.', '_')}`,
+        tags: ['webhooks'],
+        summary: `\`${name}\``,
+        description: `${(schema as Json).description as string}. Signed with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature).`,
+        requestBody: { required: true, content: { 'application/json': { schema: components.ref(schema) } } },
+        responses: {
+          '200': { description: 'Any 2xx within WEBHOOK_TIMEOUT_MS acknowledges the delivery; any other answer, or none in time, is retried' },
+          '410': { description: 'Gone: the endpoint is set inactive and its deliveries are held (a call\'s own `webhook_url` stops getting retries)' },
+        },
+        security: [],
+      },
+    };
+  }
+
   const errorSchema = components.ref(ApiError);
   const responses: Json = {
     ValidationError: {
@@ -152,15 +184,18 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string } = 
     info: {
       title: 'vap API',
       version: '1.0.0',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       description:
         'REST interface of the vap voice agent platform. Authenticate with `Authorization: Bearer <API key>` ' +
         '(`vap_sk_...`), a dashboard JWT, or, on the routes that allow it, a publishable key (`vap_pk_...`).',
     },
-    ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
+    // Relative by default: the host that serves this document, whatever the deployment is named.
+    servers: [{ url: opts.serverUrl ?? '/', description: 'This deployment' }],
     // A tag is listed once it carries operations: an empty group in the reference is a promise not kept.
     tags: TAGS.filter((name) => routes.some((r) => !r.internal && r.tag === name)).map((name) => ({ name, description: TAG_DESCRIPTIONS[name] })),
     security: [{ bearerAuth: [] }],
     paths,
+    webhooks,
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key (vap_sk_...), dashboard JWT, or publishable key (vap_pk_...)' },

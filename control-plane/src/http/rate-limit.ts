@@ -7,7 +7,7 @@
 //    shared bucket for the time elapsed, takes the replicas' consumption off it (down to -burst: a debt), and
 //    returns the result as the replica's new view.
 // So the long-run rate per credential is the configured one whatever the replica count, and the overshoot is
-// bounded by what the replicas admit within one sync interval (docs/decisions.md, "Shared rate limit").
+// bounded by what the replicas admit within one sync interval (docs/decisions/018-api-completeness.md, "Shared rate limit").
 import type { Db } from '../db/types.ts';
 import { tooManyRequests } from './errors.ts';
 

@@ -8,14 +8,14 @@ import type { ValidationErrorItem } from '../../../schemas/errors.ts';
 export interface Reference {
   /** Where the id (or list of ids) sits, e.g. ['body', 'tool_ids']. List items get their index appended. */
   loc: (string | number)[];
-  table: 'llm_models' | 'tools' | 'agents' | 'webhooks' | 'knowledge_bases' | 'agent_test_scenarios' | 'squads';
+  table: 'llm_models' | 'tools' | 'agents' | 'webhooks' | 'knowledge_bases' | 'agent_test_scenarios' | 'agent_test_suites' | 'squads';
   /** Human name for the message: "LLM model", "tool"... */
   what: string;
   ids: string | string[];
 }
 
 // Tables whose rows are soft-deleted; a deleted row is as good as missing.
-const SOFT_DELETED = new Set(['llm_models', 'tools', 'agents', 'agent_test_scenarios', 'squads']);
+const SOFT_DELETED = new Set(['llm_models', 'tools', 'agents', 'agent_test_scenarios', 'agent_test_suites', 'squads']);
 
 export function referenceError(loc: (string | number)[], what: string, input: unknown): ValidationErrorItem {
   return { loc, msg: `No ${what} with this id in your organisation`, type: 'reference_not_found', input };

@@ -19,6 +19,8 @@ export type AuthMode =
   | 'worker'
   /** The workers' credential plus the capability of the call in the path (`:call_id`), see calls/capability.ts. */
   | 'call'
+  /** As `call`, or the call's dispatch ticket instead of its capability: the call's config alone (handed out once). */
+  | 'ticket'
   /** The capability of the call in the path alone (the recording upload, reached through the public ingress). */
   | 'capability';
 

@@ -22,6 +22,8 @@ function makeAjv(coerce: boolean): Ajv2020 {
     strict: true,
     strictRequired: false,
     allowUnionTypes: true,
+    // Errors carry their schema: a nested object's example names the shape a wrong type should have had.
+    verbose: true,
   });
   addFormats(ajv);
   ajv.addFormat('e164', E164_RE);
@@ -32,6 +34,12 @@ function makeAjv(coerce: boolean): Ajv2020 {
   });
   ajv.addKeyword({ keyword: 'x-secret' });
   ajv.addKeyword({ keyword: 'x-not-found' });
+  // Form annotations (grouping and human labels of a schema's fields, schemas/agents.ts): documentation only.
+  ajv.addKeyword({ keyword: 'x-groups' });
+  ajv.addKeyword({ keyword: 'x-labels' });
+  // Alternatives of which exactly one is given (schemas/common.ts exactlyOneOf): the handler checks them, with
+  // a 422 that names both fields; the OpenAPI document states them as oneOf.
+  ajv.addKeyword({ keyword: 'x-exactly-one-of' });
   return ajv;
 }
 
@@ -140,6 +148,16 @@ function valueAt(root: unknown, loc: (string | number)[]): unknown {
   return cur;
 }
 
+/**
+ * The expected shape of a nested object, from its schema's title and first example (`ScriptLine`: `{"say": ...}`), so
+ * that a plain string where an object belongs says what to send instead. Empty without both.
+ */
+function shapeOf(schema: unknown): string {
+  const s = schema as { title?: unknown; examples?: unknown[] } | undefined;
+  if (typeof s?.title !== 'string' || !Array.isArray(s.examples) || s.examples[0] === undefined) return '';
+  return `: a ${s.title} object, such as ${JSON.stringify(s.examples[0])}`;
+}
+
 const quote = (v: unknown) => (typeof v === 'string' ? `'${v}'` : JSON.stringify(v));
 const orList = (vals: unknown[]) =>
   vals.length <= 1 ? vals.map(quote).join('') : `${vals.slice(0, -1).map(quote).join(', ')} or ${quote(vals[vals.length - 1])}`;
@@ -170,7 +188,7 @@ export function toDetail(errors: ErrorObject[], source: Source, root: unknown): 
         const wanted = String(p.type).split(',');
         const first = wanted.find((t) => t !== 'null') ?? wanted[0]!;
         const [type, msg] = TYPE_NAMES[first] ?? ['type_error', `Input should be of type ${String(p.type)}`];
-        item = { type, loc: [source, ...base], msg, input };
+        item = { type, loc: [source, ...base], msg: `${msg}${first === 'object' && base.length ? shapeOf(e.parentSchema) : ''}`, input };
         break;
       }
       case 'minimum':

@@ -17,6 +17,11 @@ export interface LiveKit {
   participantToken(room: string, identity: string, opts?: { name?: string; metadata?: string }): Promise<string>;
   /** An agent participant's token for one room (a standby agent serving an inbound call there): LiveKit counts it as an agent. */
   agentToken(room: string, identity: string): Promise<string>;
+  /**
+   * A supervisor's listen token: a hidden participant that can only subscribe (no audio, no data), joining for
+   * `ttlSeconds` (docs/decisions/supervise-control-channel.md).
+   */
+  listenToken(room: string, identity: string, ttlSeconds: number): Promise<string>;
   /** Whether the room still exists on the server. */
   roomExists(room: string): Promise<boolean>;
 }
@@ -51,6 +56,11 @@ export function createLiveKit(config: Config): LiveKit {
       at.kind = 'agent';
       // As LiveKit's own agent job tokens: the agent publishes its state as participant attributes.
       at.addGrant({ room, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true, canUpdateOwnMetadata: true, agent: true });
+      return at.toJwt();
+    },
+    async listenToken(room, identity, ttlSeconds) {
+      const at = new AccessToken(config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET, { identity, name: 'supervisor', ttl: ttlSeconds });
+      at.addGrant({ room, roomJoin: true, canSubscribe: true, canPublish: false, canPublishData: false, canUpdateOwnMetadata: false, hidden: true });
       return at.toJwt();
     },
     async roomExists(room) {

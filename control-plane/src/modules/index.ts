@@ -11,9 +11,12 @@ import { modelRoutes } from './models/routes.ts';
 import { toolRoutes } from './tools/routes.ts';
 import { callRoutes } from './calls/routes.ts';
 import { internalCallRoutes } from './calls/internal-routes.ts';
+import { setupFailureRoutes } from './calls/setup-failure.ts';
 import { internalTransferRoutes } from './calls/transfer-routes.ts';
+import { supervisionRoutes } from './calls/supervision-routes.ts';
 import { usageRoutes } from './usage/routes.ts';
 import { agentRoutes } from './agents/routes.ts';
+import { agentVersionRoutes } from './agent-versions/routes.ts';
 import { voiceRoutes } from './voices/routes.ts';
 import { internalInboundRoutes, phoneNumberRoutes } from './phone-numbers/routes.ts';
 // Knowledge bases
@@ -30,4 +33,4 @@ import { campaignRoutes } from './campaigns/routes.ts';
 import { squadRoutes } from './squads/routes.ts';
 import { doNotCallRoutes, internalDoNotCallRoutes } from './do-not-call/routes.ts';
 
-export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...campaignRoutes, ...doNotCallRoutes, ...internalDoNotCallRoutes, ...usageRoutes, ...internalCallRoutes, ...internalTransferRoutes, ...agentRoutes, ...squadRoutes, ...agentTestRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...standbyRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes, ...playgroundRoutes, ...webSdkRoutes];
+export const resourceRoutes: RouteDef[] = [...healthRoutes, ...apiKeyRoutes, ...auditEventRoutes, ...webhookRoutes, ...credentialRoutes, ...publishableKeyRoutes, ...workspaceRoutes, ...modelRoutes, ...toolRoutes, ...callRoutes, ...supervisionRoutes, ...campaignRoutes, ...doNotCallRoutes, ...internalDoNotCallRoutes, ...usageRoutes, ...internalCallRoutes, ...setupFailureRoutes, ...internalTransferRoutes, ...agentRoutes, ...agentVersionRoutes, ...squadRoutes, ...agentTestRoutes, ...voiceRoutes, ...activityRoutes, ...workerRoutes, ...standbyRoutes, ...callRecordingRoutes, ...knowledgeBaseRoutes, ...phoneNumberRoutes, ...internalInboundRoutes, ...playgroundRoutes, ...webSdkRoutes];

@@ -4,7 +4,7 @@
 // the model egress rule allows (shared/model-egress.ts). Base URLs can be moved with environment variables
 // (self-hosted gateways, test doubles). The STT and TTS factories live in shared/speech/providers.ts (the
 // control plane's simulated caller of a voice-mode test builds its speech with them too). See
-// docs/decisions.md, "Providers".
+// docs/decisions/014-media-worker.md, "Providers (`media-worker/src/providers/`)".
 import type { llm } from '@livekit/agents';
 import * as google from '@livekit/agents-plugin-google';
 import * as openai from '@livekit/agents-plugin-openai';
@@ -107,7 +107,7 @@ export function createLLM(config: LlmConfig, keys: ProviderKeys, env: Env = proc
       }
       const baseURL = config.base_url ?? env.LOCAL_LLM_BASE_URL;
       if (!baseURL) {
-        throw new ProviderConfigError('local LLM needs LLM_MODEL_PATH (a GGUF file) on the worker or a base_url');
+        throw new ProviderConfigError('local LLM needs LLM_MODEL_PATH (a GGUF file) or LOCAL_LLM_BASE_URL (an OpenAI-compatible server) on the worker', 'local_model_missing');
       }
       // Keyless either way; a base_url of the call is the tenant's, LOCAL_LLM_BASE_URL the operator's.
       return new openai.LLM({
@@ -118,6 +118,6 @@ export function createLLM(config: LlmConfig, keys: ProviderKeys, env: Env = proc
       });
     }
     default:
-      throw new ProviderConfigError(`unknown LLM provider: ${config.provider}`);
+      throw new ProviderConfigError(`unknown LLM provider: ${config.provider}`, 'unknown_provider');
   }
 }

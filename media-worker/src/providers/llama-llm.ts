@@ -3,7 +3,7 @@
 // Tools are offered as node-llama-cpp functions without handlers, so generation stops at a call and the
 // agents framework runs the tool, as with any other provider.
 import { type APIConnectOptions, APIError, DEFAULT_API_CONNECT_OPTIONS, llm, shortuuid } from '@livekit/agents';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { ModelFileError, checkGgufFile } from '../../../shared/gguf.ts';
 import type { ChatHistoryItem, ChatModelFunctions, ChatModelResponse, Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
 
 export interface LlamaLLMOptions {
@@ -15,27 +15,7 @@ export interface LlamaLLMOptions {
   contextSize?: number;
 }
 
-/** Checks the file before anything is loaded, so a wrong path fails at configuration time, clearly. */
-export function checkGgufFile(path: string): void {
-  let size: number;
-  try {
-    const stat = statSync(path);
-    if (!stat.isFile()) throw new Error(`LLM model path is not a file: ${path}`);
-    size = stat.size;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`LLM model file not found: ${path} (set LLM_MODEL_PATH to a GGUF file)`, { cause: error });
-    throw error;
-  }
-  const fd = openSync(path, 'r');
-  try {
-    const magic = Buffer.alloc(4);
-    if (size < 4 || readSync(fd, magic, 0, 4, 0) < 4 || magic.toString('latin1') !== 'GGUF') {
-      throw new Error(`LLM model file is not GGUF: ${path}`);
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
+export { ModelFileError, checkGgufFile };
 
 let llamaRuntime: Promise<Llama> | undefined;
 /** Loaded models, shared by every session of the process (weights are large). */

@@ -4,12 +4,14 @@
 import { llm, stt, voice, type tts } from '@livekit/agents';
 import type { AudioFrame } from '@livekit/rtc-node';
 import type { KnowledgeConfig, KnowledgeSearchResult } from '../../../schemas/internal.ts';
-import type { MetricsSink } from '../metrics.ts';
+import type { MetricsSink } from './metrics-sink.ts';
 import type { InternalApiClient } from '../../../shared/internal-api.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { smallFrames } from './output-frames.ts';
 import { spaceTimedPieces } from './aligned-text.ts';
 import { withSummary } from './squad.ts';
+import { resumedTurns } from './stt-turns.ts';
+import { capToolCalls } from './answer-caps.ts';
 
 export interface VapAgentOptions {
   instructions: string;
@@ -44,6 +46,11 @@ export interface VapAgentOptions {
    * early reply only if the final says the same.
    */
   preflight?: ((text: string) => boolean) | undefined;
+  /**
+   * With the STT's own end of turn (Deepgram Flux): called when the caller goes on after an eager end of turn,
+   * to drop the early reply it started (stt-turns.ts).
+   */
+  onTurnResumed?: (() => void) | undefined;
   /**
    * Squads (squad.ts): the agent's id (the session's hand-off items name it), its own models where they differ
    * from the session's, the context it starts with, the summary it is handed (added before its first reply),
@@ -144,9 +151,18 @@ export class VapAgent extends voice.Agent {
       );
     }
     const events = await voice.Agent.default.sttNode(this, input, modelSettings);
-    const { dropTranscript: drop, preflight } = this.#opts;
-    if (!events || (!drop && !preflight)) return events;
-    return events.pipeThrough(transcriptFilter({ drop, preflight }));
+    const { dropTranscript: drop, preflight, onTurnResumed } = this.#opts;
+    if (!events) return events;
+    const filtered = drop || preflight ? events.pipeThrough(transcriptFilter({ drop, preflight })) : events;
+    // After the filter: a resumed turn is judged on what agents-js sees.
+    return onTurnResumed ? filtered.pipeThrough(resumedTurns(onTurnResumed)) : filtered;
+  }
+
+  /** The LLM's answer, with at most TOOL_CALLS_PER_ANSWER_MAX tool calls taken from it (answer-caps.ts). */
+  override async llmNode(chatCtx: llm.ChatContext, toolCtx: llm.ToolContext, modelSettings: voice.ModelSettings) {
+    const out = await voice.Agent.default.llmNode(this, chatCtx, toolCtx, modelSettings);
+    const log = this.#opts.logger;
+    return out ? out.pipeThrough(capToolCalls<llm.ChatChunk | string>(undefined, (n) => log.warn({ dropped: n }, 'tool calls over the cap of one answer dropped'))) : out;
   }
 
   /** The agent's speech in 20 ms frames, so that a barge-in's pause takes hold within one (output-frames.ts). */

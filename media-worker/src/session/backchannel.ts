@@ -1,6 +1,6 @@
 // Backchannels: the short acknowledgements a listener makes while the other person talks ("mm-hm", "yeah",
 // "okay", "I see"). With `turn_taking.ignore_backchannels`, such an utterance made over the agent's speech
-// does not interrupt it (docs/decisions.md, "Turn-taking").
+// does not interrupt it (docs/decisions/010-turn-taking.md).
 
 /** Phrases of one or more words, as normalised text; matched whole, longest first. */
 const PHRASES = [

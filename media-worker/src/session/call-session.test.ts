@@ -1,44 +1,14 @@
 // The real AgentSession with custom audio I/O: speech synthesized by festival goes in as a phone line,
 // the local pocketsphinx STT transcribes it, a local OpenAI-compatible server answers through the openai
 // plugin, and the local TTS speaks. Reports go to a local server speaking the internal API.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { USERDATA_TIMED_TRANSCRIPT, USERDATA_TTS_STARTED_TIME, voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Webhook } from 'standardwebhooks';
-import { contentText, lastUserText, pendingToolResult, startFakeOpenAI, type FakeOpenAI } from '../../../test/support/fake-openai.ts';
-import { startFakeInternalApi, type FakeInternalApi } from '../../../test/support/fake-internal-api.ts';
-import { noiseBurst, synthesize, tone, silence } from '../../../test/support/voice-io.ts';
-import { baseConfig, startCall, waitUntil, type Harness } from './harness.test-support.ts';
+import { describe, expect, it } from 'vitest';
+import { contentText, lastUserText } from '../../../test/support/fake-openai.ts';
+import { noiseBurst, synthesize, silence } from '../../../test/support/voice-io.ts';
+import { baseConfig, startCall, waitUntil } from './harness.test-support.ts';
 import { LocalTTS } from '../../../shared/speech/local-tts.ts';
-
-let llm: FakeOpenAI;
-let api: FakeInternalApi;
-
-beforeAll(async () => {
-  llm = await startFakeOpenAI({ ttftMs: 30 });
-  api = await startFakeInternalApi();
-});
-afterAll(async () => {
-  await llm?.close();
-  await api?.close();
-});
-
-const agentSegments = (h: Harness) => h.out.segmentStarts.length;
-
-/** The user speaks `text`; resolves when the agent has started a new reply. */
-async function userSays(h: Harness, text: string, opts: { waitReply?: boolean } = {}) {
-  const before = agentSegments(h);
-  await h.line.say(await synthesize(text));
-  if (opts.waitReply !== false) await waitUntil(() => agentSegments(h) > before, 20_000, `reply to "${text}"`);
-}
-
-async function finish(h: Harness, reason: 'user_hangup' = 'user_hangup') {
-  const report = await h.call.end(reason);
-  await h.line.close();
-  return report;
-}
+import { agentSegments, api, finish, llm, userSays } from './call-session.test-support.ts';
 
 describe('call session (voice loop)', () => {
   it('says the first message with variables, answers a full turn, and reports to the control plane', async () => {
@@ -73,7 +43,12 @@ describe('call session (voice loop)', () => {
     // Each agent message carries its own turn's figures: the greeting only its audio, the reply the whole turn.
     expect(report.messages[0]!.metrics).toMatchObject({ eou_delay_ms: null, llm_ttft_ms: null, e2e_ms: null, tts_ttfb_ms: expect.any(Number) });
     const reply = report.messages.find((m) => m.role === 'agent' && m.content.startsWith('You said'))!;
-    expect(reply.metrics).toEqual({ eou_delay_ms: expect.any(Number), llm_ttft_ms: expect.any(Number), tts_ttfb_ms: expect.any(Number), e2e_ms: expect.any(Number) });
+    expect(reply.metrics).toEqual({
+      eou_delay_ms: expect.any(Number),
+      llm_ttft_ms: expect.any(Number),
+      tts_ttfb_ms: expect.any(Number),
+      e2e_ms: expect.any(Number),
+    });
     expect(reply.metrics!.llm_ttft_ms).toBe(Math.round(report.latency.llm_ttft.max_ms));
     expect(user!.metrics).toBeUndefined();
     // Where the turn's end-of-utterance time went, after the user's last speech.
@@ -155,123 +130,134 @@ describe('call session (voice loop)', () => {
     expect(first.interrupted).toBe(true);
   }, 60_000);
 
-  it.each(['pause', 'words'] as const)('with ignore_backchannels and barge_in %s, "yeah", "okay" and "right" over the agent do not stop it; "stop, I have a question" does', async (bargeIn) => {
-    llm.setResponder(() => ({ text: 'Sure.' }));
-    const config = baseConfig({
-      call: { id: `call_backchannel_${bargeIn}` },
-      agent: {
-        // Sensitive: without the setting, any word (or 380 ms of sound) would stop the agent.
-        interruption_sensitivity: 0.8,
-        turn_taking: { ...baseConfig().agent.turn_taking, ignore_backchannels: true, barge_in: bargeIn },
-        first_message:
-          'Welcome to the reservation line. We are open every day from noon until late in the evening, we can seat groups of up to twelve people at a time, and we ' +
-          'have a quiet room at the back for birthdays and for business dinners, which you can book by phone or on our website. On Sundays we serve ' +
-          'a long lunch with live music, and on Mondays the kitchen closes a little earlier, at half past nine. ' +
-          // Long enough to still be playing when the barge-in comes on a loaded machine.
-          'Our menu changes with the seasons: in spring we cook with asparagus and wild garlic, in summer with tomatoes from our own ' +
-          'garden, in autumn with mushrooms and game, and in winter with slow braises and root vegetables from the farms around the city.',
-      },
-    });
-    // One phrase per utterance (pocketsphinx splits at pauses, so the barge-in has no commas).
-    const grammar = '#JSGF V1.0;\ngrammar b;\npublic <b> = ( yeah | okay | right )+ | stop i have a question about the menu;\n';
-    const h = await startCall(config, { llmUrl: llm.url, sttGrammar: grammar });
-    const heard: string[] = [];
-    h.call.session.on(voice.AgentSessionEventTypes.UserInputTranscribed, (ev) => heard.push(`${ev.isFinal ? 'final' : 'interim'} "${ev.transcript}"`));
-    const state = () =>
-      `(played ${Math.round(h.out.playedMs)} ms, playing ${h.out.playing}, interruptions ${h.out.interruptions}, ignored ${h.call.backchannelsIgnored}, passed: ${heard.join(', ')})`;
-    await waitUntil(() => h.out.playing && h.out.playedMs >= 1000, 20_000, 'a second of the greeting');
-    for (const word of ['Yeah.', 'Okay.', 'Right.']) {
-      const before = h.call.backchannelFinalsIgnored;
-      await h.line.say(await synthesize(word));
-      // Generous: a loaded machine can hold the recogniser back for many seconds (the greeting is long enough).
-      await waitUntil(() => h.call.backchannelFinalsIgnored > before, 45_000, `"${word}" transcribed ${state()}`);
-    }
-    // Three backchannels transcribed and kept from the session: the greeting still plays, uninterrupted. With
-    // 'pause' their sound paused it and each pause resumed where it stopped; with 'words' it never paused.
-    await waitUntil(() => !h.out.paused, 20_000, `the greeting resumed ${state()}`);
-    expect(h.out.interruptions).toBe(0);
-    expect(h.out.playing).toBe(true);
-    if (bargeIn === 'pause') {
-      expect(h.out.pauses).toBeGreaterThanOrEqual(1);
-      expect(h.out.resumes).toBe(h.out.pauses);
-      expect(h.call.falseInterruptions).toBeGreaterThanOrEqual(1);
-    } else {
-      expect(h.out.pauses).toBe(0);
-    }
-    const pausesBefore = h.out.pauses;
-    await h.line.say(await synthesize('Stop I have a question about the menu'));
-    await waitUntil(() => h.out.interruptions >= 1, 45_000, 'interruption').catch((err: Error) => {
-      throw new Error(`${err.message} ${state()}`);
-    });
-    await waitUntil(() => h.call.messages().some((m) => m.role === 'agent' && m.interrupted), 20_000, 'interrupted message');
-    // The barge-in paused the greeting once (with 'pause' on its sound, with 'words' on its first words: agents-js
-    // holds a reply before it drops it), and its words then stopped it.
-    expect(h.out.pauses - pausesBefore).toBe(1);
-    const report = await finish(h);
-    expect(report.messages.find((m) => m.role === 'agent')!.interrupted).toBe(true);
-    expect(report.messages.find((m) => m.role === 'user')?.content).toMatch(/question/);
-    // The backchannels never became user turns.
-    expect(report.messages.filter((m) => m.role === 'user').map((m) => m.content)).not.toContainEqual(expect.stringMatching(/^(yeah|okay|right)$/i));
-  }, 240_000);
+  it.each(['pause', 'words'] as const)(
+    'with ignore_backchannels and barge_in %s, "yeah", "okay" and "right" over the agent do not stop it; "stop, I have a question" does',
+    async (bargeIn) => {
+      llm.setResponder(() => ({ text: 'Sure.' }));
+      const config = baseConfig({
+        call: { id: `call_backchannel_${bargeIn}` },
+        agent: {
+          // Sensitive: without the setting, any word (or 380 ms of sound) would stop the agent.
+          interruption_sensitivity: 0.8,
+          turn_taking: { ...baseConfig().agent.turn_taking, ignore_backchannels: true, barge_in: bargeIn },
+          first_message:
+            'Welcome to the reservation line. We are open every day from noon until late in the evening, we can seat groups of up to twelve people at a time, and we ' +
+            'have a quiet room at the back for birthdays and for business dinners, which you can book by phone or on our website. On Sundays we serve ' +
+            'a long lunch with live music, and on Mondays the kitchen closes a little earlier, at half past nine. ' +
+            // Long enough to still be playing when the barge-in comes on a loaded machine.
+            'Our menu changes with the seasons: in spring we cook with asparagus and wild garlic, in summer with tomatoes from our own ' +
+            'garden, in autumn with mushrooms and game, and in winter with slow braises and root vegetables from the farms around the city.',
+        },
+      });
+      // One phrase per utterance (pocketsphinx splits at pauses, so the barge-in has no commas).
+      const grammar = '#JSGF V1.0;\ngrammar b;\npublic <b> = ( yeah | okay | right )+ | stop i have a question about the menu;\n';
+      const h = await startCall(config, { llmUrl: llm.url, sttGrammar: grammar });
+      const heard: string[] = [];
+      h.call.session.on(voice.AgentSessionEventTypes.UserInputTranscribed, (ev) => heard.push(`${ev.isFinal ? 'final' : 'interim'} "${ev.transcript}"`));
+      const state = () =>
+        `(played ${Math.round(h.out.playedMs)} ms, playing ${h.out.playing}, interruptions ${h.out.interruptions}, ignored ${h.call.backchannelsIgnored}, passed: ${heard.join(', ')})`;
+      await waitUntil(() => h.out.playing && h.out.playedMs >= 1000, 20_000, 'a second of the greeting');
+      for (const word of ['Yeah.', 'Okay.', 'Right.']) {
+        const before = h.call.backchannelFinalsIgnored;
+        await h.line.say(await synthesize(word));
+        // Generous: a loaded machine can hold the recogniser back for many seconds (the greeting is long enough).
+        await waitUntil(() => h.call.backchannelFinalsIgnored > before, 45_000, `"${word}" transcribed ${state()}`);
+      }
+      // Three backchannels transcribed and kept from the session: the greeting still plays, uninterrupted. With
+      // 'pause' their sound paused it and each pause resumed where it stopped; with 'words' it never paused.
+      await waitUntil(() => !h.out.paused, 20_000, `the greeting resumed ${state()}`);
+      expect(h.out.interruptions).toBe(0);
+      expect(h.out.playing).toBe(true);
+      if (bargeIn === 'pause') {
+        expect(h.out.pauses).toBeGreaterThanOrEqual(1);
+        expect(h.out.resumes).toBe(h.out.pauses);
+        expect(h.call.falseInterruptions).toBeGreaterThanOrEqual(1);
+      } else {
+        expect(h.out.pauses).toBe(0);
+      }
+      const pausesBefore = h.out.pauses;
+      await h.line.say(await synthesize('Stop I have a question about the menu'));
+      await waitUntil(() => h.out.interruptions >= 1, 45_000, 'interruption').catch((err: Error) => {
+        throw new Error(`${err.message} ${state()}`);
+      });
+      await waitUntil(() => h.call.messages().some((m) => m.role === 'agent' && m.interrupted), 20_000, 'interrupted message');
+      // The barge-in paused the greeting once (with 'pause' on its sound, with 'words' on its first words: agents-js
+      // holds a reply before it drops it), and its words then stopped it.
+      expect(h.out.pauses - pausesBefore).toBe(1);
+      const report = await finish(h);
+      expect(report.messages.find((m) => m.role === 'agent')!.interrupted).toBe(true);
+      expect(report.messages.find((m) => m.role === 'user')?.content).toMatch(/question/);
+      // The backchannels never became user turns.
+      expect(report.messages.filter((m) => m.role === 'user').map((m) => m.content)).not.toContainEqual(expect.stringMatching(/^(yeah|okay|right)$/i));
+    },
+    240_000,
+  );
 
-  it.each(['pause', 'pause_on_speech'] as const)("with barge_in %s, a knock over the agent and then a barge-in: where the pause comes from", async (bargeIn) => {
-    llm.setResponder(() => ({ text: 'Sure.' }));
-    const config = baseConfig({
-      call: { id: `call_onset_${bargeIn}` },
-      agent: {
-        turn_taking: { ...baseConfig().agent.turn_taking, ignore_backchannels: true, barge_in: bargeIn },
-        first_message:
-          'Welcome to the reservation line. We are open every day from noon until late in the evening, we can seat groups of up to twelve people at a time, and we ' +
-          'have a quiet room at the back for birthdays and for business dinners, which you can book by phone or on our website. On Sundays we serve ' +
-          'a long lunch with live music, and on Mondays the kitchen closes a little earlier, at half past nine.',
-      },
-    });
-    const h = await startCall(config, { llmUrl: llm.url, sttGrammar: '#JSGF V1.0;\ngrammar b;\npublic <b> = stop i have a question about the menu;\n' });
-    const speechStarts: number[] = [];
-    h.call.session.on(voice.AgentSessionEventTypes.UserStateChanged, (ev) => {
-      if (ev.newState === 'speaking') speechStarts.push(performance.now());
-    });
-    await waitUntil(() => h.out.playing && h.out.playedMs >= 1000, 20_000, 'a second of the greeting');
-    // A knock: 40 ms of loud noise, which the VAD does not take for speech.
-    await h.line.say(noiseBurst(40, 12_000));
-    await h.line.say(silence(600));
-    await waitUntil(() => !h.out.paused, 5000, 'the greeting playing after the knock');
-    expect(h.out.interruptions).toBe(0);
-    if (bargeIn === 'pause') {
-      // The knock's onset paused the greeting, and the call resumed it: the VAD heard no speech.
-      expect(h.call.onsetPauses).toBe(1);
-      expect(h.call.onsetResumes).toBe(1);
-      expect(h.out.pauses).toBe(1);
-      expect(h.out.resumes).toBe(1);
-    } else {
-      expect(h.call.onsetPauses).toBe(0);
-      expect(h.out.pauses).toBe(0);
-    }
-    expect(speechStarts).toHaveLength(0);
+  it.each(['pause', 'pause_on_speech'] as const)(
+    'with barge_in %s, a knock over the agent and then a barge-in: where the pause comes from',
+    async (bargeIn) => {
+      llm.setResponder(() => ({ text: 'Sure.' }));
+      const config = baseConfig({
+        call: { id: `call_onset_${bargeIn}` },
+        agent: {
+          turn_taking: { ...baseConfig().agent.turn_taking, ignore_backchannels: true, barge_in: bargeIn },
+          first_message:
+            'Welcome to the reservation line. We are open every day from noon until late in the evening, we can seat groups of up to twelve people at a time, and we ' +
+            'have a quiet room at the back for birthdays and for business dinners, which you can book by phone or on our website. On Sundays we serve ' +
+            'a long lunch with live music, and on Mondays the kitchen closes a little earlier, at half past nine.',
+        },
+      });
+      const h = await startCall(config, { llmUrl: llm.url, sttGrammar: '#JSGF V1.0;\ngrammar b;\npublic <b> = stop i have a question about the menu;\n' });
+      const speechStarts: number[] = [];
+      h.call.session.on(voice.AgentSessionEventTypes.UserStateChanged, (ev) => {
+        if (ev.newState === 'speaking') speechStarts.push(performance.now());
+      });
+      await waitUntil(() => h.out.playing && h.out.playedMs >= 1000, 20_000, 'a second of the greeting');
+      // A knock: 40 ms of loud noise, which the VAD does not take for speech.
+      await h.line.say(noiseBurst(40, 12_000));
+      await h.line.say(silence(600));
+      await waitUntil(() => !h.out.paused, 5000, 'the greeting playing after the knock');
+      expect(h.out.interruptions).toBe(0);
+      if (bargeIn === 'pause') {
+        // The knock's onset paused the greeting, and the call resumed it: the VAD heard no speech.
+        expect(h.call.onsetPauses).toBe(1);
+        expect(h.call.onsetResumes).toBe(1);
+        expect(h.out.pauses).toBe(1);
+        expect(h.out.resumes).toBe(1);
+      } else {
+        expect(h.call.onsetPauses).toBe(0);
+        expect(h.out.pauses).toBe(0);
+      }
+      expect(speechStarts).toHaveLength(0);
 
-    const pausesBefore = h.out.pauses;
-    await h.line.say(await synthesize('Stop I have a question about the menu'));
-    await waitUntil(() => h.out.interruptions >= 1, 45_000, 'interruption');
-    // One pause, which the words turned into the stop; with 'pause' it came from the onset, before the VAD's start
-    // of speech, and the call did not resume it.
-    expect(h.out.pauses - pausesBefore).toBe(1);
-    expect(speechStarts.length).toBeGreaterThanOrEqual(1);
-    if (bargeIn === 'pause') {
-      expect(h.call.onsetPauses).toBe(2);
-      expect(h.call.onsetResumes).toBe(1);
-      expect(h.out.pauseTimes.at(-1)!).toBeLessThan(speechStarts[0]!);
-    } else {
-      expect(h.call.onsetPauses).toBe(0);
-      expect(h.out.pauseTimes.at(-1)!).toBeGreaterThanOrEqual(speechStarts[0]!);
-    }
-    const report = await finish(h);
-    expect(report.messages.find((m) => m.role === 'agent')!.interrupted).toBe(true);
-  }, 120_000);
+      const pausesBefore = h.out.pauses;
+      await h.line.say(await synthesize('Stop I have a question about the menu'));
+      await waitUntil(() => h.out.interruptions >= 1, 45_000, 'interruption');
+      // One pause, which the words turned into the stop; with 'pause' it came from the onset, before the VAD's start
+      // of speech, and the call did not resume it.
+      expect(h.out.pauses - pausesBefore).toBe(1);
+      expect(speechStarts.length).toBeGreaterThanOrEqual(1);
+      if (bargeIn === 'pause') {
+        expect(h.call.onsetPauses).toBe(2);
+        expect(h.call.onsetResumes).toBe(1);
+        expect(h.out.pauseTimes.at(-1)!).toBeLessThan(speechStarts[0]!);
+      } else {
+        expect(h.call.onsetPauses).toBe(0);
+        expect(h.out.pauseTimes.at(-1)!).toBeGreaterThanOrEqual(speechStarts[0]!);
+      }
+      const report = await finish(h);
+      expect(report.messages.find((m) => m.role === 'agent')!.interrupted).toBe(true);
+    },
+    120_000,
+  );
 
   it("sends the agent's speech to the output in 20 ms frames, whatever frames its TTS makes (the openai plugin's are 100 ms)", async () => {
     const speech = new openai.TTS({ model: 'tts-1', baseURL: llm.url, apiKey: 'sk-test' });
     const tts100: number[] = [];
-    const config = baseConfig({ call: { id: 'call_frames' }, agent: { first_message: 'Hello, thank you for calling the reservation line of the restaurant.' } });
+    const config = baseConfig({
+      call: { id: 'call_frames' },
+      agent: { first_message: 'Hello, thank you for calling the reservation line of the restaurant.' },
+    });
     const h = await startCall(config, { llmUrl: llm.url, tts: speech });
     await waitUntil(() => h.out.frames.length > 0 && !h.out.playing, 20_000, 'the greeting played');
     // What the plugin itself makes, for contrast.
@@ -293,7 +279,8 @@ describe('call session (voice loop)', () => {
       agent: {
         interruption_sensitivity: 0.8,
         turn_taking: { ...baseConfig().agent.turn_taking, ignore_backchannels: false },
-        first_message: 'Welcome to the reservation line. We are open every day from noon until late in the evening, and we can seat groups of up to twelve people at a time.',
+        first_message:
+          'Welcome to the reservation line. We are open every day from noon until late in the evening, and we can seat groups of up to twelve people at a time.',
       },
     });
     const h = await startCall(config, { llmUrl: llm.url, sttGrammar: '#JSGF V1.0;\ngrammar b;\npublic <b> = yeah | okay | right;\n' });
@@ -324,256 +311,15 @@ describe('call session (voice loop)', () => {
 
   it('ends a call that runs too long with max_duration', async () => {
     const h = await startCall(
-      baseConfig({ call: { id: 'call_long' }, agent: { max_duration_seconds: 2, first_message: 'This greeting is a little longer than the whole call is allowed to last, on purpose.' } }),
+      baseConfig({
+        call: { id: 'call_long' },
+        agent: { max_duration_seconds: 2, first_message: 'This greeting is a little longer than the whole call is allowed to last, on purpose.' },
+      }),
       { llmUrl: llm.url },
     );
     const report = await h.call.ended;
     await h.line.close();
     expect(report.end_reason).toBe('max_duration');
     expect(report.duration_seconds).toBeGreaterThanOrEqual(1.9);
-  }, 60_000);
-
-  it('leaves the voicemail message on an answering machine and ends with voicemail', async () => {
-    const config = baseConfig({
-      call: { id: 'call_vm', type: 'outbound', direction: 'outbound', variables: { name: 'Sam' } },
-      agent: { voicemail_detection: true, voicemail_message: 'Hi {{name}}, please call us back.', first_message: 'Hello, is this Sam?' },
-    });
-    const h = await startCall(config, { llmUrl: llm.url, extra: { outboundGreetingWaitMs: 15_000 } });
-    const requestsBefore = llm.requests.length;
-    void h.line.say(await synthesize('Hi, you have reached Sam. I am not available. Please leave a message after the tone.'));
-    void h.line.say(silence(300));
-    void h.line.say(tone(1000, 600));
-    const report = await h.call.ended;
-    await h.line.close();
-    expect(report.end_reason).toBe('voicemail');
-    expect(h.call.voicemail?.verdict).toBe('machine');
-    expect(report.messages.filter((m) => m.role === 'agent').map((m) => m.content)).toEqual(['Hi Sam, please call us back.']);
-    expect(llm.requests.length).toBe(requestsBefore); // no LLM reply to a machine
-  }, 60_000);
-
-  it('takes a short first word followed by more speech for no person: the machine gets only the voicemail', async () => {
-    const config = baseConfig({
-      call: { id: 'call_vm_hello', type: 'outbound', direction: 'outbound' },
-      agent: { voicemail_detection: true, voicemail_message: 'Please call us back.', first_message: 'Hello, is this Sam?' },
-    });
-    const hello = await synthesize('Hello.');
-    const rest = await synthesize('You have reached Sam. I am not available. Please leave a message after the tone.');
-    // The greeting timer (the callee's silence on the clock, the fallback for a line that says nothing) is not
-    // what this test is about: the stall below must not trip it.
-    const h = await startCall(config, { llmUrl: llm.url, extra: { outboundGreetingWaitMs: 60_000 } });
-    // A machine's greeting that opens with a word and a pause (about 1 s of the line's audio between "Hello" and
-    // the next word: less than the silence after the VAD's end of speech that makes a person's "Hello?").
-    void h.line.say(hello);
-    void h.line.say(silence(600));
-    const stopped = h.line.hold();
-    // The line stands still there, mid-pause, until the first turn has committed on "Hello" alone and passed for a
-    // person's short answer pending their silence; then it stays still a while longer, as when the session runs
-    // behind the line on a loaded machine. The silence that decides is the callee's audio, not this stall: a
-    // silence counted on the clock would take the stalled line for a person and greet into the machine's greeting.
-    await waitUntil(() => h.call.voicemail?.verdict === 'human', 30_000, 'the first turn, "Hello" alone, taken for a short answer');
-    await stopped;
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(h.out.segmentStarts).toHaveLength(0);
-    void h.line.say(rest);
-    void h.line.say(silence(300));
-    void h.line.say(tone(1000, 600));
-    h.line.resume();
-    const report = await h.call.ended;
-    await h.line.close();
-    expect(report.end_reason).toBe('voicemail');
-    expect(h.call.voicemail?.verdict).toBe('machine');
-    expect(report.messages.filter((m) => m.role === 'agent').map((m) => m.content)).toEqual(['Please call us back.']);
-  }, 90_000);
-
-  it('greets a person on an outbound call after their first words', async () => {
-    llm.setResponder(() => ({ text: 'Great.' }));
-    const config = baseConfig({
-      call: { id: 'call_out', type: 'outbound', direction: 'outbound' },
-      agent: { voicemail_detection: true, voicemail_message: 'Please call back.', first_message: 'Hi, this is Acme calling about your order.' },
-    });
-    const h = await startCall(config, { llmUrl: llm.url, extra: { outboundGreetingWaitMs: 15_000 } });
-    const requestsBefore = llm.requests.length;
-    await userSays(h, 'Hello');
-    await waitUntil(() => h.call.messages().some((m) => m.role === 'agent'), 20_000, 'greeting');
-    const report = await finish(h);
-    expect(h.call.voicemail?.verdict).toBe('human');
-    expect(report.messages.find((m) => m.role === 'agent')?.content).toBe('Hi, this is Acme calling about your order.');
-    expect(llm.requests.length).toBe(requestsBefore);
-  }, 60_000);
-
-  describe('inbound calls to a number with a voicemail_message', () => {
-    const VOICEMAIL = 'Hi, this is Acme Dental returning your call. Please ring us back.';
-    const FIRST = 'Thanks for calling Acme Dental.';
-    const REPLY = 'Reply from the model.';
-    /** An inbound call; `detects` is what the control plane derives from the number's voicemail_message. */
-    const inbound = (id: string, detects: boolean) =>
-      baseConfig({
-        call: { id, type: 'inbound', direction: 'inbound', from_number: '+15550100111', to_number: '+14155550100', voicemail_detection: detects },
-        // The number's message reaches the agent as the call's override; the agent's own flag is for outbound.
-        agent: { voicemail_detection: false, voicemail_message: VOICEMAIL, first_message: FIRST },
-      });
-    const agentTexts = (h: Harness) => h.call.messages().filter((m) => m.role === 'agent' && !m.tool_call).map((m) => m.content);
-
-    it('a mailbox answering the call: the agent greets, hears the greeting and the beep, leaves the message, and ends with voicemail', async () => {
-      llm.setResponder(() => ({ text: REPLY }));
-      const greeting = await synthesize('Hello, you have reached the Smith family. We are not available right now. Please leave a message after the tone.');
-      const h = await startCall(inbound('call_in_vm', true), { llmUrl: llm.url, extra: { voicemailBeepWaitMs: 5000 } });
-      // The mailbox plays its greeting from the answer, over the agent's first message; the beep comes a little
-      // after the greeting's end, when the cue's turn has usually committed and waits for it.
-      void h.line.say(greeting);
-      void h.line.say(silence(1200));
-      void h.line.say(tone(1000, 600));
-      await waitUntil(() => h.call.endReason !== null, 40_000, 'the call to end');
-      const report = await h.call.ended;
-      await h.line.close();
-      expect(report.end_reason).toBe('voicemail');
-      expect(h.call.voicemail?.verdict).toBe('machine');
-      const said = report.messages.filter((m) => m.role === 'agent').map((m) => m.content);
-      expect(said.at(-1)).toBe(VOICEMAIL);
-      // Nothing from the model: the greeting's turns got no reply.
-      expect(said.filter((t) => t.includes(REPLY))).toEqual([]);
-    }, 90_000);
-
-    it('a caller who says "voicemail" is no machine without a beep: their turn is answered after the wait', async () => {
-      llm.setResponder(() => ({ text: REPLY }));
-      const h = await startCall(inbound('call_in_cue', true), { llmUrl: llm.url, extra: { voicemailBeepWaitMs: 1000 } });
-      await waitUntil(() => !h.out.playing && agentTexts(h).length >= 1, 20_000, 'the first message');
-      await userSays(h, 'Hi, I got your voicemail about my appointment.');
-      await waitUntil(() => agentTexts(h).includes(REPLY), 20_000, 'the reply');
-      const report = await finish(h);
-      expect(report.end_reason).toBe('user_hangup');
-      expect(h.call.voicemail?.verdict).toBeNull();
-      expect(report.messages.find((m) => m.role === 'user')?.content).toMatch(/voice ?mail/);
-    }, 60_000);
-
-    it('a person: an ordinary request is answered, and once they answer a reply the window is over (a later beep changes nothing)', async () => {
-      llm.setResponder(() => ({ text: REPLY }));
-      // Only the caller's answer can close the window here.
-      const h = await startCall(inbound('call_in_person', true), { llmUrl: llm.url, extra: { inboundVoicemailWindowMs: 300_000 } });
-      await waitUntil(() => !h.out.playing && agentTexts(h).length >= 1, 20_000, 'the first message');
-      await userSays(h, 'I would like to book a cleaning for next week');
-      await waitUntil(() => agentTexts(h).filter((t) => t === REPLY).length === 1 && !h.out.playing, 20_000, 'the reply, played out');
-      await userSays(h, 'Tuesday morning please');
-      await waitUntil(() => agentTexts(h).filter((t) => t === REPLY).length === 2 && !h.out.playing, 20_000, 'the second reply');
-      // A tone on the line (a microwave, a phone's key beep) after the opening: no machine.
-      void h.line.say(tone(1000, 600));
-      await userSays(h, 'What time do you open');
-      await waitUntil(() => agentTexts(h).filter((t) => t === REPLY).length === 3, 20_000, 'the third reply');
-      const report = await finish(h);
-      expect(report.end_reason).toBe('user_hangup');
-      expect(h.call.beep?.detected).toBe(false);
-      expect(h.call.voicemail?.verdict).toBeNull();
-    }, 90_000);
-
-    it('no detection when the number has no voicemail_message (whatever the agent\'s flag): a mailbox gets replies', async () => {
-      llm.setResponder(() => ({ text: REPLY }));
-      const config = inbound('call_in_plain', false);
-      config.agent.voicemail_detection = true;
-      const h = await startCall(config, { llmUrl: llm.url });
-      expect(h.call.voicemail).toBeNull();
-      expect(h.call.beep).toBeNull();
-      void h.line.say(await synthesize('Hello, you have reached the Smith family. Please leave a message after the tone.'));
-      void h.line.say(silence(300));
-      void h.line.say(tone(1000, 600));
-      await waitUntil(() => agentTexts(h).includes(REPLY), 30_000, 'a reply to the greeting');
-      const report = await finish(h);
-      expect(report.end_reason).toBe('user_hangup');
-    }, 60_000);
-  });
-
-  it('calls function tools (signed), and survives their timeout and error', async () => {
-    const secret = 'whsec_' + Buffer.from('0123456789abcdef0123456789abcdef').toString('base64');
-    const received: { path: string; verified: boolean; body: any }[] = [];
-    const held: http.ServerResponse[] = [];
-    const toolServer = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        let verified = false;
-        try {
-          new Webhook(secret).verify(body, req.headers as Record<string, string>);
-          verified = true;
-        } catch {
-          verified = false;
-        }
-        received.push({ path: req.url ?? '', verified, body: JSON.parse(body) });
-        if (req.url === '/weather') {
-          res.writeHead(200, { 'content-type': 'application/json' }).end('{"forecast":"sunny"}');
-        } else if (req.url === '/slow') {
-          // Never answers while the call lasts: the tool's 300 ms timeout must fire.
-          held.push(res);
-        } else {
-          res.writeHead(500).end('boom');
-        }
-      });
-    });
-    await new Promise<void>((r) => toolServer.listen(0, '127.0.0.1', r));
-    // Tool calls go through the SSRF guard: the loopback tool server must be allowlisted, as in development.
-    process.env.SSRF_ALLOWLIST = '127.0.0.1';
-    const base = `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}`;
-    const fn = (name: string, path: string) => ({
-      type: 'function' as const,
-      name,
-      description: `The ${name} tool`,
-      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-      url: `${base}${path}`,
-      method: 'POST' as const,
-      headers: { 'x-api-key': 'k1' },
-      timeout_ms: 300,
-      signing_secret: secret,
-    });
-    const order = ['get_weather', 'slow_lookup', 'broken_lookup'];
-    let turn = 0;
-    llm.setResponder((req) => {
-      const tool = pendingToolResult(req);
-      if (tool) return { text: `Tool said ${contentText(tool).slice(0, 60)}` };
-      return { toolCalls: [{ name: order[turn++ % 3]!, arguments: { city: 'Paris' } }] };
-    });
-    const config = baseConfig({ call: { id: 'call_tools' }, tools: [fn('get_weather', '/weather'), fn('slow_lookup', '/slow'), fn('broken_lookup', '/broken')] });
-    const h = await startCall(config, { llmUrl: llm.url });
-    try {
-      for (const phrase of ['What is the weather in Paris', 'Look it up please', 'Try once more']) {
-        const outputs = () => h.call.messages().filter((m) => m.tool_call).length;
-        const before = outputs();
-        await userSays(h, phrase, { waitReply: false });
-        await waitUntil(() => outputs() > before, 20_000, 'tool output');
-        await waitUntil(() => h.call.messages().at(-1)?.role === 'agent' && !h.call.messages().at(-1)?.tool_call, 20_000, 'spoken answer');
-        // The answer has played out before the next question.
-        await waitUntil(() => !h.out.playing && h.call.session.agentState === 'listening', 20_000, 'answer played');
-      }
-    } finally {
-      for (const res of held) res.writeHead(200).end('{}');
-      await new Promise<void>((r) => toolServer.close(() => r()));
-    }
-    const report = await finish(h);
-    const calls = report.messages.filter((m) => m.tool_call).map((m) => m.tool_call!);
-    expect(calls.map((c) => [c.name, c.is_error])).toEqual([
-      ['get_weather', false],
-      ['slow_lookup', true],
-      ['broken_lookup', true],
-    ]);
-    expect(calls[0]!.output).toContain('sunny');
-    expect(calls[1]!.output).toMatch(/did not answer in time/);
-    expect(calls[2]!.output).toMatch(/returned an error/);
-    expect(received.every((r) => r.verified)).toBe(true);
-    expect(received[0]!.body).toMatchObject({ call_id: 'call_tools', name: 'get_weather', arguments: { city: 'Paris' } });
-    // Every failure was still answered aloud.
-    expect(report.messages.filter((m) => m.role === 'agent' && m.content.startsWith('Tool said')).length).toBe(3);
-  }, 90_000);
-
-  it('retrieves knowledge before the LLM turn and puts it in the prompt', async () => {
-    api.search = (_callId, _query) => ({ chunks: [{ content: 'The restaurant opens at noon on Sundays.', score: 0.9, source_id: 'src_1' }] });
-    llm.setResponder(() => ({ text: 'We open at noon.' }));
-    const config = baseConfig({ call: { id: 'call_kb' }, knowledge: { knowledge_base_ids: ['kb_1'], mode: 'retrieve' } });
-    const h = await startCall(config, { llmUrl: llm.url, api });
-    const before = llm.requests.length;
-    await userSays(h, 'When do you open on Sunday');
-    const report = await finish(h);
-    expect(api.searches.at(-1)).toMatchObject({ callId: 'call_kb', top_k: 4 });
-    expect(api.searches.at(-1)!.query.length).toBeGreaterThan(0);
-    const req = llm.requests[before]!;
-    expect(req.messages.map(contentText).join('\n')).toContain('The restaurant opens at noon on Sundays.');
-    expect(report.end_reason).toBe('user_hangup');
   }, 60_000);
 });

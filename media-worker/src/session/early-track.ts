@@ -1,6 +1,6 @@
 // A standby agent publishes its audio track while it waits, so the caller subscribes to it as they join, and the
 // greeting plays as soon as it is ready instead of after a publication and a subscription made on the call's
-// path (docs/decisions.md, "Standby agents"). agents-js's ParticipantAudioOutput makes and publishes its own track
+// path (docs/decisions/030-standby-agents.md). agents-js's ParticipantAudioOutput makes and publishes its own track
 // when the session starts; the patch hands it the track published ahead, when the room and the audio format are
 // the ones it would publish (else it publishes its own, as before, and the early track is taken down).
 //

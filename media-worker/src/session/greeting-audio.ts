@@ -37,6 +37,8 @@ export function synthesizeAhead(tts: agentsTts.TTS, text: string): GreetingAudio
           controller.close();
         } catch (err) {
           if (!closed) controller.error(err);
+          // Cancelled (the call ended): the frames end here, so whoever reads them is not left waiting.
+          else endQuietly(controller);
         } finally {
           close();
         }
@@ -46,4 +48,13 @@ export function synthesizeAhead(tts: agentsTts.TTS, text: string): GreetingAudio
     { highWaterMark: Number.MAX_SAFE_INTEGER },
   );
   return { audio: frames.pipeThrough(smallFrames()), cancel: close };
+}
+
+/** Ends a stream whose reader may already have cancelled it (closing it then throws, and nothing is waiting). */
+function endQuietly(controller: ReadableStreamDefaultController<AudioFrame>): void {
+  try {
+    controller.close();
+  } catch {
+    // already closed or cancelled
+  }
 }

@@ -1,7 +1,7 @@
 // The worker's hang-up: deleting the room ends the call for every participant (a SIP leg hangs up too).
 import type { RoomServiceClient } from 'livekit-server-sdk';
 import type { Logger } from '../../../shared/logger.ts';
-import type { MetricsSink } from '../metrics.ts';
+import type { MetricsSink } from './metrics-sink.ts';
 
 /**
  * LiveKit answers 404 for a room that no longer exists: the caller hung up, or the control plane deleted the

@@ -1,12 +1,12 @@
 // Builds a CallSession wired to local providers and test servers, for the voice tests and benchmarks.
-import { inference, initializeLogger, type tts } from '@livekit/agents';
+import { inference, initializeLogger, type stt as agentsStt, type tts } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import type { CallConfig } from '../../../schemas/internal.ts';
 import { AGENT_DEFAULTS } from '../../../schemas/agents.ts';
 import { delaysFor } from '../../../shared/turn-taking.ts';
 import { InternalApiClient } from '../../../shared/internal-api.ts';
 import { createLogger } from '../../../shared/logger.ts';
-import { nullSink, type MetricsSink } from '../metrics.ts';
+import { nullSink, type MetricsSink } from './metrics-sink.ts';
 import { LocalSTT } from '../../../shared/speech/local-stt.ts';
 import { LocalTTS } from '../../../shared/speech/local-tts.ts';
 import { CallSession, type CallSessionOptions } from './call-session.ts';
@@ -51,19 +51,29 @@ export interface Harness {
   call: CallSession;
   line: LineAudioInput;
   out: CaptureAudioOutput;
-  stt: LocalSTT;
+  stt: agentsStt.STT;
 }
 
 export async function startCall(
   config: CallConfig,
-  opts: { llmUrl: string; api?: { url: string; token: string; capability?: string }; metrics?: MetricsSink; sttGrammar?: string; tts?: tts.TTS; extra?: Partial<CallSessionOptions>; greetAhead?: 'finished' | 'ended-before-start' } ,
+  opts: {
+    llmUrl: string;
+    api?: { url: string; token: string; capability?: string };
+    metrics?: MetricsSink;
+    sttGrammar?: string;
+    /** The STT in place of the local one (a provider's plugin against its stand-in). */
+    stt?: agentsStt.STT;
+    tts?: tts.TTS;
+    extra?: Partial<CallSessionOptions>;
+    greetAhead?: 'finished' | 'ended-before-start';
+  },
 ): Promise<Harness> {
   if (!loggerReady) {
     initializeLogger({ pretty: false, level: 'warn' });
     loggerReady = true;
   }
   vad ??= new inference.VAD({ minSilenceDuration: 250 });
-  const stt = new LocalSTT({ ...(opts.sttGrammar ? { grammar: opts.sttGrammar } : {}) });
+  const stt = opts.stt ?? new LocalSTT({ ...(opts.sttGrammar ? { grammar: opts.sttGrammar } : {}) });
   const speech = opts.tts ?? new LocalTTS({ model: 'espeak-ng' });
   const llm = new openai.LLM({ model: 'fake-model', baseURL: opts.llmUrl, apiKey: 'sk-test' });
   const apiClient = opts.api ? new InternalApiClient({ baseUrl: opts.api.url, token: opts.api.token, retry: { baseDelayMs: 20, maxDelayMs: 100 } }) : null;

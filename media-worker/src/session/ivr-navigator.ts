@@ -1,4 +1,4 @@
-// Phone-menu navigation on outbound calls with an `ivr_goal` (docs/decisions.md, "Phone-menu navigation"). From
+// Phone-menu navigation on outbound calls with an `ivr_goal` (docs/decisions/035-phone-menu-navigation.md). From
 // the answer until a person speaks, the agent is silent: each of the callee's utterances (once the callee has
 // stopped speaking for a moment, so a menu read in several sentences is one prompt) is a menu ("For billing,
 // press 2"), a hold or announcement message ("please hold"), or a person ("how can I help you?"). A menu gets
@@ -189,7 +189,9 @@ export function navigationContext(goal: string, menu: string, pressed: string[])
 }
 
 /** One completion of the call's model with the navigation prompt; its text, or null on an error or timeout. */
-export async function askModel(model: llm.LLM, goal: string, menu: string, pressed: string[], timeoutMs = 8000): Promise<string | null> {
+export async function askModel(model: llm.LLM | null, goal: string, menu: string, pressed: string[], timeoutMs = 8000): Promise<string | null> {
+  // A realtime model answers in speech, not in text: no decision (the navigator then waits for a person).
+  if (!model) return null;
   try {
     return await completeWithin(model, navigationContext(goal, menu, pressed), timeoutMs);
   } catch {

@@ -14,8 +14,9 @@ export function turnHandlingFor(
 ): NonNullable<voice.AgentSessionOptions['turnHandling']> & { turnDetection: TurnDetection } {
   const t = agent.turn_taking;
   return {
-    // 'vad' ends turns on Silero's silence alone; 'model' adds the local end-of-turn model.
-    turnDetection: t.detection === 'vad' ? 'vad' : opts.turnDetector,
+    // 'vad' ends turns on Silero's silence alone; 'model' adds the local end-of-turn model; 'stt' takes the
+    // transcriber's own end of turn (Deepgram Flux's EndOfTurn, stt-turns.ts).
+    turnDetection: t.detection === 'vad' ? 'vad' : t.detection === 'stt' ? 'stt' : opts.turnDetector,
     endpointing: endpointingFor(t),
     // 'vad' keeps interruption decisions local (adaptive mode would call a cloud model).
     interruption: interruptionOptions(agent.interruption_sensitivity, t),
@@ -26,12 +27,16 @@ export function turnHandlingFor(
 }
 
 /**
- * turn_taking (docs/decisions.md, "Turn-taking") -> agents-js endpointing: `fixed` waits min_delay_ms after a
+ * turn_taking (docs/decisions/010-turn-taking.md) -> agents-js endpointing: `fixed` waits min_delay_ms after a
  * likely end of turn and max_delay_ms after an unlikely one; `dynamic` learns the caller's pauses between those
  * bounds. The delays arrive resolved (responsiveness sets them in the control plane).
  */
-export function endpointingFor(t: Pick<TurnTaking, 'endpointing' | 'min_delay_ms' | 'max_delay_ms'>): { mode: 'fixed' | 'dynamic'; minDelay: number; maxDelay: number } {
+export function endpointingFor(t: Pick<TurnTaking, 'endpointing' | 'min_delay_ms' | 'max_delay_ms'> & { detection?: TurnTaking['detection'] }): { mode: 'fixed' | 'dynamic'; minDelay: number; maxDelay: number } {
   const minDelay = Math.max(0, t.min_delay_ms);
+  // With the STT's end of turn, agents-js only adds min_delay_ms after the STT's EndOfTurn (no detector of its
+  // own ever asks for the ceiling); max_delay_ms goes to Flux as its eot_timeout_ms (stt-turns.ts). `dynamic`
+  // would learn a wait up to that ceiling on top of Flux's own, so the wait stays fixed.
+  if (t.detection === 'stt') return { mode: 'fixed', minDelay, maxDelay: minDelay };
   return { mode: t.endpointing, minDelay, maxDelay: Math.max(minDelay, t.max_delay_ms) };
 }
 
@@ -51,7 +56,8 @@ export const VAD_END_LAG_MS = 50;
  * stopped.
  */
 export function vadSilenceFor(t: Pick<TurnTaking, 'detection' | 'min_delay_ms'>): number {
-  if (t.detection === 'model') return MODEL_VAD_SILENCE_MS;
+  // With the STT's end of turn the VAD ends no turn: it only says when speech stopped (barge-in, user state).
+  if (t.detection === 'model' || t.detection === 'stt') return MODEL_VAD_SILENCE_MS;
   return Math.min(MODEL_VAD_SILENCE_MS, Math.max(MIN_VAD_SILENCE_MS, t.min_delay_ms - VAD_END_LAG_MS));
 }
 
@@ -84,8 +90,7 @@ export const RESUME_AFTER_MS = 150;
  * (agents-js interrupts a paused speech on a final; the call does it on the first interim word that is not a
  * backchannel). A sound with no words, or with ignore_backchannels a backchannel (which the call keeps from
  * agents-js), resumes the reply where it paused. A barge-in so costs Silero's start of speech instead of its
- * first transcribed word; a backchannel costs a short pause instead of nothing (docs/decisions.md,
- * "Turn-taking"). With 'pause' the call pauses sooner still, on the onset of the sound (call-session.ts).
+ * first transcribed word; a backchannel costs a short pause instead of nothing (docs/decisions/010-turn-taking.md). With 'pause' the call pauses sooner still, on the onset of the sound (turn-handling.ts).
  * 'words', or a sensitivity under 0.25 (two or more words required): sound alone does not pause; the agent
  * speaks on until `interruption_sensitivity`'s words (then agents-js holds the reply until the final stops it),
  * and with ignore_backchannels after at most 250 ms of speech.

@@ -1,10 +1,9 @@
-// The caller's speech onset from the level of their audio, for barge_in 'pause' (docs/decisions.md,
-// "Turn-taking"). Silero's start of speech needs two or three 32 ms windows of speech, and its probability
+// The caller's speech onset from the level of their audio, for barge_in 'pause' (docs/decisions/010-turn-taking.md). Silero's start of speech needs two or three 32 ms windows of speech, and its probability
 // takes a window or more to rise: agents-js pauses the agent about 100-150 ms into the caller's speech. A rise
 // of the level well above the line's own noise floor, held for 10 ms, comes 10-20 ms in: a 10 ms window whose
 // level rose in each of its quarters (a click's energy dies within a few milliseconds), or the next one (a
 // sound that began inside the first). The VAD still decides what the sound was: the call resumes a pause the
-// VAD does not take over (call-session.ts).
+// VAD does not take over (turn-handling.ts).
 import type { AudioFrame } from '@livekit/rtc-node';
 
 export interface OnsetOptions {

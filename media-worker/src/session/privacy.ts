@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { EndedMessage, TranscriptReport } from '../../../schemas/internal.ts';
 import { DEFAULT_DATA_RETENTION, retainMessages, retainText, type DataRetention } from '../../../shared/privacy.ts';
 import { withholdConversation } from '../../../shared/tracing.ts';
+import { capMessages } from '../../../shared/text-caps.ts';
 
 /** The framework's logger, kept process-wide under this symbol (@livekit/agents, log_core). */
 const FRAMEWORK_LOGGER = Symbol.for('@livekit/agents:logger');
@@ -23,14 +24,17 @@ export class CallPrivacy {
     this.mode = mode ?? DEFAULT_DATA_RETENTION;
   }
 
-  /** The conversation as the `ended` report may carry it. */
+  /**
+   * The conversation as the `ended` report may carry it: cut to the caps the control plane's schema sets
+   * (shared/text-caps.ts; a longer report would be refused whole), then as the mode allows.
+   */
   ended(messages: EndedMessage[]): EndedMessage[] {
-    return retainMessages(this.mode, messages);
+    return retainMessages(this.mode, capMessages(messages));
   }
 
   /** A transcript partial, or null when the mode lets none be sent (`no_content`: nothing to say). */
   partial(messages: TranscriptReport['messages']): TranscriptReport['messages'] | null {
-    return this.mode === 'no_content' ? null : retainMessages(this.mode, messages);
+    return this.mode === 'no_content' ? null : retainMessages(this.mode, capMessages(messages));
   }
 
   /** Text for a log field. */

@@ -1,6 +1,6 @@
 // Each completed turn's latency, published to the call's room so that any LiveKit client (the web SDK, the
 // playground, LiveKit's own tools) can show it as it happens: one JSON message per turn, reliable, on the data
-// topic `vap.metrics` (docs/decisions.md, "Web SDK and widget"). The agent's state and the transcripts
+// topic `vap.metrics` (docs/decisions/028-web-sdk-and-widget.md). The agent's state and the transcripts
 // already travel the LiveKit Agents way (`lk.agent.state` attribute, `lk.transcription` text streams).
 import type { Room } from '@livekit/rtc-node';
 import type { Logger } from '../../../shared/logger.ts';

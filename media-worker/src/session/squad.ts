@@ -1,5 +1,5 @@
 // Squads in the worker: the generated `handoff_to_<name>` tools, and the switch to another agent of the squad
-// inside the same session, room and audio tracks (docs/decisions.md, "Squads"). A hand-off tool returns the next
+// inside the same session, room and audio tracks (docs/decisions/033-squads.md). A hand-off tool returns the next
 // agent the agents-js way (llm.handoff): the session drains the current agent's activity and starts the next
 // one's, with its own instructions, model, voice, tools and knowledge. No new dispatch, no new room.
 import { llm, type voice } from '@livekit/agents';
@@ -67,9 +67,9 @@ export function conversationLines(history: llm.ChatContext): string[] {
  * A summary of the conversation by `model` (the handing agent's). On an error, an empty answer or after
  * `timeoutMs`, the last lines of the conversation stand in for it: the next agent always gets something.
  */
-export async function summarize(model: llm.LLM, history: llm.ChatContext, opts: { timeoutMs?: number; logger?: Logger } = {}): Promise<string | null> {
+export async function summarize(model: llm.LLM | null, history: llm.ChatContext, opts: { timeoutMs?: number; logger?: Logger } = {}): Promise<string | null> {
   const lines = conversationLines(history);
-  if (!lines.length) return null;
+  if (!lines.length || !model) return null;
   const excerpt = lines.slice(-EXCERPT_LINES).join('\n');
   const ctx = llm.ChatContext.empty();
   ctx.addMessage({ role: 'system', content: SUMMARY_PROMPT });
@@ -110,7 +110,8 @@ export interface SquadHooks {
   /** The agent speaking now (its chat context is the conversation so far). */
   current(): voice.Agent;
   /** The LLM of the agent speaking now (it writes the summary). */
-  currentLlm(): llm.LLM;
+  /** Null with a realtime model: no summary is written. */
+  currentLlm(): llm.LLM | null;
   /** Builds the session agent that speaks as `member`. */
   makeAgent(member: SquadMemberConfig, arrival: Arrival): voice.Agent;
   /** The switch is decided: the session is about to run `agent` as `member`. */

@@ -68,6 +68,9 @@ async function warmTransferOutput(actions: CallActions, destination: string): Pr
   throw new llm.ToolError(`The colleague could not be reached: ${r.message} Tell the caller, and go on helping them.`);
 }
 
+/** A transfer the control plane refused or could not place: the message is a sentence the agent can say. */
+export class TransferNotPlaced extends Error {}
+
 export function buildTools(config: CallConfig, actions: CallActions): llm.FunctionTool<any, any, any>[] {
   const tools: llm.FunctionTool<any, any, any>[] = [];
   for (const t of config.tools) {
@@ -111,7 +114,8 @@ export function buildTools(config: CallConfig, actions: CallActions): llm.Functi
             try {
               await actions.transfer(t.destination);
               return 'The call was transferred.';
-            } catch {
+            } catch (err) {
+              if (err instanceof TransferNotPlaced) throw new llm.ToolError(`The transfer did not go through: ${err.message} Tell the caller, and go on helping them.`);
               throw new llm.ToolError('The transfer did not go through.');
             }
           },

@@ -3,7 +3,7 @@
 // turn sounds finished. agents-js then commits a likely end after min_delay_ms and an unlikely one after
 // max_delay_ms (the same contract as its own text models).
 //
-// The signals, strongest first (docs/decisions.md, "Turn-taking"):
+// The signals, strongest first (docs/decisions/010-turn-taking.md):
 // - the STT's punctuation: a final that ends in . ? or ! is a finished sentence (Deepgram's punctuation model
 //   saw the prosody and the words); one that ends in a comma, an ellipsis or a dash is not;
 // - the last word: English sentences almost never end on an article, a possessive, a conjunction, a

@@ -5,7 +5,7 @@
 import type { metrics as agentsMetrics, llm } from '@livekit/agents';
 import type { CallUsage, EndedMessage } from '../../../schemas/internal.ts';
 import { summarizeCall, type LatencySamples } from '../../../shared/latency.ts';
-import type { LatencyKind, LatencyLabels, MetricsSink } from '../metrics.ts';
+import type { LatencyKind, LatencyLabels, MetricsSink } from './metrics-sink.ts';
 
 type AgentMetrics = agentsMetrics.AgentMetrics;
 
@@ -38,7 +38,7 @@ export class TurnMetrics {
   #seenLlm = new Set<string>();
   #seenE2e = new Set<string>();
   #seenReplies = new Set<string>();
-  /** Each metrics object counts once, whichever listener brought it (call-session.ts listens early to the TTS). */
+  /** Each metrics object counts once, whichever listener brought it (greeting.ts listens early to the TTS). */
   #seenMetrics = new WeakSet<AgentMetrics>();
   /** Samples of the turn in progress: the user's end of turn, then the reply's first LLM token and audio. */
   #turn: { eou: number | null; llm: number | null; tts: number | null } = { eou: null, llm: null, tts: null };
@@ -94,6 +94,15 @@ export class TurnMetrics {
         }
         this.#seenTtsSpeech.add(key);
         if (m.ttfbMs >= 0 && !m.cancelled) this.#observe('tts_ttfb', 'tts', m.ttfbMs);
+        break;
+      }
+      case 'realtime_model_metrics': {
+        // A realtime model's response: its tokens, and the provider's time from the response to its first audio.
+        if (this.#seenLlm.has(m.requestId)) return;
+        this.#seenLlm.add(m.requestId);
+        this.usage.llm_prompt_tokens += m.inputTokens;
+        this.usage.llm_completion_tokens += m.outputTokens;
+        if (!m.cancelled && m.ttftMs >= 0) this.#observe('llm_ttft', 'llm', m.ttftMs);
         break;
       }
       case 'eou_metrics':

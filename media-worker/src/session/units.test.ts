@@ -2,12 +2,13 @@
 import { AudioFrame } from '@livekit/rtc-node';
 import { describe, expect, it } from 'vitest';
 import { combineLoad } from '../load.ts';
-import { WorkerMetrics, nullSink } from '../metrics.ts';
-import { callIdFromMetadata, capabilityFromJobMetadata } from '../worker-metadata.ts';
+import { WorkerMetrics } from '../metrics.ts';
+import { nullSink } from './metrics-sink.ts';
+import { callIdFromMetadata, capabilityFromJobMetadata } from '../call/job-metadata.ts';
 import { readWav, ambientPath, AMBIENT_SOUNDS } from './background.ts';
 import { matchesEndPhrase } from './call-session.ts';
-import { endpointingFor, interruptionFor, interruptionOptions, pausesOnOnset, pausesOnSound, vadSilenceFor } from './mappings.ts';
-import { delaysFor } from '../../../shared/turn-taking.ts';
+import { endpointingFor, interruptionFor, interruptionOptions, pausesOnOnset, pausesOnSound, turnHandlingFor, vadSilenceFor } from './mappings.ts';
+import { DELAY_LIMITS, TURN_DETECTIONS, delaysFor } from '../../../shared/turn-taking.ts';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { PATCHED_AGENTS_VERSION, RaceFixVersionError, assertRaceFixTarget, leakFreeRace } from './race-fix.ts';
@@ -24,17 +25,40 @@ import { BeepDetector, VoicemailClassifier, transcriptLooksLikeVoicemail } from 
 const labels = { stt: { provider: 'local', model: 's' }, llm: { provider: 'openai', model: 'm' }, tts: { provider: 'local', model: 't' } };
 
 describe('mappings', () => {
+  it('derives only delays the API accepts back (a GET then PUT of an agent round-trips)', () => {
+    for (const detection of TURN_DETECTIONS)
+      for (let r = 0; r <= 1; r += 0.125) {
+        const d = delaysFor(r, detection);
+        for (const field of ['min_delay_ms', 'max_delay_ms'] as const) {
+          expect(d[field], `${detection} at ${r}: ${field}`).toBeGreaterThanOrEqual(DELAY_LIMITS[field].minimum);
+          expect(d[field], `${detection} at ${r}: ${field}`).toBeLessThanOrEqual(DELAY_LIMITS[field].maximum);
+        }
+      }
+  });
+
   it('maps responsiveness to endpointing delays', () => {
     expect(delaysFor(0)).toEqual({ min_delay_ms: 1000, max_delay_ms: 4000 });
     expect(delaysFor(0.5)).toEqual({ min_delay_ms: 500, max_delay_ms: 3000 });
     expect(delaysFor(0.75)).toEqual({ min_delay_ms: 350, max_delay_ms: 2000 });
     expect(delaysFor(1)).toEqual({ min_delay_ms: 200, max_delay_ms: 1000 });
     // With a turn detector the floor is shorter (an open sentence waits the ceiling instead).
-    expect(delaysFor(0, 'transcript')).toEqual({ min_delay_ms: 1500, max_delay_ms: 3000 });
-    expect(delaysFor(0.5, 'transcript')).toEqual({ min_delay_ms: 1000, max_delay_ms: 1500 });
-    expect(delaysFor(0.5, 'model')).toEqual({ min_delay_ms: 1000, max_delay_ms: 1500 });
-    expect(delaysFor(0.75, 'transcript')).toEqual({ min_delay_ms: 575, max_delay_ms: 1250 });
+    expect(delaysFor(0, 'transcript')).toEqual({ min_delay_ms: 2500, max_delay_ms: 4000 });
+    expect(delaysFor(0.5, 'transcript')).toEqual({ min_delay_ms: 1700, max_delay_ms: 3000 });
+    expect(delaysFor(0.5, 'model')).toEqual({ min_delay_ms: 1700, max_delay_ms: 3000 });
+    expect(delaysFor(0.75, 'transcript')).toEqual({ min_delay_ms: 925, max_delay_ms: 2000 });
     expect(delaysFor(1, 'transcript')).toEqual({ min_delay_ms: 150, max_delay_ms: 1000 });
+    // The STT's own end of turn (Flux): nothing added after it by default; the ceiling is Flux's eot_timeout_ms.
+    expect(delaysFor(0, 'stt')).toEqual({ min_delay_ms: 300, max_delay_ms: 6000 });
+    expect(delaysFor(0.5, 'stt')).toEqual({ min_delay_ms: 0, max_delay_ms: 5000 });
+    expect(delaysFor(1, 'stt')).toEqual({ min_delay_ms: 0, max_delay_ms: 2000 });
+  });
+  it("with detection 'stt', agents-js takes the STT's end of turn and adds only min_delay_ms, fixed", () => {
+    const t = { detection: 'stt', endpointing: 'dynamic', min_delay_ms: 200, max_delay_ms: 5000, preemptive_generation: true, ignore_backchannels: true, barge_in: 'pause' } as const;
+    const h = turnHandlingFor({ turn_taking: t, interruption_sensitivity: 0.5 }, { turnDetector: 'vad', preemptiveAllowed: true });
+    expect(h.turnDetection).toBe('stt');
+    expect(h.endpointing).toEqual({ mode: 'fixed', minDelay: 200, maxDelay: 200 });
+    expect(h.preemptiveGeneration).toMatchObject({ enabled: true });
+    expect(vadSilenceFor(t)).toBe(250);
   });
   it('maps turn_taking endpointing onto agents-js endpointing options', () => {
     expect(endpointingFor({ endpointing: 'fixed', min_delay_ms: 300, max_delay_ms: 1500 })).toEqual({ mode: 'fixed', minDelay: 300, maxDelay: 1500 });
@@ -353,6 +377,8 @@ describe('worker plumbing', () => {
     expect(callIdFromMetadata(undefined, '{}')).toBe(null);
     // The capability comes from the dispatch metadata only (the caller can read room metadata).
     expect(capabilityFromJobMetadata('{"call_id":"a","capability":"vcap1.1.x"}')).toBe('vcap1.1.x');
+    // The control plane's dispatch carries a ticket (it opens the config, which brings the capability).
+    expect(capabilityFromJobMetadata('{"call_id":"a","ticket":"vtkt1.1.x"}')).toBe('vtkt1.1.x');
     expect(capabilityFromJobMetadata('not json')).toBe(null);
     expect(capabilityFromJobMetadata('{"capability":7}')).toBe(null);
   });

@@ -1,5 +1,5 @@
 // Answering-machine detection, local and deterministic (no extra model, no network). Outbound calls use all of it;
-// inbound calls (a number with a voicemail_message) use the cues and the beep only (call-session.ts).
+// inbound calls (a number with a voicemail_message) use the cues and the beep only (opening.ts).
 // Three signals, any of which classifies the callee as a machine:
 //   - transcript cues of a voicemail greeting ("leave a message", "after the tone", "not available"...);
 //   - a long greeting: a person answers with a few words ("Hello?"), a greeting runs on (at least

@@ -1,4 +1,4 @@
-// Warm transfer (transfer_call with mode warm; docs/decisions.md, "Warm transfer"), without MoveParticipant
+// Warm transfer (transfer_call with mode warm; docs/decisions/036-warm-transfer.md), without MoveParticipant
 // (LiveKit Cloud only): everything happens in the call's own room, and who hears whom is decided by
 // server-side subscriptions (RoomService.UpdateSubscriptions).
 //   1. hold: the agent publishes a second track, `hold` (synthesised music); the caller is unsubscribed from the
@@ -162,7 +162,8 @@ export class HoldMusic {
 // ---- Briefing ------------------------------------------------------------------------------------------------
 
 /** The briefing: one completion by the call's own model over the conversation; a fixed sentence if it fails. */
-export async function briefing(model: llm.LLM, history: llm.ChatContext, opts: { timeoutMs?: number; logger?: Logger } = {}): Promise<string> {
+export async function briefing(model: llm.LLM | null, history: llm.ChatContext, opts: { timeoutMs?: number; logger?: Logger } = {}): Promise<string> {
+  if (!model) return FALLBACK_BRIEFING;
   const lines = conversationLines(history);
   const ctx = llm.ChatContext.empty();
   ctx.addMessage({ role: 'system', content: BRIEFING_PROMPT });
@@ -184,7 +185,8 @@ export interface WarmTransferDeps {
   /** The caller's SIP participant. */
   caller: RemoteParticipant;
   session: voice.AgentSession;
-  model: llm.LLM;
+  /** Null with a realtime model: the fixed sentence briefs the person. */
+  model: llm.LLM | null;
   /** RoomService.UpdateSubscriptions. */
   updateSubscriptions(identity: string, trackSids: string[], subscribe: boolean): Promise<void>;
   /** The control plane dials the second leg and answers when it is answered or failed. */

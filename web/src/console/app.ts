@@ -152,6 +152,9 @@ export function showFieldErrors(form: HTMLElement, err: unknown): boolean {
     const id = `${control.id}-error`;
     const msg = h('p', { class: 'field-error', id }, e.msg);
     control.setAttribute('aria-invalid', 'true');
+    // A field in a collapsed group (the advanced settings) is shown with its error.
+    const closed = control.closest('details');
+    if (closed) closed.open = true;
     control.setAttribute('aria-describedby', [control.getAttribute('aria-describedby'), id].filter(Boolean).join(' '));
     (control.closest('.field') ?? control.parentElement!).append(msg);
     first ??= control;

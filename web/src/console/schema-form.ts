@@ -1,7 +1,8 @@
 // A form generated from a JSON Schema (the API's own, from /openapi.json, which the control plane builds from
 // schemas/): one control per property, nested objects as fieldsets, the schema's descriptions as help. Nothing
 // about a resource's fields is restated here; only choices the schema cannot know (which models exist) are
-// supplied by the page. Validation is the server's: the form is `novalidate` and a 422 lands on its field.
+// supplied by the page. Validation is the server's: the form is `novalidate` and a 422 lands on its field. The
+// schema's own annotations group the fields (`x-groups`, a section each, one collapsed) and name them (`x-labels`).
 import { h } from './dom.ts';
 
 export type Json = Record<string, unknown>;
@@ -76,6 +77,16 @@ export interface Choice {
   label: string;
 }
 
+/** A section of the form (the schema's `x-groups`). */
+interface Group {
+  id: string;
+  label: string;
+  fields: string[];
+  collapsed?: boolean;
+}
+
+const labelsOf = (s: Schema): Record<string, string> => (s['x-labels'] as Record<string, string> | undefined) ?? {};
+
 export interface SchemaForm {
   element: HTMLFieldSetElement;
   /** The request body: on create, every field given; on edit, only what changed (objects whole). */
@@ -109,8 +120,9 @@ export function schemaForm(schema: Schema, opts: { idPrefix: string; current: Js
   const leaves: Leaf[] = [];
   const editing = opts.current !== null;
 
-  const build = (s: Schema, path: string[], required: boolean, current: unknown): HTMLElement => {
+  const build = (s: Schema, path: string[], required: boolean, current: unknown, labels: Record<string, string>): HTMLElement => {
     const name = path[path.length - 1]!;
+    const label = labels[name] ?? humanize(name);
     const dotted = path.join('.');
     const id = `${opts.idPrefix}-${path.join('-')}`;
     if (mainType(s) === 'object' && s.properties) {
@@ -119,9 +131,9 @@ export function schemaForm(schema: Schema, opts: { idPrefix: string; current: Js
       return h(
         'fieldset',
         { class: 'group', 'data-path': dotted, id, tabindex: -1 },
-        h('legend', null, humanize(name)),
+        h('legend', null, label),
         s.description ? h('p', { class: 'note' }, s.description) : null,
-        Object.entries(s.properties).map(([k, sub]) => build(sub, [...path, k], req.has(k), cur[k])),
+        Object.entries(s.properties).map(([k, sub]) => build(sub, [...path, k], req.has(k), cur[k], labelsOf(s))),
       );
     }
     const choiceList = opts.choices?.[dotted];
@@ -163,7 +175,7 @@ export function schemaForm(schema: Schema, opts: { idPrefix: string; current: Js
     return h(
       'div',
       { class: 'field' },
-      h('label', { for: id }, humanize(name), required ? h('span', { class: 'req' }, ' (required)') : null),
+      h('label', { for: id }, label, required ? h('span', { class: 'req' }, ' (required)') : null),
       control,
       helpParts ? h('p', { class: 'note', id: `${id}-help` }, helpParts) : null,
     );
@@ -171,13 +183,14 @@ export function schemaForm(schema: Schema, opts: { idPrefix: string; current: Js
 
   const req = new Set(schema.required ?? []);
   const skip = new Set(opts.skip ?? []);
+  const props = Object.entries(schema.properties ?? {}).filter(([k]) => !skip.has(k));
+  const field = ([k, sub]: [string, Schema]) => build(sub, [k], req.has(k), opts.current?.[k], labelsOf(schema));
+  const groups = (schema['x-groups'] as Group[] | undefined) ?? null;
   const element = h(
     'fieldset',
     { class: 'schema-form' },
     h('legend', { class: 'sr-only' }, 'Settings'),
-    Object.entries(schema.properties ?? {})
-      .filter(([k]) => !skip.has(k))
-      .map(([k, sub]) => build(sub, [k], req.has(k), opts.current?.[k])),
+    groups ? grouped(groups, props, field, opts.idPrefix) : props.map(field),
   );
 
   const parse = (leaf: Leaf): { set: boolean; value?: unknown } => {
@@ -231,4 +244,22 @@ export function schemaForm(schema: Schema, opts: { idPrefix: string; current: Js
       return out;
     },
   };
+}
+
+/**
+ * The fields in their groups, in the groups' order: each group a section with a heading; a collapsed one (the
+ * advanced settings) a disclosure. A field no group names joins the last collapsed group, or the last group.
+ */
+function grouped(groups: Group[], props: [string, Schema][], field: (p: [string, Schema]) => HTMLElement, idPrefix: string): HTMLElement[] {
+  const named = new Set(groups.flatMap((g) => g.fields));
+  const rest = props.filter(([k]) => !named.has(k));
+  const catchAll = [...groups].reverse().find((g) => g.collapsed) ?? groups[groups.length - 1]!;
+  return groups.flatMap((g) => {
+    const members = [...props.filter(([k]) => g.fields.includes(k)), ...(g === catchAll ? rest : [])];
+    if (!members.length) return [];
+    const id = `${idPrefix}-group-${g.id}`;
+    const fields = h('div', { class: 'group-fields' }, members.map(field));
+    if (g.collapsed) return [h('details', { class: 'form-group', id, 'data-group': g.id }, h('summary', null, h('h3', null, g.label)), fields)];
+    return [h('section', { class: 'form-group', 'aria-labelledby': `${id}-h`, 'data-group': g.id }, h('h3', { id: `${id}-h` }, g.label), fields)];
+  });
 }

@@ -82,6 +82,8 @@ export interface CallRecord {
   id: string;
   status: string;
   end_reason: string | null;
+  /** Why the call failed, when it did and the platform knows. */
+  error: { code: string; message: string } | null;
   duration_seconds: number | null;
   outcome: string | null;
   recording_url: string | null;

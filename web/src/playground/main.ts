@@ -1,6 +1,6 @@
 // The playground page: sign in with a secret key or dashboard token (memory only), pick an agent, talk to it
 // through the web SDK, watch the transcript, the agent's state and each turn's latency, then read the call record.
-import { startCall, type VapCall } from '../sdk/index.ts';
+import { startCall, VapError, type VapCall } from '../sdk/index.ts';
 import { api, ApiError, authorization, setCredential, type Agent, type CallRecord } from './api.ts';
 import { drawChart, type TurnMetrics } from './chart.ts';
 
@@ -33,6 +33,7 @@ const ui = {
   recordTitle: $('record-title'),
   recordStatus: $('record-status'),
   recordEndReason: $('record-end-reason'),
+  recordError: $('record-error'),
   recordDuration: $('record-duration'),
   recordOutcome: $('record-outcome'),
   recordSummary: $('record-summary'),
@@ -206,9 +207,14 @@ async function start(): Promise<void> {
     ui.stop.focus();
   } catch (err) {
     setState('ended');
-    say(`The call could not start: ${describeError(err)}`);
+    say(err instanceof VapError && err.code === 'configuration_error' ? `${err.message} (${err.code})` : `The call could not start: ${describeError(err)}`);
     ui.start.disabled = false;
-    ui.start.focus();
+    // A call that was created and then failed has a record that says why: show it.
+    if (err instanceof VapError && err.callId) {
+      lastCallId = err.callId;
+      ui.callId.textContent = `(call ${err.callId})`;
+      await afterCall(err.callId);
+    } else ui.start.focus();
   }
 }
 
@@ -216,8 +222,15 @@ async function stop(): Promise<void> {
   const c = call;
   if (!c) return;
   ui.stop.disabled = true;
+  // Before an agent answered, leaving the room ends nothing on the platform's side: the stop route ends the call
+  // itself, so the record below shows its real, final state at once rather than `initiated`.
+  const unanswered = c.state === 'connecting';
   try {
     await c.stop();
+    if (unanswered) {
+      await api(`/v1/calls/${encodeURIComponent(c.id)}/stop`, { method: 'POST' });
+      say('Stopped before an agent answered. The call record below says what the platform saw.');
+    }
   } catch (err) {
     say(`Stopping the call failed: ${describeError(err)}`);
   }
@@ -269,7 +282,9 @@ async function loadRecord(id: string, attempt: number): Promise<void> {
     return;
   }
   renderRecord(rec);
-  const settled = rec.status === 'completed' || rec.status === 'failed';
+  // A failed call never connected: nothing more will come (no conversation, no analysis).
+  if (rec.status === 'failed') return;
+  const settled = rec.status === 'completed';
   const analysing = rec.analysis.status === 'pending' || rec.analysis.status === 'running';
   if ((!settled || analysing || !rec.messages?.length) && attempt < 30) {
     pollTimer = setTimeout(() => void loadRecord(id, attempt + 1), 2000);
@@ -283,6 +298,7 @@ function text(v: string | number | null | undefined): string {
 function renderRecord(rec: CallRecord): void {
   ui.recordStatus.textContent = rec.status;
   ui.recordEndReason.textContent = text(rec.end_reason);
+  ui.recordError.textContent = rec.error ? `${rec.error.message} (${rec.error.code})` : '—';
   ui.recordDuration.textContent = rec.duration_seconds === null ? '—' : `${rec.duration_seconds} s`;
   ui.recordOutcome.textContent = text(rec.outcome ?? rec.analysis.outcome);
   ui.recordSummary.textContent = text(rec.ai_summary ?? rec.analysis.summary);

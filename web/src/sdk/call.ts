@@ -12,6 +12,7 @@ import {
   TRANSCRIPTION_TOPIC,
   callStateFor,
   isFinalSegment,
+  parseCallFailure,
   parseMetrics,
   type CallState,
   type TurnMetricsEvent,
@@ -148,6 +149,8 @@ class Call implements VapCall {
   #heardAgent = false;
   #agentJoinTimer: ReturnType<typeof setTimeout> | null = null;
   #ending: Promise<void> | null = null;
+  /** connect() has returned: what happens from now on is told by events. */
+  #connected = false;
   #apiBase: string;
   #authorization: string;
   #onPageHide = () => void this.#end('page_unload', { unloading: true });
@@ -209,25 +212,58 @@ class Call implements VapCall {
       }
     });
     room.registerTextStreamHandler(TRANSCRIPTION_TOPIC, (reader, from) => void this.#readTranscript(reader, from.identity));
+    // The call could not start (the platform could not build its agent): the control plane says why in the room's
+    // metadata, at once, rather than leaving the page to wait for an agent that never comes.
+    room.on(RoomEvent.RoomMetadataChanged, (metadata) => {
+      const failure = this.#failure(metadata);
+      // While connecting, nobody listens yet: connect() reads the room's metadata itself before it returns.
+      if (!failure || this.#ending || !this.#connected) return;
+      this.#events.emit('error', failure);
+      void this.#end('configuration_error');
+    });
 
     try {
       await room.connect(answer.server_url, answer.participant_token, { autoSubscribe: true });
-      await room.localParticipant.publishTrack(this.#mic, { source: Track.Source.Microphone, dtx: false });
     } catch (err) {
-      const e = new VapError('network_lost', 'Could not connect to the call.', { cause: err });
+      const e = new VapError('network_lost', 'Could not connect to the call.', { cause: err, callId: this.id });
       await this.#end('network_lost');
       throw e;
     }
+    // Failed before the page joined, or while it was joining: startCall rejects with the cause (no listener is
+    // attached yet, so an event would be lost).
+    await this.#throwIfFailed();
+    try {
+      await room.localParticipant.publishTrack(this.#mic, { source: Track.Source.Microphone, dtx: false });
+    } catch (err) {
+      const e = new VapError('network_lost', 'Could not connect to the call.', { cause: err, callId: this.id });
+      await this.#end('network_lost');
+      throw e;
+    }
+    await this.#throwIfFailed();
+    // From here a failure is an `error` event (no await between this check and the flag).
+    this.#connected = true;
     void room.startAudio().catch(() => undefined);
     addEventListener('pagehide', this.#onPageHide);
     addEventListener('beforeunload', this.#onPageHide);
     for (const p of room.remoteParticipants.values()) this.#onParticipant(p);
     if (![...room.remoteParticipants.values()].some((p) => p.isAgent)) {
       this.#agentJoinTimer = setTimeout(() => {
-        this.#events.emit('error', new VapError('agent_unavailable', 'No agent answered the call.'));
+        this.#events.emit('error', new VapError('agent_unavailable', 'No agent answered the call.', { callId: this.id }));
         void this.#end('agent_unavailable');
       }, AGENT_JOIN_TIMEOUT_MS);
     }
+  }
+
+  async #throwIfFailed(): Promise<void> {
+    const failed = this.#failure(this.#room.metadata);
+    if (!failed) return;
+    await this.#end('configuration_error');
+    throw failed;
+  }
+
+  #failure(metadata: string | undefined): VapError | null {
+    const f = parseCallFailure(metadata);
+    return f ? new VapError('configuration_error', `The call could not start: ${f.message}`, { callId: this.id, reason: f.reason }) : null;
   }
 
   #setState(s: CallState): void {

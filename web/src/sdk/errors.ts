@@ -10,17 +10,24 @@ export type VapErrorCode =
   | 'concurrency_limit'
   | 'network_lost'
   | 'agent_unavailable'
+  | 'configuration_error'
   | 'unknown';
 
 export class VapError extends Error {
   readonly code: VapErrorCode;
   /** HTTP status of the API answer behind the error, when there was one. */
   readonly status: number | null;
-  constructor(code: VapErrorCode, message: string, opts: { status?: number; cause?: unknown } = {}) {
+  /** The call it is about, when the call was created (its record says more: GET /v1/calls/{id}). */
+  readonly callId: string | null;
+  /** `configuration_error`: the platform's cause code (`provider_key_missing`, `model_host_refused`...). */
+  readonly reason: string | null;
+  constructor(code: VapErrorCode, message: string, opts: { status?: number; cause?: unknown; callId?: string; reason?: string } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'VapError';
     this.code = code;
     this.status = opts.status ?? null;
+    this.callId = opts.callId ?? null;
+    this.reason = opts.reason ?? null;
   }
 }
 

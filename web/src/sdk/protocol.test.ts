@@ -1,6 +1,6 @@
 // The SDK's reading of the room and of API refusals, without a browser (the browser tests cover the rest).
 import { describe, expect, it } from 'vitest';
-import { callStateFor, isFinalSegment, parseMetrics } from './protocol.ts';
+import { callStateFor, isFinalSegment, parseCallFailure, parseMetrics } from './protocol.ts';
 import { errorFromMedia, errorFromResponse } from './errors.ts';
 
 const bytes = (v: unknown) => new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
@@ -64,5 +64,20 @@ describe('errors', () => {
     expect(errorFromMedia({ name: 'NotAllowedError' }).code).toBe('permission_denied');
     expect(errorFromMedia({ name: 'NotFoundError' }).code).toBe('no_microphone');
     expect(errorFromMedia(new Error('x')).code).toBe('unknown');
+  });
+});
+
+describe('parseCallFailure', () => {
+  it('reads the failure the control plane writes into the room metadata', () => {
+    const metadata = JSON.stringify({ call_id: 'c1', error: { code: 'configuration_error', reason: 'provider_key_missing', message: 'no openai key: add it' } });
+    expect(parseCallFailure(metadata)).toEqual({ reason: 'provider_key_missing', message: 'no openai key: add it' });
+  });
+
+  it('is null for an ordinary room, another error code, a message-less error or bad JSON', () => {
+    expect(parseCallFailure(JSON.stringify({ call_id: 'c1', traceparent: '00-x' }))).toBeNull();
+    expect(parseCallFailure(JSON.stringify({ error: { code: 'other', message: 'x' } }))).toBeNull();
+    expect(parseCallFailure(JSON.stringify({ error: { code: 'configuration_error' } }))).toBeNull();
+    expect(parseCallFailure('{nope')).toBeNull();
+    expect(parseCallFailure(undefined)).toBeNull();
   });
 });

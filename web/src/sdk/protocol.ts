@@ -1,6 +1,6 @@
 // What the SDK reads from the room, kept free of DOM and livekit-client so that it is unit-tested in Node:
 // the LiveKit Agents conventions (agent state attribute, transcription text streams) and the platform's
-// per-turn metrics topic (docs/decisions.md, "Web SDK and widget").
+// per-turn metrics topic (docs/decisions/028-web-sdk-and-widget.md).
 
 export type CallState = 'connecting' | 'listening' | 'thinking' | 'speaking' | 'ended';
 
@@ -65,4 +65,28 @@ export function parseMetrics(payload: Uint8Array): TurnMetricsEvent | null {
  */
 export function isFinalSegment(role: 'user' | 'agent', attributes: Record<string, string> | undefined): boolean {
   return role === 'agent' || attributes?.[TRANSCRIPTION_FINAL_ATTRIBUTE] === 'true';
+}
+
+/** Why a call could not start, as the control plane writes it into the room's metadata (configuration_error). */
+export interface CallFailure {
+  /** The platform's cause code: `provider_key_missing`, `model_host_refused`, `local_model_missing`... */
+  reason: string;
+  /** The cause and the fix, in words. */
+  message: string;
+}
+
+/** The failure in a room's metadata (`{"call_id", "error": {code: "configuration_error", reason, message}}`), else null. */
+export function parseCallFailure(metadata: string | undefined | null): CallFailure | null {
+  if (!metadata) return null;
+  let m: unknown;
+  try {
+    m = JSON.parse(metadata);
+  } catch {
+    return null;
+  }
+  const e = m !== null && typeof m === 'object' ? (m as { error?: unknown }).error : null;
+  if (e === null || typeof e !== 'object') return null;
+  const { code, reason, message } = e as Record<string, unknown>;
+  if (code !== 'configuration_error' || typeof message !== 'string' || !message) return null;
+  return { reason: typeof reason === 'string' ? reason : 'invalid_configuration', message };
 }

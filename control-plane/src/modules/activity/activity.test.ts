@@ -112,19 +112,21 @@ describe('GET /v1/activity/summary', () => {
     expect(b.error_signals.webhook_deliveries_failed).toBe(0);
   });
 
-  it("defaults since to 30 days before now, as the spec says, whatever until is", async () => {
+  it('defaults since to 30 days before until (before now when until is absent), so until alone in the past is a window', async () => {
     const before = Date.now();
     const until = new Date(before - 10 * 86_400_000).toISOString();
     const res = await get(`?until=${encodeURIComponent(until)}`);
     expect(res.status).toBe(200);
-    expect(res.body.window.until).toBe(until);
-    const since = Date.parse(res.body.window.since);
-    expect(since).toBeGreaterThanOrEqual(before - 30 * 86_400_000);
-    expect(since).toBeLessThanOrEqual(Date.now() - 30 * 86_400_000);
-    // Only an until further back than that leaves an empty window: a 422 on until.
-    const old = await get(`?until=${encodeURIComponent(new Date(before - 40 * 86_400_000).toISOString())}`);
-    expect(old.status).toBe(422);
-    expect(old.body.detail[0]).toMatchObject({ loc: ['query', 'until'], type: 'value_error' });
+    expect(res.body.window).toEqual({ since: new Date(Date.parse(until) - 30 * 86_400_000).toISOString(), until });
+    // until alone, further back than 30 days, is a window like any other, not a 422.
+    const oldUntil = new Date(before - 40 * 86_400_000).toISOString();
+    const old = await get(`?until=${encodeURIComponent(oldUntil)}`);
+    expect(old.status).toBe(200);
+    expect(old.body.window).toEqual({ since: new Date(Date.parse(oldUntil) - 30 * 86_400_000).toISOString(), until: oldUntil });
+    // No bounds: the spec's default, 30 days before now.
+    const plain = await get('');
+    expect(Date.parse(plain.body.window.until) - Date.parse(plain.body.window.since)).toBe(30 * 86_400_000);
+    expect(Date.parse(plain.body.window.until)).toBeGreaterThanOrEqual(before);
   });
 
   it('rejects malformed bounds and an inverted window with 422 on the parameter', async () => {

@@ -1,5 +1,6 @@
 // The activity summary's SQL: five aggregate queries, each served by an index on (org_id, created_at ...),
-// run concurrently on the pool. Counters over the window read only index pages (see 070_activity.sql).
+// run concurrently on the pool. Counters over the window read only index pages (see 070_activity.sql). Agent
+// tests' calls are not the organisation's: left out, as from GET /v1/calls and usage (141, partial indexes).
 import { erroredSources as kbErroredSources } from '../knowledge-bases/queries.ts';
 import type { Db } from '../../db/types.ts';
 
@@ -49,7 +50,7 @@ export const callGroups = (db: Db, orgId: string, w: Window) => db<{ dim: string
          count(*) filter (where status = 'failed')::int as failed,
          count(*) filter (where analysis_status = 'failed')::int as analyses_failed
   from calls
-  where org_id = ${orgId} and created_at >= ${w.since} and created_at < ${w.until}
+  where org_id = ${orgId} and test_run_id is null and created_at >= ${w.since} and created_at < ${w.until}
   group by grouping sets ((status), (outcome), (end_reason), ())`;
 
 export const webhookSignals = (db: Db, orgId: string, w: Window) => db<{ deliveries_failed: number; webhooks_disabled: number }[]>`
@@ -67,7 +68,7 @@ export async function erroredSources(db: Db, orgId: string): Promise<{ knowledge
 export const statusBuckets = (db: Db, orgId: string, w: Window, bucket: 'hour' | 'day') => db<{ start: Date; status: string; count: number }[]>`
   select date_trunc(${bucket}, created_at, 'UTC') as start, status, count(*)::int as count
   from calls
-  where org_id = ${orgId} and created_at >= ${w.since} and created_at < ${w.until}
+  where org_id = ${orgId} and test_run_id is null and created_at >= ${w.since} and created_at < ${w.until}
   group by 1, 2`;
 
 export const LATENCY_FIGURES = ['eou_delay', 'llm_ttft', 'tts_ttfb', 'e2e'] as const;
@@ -88,5 +89,53 @@ export const latencyBuckets = (db: Db, orgId: string, w: Window, bucket: 'hour' 
     percentile_cont(array[0.5, 0.95]) within group (order by (latency->'e2e'->>'p50_ms')::float8)
       filter (where (latency->'e2e'->>'samples')::int > 0) as e2e
   from calls
-  where org_id = ${orgId} and created_at >= ${w.since} and created_at < ${w.until} and latency is not null
+  where org_id = ${orgId} and test_run_id is null and created_at >= ${w.since} and created_at < ${w.until} and latency is not null
   group by 1`;
+
+// ---- Version comparison (version-comparison.ts) -------------------------------------------------------------
+
+/** The newest calls compared per version: the ranks of the test are held in memory. */
+export const MAX_COMPARED_CALLS = 20_000;
+
+export interface CallSample {
+  version: number;
+  ended: boolean;
+  completed: boolean;
+  transferred: boolean;
+  end_reason: string | null;
+  outcome: string | null;
+  duration: number | null;
+  e2e: number | null;
+  ttft: number | null;
+}
+
+export const callSamples = (db: Db, orgId: string, agentId: string, w: Window) => db<CallSample[]>`
+  select agent_version as version,
+    status in ('completed', 'failed') as ended,
+    status = 'completed' as completed,
+    (end_reason = 'transferred' or exists (select 1 from call_transfers t where t.call_id = c.id)) as transferred,
+    end_reason, outcome,
+    duration_seconds::float8 as duration,
+    case when (latency->'e2e'->>'samples')::int > 0 then (latency->'e2e'->>'p50_ms')::float8 end as e2e,
+    case when (latency->'llm_ttft'->>'samples')::int > 0 then (latency->'llm_ttft'->>'p50_ms')::float8 end as ttft
+  from (
+    select *, row_number() over (partition by agent_version order by created_at desc) as n
+    from calls
+    where org_id = ${orgId} and agent_id = ${agentId} and agent_version is not null and test_run_id is null
+      and created_at >= ${w.since} and created_at < ${w.until}
+  ) c
+  where n <= ${MAX_COMPARED_CALLS}`;
+
+export const testTotals = (db: Db, orgId: string, agentId: string, w: Window) => db<{ version: number; runs: number; passed: number; scenarios: number }[]>`
+  select agent_version as version, count(*)::int as runs, sum(passed)::int as passed, sum(passed + failed + errored)::int as scenarios
+  from agent_test_runs
+  where org_id = ${orgId} and agent_id = ${agentId} and agent_version is not null and status = 'completed'
+    and created_at >= ${w.since} and created_at < ${w.until}
+  group by agent_version`;
+
+
+export async function publishedVersionOf(db: Db, orgId: string, agentId: string): Promise<{ published_version: number | null } | null> {
+  const [row] = await db<{ published_version: number | null }[]>`
+    select published_version from agents where id = ${agentId} and org_id = ${orgId} and deleted_at is null`;
+  return row ?? null;
+}

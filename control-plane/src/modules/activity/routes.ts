@@ -1,6 +1,7 @@
 import { defineRoute } from '../../http/route.ts';
 import { ActivityQuery, ActivitySummary, ActivityTimeseries, ActivityTimeseriesQuery, MAX_BUCKETS } from '../../../../schemas/activity.ts';
 import { activitySummary, activityTimeseries, resolveWindow } from './service.ts';
+import { versionComparison } from './version-comparison.ts';
 
 export const activityRoutes = [
   defineRoute({
@@ -12,10 +13,17 @@ export const activityRoutes = [
     description:
       'Lifetime resource counts, and for the window [`since`, `until`): audit actions grouped by action and resource type, ' +
       'calls by status, outcome and end reason, and error signals taken from stored records only. `until` defaults to now and ' +
-      '`since` to 30 days before now (the spec\'s default, whatever `until` is); `since` after `until` is a 422.',
+      '`since` to 30 days before `until` (so 30 days before now, the spec\'s default, without `until`); `since` after `until` is a 422. With `agent_id`, ' +
+      '`version_comparison` compares that agent\'s versions over the window: calls, completion, end reasons, analysis outcomes, transfers, ' +
+      'duration, latency p50/p95 and test results, each with its sample size, and each version against the baseline (the published one) with a ' +
+      'test that says whether the difference is `significant`, `within_noise` or has `insufficient_data`.',
     query: ActivityQuery,
     responses: { 200: { description: 'Activity summary', schema: ActivitySummary } },
-    handler: async ({ query, auth, db }) => activitySummary(db, auth.orgId, resolveWindow(query)),
+    handler: async ({ query, auth, db }) => {
+      const window = resolveWindow(query);
+      const summary = await activitySummary(db, auth.orgId, window);
+      return query.agent_id ? { ...summary, version_comparison: await versionComparison(db, auth.orgId, query.agent_id, window) } : summary;
+    },
   }),
   defineRoute({
     method: 'get',

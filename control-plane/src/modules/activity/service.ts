@@ -8,17 +8,14 @@ import { auditActions, callGroups, erroredSources, LATENCY_FIGURES, latencyBucke
 const DEFAULT_DAYS = 30;
 
 /**
- * The spec's defaults: `until` now, `since` 30 days before now (not before `until`). A window that ends before it
- * starts is a 422, on `until` when only `until` was given (it lies more than 30 days back).
+ * Defaults: `until` now, `since` 30 days before `until` — the spec's "30 days before now" when `until` is absent,
+ * and a 30-day window ending at `until` when only `until` is given (docs/decisions/spec-activity-window.md). Only
+ * an explicit `since` after `until` is a 422.
  */
 export function resolveWindow(q: { since?: string | undefined; until?: string | undefined }, now = new Date()): Window {
   const until = q.until ? new Date(q.until) : now;
-  const since = q.since ? new Date(q.since) : new Date(now.getTime() - DEFAULT_DAYS * 86_400_000);
-  if (since.getTime() > until.getTime()) {
-    throw q.since
-      ? invalidField(['query', 'since'], 'since must not be after until', 'value_error', q.since)
-      : invalidField(['query', 'until'], 'until must not be before since', 'value_error', q.until);
-  }
+  const since = q.since ? new Date(q.since) : new Date(until.getTime() - DEFAULT_DAYS * 86_400_000);
+  if (since.getTime() > until.getTime()) throw invalidField(['query', 'since'], 'since must not be after until', 'value_error', q.since);
   return { since, until };
 }
 

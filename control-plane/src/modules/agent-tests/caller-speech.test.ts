@@ -49,6 +49,11 @@ describe('planCallerSpeech', () => {
     expect(findVoice('openai', other.tts.voice_id)?.gender).toBe('female');
   });
 
+  it("an agent on Deepgram Flux: the caller listens with the provider's default model (it transcribes whole clips; Flux ends turns on silence)", () => {
+    const flux = agent({ transcriber: { provider: 'deepgram', model: 'flux-general-multi', language: 'de' }, language: 'de' });
+    expect(planCallerSpeech(flux, { deepgram: 'dg-org' }, true).stt).toEqual({ provider: 'deepgram', model: 'nova-3', language: 'de' });
+  });
+
   it("without a key for the agent's providers: the org's other providers, in order, with their defaults", () => {
     // The agent hears with pocketsphinx and speaks with espeak; the org has OpenAI only.
     const local = agent({ transcriber: { provider: 'local', model: 'pocketsphinx', language: 'en-US' }, tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' } });

@@ -1,5 +1,5 @@
 // The simulated caller's own speech in a voice-mode agent test (voice.ts): the org's cloud speech providers when
-// it has credentials for them, else the offline profile's local voices. Rules (docs/decisions.md, "Agent tests",
+// it has credentials for them, else the offline profile's local voices. Rules (docs/decisions/020-agent-tests.md,
 // "Voice mode"):
 //  - keys: the org's own credentials only. The caller's speech is a cost of the org's test, so a platform key
 //    never pays for it (the worker may fall back to one for the agent's own speech; the caller does not), and
@@ -7,14 +7,16 @@
 //  - endpoints: the providers' own APIs, or the operator's *_BASE_URL (a gateway, a test double), exactly as the
 //    worker reaches them; nothing a tenant chooses, so no key goes to a tenant's URL.
 //  - STT (a persona only; a script does not listen): the agent's own STT provider and model when the org has a
-//    key for it, else Deepgram, then OpenAI, else pocketsphinx.
+//    key for it, else Deepgram, then OpenAI, else pocketsphinx. A Flux model (an end of turn of its own) gives way
+//    to its provider's default model: the caller transcribes whole clips, each ended by a flush, and Flux ends a
+//    turn only on silence in the stream.
 //  - TTS: the agent's TTS provider and model when the org has a key for it, else OpenAI, Cartesia, ElevenLabs,
 //    then Deepgram (its plugin's one-shot synthesis, which the caller uses for whole lines, always goes to port
 //    443 and so ignores an operator's DEEPGRAM_BASE_URL port), in a voice that is not the agent's: one of the
 //    other gender where the catalogue knows both, so a recording tells the two apart; else festival.
 import type { CredentialProvider } from '../../../../schemas/credentials.ts';
 import type { AgentRow } from '../agents/queries.ts';
-import { STT_DEFAULT_MODEL, STT_MODELS, TTS_DEFAULTS, VOICES, findVoice, languageMatches, type SttProvider, type TtsProvider } from '../../../../shared/voices.ts';
+import { STT_DEFAULT_MODEL, STT_MODELS, TTS_DEFAULTS, VOICES, findVoice, isTurnModel, languageMatches, type SttProvider, type TtsProvider } from '../../../../shared/voices.ts';
 
 export type OrgKeys = Partial<Record<CredentialProvider, string>>;
 
@@ -41,7 +43,7 @@ const hasKey = (keys: OrgKeys, provider: string): boolean => provider !== 'local
 
 function sttFor(agent: AgentSpeech, keys: OrgKeys): CallerSpeechPlan['stt'] {
   const own = agent.transcriber;
-  if (hasKey(keys, own.provider)) return { provider: own.provider, model: own.model, language: own.language };
+  if (hasKey(keys, own.provider)) return { provider: own.provider, model: isTurnModel(own) ? STT_DEFAULT_MODEL[own.provider] : own.model, language: own.language };
   for (const provider of CLOUD_STT) {
     if (!hasKey(keys, provider)) continue;
     const model = STT_DEFAULT_MODEL[provider];

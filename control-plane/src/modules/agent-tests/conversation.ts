@@ -1,12 +1,13 @@
 // A text-mode test conversation: the simulated caller (a persona played by the judge model, or a script's fixed
 // lines) and the agent's LLM with its prompt and tools, turn by turn, until someone ends it or a limit does.
 // The clock is the conversation's own: the time the models and tools took, plus a script's waits (which are
-// not slept: a text test is as fast as its models). docs/decisions.md, "Agent tests".
+// not slept: a text test is as fast as its models). docs/decisions/020-agent-tests.md.
 import type { ScenarioSnapshot, TestMessage, ToolCallRecord } from '../../../../schemas/agent-tests.ts';
 import type { ToolConfig } from '../../../../schemas/internal.ts';
 import { matchesEndPhrase } from '../../../../shared/phrases.ts';
 import type { AgentLlm, ChatMessage, ChatTool, JudgeLlm } from './models.ts';
 import type { ToolOutcome } from './tools.ts';
+import { capText, MESSAGE_CONTENT_MAX, TOOL_OUTPUT_MAX } from '../../../../shared/text-caps.ts';
 
 /** Most model rounds of one agent turn (tool calls and their answers) before the turn is cut short. */
 const MAX_TOOL_ROUNDS = 5;
@@ -125,6 +126,7 @@ export class TextConversation {
       throw new ConversationError(`the caller model failed: ${(err as Error).message}`);
     }
     this.clockMs += elapsed(t0);
+    text = capText(text, MESSAGE_CONTENT_MAX);
     const hangUp = text.includes(HANGUP_TOKEN);
     const said = text.replaceAll(HANGUP_TOKEN, '').trim();
     if (!said) return hangUp ? null : { text: '...', hangUp: false };
@@ -162,8 +164,10 @@ export class TextConversation {
           args !== null && typeof args === 'object' && !Array.isArray(args)
             ? await this.#agent.runTool(call.name, args as Record<string, unknown>, call.id)
             : { output: 'The arguments were not a JSON object.', error: true, mocked: false };
-        this.toolCalls.push({ tool: call.name, arguments: args, output: out.output, error: out.error, mocked: out.mocked });
-        this.#history.push({ role: 'tool', tool_call_id: call.id, content: out.output });
+        // Stored with the run and read back by the expectations: bounded like a call's tool calls.
+        const output = capText(out.output, TOOL_OUTPUT_MAX);
+        this.toolCalls.push({ tool: call.name, arguments: args, output, error: out.error, mocked: out.mocked });
+        this.#history.push({ role: 'tool', tool_call_id: call.id, content: output });
         ends ??= out.ends;
       }
       // The words said with the tool call are part of the reply (the worker speaks them too).

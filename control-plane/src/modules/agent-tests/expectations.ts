@@ -4,6 +4,8 @@ import type { Expectation, ExpectationResult, TestMessage, ToolCallRecord } from
 import { containsPhrase } from '../../../../shared/phrases.ts';
 import type { Ending } from './conversation.ts';
 import type { JudgeLlm } from './models.ts';
+import { stripCodeFence } from '../../../../shared/text-caps.ts';
+import { compilePattern, patternMatches } from './patterns.ts';
 
 export interface Finished {
   messages: TestMessage[];
@@ -58,7 +60,12 @@ function argumentMismatch(name: string, value: unknown, m: Matcher): string | nu
   if ('equals' in m) return JSON.stringify(value) === JSON.stringify(m.equals) ? null : `${name} is ${show(value)}, not ${show(m.equals)}`;
   if (m.contains !== undefined)
     return text.toLowerCase().includes(m.contains.toLowerCase()) ? null : `${name} is ${show(value)}, which does not contain ${show(m.contains)}`;
-  if (m.matches !== undefined) return new RegExp(m.matches, 'i').test(text) ? null : `${name} is ${show(value)}, which does not match /${m.matches}/`;
+  if (m.matches !== undefined) {
+    // RE2, on text cut to its cap (patterns.ts): a tenant's pattern cannot stall the control plane.
+    const compiled = compilePattern(m.matches);
+    if ('problem' in compiled) return `${name} cannot be checked: ${compiled.problem}`;
+    return patternMatches(compiled.re, text) ? null : `${name} is ${clip(show(value))}, which does not match /${m.matches}/`;
+  }
   return null;
 }
 
@@ -87,7 +94,7 @@ async function judge(question: string, f: Finished, llm: JudgeLlm, signal: Abort
   const text = await llm(JUDGE_PROMPT, `Rubric question: ${question}\n\n${transcriptText(f)}`, signal);
   let parsed: { pass?: unknown; reason?: unknown };
   try {
-    parsed = JSON.parse(text.replace(/^\s*```(?:json)?\s*|\s*```\s*$/g, '')) as { pass?: unknown; reason?: unknown };
+    parsed = JSON.parse(stripCodeFence(text)) as { pass?: unknown; reason?: unknown };
   } catch {
     return [false, `the judge's answer was not the JSON asked for: ${clip(text, 200)}`];
   }

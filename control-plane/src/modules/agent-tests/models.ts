@@ -2,17 +2,17 @@
 //  - the agent's own LLM, with its tools, through the OpenAI client pointed at the model's endpoint. The
 //    endpoint and key follow the one rule of shared/providers.ts (llmEndpoint: a tenant's base_url never gets
 //    a platform key) and requests go through the model egress guard (shared/model-egress.ts), as in the
-//    workers. Anthropic and Gemini are reached through their OpenAI-compatible endpoints (docs/decisions.md,
-//    "Agent tests").
+//    workers. Anthropic and Gemini are reached through their OpenAI-compatible endpoints (docs/decisions/020-agent-tests.md).
 //  - the judge, which also plays a persona's caller and labels the outcome: picked as the post-call analysis
 //    picks its model (calls/analysis.ts, chooseTarget): the agent's model with the org's key, else the
 //    platform's analysis model; null when neither can be used.
 import OpenAI from 'openai';
 import type { Services } from '../../services.ts';
-import { complete, llmEndpoint, missingKeyError, ProviderConfigError, type LlmEndpoint, type LlmProvider } from '../../../../shared/providers.ts';
+import { complete, llmEndpoint, localEndpoint, missingKeyError, ProviderConfigError, type LlmEndpoint, type LlmProvider } from '../../../../shared/providers.ts';
 import { checkModelUrl, modelEgressOptions, modelFetch } from '../../../../shared/model-egress.ts';
 import { createGuardedAgent, describeRequestError, guardedRequest } from '../../../../shared/ssrf.ts';
 import { chooseTarget, platformEnv, type Target } from '../calls/analysis.ts';
+import { capText, MESSAGE_CONTENT_MAX, MODEL_ANSWER_MAX_BYTES, TOOL_ARGUMENTS_MAX, TOOL_CALLS_PER_ANSWER_MAX } from '../../../../shared/text-caps.ts';
 
 export interface ChatToolCall {
   id: string;
@@ -35,7 +35,7 @@ export type AgentLlm = (messages: ChatMessage[], tools: ChatTool[], signal: Abor
 export type JudgeLlm = (system: string, user: string, signal: AbortSignal) => Promise<string>;
 
 export interface AgentModelConfig {
-  provider: LlmProvider;
+  provider: LlmProvider | 'local';
   model: string;
   base_url: string | null;
   temperature: number | null;
@@ -48,16 +48,29 @@ const COMPAT_PATH: Record<LlmProvider, string> = { openai: '', anthropic: '/v1',
 /** The agent's LLM. Throws a ProviderConfigError when no key can be used for it. */
 export function agentLlm(services: Services, model: AgentModelConfig, keys: Partial<Record<LlmProvider, string>>): AgentLlm {
   const env = platformEnv(services);
-  const endpoint: LlmEndpoint = llmEndpoint(model.provider, model.base_url, keys, env);
-  if (!endpoint.tenant && !endpoint.apiKey) throw missingKeyError(model.provider);
+  let endpoint: LlmEndpoint;
+  if (model.provider === 'local') {
+    const local = localEndpoint(env);
+    if (!local) {
+      throw new ProviderConfigError(
+        'a local model answers text-mode tests through LOCAL_LLM_BASE_URL (an OpenAI-compatible server) set on the control plane; with LLM_MODEL_PATH alone, run the tests in voice mode',
+        'local_model_missing',
+      );
+    }
+    endpoint = local;
+  } else {
+    endpoint = llmEndpoint(model.provider, model.base_url, keys, env);
+    if (!endpoint.tenant && !endpoint.apiKey) throw missingKeyError(model.provider);
+  }
   checkModelUrl(endpoint, env);
   const client = new OpenAI({
-    baseURL: endpoint.baseUrl + COMPAT_PATH[model.provider],
+    baseURL: endpoint.baseUrl + COMPAT_PATH[endpoint.provider],
     // The SDK needs a string; a tenant's server may need none (llmEndpoint gives null then).
     apiKey: endpoint.apiKey ?? 'not-needed',
     maxRetries: 0,
     timeout: 60_000,
-    fetch: modelFetch(endpoint, env),
+    // A whole answer (no streaming), read to at most 256 KiB once decoded, as the analysis reads its model's.
+    fetch: modelFetch(endpoint, env, MODEL_ANSWER_MAX_BYTES),
     // The SDK would add the platform's OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment.
     organization: null,
     project: null,
@@ -74,10 +87,16 @@ export function agentLlm(services: Services, model: AgentModelConfig, keys: Part
       { signal },
     );
     const msg = res.choices[0]?.message;
-    const toolCalls = (msg?.tool_calls ?? []).flatMap((t) =>
-      t.type === 'function' ? [{ id: t.id, name: t.function.name, arguments: t.function.arguments }] : [],
+    const calls = msg?.tool_calls ?? [];
+    // Each tool call runs a tool and is stored: a bounded number per answer (a tenant's server could send 100k).
+    if (calls.length > TOOL_CALLS_PER_ANSWER_MAX)
+      throw new Error(`the model answered with ${calls.length} tool calls; at most ${TOOL_CALLS_PER_ANSWER_MAX} are taken from one answer`);
+    const toolCalls = calls.flatMap((t) =>
+      t.type === 'function'
+        ? [{ id: capText(String(t.id), 200), name: capText(String(t.function.name), 200), arguments: capText(String(t.function.arguments ?? ''), TOOL_ARGUMENTS_MAX) }]
+        : [],
     );
-    return { text: msg?.content ?? '', toolCalls };
+    return { text: capText(msg?.content ?? '', MESSAGE_CONTENT_MAX), toolCalls };
   };
 }
 

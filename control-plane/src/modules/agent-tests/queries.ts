@@ -140,6 +140,8 @@ export interface RunRow {
   started_at: Date | null;
   ended_at: Date | null;
   created_at: Date;
+  /** The agent version the run tests (migration 150); null for runs older than versions. */
+  agent_version: number | null;
 }
 
 export interface ResultRow {
@@ -166,16 +168,16 @@ export interface ResultRow {
   call_id: string | null;
 }
 
-const RUN_COLUMNS = ['id', 'org_id', 'agent_id', 'suite_id', 'mode', 'status', 'total', 'passed', 'failed', 'errored', 'started_at', 'ended_at', 'created_at'];
+const RUN_COLUMNS = ['id', 'org_id', 'agent_id', 'suite_id', 'mode', 'status', 'total', 'passed', 'failed', 'errored', 'started_at', 'ended_at', 'created_at', 'agent_version'];
 
 /** The run and one pending result per scenario, in order. */
 export async function insertRun(
   db: Db,
-  r: { orgId: string; agentId: string; suiteId: string | null; mode: 'text' | 'voice'; scenarios: ScenarioSnapshot[] },
+  r: { orgId: string; agentId: string; suiteId: string | null; mode: 'text' | 'voice'; scenarios: ScenarioSnapshot[]; agentVersion: number | null },
 ): Promise<RunRow> {
   const [run] = await db<RunRow[]>`
-    insert into agent_test_runs (org_id, agent_id, suite_id, mode, total)
-    values (${r.orgId}, ${r.agentId}, ${r.suiteId}, ${r.mode}, ${r.scenarios.length})
+    insert into agent_test_runs (org_id, agent_id, suite_id, mode, total, agent_version)
+    values (${r.orgId}, ${r.agentId}, ${r.suiteId}, ${r.mode}, ${r.scenarios.length}, ${r.agentVersion})
     returning ${db(RUN_COLUMNS)}`;
   const rows = r.scenarios.map((s, i) => ({ run_id: run!.id, org_id: r.orgId, position: i, scenario_id: s.id, scenario: db.json(s as never) }));
   await db`insert into agent_test_results ${db(rows as never, ['run_id', 'org_id', 'position', 'scenario_id', 'scenario'])}`;
@@ -225,9 +227,15 @@ export async function requeueRunning(db: Db, runId: string): Promise<void> {
 /**
  * Claims the run's next pending result if the organisation has fewer than `limit` conversations running
  * (across all its runs). The advisory lock serialises claims of one organisation, so two runs never both
- * take the last slot.
+ * take the last slot. `charge` (a run on the platform's keys: platform-spend.ts) counts the conversation against
+ * the organisation's daily cap; 'capped' when it is reached.
  */
-export async function claimNext(db: Db, run: { id: string; org_id: string }, limit: number): Promise<ResultRow | 'busy' | null> {
+export async function claimNext(
+  db: Db,
+  run: { id: string; org_id: string },
+  limit: number,
+  charge: ((db: Db) => Promise<boolean>) | null = null,
+): Promise<ResultRow | 'busy' | 'capped' | null> {
   await db`select pg_advisory_xact_lock(hashtextextended(${`agent-tests:${run.org_id}`}, 0))`;
   const [c] = await db<{ running: number }[]>`
     select count(*)::int as running from agent_test_results where org_id = ${run.org_id} and status = 'running'`;
@@ -236,9 +244,23 @@ export async function claimNext(db: Db, run: { id: string; org_id: string }, lim
     select id from agent_test_results where run_id = ${run.id} and status = 'pending' order by position limit 1`;
   if (!next) return null;
   if (running >= limit) return 'busy';
+  if (charge && !(await charge(db))) return 'capped';
   const [row] = await db<ResultRow[]>`
     update agent_test_results set status = 'running', started_at = now() where id = ${next.id} returning *`;
   return row!;
+}
+
+/** The run's scenarios not yet started end in error (the daily cap on platform keys stopped them). */
+export async function errorPending(db: Db, runId: string, error: string): Promise<void> {
+  await db`
+    update agent_test_results set status = 'error', error = ${error}, ended_at = now()
+    where run_id = ${runId} and status = 'pending'`;
+}
+
+/** True while some of the run's scenarios have not started. */
+export async function hasPending(db: Db, runId: string): Promise<boolean> {
+  const [row] = await db<{ n: number }[]>`select count(*)::int as n from agent_test_results where run_id = ${runId} and status = 'pending'`;
+  return row!.n > 0;
 }
 
 /** Voice mode: the call a scenario's conversation is held on. */
@@ -356,7 +378,7 @@ export async function agentAndModel(db: Db, orgId: string, agentId: string) {
   if (!agent) return null;
   const [model] = await db<
     {
-      provider: 'openai' | 'gemini' | 'anthropic';
+      provider: 'openai' | 'gemini' | 'anthropic' | 'local';
       model: string;
       base_url: string | null;
       temperature: number | null;
@@ -367,4 +389,18 @@ export async function agentAndModel(db: Db, orgId: string, agentId: string) {
     }[]
   >`select provider, model, base_url, temperature, max_tokens, system_prompt, tool_ids, knowledge_base_ids from llm_models where id = ${agent.llm_id}`;
   return model ? { agent, model } : null;
+}
+
+/**
+ * Counts one more platform-paid conversation for the organisation today, if it is under `cap` (in the claim's
+ * transaction, under the organisation's claim lock); false when the cap is reached.
+ */
+export async function chargeConversation(db: Db, orgId: string, cap: number): Promise<boolean> {
+  if (cap <= 0) return false;
+  const rows = await db`
+    insert into agent_test_platform_usage (org_id, day, conversations) values (${orgId}, (now() at time zone 'utc')::date, 1)
+    on conflict (org_id, day) do update set conversations = agent_test_platform_usage.conversations + 1
+    where agent_test_platform_usage.conversations < ${cap}
+    returning conversations`;
+  return rows.length > 0;
 }

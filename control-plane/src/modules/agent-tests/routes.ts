@@ -1,7 +1,6 @@
 import { defineRoute, reply } from '../../http/route.ts';
 import { conflict, invalidField, notFound } from '../../http/errors.ts';
 import { checkReferences } from '../../http/references.ts';
-import { sendInTx } from '../../jobs/boss.ts';
 import {
   AgentRunParams,
   CreateRun,
@@ -44,8 +43,10 @@ import {
   updateSuite,
 } from './queries.ts';
 import { recordingUrls, resolveScenario, runView, snapshotOf } from './service.ts';
-import { RUN_QUEUE } from './jobs.ts';
+import { enqueueRun } from './queue.ts';
 import { abortRun } from './runner.ts';
+import { getRollout } from '../agent-versions/queries.ts';
+import { checkPin } from '../agent-versions/call-version.ts';
 
 export const agentTestRoutes = [
   // ---- Scenarios -----------------------------------------------------------------------------------------------
@@ -277,13 +278,17 @@ export const agentTestRoutes = [
       if (missing.length && !suiteId) throw notFound('Test scenario');
       const scenarios = ids.flatMap((id) => (found.has(id) ? [snapshotOf(found.get(id)!)] : []));
       if (!scenarios.length) throw invalidField(['body', 'suite_id'], 'The suite has no live scenarios', 'value_error', body.suite_id);
-      const run = await insertRun(db, { orgId: auth.orgId, agentId: agent.id, suiteId, mode, scenarios });
-      await sendInTx(services.boss, db, RUN_QUEUE, { run_id: run.id }, { singletonKey: run.id });
+      // The version under test: the one given (a draft, say), else the published one.
+      const rollout = (await getRollout(db, auth.orgId, agent.id))!;
+      if (body.agent_version !== undefined) await checkPin(db, auth.orgId, agent.id, body.agent_version, ['body', 'agent_version']);
+      const agentVersion = body.agent_version ?? rollout.published_version;
+      const run = await insertRun(db, { orgId: auth.orgId, agentId: agent.id, suiteId, mode, scenarios, agentVersion });
+      await enqueueRun(services, db, run);
       await audit({
         action: 'test_run.create',
         resourceType: 'test_run',
         resourceId: run.id,
-        details: { agent_id: agent.id, suite_id: suiteId, mode, scenarios: scenarios.length },
+        details: { agent_id: agent.id, suite_id: suiteId, mode, scenarios: scenarios.length, agent_version: agentVersion },
       });
       return runView(run, await resultsOf(db, run.id));
     },

@@ -18,7 +18,8 @@ import type { ToolConfig } from '../../../../schemas/internal.ts';
 import type { ResultStatus, ScenarioSnapshot } from '../../../../schemas/agent-tests.ts';
 import { resolveProviderKeys } from '../credentials/service.ts';
 import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
-import { toolConfigs } from '../calls/service.ts';
+import { partsOfSnapshot, toolConfigs, type AgentParts } from '../calls/service.ts';
+import { snapshotOf } from '../agent-versions/queries.ts';
 import { ANALYSIS_PROMPT, normaliseOutcome } from '../calls/analysis.ts';
 import { emitEvent } from '../events/emit.ts';
 import {
@@ -27,7 +28,9 @@ import {
   claimNext,
   claimNotification,
   completeRun,
+  errorPending,
   getRunById,
+  hasPending,
   markRunStarted,
   orgConcurrencyLimit,
   requeueRunning,
@@ -44,7 +47,11 @@ import { agentLlm, judgeFor, type AgentLlm, type ChatTool } from './models.ts';
 import { chatTools, runTool, toolSsrfOptions } from './tools.ts';
 import { VoiceConversation } from './voice.ts';
 import { planCallerSpeech, type OrgKeys } from './caller-speech.ts';
-import { countLiveCalls } from '../calls/queries.ts';
+import { countLiveCalls } from '../calls/queries-admission.ts';
+import { stripCodeFence } from '../../../../shared/text-caps.ts';
+import type { Db } from '../../db/types.ts';
+import { capReachedError, chargeConversation, spendsPlatform } from './platform-spend.ts';
+import { enqueueRun } from './queue.ts';
 
 /** How often a run in progress checks whether another process canceled it, and waits for a free slot (ms). */
 const POLL_MS = 300;
@@ -59,7 +66,9 @@ export function abortRun(runId: string): void {
 }
 
 interface Prepared {
-  agent: NonNullable<Awaited<ReturnType<typeof agentAndModel>>>['agent'];
+  agent: AgentParts['agent'];
+  /** The version under test; a voice scenario's call is pinned to it. */
+  agentVersion: number | null;
   basePrompt: string;
   tools: ToolConfig[];
   chatTools: ChatTool[];
@@ -67,13 +76,17 @@ interface Prepared {
   judge: JudgeAccess;
   /** The org's provider keys: a voice test's simulated caller speaks with its speech providers' (caller-speech.ts). */
   keys: OrgKeys;
+  /** Its conversations may spend the platform's keys: each counts against the daily cap (platform-spend.ts). */
+  platform: boolean;
 }
 
 /** Everything a conversation of this run needs from the agent, or the reason the run cannot hold any. */
 async function prepare(services: Services, run: RunRow): Promise<Prepared | { error: string }> {
-  const found = await agentAndModel(services.sql, run.org_id, run.agent_id);
+  // The version under test, as a call pinned to it would run it (agent-versions); a run older than versions
+  // tests the agent as it is.
+  const found = run.agent_version !== null ? await versionParts(services, run) : await liveParts(services, run);
   if (!found) return { error: 'the agent or its LLM model no longer exists' };
-  const { agent, model } = found;
+  const { agent, model, tools, knowledgeBaseIds } = found;
   const keys = await resolveProviderKeys(services.sql, services.secrets, run.org_id);
   let llm: AgentLlm;
   try {
@@ -81,14 +94,33 @@ async function prepare(services: Services, run: RunRow): Promise<Prepared | { er
   } catch (err) {
     return { error: `the agent's LLM cannot be used: ${(err as Error).message}` };
   }
-  const tools = await toolConfigs(services, services.sql, run.org_id, model.tool_ids);
-  const knowledge = await knowledgeConfigFor(services.sql, run.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
+  const knowledge = await knowledgeConfigFor(services.sql, run.org_id, knowledgeBaseIds, services.config.KB_STUFF_MAX_TOKENS);
   let basePrompt = effectiveSystemPrompt(agent.job_description, model.system_prompt) ?? '';
   if (knowledge.mode === 'stuff' && knowledge.stuffed_context?.trim())
     basePrompt += `\n\n# Knowledge\n${KNOWLEDGE_HEADER}\n${knowledge.stuffed_context.trim()}`;
   const j = await judgeFor(services, run.org_id, run.agent_id);
   const judge: JudgeAccess = 'unavailable' in j ? { llm: null, unavailable: j.unavailable } : { llm: j.llm, unavailable: null };
-  return { agent, basePrompt, tools, chatTools: chatTools(tools), llm, judge, keys };
+  const platform = await spendsPlatform(services, run, model, keys);
+  return { agent, basePrompt, tools, chatTools: chatTools(tools), llm, judge, keys, agentVersion: run.agent_version, platform };
+}
+
+/** The run's agent version: its fields, model, tools and knowledge bases as that version holds them. */
+async function versionParts(services: Services, run: RunRow): Promise<AgentParts | null> {
+  const agent = await agentAndModel(services.sql, run.org_id, run.agent_id);
+  const snapshot = agent ? await snapshotOf(services.sql, run.agent_id, run.agent_version!) : null;
+  return snapshot ? partsOfSnapshot(services, services.sql, run.org_id, run.agent_id, snapshot) : null;
+}
+
+async function liveParts(services: Services, run: RunRow): Promise<AgentParts | null> {
+  const found = await agentAndModel(services.sql, run.org_id, run.agent_id);
+  if (!found) return null;
+  const { agent, model } = found;
+  return {
+    agent,
+    model: { id: agent.llm_id, name: '', ...model, temperature: model.temperature ?? 1 },
+    tools: await toolConfigs(services, services.sql, run.org_id, model.tool_ids),
+    knowledgeBaseIds: model.knowledge_base_ids,
+  };
 }
 
 async function runScenario(services: Services, run: RunRow, row: ResultRow, p: Prepared | { error: string }, signal: AbortSignal): Promise<void> {
@@ -120,6 +152,7 @@ async function runScenario(services: Services, run: RunRow, row: ResultRow, p: P
           s,
           {
             agentId: p.agent.id,
+            agentVersion: p.agentVersion,
             firstMessage: side.firstMessage,
             maxDurationSeconds: p.agent.max_duration_seconds,
             speech: planCallerSpeech(p.agent, p.keys, s.persona !== null),
@@ -181,7 +214,7 @@ async function labelOutcome(
 ): Promise<string | null> {
   try {
     const text = await llm(ANALYSIS_PROMPT, transcriptText({ messages: convo.messages, toolCalls: convo.toolCalls }), signal);
-    const parsed = JSON.parse(text.replace(/^\s*```(?:json)?\s*|\s*```\s*$/g, '')) as { outcome?: unknown };
+    const parsed = JSON.parse(stripCodeFence(text)) as { outcome?: unknown };
     return normaliseOutcome(parsed.outcome);
   } catch (err) {
     if (signal.aborted) throw err;
@@ -218,10 +251,16 @@ export async function executeRun(services: Services, runId: string): Promise<voi
         })
         .catch(() => {});
     }, POLL_MS * 3);
+    let yielded = false;
     try {
       const callLimit = await orgConcurrencyLimit(services.sql, run.org_id);
       const limit = Math.max(1, Math.min(services.config.AGENT_TEST_CONCURRENCY, callLimit));
       const prepared = await prepare(services, run);
+      const cap = services.config.AGENT_TEST_PLATFORM_DAILY_CONVERSATIONS;
+      const charge = !('error' in prepared) && prepared.platform ? (tx: Db) => chargeConversation(tx, run.org_id, cap) : null;
+      // Conversations of this run in flight in this job. A run that can start none (its organisation is at its
+      // limit elsewhere) gives its job slot back rather than polling in it (below).
+      let active = 0;
       const lane = async () => {
         while (!controller.signal.aborted) {
           const next = await services.sql.begin(async (tx) => {
@@ -229,20 +268,39 @@ export async function executeRun(services: Services, runId: string): Promise<voi
             // room under max_concurrent_calls, and never counts against them (calls/queries.ts, countLiveCalls),
             // so tests wait for real calls and real calls never wait for tests.
             const free = run.mode === 'voice' ? Math.max(0, callLimit - (await countLiveCalls(tx, run.org_id, null, 'others'))) : limit;
-            return claimNext(tx, run, Math.min(limit, free));
+            return claimNext(tx, run, Math.min(limit, free), charge);
           });
           if (next === null) return;
+          if (next === 'capped') {
+            await errorPending(services.sql, run.id, capReachedError(cap));
+            return;
+          }
           if (next === 'busy') {
+            if (active === 0) {
+              yielded = true;
+              return;
+            }
             await sleep(POLL_MS, controller.signal);
             continue;
           }
-          await runScenario(services, run, next, prepared, controller.signal);
+          active++;
+          try {
+            await runScenario(services, run, next, prepared, controller.signal);
+          } finally {
+            active--;
+          }
         }
       };
       await Promise.all(Array.from({ length: limit }, lane));
     } finally {
       clearInterval(watch);
       inProcess.delete(run.id);
+    }
+    // Waiting for a slot: the job ends and the run is asked again later, in its organisation's group, so a run
+    // at its organisation's limit holds none of the queue's slots meanwhile (one organisation cannot starve others).
+    if (yielded && !controller.signal.aborted && (await runStatus(services.sql, run.id)) !== 'canceled' && (await hasPending(services.sql, run.id))) {
+      await enqueueRun(services, null, run, { startAfter: services.config.AGENT_TEST_WAIT_SECONDS });
+      return;
     }
   }
   await finishRun(services, run.id);

@@ -15,6 +15,7 @@ import {
 import type { Services } from '../../services.ts';
 import type { Db } from '../../db/types.ts';
 import { recordingUrl } from '../calls/storage/index.ts';
+import { compilePattern } from './patterns.ts';
 import { recordingKeysOf, type ResultRow, type RunRow, type ScenarioRow, type ScenarioWrite } from './queries.ts';
 
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -61,16 +62,8 @@ export function expectationProblems(list: Expectation[] | undefined, at: (string
         continue;
       }
       if (m.matches !== undefined) {
-        try {
-          new RegExp(m.matches, 'i');
-        } catch (err) {
-          problems.push({
-            loc: [...loc, 'arguments', arg, 'matches'],
-            msg: `Invalid regular expression: ${(err as Error).message}`,
-            type: 'value_error',
-            input: m.matches,
-          });
-        }
+        const compiled = compilePattern(m.matches);
+        if ('problem' in compiled) problems.push({ loc: [...loc, 'arguments', arg, 'matches'], msg: compiled.problem, type: 'value_error', input: m.matches });
       }
     }
   });
@@ -181,6 +174,7 @@ export function runView(run: RunRow, results: ResultRow[] | null, recordings: Ma
     passed: run.passed,
     failed: run.failed,
     errored: run.errored,
+    agent_version: run.agent_version ?? null,
     started_at: iso(run.started_at),
     ended_at: iso(run.ended_at),
     created_at: run.created_at.toISOString(),

@@ -6,12 +6,13 @@
 // lines (after their waits, slept for real) or a persona's, written by the judge model from what the caller's
 // STT heard, and waits for the agent's answer after each. The transcript and the tool calls are the worker's
 // own record of the call; the per-turn latency is what the caller heard: from the end of its line to the
-// agent's first sound. docs/decisions.md, "Agent tests", "Voice mode".
+// agent's first sound. docs/decisions/020-agent-tests.md, "Voice mode".
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.ts';
 import type { ScenarioSnapshot, TestMessage, ToolCallRecord } from '../../../../schemas/agent-tests.ts';
 import type { CallerSpeech, SimulatedCaller } from '../../../../shared/sim-caller.ts';
 import { getCallById, insertCall, type CallRow } from '../calls/queries.ts';
+import { pinCall } from '../agent-versions/queries.ts';
 import { markInitiated, failCall } from '../calls/lifecycle.ts';
 import { openWebCallRoom, roomNameFor } from '../calls/service.ts';
 import { CALLER_RULES, ConversationError, HANGUP_TOKEN, type Ending } from './conversation.ts';
@@ -32,6 +33,8 @@ const REPORT_TIMEOUT_MS = 60_000;
 
 export interface VoiceAgent {
   agentId: string;
+  /** The version under test: the call is pinned to it. */
+  agentVersion: number | null;
   firstMessage: string | null;
   maxDurationSeconds: number;
   /** The simulated caller's speech (caller-speech.ts), and the org's keys it is built with. */
@@ -180,6 +183,7 @@ export class VoiceConversation {
         webhook_url: null,
         test_run_id: this.#runId,
       });
+      if (this.#agent.agentVersion !== null) await pinCall(tx, id, this.#agent.agentVersion);
       await setResultCall(tx, this.#resultId, id);
       return row;
     });

@@ -2,7 +2,7 @@ import type { Db } from '../../db/types.ts';
 import { agentBehaviour, type Agent } from '../../../../schemas/agents.ts';
 import { pageOf, totalColumn, type Counted } from '../../db/list-page.ts';
 
-export type AgentRow = Omit<Agent, 'effective_system_prompt'>;
+export type AgentRow = Omit<Agent, 'effective_system_prompt' | 'warnings' | 'version' | 'draft_version'>;
 
 /** Every writable column of an agent: the schema's fields (schemas/agents.ts) less the generated ones. */
 export type AgentWrite = Omit<AgentRow, 'id' | 'created_at' | 'updated_at'>;
@@ -45,11 +45,22 @@ export async function getAgent(db: Db, orgId: string, id: string, opts: { forUpd
   return row ?? null;
 }
 
-/** An agent with the system prompt of its model, for `effective_system_prompt`. */
-export async function getAgentWithPrompt(db: Db, orgId: string, id: string): Promise<(AgentRow & { system_prompt: string | null }) | null> {
-  const [row] = await db<(AgentRow & { system_prompt: string | null })[]>`
-    select ${columns(db, 'a')}, m.system_prompt
+/** The published and draft version numbers of an agent (agent-versions), as the agent resource shows them. */
+export interface AgentVersions {
+  published_version: number | null;
+  draft_version: number | null;
+}
+
+/**
+ * An agent with the system prompt of its published version (the model's prompt as that version resolved it; the
+ * model's own for an agent without versions), for `effective_system_prompt`.
+ */
+export async function getAgentWithPrompt(db: Db, orgId: string, id: string): Promise<(AgentRow & AgentVersions & { system_prompt: string | null }) | null> {
+  const [row] = await db<(AgentRow & AgentVersions & { system_prompt: string | null })[]>`
+    select ${columns(db, 'a')}, a.published_version, a.draft_version,
+      case when v.agent_id is null then m.system_prompt else v.snapshot->'model'->>'system_prompt' end as system_prompt
     from agents a join llm_models m on m.id = a.llm_id
+    left join agent_versions v on v.agent_id = a.id and v.version = a.published_version
     where a.id = ${id} and a.org_id = ${orgId} and a.deleted_at is null`;
   return row ?? null;
 }
@@ -62,7 +73,8 @@ export async function modelPrompt(db: Db, modelId: string): Promise<string | nul
 export async function listAgents(db: Db, orgId: string, q: { limit: number; offset: number; llm_id?: string | undefined }) {
   const where = db`org_id = ${orgId} and deleted_at is null ${q.llm_id ? db`and llm_id = ${q.llm_id}` : db``}`;
   const from = db`agents where ${where}`;
-  const rows = await db<Counted<AgentRow>[]>`select ${columns(db)}, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`;
+  const rows = await db<Counted<AgentRow & AgentVersions>[]>`
+    select ${columns(db)}, published_version, draft_version, ${totalColumn(db, from)} from ${from} order by created_at desc, id desc limit ${q.limit} offset ${q.offset}`;
   return pageOf(db, rows, q.offset, from);
 }
 
@@ -82,4 +94,28 @@ export async function numbersRoutingTo(db: Db, orgId: string, agentId: string): 
 
 export async function softDeleteAgent(db: Db, orgId: string, id: string): Promise<void> {
   await db`update agents set deleted_at = now(), updated_at = now() where id = ${id} and org_id = ${orgId} and deleted_at is null`;
+}
+
+/** Providers the organisation has a credential for (an agent's `warnings`). */
+export async function credentialProviders(db: Db, orgId: string): Promise<Set<string>> {
+  const rows = await db<{ provider: string }[]>`select distinct provider from credentials where org_id = ${orgId}`;
+  return new Set(rows.map((r) => r.provider));
+}
+
+/** What an agent's `warnings` need, in one round trip: its model's provider and base_url, and the org's credentials. */
+export async function readinessFacts(
+  db: Db,
+  orgId: string,
+  modelId: string,
+): Promise<{ providers: Set<string>; model: { provider: string; base_url: string | null } | undefined }> {
+  const [row] = await db<{ providers: string[]; provider: string | null; base_url: string | null }[]>`
+    select array(select distinct provider from credentials where org_id = ${orgId}) as providers, m.provider, m.base_url
+    from (select 1) one left join llm_models m on m.id = ${modelId} and m.org_id = ${orgId}`;
+  return { providers: new Set(row?.providers ?? []), model: row?.provider ? { provider: row.provider, base_url: row.base_url } : undefined };
+}
+
+/** Whether a model of the org is a realtime (speech-to-speech) model; false for none. */
+export async function modelIsRealtime(db: Db, orgId: string, modelId: string): Promise<boolean> {
+  const [row] = await db<{ realtime: boolean }[]>`select realtime is not null as realtime from llm_models where id = ${modelId} and org_id = ${orgId}`;
+  return !!row?.realtime;
 }

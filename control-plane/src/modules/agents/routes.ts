@@ -9,19 +9,35 @@ import {
   getAgentWithPrompt,
   insertAgent,
   listAgents,
-  modelPrompt,
   numbersRoutingTo,
   softDeleteAgent,
   updateAgent,
   type AgentRow,
+  type AgentVersions,
   type AgentWrite,
 } from './queries.ts';
 import { squadsWithAgent } from '../squads/queries.ts';
-import { AGENT_DEFAULTS, resolveTranscriber, resolveTts, resolveTurnTaking, throwIfAny, variableProblems } from './service.ts';
+import { AGENT_DEFAULTS, actorOf, checkRealtimeFields, detectionProblems, mergeUpdate, resolveTranscriber, resolveTts, resolveTurnTaking, throwIfAny, variableProblems, writeOf } from './service.ts';
+import { agentWarnings } from './warnings.ts';
+import type { Db } from '../../db/types.ts';
+import type { Config } from '../../config.ts';
+import { resolveSnapshot } from '../agent-versions/snapshot.ts';
+import { currentVersions, recordVersion } from '../agent-versions/service.ts';
+import { getRollout, markPublished } from '../agent-versions/queries.ts';
 
-const withPrompt = (row: AgentRow, systemPrompt: string | null) => ({ ...row, effective_system_prompt: effectiveSystemPrompt(row.job_description, systemPrompt) });
+const withPrompt = (row: AgentRow, systemPrompt: string | null, v: AgentVersions) => ({
+  ...row,
+  version: v.published_version,
+  draft_version: v.draft_version,
+  effective_system_prompt: effectiveSystemPrompt(row.job_description, systemPrompt),
+});
 
-const refs = (llmId: string | undefined, webhookId: string | null | undefined): Reference[] => [
+/** A single agent's answer: with its versions, its effective prompt, and why its calls would fail now (warnings.ts). */
+async function single(db: Db, config: Config, orgId: string, row: AgentRow, systemPrompt: string | null, v: AgentVersions) {
+  return { ...withPrompt(row, systemPrompt, v), warnings: await agentWarnings(db, config, orgId, row) };
+}
+
+export const refs = (llmId: string | undefined, webhookId: string | null | undefined): Reference[] => [
   ...(llmId ? [{ loc: ['body', 'llm_id'], table: 'llm_models' as const, what: 'LLM model', ids: llmId }] : []),
   ...(webhookId ? [{ loc: ['body', 'webhook_id'], table: 'webhooks' as const, what: 'webhook', ids: webhookId }] : []),
 ];
@@ -36,21 +52,24 @@ export const agentRoutes = [
     description:
       'Required: `name` and `llm_id` (an LLM model of your organisation). Every other field has a documented default; ' +
       '`transcriber` defaults to Deepgram nova-3 in the agent\'s language and `tts` to OpenAI gpt-4o-mini-tts with voice ' +
-      '`alloy`. Providers, models and voices are checked against the catalogue (GET /v1/voices); for offline use pick ' +
+      '`alloy`. An agent whose model is a realtime (speech-to-speech) model (`realtime` set on the model) takes neither: the model hears and ' +
+      'speaks itself, and a `transcriber` or `tts` in the request is a 422 naming the field. Providers, models and voices are checked against the catalogue (GET /v1/voices); for offline use pick ' +
       '`{"provider": "local"}` for both (pocketsphinx and espeak-ng).',
     body: CreateAgent,
     status: 201,
     responses: { 201: { description: 'The agent, with `effective_system_prompt`', schema: Agent } },
-    handler: async ({ body, auth, db, audit }) => {
+    handler: async ({ body, auth, db, audit, services }) => {
       const problems: ValidationErrorItem[] = [];
       const language = body.language ?? AGENT_DEFAULTS.language;
       const transcriber = resolveTranscriber(body.transcriber, language, problems);
       const tts = resolveTts(body.tts, problems);
       const responsiveness = body.responsiveness ?? AGENT_DEFAULTS.responsiveness;
       const turn_taking = resolveTurnTaking(body.turn_taking, { value: responsiveness, given: body.responsiveness !== undefined }, undefined, problems);
+      detectionProblems(turn_taking, transcriber, { detection: body.turn_taking?.detection !== undefined }, problems);
       variableProblems(body.dynamic_variables, problems);
       throwIfAny(problems);
       await checkReferences(db, auth.orgId, refs(body.llm_id, body.webhook_id));
+      await checkRealtimeFields(db, auth.orgId, body.llm_id, body);
       const a: AgentWrite = {
         ...AGENT_DEFAULTS,
         ...body,
@@ -60,8 +79,12 @@ export const agentRoutes = [
         turn_taking,
       };
       const row = await insertAgent(db, auth.orgId, a);
-      await audit({ action: 'agent.create', resourceType: 'agent', resourceId: row.id, details: { name: row.name, llm_id: row.llm_id } });
-      return withPrompt(row, await modelPrompt(db, row.llm_id));
+      // Version 1, published: the agent as created, with its model and tools as they are now.
+      const snapshot = await resolveSnapshot(db, auth.orgId, writeOf(row));
+      const v = (await recordVersion(db, { orgId: auth.orgId, agentId: row.id, snapshot, kind: 'create', base: null, actor: actorOf(auth) }))!;
+      await markPublished(db, row.id, v.version);
+      await audit({ action: 'agent.create', resourceType: 'agent', resourceId: row.id, details: { name: row.name, llm_id: row.llm_id, version: v.version } });
+      return single(db, services.config, auth.orgId, row, snapshot.model.system_prompt, { published_version: v.version, draft_version: null });
     },
   }),
   defineRoute({
@@ -75,7 +98,12 @@ export const agentRoutes = [
     responses: { 200: { description: 'Agents of the organisation', schema: AgentList } },
     handler: async ({ query, auth, db }) => {
       const { items, total } = await listAgents(db, auth.orgId, query);
-      return { items: items.map((r) => ({ ...r, effective_system_prompt: null })), total, limit: query.limit, offset: query.offset };
+      return {
+        items: items.map(({ published_version, draft_version, ...r }) => ({ ...r, version: published_version, draft_version, effective_system_prompt: null })),
+        total,
+        limit: query.limit,
+        offset: query.offset,
+      };
     },
   }),
   defineRoute({
@@ -89,11 +117,11 @@ export const agentRoutes = [
       'system prompt, before per-call variables are filled in and without knowledge-base chunks.',
     params: AgentParams,
     responses: { 200: { description: 'The agent', schema: Agent } },
-    handler: async ({ params, auth, db }) => {
+    handler: async ({ params, auth, db, services }) => {
       const row = await getAgentWithPrompt(db, auth.orgId, params.agent_id);
       if (!row) throw notFound('Agent');
-      const { system_prompt, ...agent } = row;
-      return withPrompt(agent, system_prompt);
+      const { system_prompt, published_version, draft_version, ...agent } = row;
+      return single(db, services.config, auth.orgId, agent, system_prompt, { published_version, draft_version });
     },
   }),
   defineRoute({
@@ -106,27 +134,35 @@ export const agentRoutes = [
       'Partial update: absent fields keep their value; `transcriber`, `tts`, lists and objects are replaced whole (with ' +
       'the provider defaults filled in; `turn_taking` is merged over its defaults). Setting `responsiveness` without ' +
       '`turn_taking` re-derives turn_taking.min_delay_ms and max_delay_ms. Changing `language` does not change a stored transcriber\'s language. Calls ' +
-      'in progress keep the settings they started with.',
+      'in progress keep the settings they started with. A change records a new version (GET /v1/agents/{id}/versions) and publishes it at once; ' +
+      'a request that changes nothing records none. An agent with a test gate (PATCH /v1/agents/{id}/rollout `test_suite_id`) publishes only ' +
+      'tested versions: there this is a 409, and changes go to the draft (PATCH /v1/agents/{id}/draft, then POST /v1/agents/{id}/publish).',
     params: AgentParams,
     body: UpdateAgent,
     responses: { 200: { description: 'The updated agent, with `effective_system_prompt`', schema: Agent } },
-    handler: async ({ params, body, auth, db, audit }) => {
+    handler: async ({ params, body, auth, db, audit, services }) => {
       const cur = await getAgent(db, auth.orgId, params.agent_id, { forUpdate: true });
       if (!cur) throw notFound('Agent');
-      const problems: ValidationErrorItem[] = [];
-      const language = body.language ?? cur.language;
-      const transcriber = body.transcriber ? resolveTranscriber(body.transcriber, language, problems) : cur.transcriber;
-      const tts = body.tts ? resolveTts(body.tts, problems) : cur.tts;
-      const responsiveness = { value: body.responsiveness ?? cur.responsiveness, given: body.responsiveness !== undefined };
-      const turn_taking = resolveTurnTaking(body.turn_taking, responsiveness, cur.turn_taking, problems);
-      variableProblems(body.dynamic_variables, problems);
-      throwIfAny(problems);
+      const rollout = (await getRollout(db, auth.orgId, cur.id))!;
+      if (rollout.test_suite_id) {
+        throw conflict('This agent publishes only versions that pass its test suite: write to PATCH /v1/agents/{id}/draft, then POST /v1/agents/{id}/publish', {
+          test_suite_id: rollout.test_suite_id,
+        });
+      }
+      const a = mergeUpdate(writeOf(cur), body);
       await checkReferences(db, auth.orgId, refs(body.llm_id, body.webhook_id));
-      const { id: _id, created_at: _c, updated_at: _u, ...stored } = cur;
-      const a: AgentWrite = { ...stored, ...body, transcriber, tts, language, turn_taking };
+      await checkRealtimeFields(db, auth.orgId, a.llm_id, body);
       const row = await updateAgent(db, auth.orgId, cur.id, a);
-      await audit({ action: 'agent.update', resourceType: 'agent', resourceId: cur.id, details: { fields: Object.keys(body) } });
-      return withPrompt(row, await modelPrompt(db, row.llm_id));
+      const { published } = await currentVersions(db, auth.orgId, rollout);
+      const snapshot = await resolveSnapshot(db, auth.orgId, a);
+      const v = await recordVersion(db, { orgId: auth.orgId, agentId: cur.id, snapshot, kind: 'update', base: published, actor: actorOf(auth) });
+      if (v) await markPublished(db, cur.id, v.version);
+      const version = v?.version ?? rollout.published_version;
+      await audit({ action: 'agent.update', resourceType: 'agent', resourceId: cur.id, details: { fields: Object.keys(body), version } });
+      return single(db, services.config, auth.orgId, row, snapshot.model.system_prompt, {
+        published_version: version,
+        draft_version: v && rollout.draft_version === v.version ? null : rollout.draft_version,
+      });
     },
   }),
   defineRoute({

@@ -105,6 +105,18 @@ describe('post-call analysis', () => {
     expect(call.outcome).toBe('appointment_booked');
   });
 
+  it("a realtime agent's calls take the configured analysis model: a realtime model answers no chat completions", async () => {
+    const org = await tp.createOrg();
+    await tp.request('post', '/v1/integrations', { key: org.key, body: { name: 'oa', provider: 'openai', api_key: 'sk-org-openai-0123456789' } });
+    // A model id with `realtime` in it is a realtime model (its defaults), unless `realtime: null` is given.
+    const id = await endedCall(org, 'openai', 'gpt-realtime');
+    const before = openai.requests.length;
+    await analyse(id);
+    expect(openai.requests.slice(before).map((r) => r.model)).toEqual(['analysis-mini']);
+    const call = await getCall(org, id);
+    expect(call.analysis).toMatchObject({ status: 'completed', method: 'analysis_model', model: 'openai/analysis-mini' });
+  });
+
   it('offline (no key for any model): a documented extractive summary, no outcome, and it says so', async () => {
     const org = await tp.createOrg();
     const config = tp.platform.services.config;

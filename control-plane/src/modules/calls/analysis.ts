@@ -1,8 +1,10 @@
 // Post-call analysis: which model writes the summary and outcome, and the offline fallback.
 //  - ANALYSIS_MODE=agent (default): the agent's own provider and model (OpenAI or compatible, Anthropic,
 //    Gemini) with the org's key for that provider, else the platform's (never the platform's for a model's own
-//    base_url: shared/providers.ts, llmEndpoint); if no key exists, the configured analysis model
-//    (ANALYSIS_PROVIDER / ANALYSIS_MODEL); if that has no key either, an extractive summary.
+//    base_url: shared/providers.ts, llmEndpoint), or the platform's local server (LOCAL_LLM_BASE_URL) for a
+//    `local` model; if no key (or no local server) exists, the configured analysis model
+//    (ANALYSIS_PROVIDER / ANALYSIS_MODEL); if that has no key either, an extractive summary. A realtime
+//    (speech-to-speech) agent model answers no chat completions: its calls take the configured analysis model.
 //  - ANALYSIS_MODE=model: always the configured analysis model (no key: the analysis fails, with the reason).
 //  - ANALYSIS_MODE=extractive: the offline profile; no model is called (see `extractiveSummary`).
 //  - ANALYSIS_MODE=off: nothing is written; the call says so (analysis.status `skipped` with the reason).
@@ -11,9 +13,11 @@
 import type { Services } from '../../services.ts';
 import { createGuardedAgent, guardedRequest, describeRequestError } from '../../../../shared/ssrf.ts';
 import { modelEgressOptions } from '../../../../shared/model-egress.ts';
-import { complete, llmEndpoint, LLM_BASE_URLS, ProviderConfigError, type LlmEndpoint, type LlmProvider } from '../../../../shared/providers.ts';
+import { complete, llmEndpoint, LLM_BASE_URLS, localEndpoint, ProviderConfigError, type LlmEndpoint, type LlmProvider } from '../../../../shared/providers.ts';
 import { openKey } from '../credentials/service.ts';
 import { agentModel, newestCredential, type CallRow } from './queries.ts';
+import { OUTCOME_PATTERN } from '../../../../schemas/calls.ts';
+import { capText, stripCodeFence, SUMMARY_MAX } from '../../../../shared/text-caps.ts';
 
 export type AnalysisMethod = 'agent_model' | 'analysis_model' | 'extractive' | 'rule';
 
@@ -43,13 +47,14 @@ export const ANALYSIS_PROMPT =
   '{"summary": "<two or three sentences on what happened>", "outcome": "<a short lowercase_underscore label of the result, ' +
   'such as appointment_booked, question_answered, not_interested, callback_requested, voicemail, no_conversation>"}.';
 
-const OUTCOME_RE = /^[a-z]+(_[a-z]+)*$/;
+// The label PATCH /v1/calls/{id} accepts: an analysed outcome is one a client could have set.
+const OUTCOME_RE = new RegExp(OUTCOME_PATTERN);
 
-/** Turns whatever the model said into a lowercase_underscore label. */
+/** Turns whatever the model said into a lowercase_underscore label (letters and digits). */
 export function normaliseOutcome(raw: unknown): string {
   const label = String(raw ?? '')
     .toLowerCase()
-    .replace(/[^a-z]+/g, '_')
+    .replace(/[^a-z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '')
     .slice(0, 60)
     .replace(/_+$/, '');
@@ -95,6 +100,7 @@ export function platformEnv(services: Services): Record<string, string | undefin
     GEMINI_BASE_URL: c.GEMINI_BASE_URL,
     SSRF_ALLOWLIST: c.SSRF_ALLOWLIST,
     LLM_PRIVATE_HOSTS: c.LLM_PRIVATE_HOSTS,
+    LOCAL_LLM_BASE_URL: c.LOCAL_LLM_BASE_URL,
     NODE_ENV: c.NODE_ENV,
   };
 }
@@ -143,6 +149,12 @@ export async function chooseTarget(services: Services, call: Pick<CallRow, 'org_
     return t;
   }
   const m = await agentModel(services.sql, call.agent_id);
+  if (m?.realtime) return await configured();
+  if (m?.provider === 'local') {
+    // The platform's local model, where this control plane reaches it (a GGUF file is the workers' alone).
+    const local = localEndpoint(platformEnv(services));
+    return local ? { ...local, model: m.model, method: 'agent_model' } : await configured();
+  }
   return (m && (await target(services, call.org_id, m.provider, m.model, { tenant: m.base_url }, 'agent_model'))) || (await configured());
 }
 
@@ -165,11 +177,14 @@ export async function analyseCall(services: Services, call: CallRow): Promise<An
     let parsed: { summary?: unknown; outcome?: unknown };
     try {
       // Some models wrap the JSON in a code fence.
-      parsed = JSON.parse(text.replace(/^\s*```(?:json)?\s*|\s*```\s*$/g, '')) as { summary?: unknown; outcome?: unknown };
+      parsed = JSON.parse(stripCodeFence(text)) as { summary?: unknown; outcome?: unknown };
     } catch {
       parsed = { summary: text, outcome: 'unknown' };
     }
-    return { summary: String(parsed.summary ?? '').trim() || 'No summary.', outcome: normaliseOutcome(parsed.outcome), method: t.method, model: `${t.provider}/${t.model}` };
+    // Cut before anything reads it further (redaction, storage, webhooks): a tenant's model server can answer
+    // with 256 KiB of summary (docs/security.md, "Bounded text").
+    const summary = capText(String(parsed.summary ?? '').trim(), SUMMARY_MAX) || 'No summary.';
+    return { summary, outcome: normaliseOutcome(parsed.outcome), method: t.method, model: `${t.provider}/${t.model}` };
   } catch (err) {
     const message = err instanceof Error && err.name === 'CompletionError' ? err.message : describeRequestError(err).message;
     throw new AnalysisError(`analysis failed: ${message}`, t.method, `${t.provider}/${t.model}`, err);

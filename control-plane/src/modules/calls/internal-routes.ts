@@ -2,6 +2,7 @@
 // Every report is idempotent: (call_id, seq) is recorded in the same transaction as its effects and events.
 import { defineRoute, reply } from '../../http/route.ts';
 import { conflict, forbidden, HttpError, notFound, unauthorized } from '../../http/errors.ts';
+import { recordingRefusal } from './recording-policy.ts';
 import { CallParams } from '../../../../schemas/calls.ts';
 import { stableRecordingUrl } from './recording-routes.ts';
 import {
@@ -27,12 +28,14 @@ import {
 } from './queries.ts';
 import { retainMessages } from '../../../../shared/privacy.ts';
 import { completeConversation, emitCallEvent, finishCall, isFinal, markStarted } from './lifecycle.ts';
-import { resolveCallConfig } from './service.ts';
+import { configOnce } from './config-once.ts';
+import { CAPABILITY_HEADER } from './capability.ts';
 import { recordingStorage } from './storage/index.ts';
 import { REAP_QUEUE } from './jobs.ts';
 import type { Db } from '../../db/types.ts';
 import { readText } from '../../http/body.ts';
 import { searchForCall } from '../knowledge-bases/search.ts';
+import { knowledgeBasesForCall } from '../agent-versions/call-version.ts';
 import { watchInboundRoom } from '../phone-numbers/unanswered.ts';
 import { answerFromStandby } from '../phone-numbers/inbound-standby.ts';
 import { isSquadMember } from '../squads/call-config.ts';
@@ -57,13 +60,17 @@ export const internalCallRoutes = [
     path: '/internal/v1/calls/:call_id/config',
     root: true,
     internal: true,
-    auth: 'call',
+    auth: 'ticket',
     operationId: 'internalCallConfig',
     tag: 'calls',
     summary: 'Session config for a worker',
+    description:
+      "With the call's dispatch ticket in X-Call-Capability: handed out once per call, to a live call, with the call's capability " +
+      'for the rest of the internal API; 409 once handed out (the inbound open and a standby claim hand it out too) or after the call ' +
+      "ended. With the call's capability: as often as asked.",
     params: CallParams,
     responses: { 200: { description: 'Resolved config', schema: CallConfig } },
-    handler: async ({ params, services, db }) => resolveCallConfig(services, db, params.call_id),
+    handler: async ({ params, services, db, ctx }) => configOnce(services, db, params.call_id, ctx.get(CAPABILITY_HEADER)),
   }),
   defineRoute({
     method: 'post',
@@ -193,7 +200,7 @@ export const internalCallRoutes = [
       if (!call) throw notFound('Call');
       // A squad's call searches the knowledge of the agent speaking now, if it is one of the squad's.
       const agentId = body.agent_id && (await isSquadMember(db, call, body.agent_id)) ? body.agent_id : call.agent_id;
-      return searchForCall(services, db, { ...call, agent_id: agentId }, body);
+      return searchForCall(services, db, { ...call, agent_id: agentId }, body, await knowledgeBasesForCall(db, call, agentId));
     },
   }),
   defineRoute({
@@ -213,10 +220,12 @@ export const internalCallRoutes = [
     handler: async ({ params, services, ctx }) => {
       const call = await getCallById(services.sql, params.call_id);
       if (!call) throw notFound('Call');
-      // A worker that records anyway (an older version, a stale config) stores nothing for a `no_content` call.
-      if ((await retentionOfCall(services.sql, call.id)) === 'no_content') throw forbidden('Recording is off for this call: its data retention is no_content');
-      // The caller said no (the worker reports it with the end of the call, before it uploads).
-      if (call.recording_consent === 'declined') throw forbidden('Recording is off for this call: the caller did not consent');
+      // One bucket per organisation, shared with its API keys: a leaked capability cannot upload without bound.
+      services.limits.org.take(`org:${call.org_id}`);
+      // A worker that records anyway (an older version, a stale config, a leaked capability) stores nothing for a
+      // call that does not record, has no fitting consent, or already has its recording (recording-policy.ts).
+      const refusal = await recordingRefusal(services, services.sql, call);
+      if (refusal) throw refusal.status === 409 ? conflict(refusal.message) : forbidden(refusal.message);
       const format = ctx.is('audio/ogg', 'audio/opus') ? 'ogg' : 'wav';
       const storage = recordingStorage(services);
       let key: string;
@@ -232,7 +241,7 @@ export const internalCallRoutes = [
       // when it is sent (webhooks/render.ts): retries go on for about 27 hours, a signed link lasts 4.
       const url = stableRecordingUrl(services, call.id);
       await services.sql.begin(async (tx) => {
-        await setRecordingKey(tx, call.id, key);
+        if (!(await setRecordingKey(tx, call.id, key))) throw conflict('The call already has its recording; it is never replaced');
         await emitCallEvent(tx, call, {
           orgId: call.org_id,
           type: 'call.recording.available',

@@ -11,7 +11,8 @@ import type { Services } from '../../services.ts';
 import { analyseCall, AnalysisError, type AnalysisResult } from './analysis.ts';
 import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, retentionOfCall, saveAnalysis, touchWorker } from './queries.ts';
 import { retainMessages, retainText } from '../../../../shared/privacy.ts';
-import { ANALYZE_QUEUE, completeConversation, emitAnalyzed, END_EVENT_QUEUE, FINALIZE_QUEUE, failCall, finishCall, releaseEndedEvent } from './lifecycle.ts';
+import { capText, SUMMARY_MAX } from '../../../../shared/text-caps.ts';
+import { ANALYZE_QUEUE, completeConversation, emitAnalyzed, END_EVENT_QUEUE, FINALIZE_QUEUE, failCall, finishCall, noWorker, releaseEndedEvent } from './lifecycle.ts';
 import { purgeIdempotencyKeys } from './outbound.ts';
 import { reapJoined } from './transfers.ts';
 
@@ -56,8 +57,9 @@ export async function runAnalysis(services: Services, job: Job<{ call_id: string
     throw err; // pg-boss retries with backoff
   }
   // The model read redacted messages, but may still write personal data (a name spelled into a date, a number
-  // it reconstructed): its summary is redacted in turn.
-  result = { ...result, summary: retainText(mode, result.summary) };
+  // it reconstructed): its summary is redacted in turn, once cut to its cap (analysis.ts cuts it already; any
+  // other source of a summary is bounded here too, before the redaction reads it).
+  result = { ...result, summary: retainText(mode, capText(result.summary, SUMMARY_MAX)) };
   await services.sql.begin(async (tx) => {
     const row = await saveAnalysis(tx, call.id, result);
     if (!row) return;
@@ -96,7 +98,7 @@ export async function reapCall(services: Services, callId: string): Promise<'ali
     // Never started: no worker took the dispatch in time, or the room closed before it did.
     const age = (Date.now() - locked.created_at.getTime()) / 1000;
     if (state === 'absent' && age < services.config.DISPATCH_TIMEOUT_SECONDS) return null;
-    return failCall(tx, locked, 'agent_unavailable', 'dispatch_timeout');
+    return failCall(tx, locked, 'agent_unavailable', 'dispatch_timeout', noWorker(services.config.DISPATCH_TIMEOUT_SECONDS));
   });
   if (done && call.room_name) await services.livekit.rooms.deleteRoom(call.room_name).catch(() => {});
   return done ? 'reaped' : 'skipped';

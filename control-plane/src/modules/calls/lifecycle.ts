@@ -53,7 +53,7 @@ const endedEventWait = (config: LifecycleDeps['config']) => (config.ANALYSIS_MOD
 
 /**
  * A call's event, unless the call is a voice-mode agent test's (`test_run_id`): a test is not a call of the
- * organisation's, its webhooks hear only `test_run.completed` (docs/decisions.md, "Agent tests").
+ * organisation's, its webhooks hear only `test_run.completed` (docs/decisions/020-agent-tests.md).
  */
 export async function emitCallEvent(db: Db, call: Pick<CallRow, 'test_run_id'>, e: Parameters<typeof emitEvent>[1]): Promise<void> {
   if (call.test_run_id) return;
@@ -79,7 +79,7 @@ export async function markStarted(db: Db, call: CallRow, startedAt: string, room
     callId: row.id,
     agentId: row.agent_id,
     webhookUrl: row.webhook_url,
-    payload: { call_id: row.id, agent_id: row.agent_id, to_number: row.to_number, from_number: row.from_number },
+    payload: { call_id: row.id, agent_id: row.agent_id, agent_version: row.agent_version ?? null, to_number: row.to_number, from_number: row.from_number },
   });
   return true;
 }
@@ -180,13 +180,14 @@ async function emitEnded(db: Db, row: CallRow): Promise<void> {
     payload: {
       call_id: row.id,
       agent_id: row.agent_id,
+      agent_version: row.agent_version ?? null,
       status: row.status,
       duration_seconds: row.duration_seconds,
       to_number: row.to_number,
       from_number: row.from_number,
       outcome: row.outcome,
       ai_summary: row.ai_summary,
-      analysis: { summary: row.analysis_summary, outcome: row.outcome },
+      analysis: analysisOf(row),
     },
   });
 }
@@ -210,13 +211,45 @@ export async function emitAnalyzed(db: Db, row: CallRow): Promise<void> {
     callId: row.id,
     agentId: row.agent_id,
     webhookUrl: row.webhook_url,
-    payload: { call_id: row.id, agent_id: row.agent_id, outcome: row.outcome, ai_summary: row.ai_summary },
+    payload: {
+      call_id: row.id,
+      agent_id: row.agent_id,
+      agent_version: row.agent_version ?? null,
+      outcome: row.outcome,
+      ai_summary: row.ai_summary,
+      analysis: analysisOf(row),
+    },
   });
 }
 
-/** -> failed and `call.failed` with a carrier-style reason. */
-export async function failCall(db: Db, call: CallRow, reason: string, endReason: string): Promise<CallRow | null> {
-  const row = await setFailed(db, call.id, endReason, TRANSITIONS.failed);
+/**
+ * The analysis as the Call resource shows it: `status` and `method` say why `outcome` or `summary` is null (off,
+ * failed, not finished yet, or extractive: a summary without a label). schemas/events.ts EventAnalysis.
+ */
+function analysisOf(row: CallRow) {
+  return { summary: row.analysis_summary, outcome: row.outcome, status: row.analysis_status, method: row.analysis_method ?? null };
+}
+
+/** Why a call failed, on the call (`error`) and in `call.failed`: a stable code and the cause and fix in words. */
+export interface CallFailure {
+  code: string;
+  message: string;
+}
+
+/** `dispatch_timeout`: no worker took the call (none running, none registered, all full). */
+export const noWorker = (seconds: number): CallFailure => ({
+  code: 'no_worker',
+  message: `No media worker took the call within ${seconds} s: check that a worker runs and is registered with LiveKit (GET /health/ready reports "workers"; npm start runs one) and that it is not full`,
+});
+/** `dispatch_failed`: the room or the dispatch could not be created. */
+export const LIVEKIT_UNREACHABLE: CallFailure = {
+  code: 'livekit_unreachable',
+  message: 'The media server (LiveKit) could not be reached when the call was created: check that it runs and that LIVEKIT_URL points at it',
+};
+
+/** -> failed and `call.failed` with a carrier-style reason (and, when known, the `error` that says why). */
+export async function failCall(db: Db, call: CallRow, reason: string, endReason: string, error: CallFailure | null = null): Promise<CallRow | null> {
+  const row = await setFailed(db, call.id, endReason, TRANSITIONS.failed, error);
   if (!row) return null;
   recordCallEnded(row);
   await emitCallEvent(db, row, {
@@ -225,7 +258,15 @@ export async function failCall(db: Db, call: CallRow, reason: string, endReason:
     callId: row.id,
     agentId: row.agent_id,
     webhookUrl: row.webhook_url,
-    payload: { call_id: row.id, agent_id: row.agent_id, to_number: row.to_number, from_number: row.from_number, reason },
+    payload: {
+      call_id: row.id,
+      agent_id: row.agent_id,
+      agent_version: row.agent_version ?? null,
+      to_number: row.to_number,
+      from_number: row.from_number,
+      reason,
+      error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
+    },
   });
   return row;
 }

@@ -12,7 +12,8 @@
 // it), and other orgs never wait on it. The daily counter is the atomic upsert of migration 030.
 import type { Db } from '../../db/types.ts';
 import { HttpError, tooManyRequests } from '../../http/errors.ts';
-import { callLimitsOf, countLiveCalls, lockAdmission, reserveDailyCall, reserveDailyCalls, spendTodayCents } from './queries.ts';
+import { reserveDailyCall, reserveDailyCalls } from './queries.ts';
+import { callLimitsOf, countLiveCalls, lockAdmission, spendTodayCents } from './queries-admission.ts';
 
 export { countLiveCalls };
 

@@ -233,11 +233,15 @@ describe('limits and stop', () => {
     expect(scheduled.status).toBe(201);
   });
 
-  it('stopping a queued call cancels it, and its dial job then does nothing', async () => {
+  it('stopping a queued call ends it as never connected: failed canceled, call.failed, no call.ended, no analysis; its dial job then does nothing', async () => {
     const res = await create({ agent_id: agentId, to_number: '+15550008888', scheduled_at: new Date(Date.now() + 60_000).toISOString() });
     const stopped = await tp.request('post', `/v1/calls/${res.body.id}/stop`, { key: org.key });
-    expect(stopped.body).toMatchObject({ status: 'completed', end_reason: 'canceled', duration_seconds: 0 });
-    expect(await dialCall(tp.platform.services, res.body.id)).toBe('already completed');
+    expect(stopped.body).toMatchObject({ status: 'failed', end_reason: 'canceled', duration_seconds: 0, latency: null, outcome: null, ai_summary: null });
+    expect(stopped.body.analysis).toMatchObject({ status: 'skipped', outcome: null, summary: null });
+    const events = await tp.sql<{ type: string; payload: Record<string, unknown> }[]>`select type, payload from events where call_id = ${res.body.id} order by created_at`;
+    expect(events.map((e) => e.type)).toEqual(['call.failed']);
+    expect(events[0]!.payload).toMatchObject({ call_id: res.body.id, reason: 'canceled' });
+    expect(await dialCall(tp.platform.services, res.body.id)).toBe('already failed');
     const [row] = await tp.sql`select dialed_at from calls where id = ${res.body.id}`;
     expect(row!.dialed_at).toBeNull();
   });

@@ -13,8 +13,8 @@ import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { resolveCallTarget, setCallSquad } from '../squads/target.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import { admissionError, admitCall } from './limits.ts';
-import { callerNumber, claimIdempotencyKey, getIdempotencyRecord, insertOutboundCall, purgeIdempotencyKeys as purgeKeys, saveIdempotentAnswer } from './queries.ts';
-import { callView, resolveOverrides, roomNameFor } from './service.ts';
+import { callerNumber, claimIdempotencyKey, getIdempotencyRecord, insertOutboundCall, purgeIdempotencyKeys as purgeKeys, saveIdempotentAnswer } from './queries-outbound.ts';
+import { callView, pinRequested, resolveOverrides, roomNameFor } from './service.ts';
 import { DIAL_QUEUE, scheduledDialOptions } from './dial.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
 import { callRateCents, rateTableFor } from '../phone-numbers/rates.ts';
@@ -154,7 +154,7 @@ export async function createOutboundCall(
         // taken over.
         if (!(await claimIdempotencyKey(tx, auth.orgId, key, hash, IDEMPOTENCY_TTL_HOURS))) throw new KeyTaken();
       }
-      const { agent, squad } = await resolveCallTarget(tx, auth.orgId, input, '422');
+      const { agent, squad } = await resolveCallTarget(tx, auth.orgId, input);
       const overrides = resolveOverrides(input.overrides, agent);
       const from = await resolveFromNumber(tx, auth.orgId, agent.id, input.from_number);
       const carrier = carrierFor(services);
@@ -192,6 +192,7 @@ export async function createOutboundCall(
         ivr,
       });
       const inserted = await setCallSquad(tx, outbound, squad);
+      await pinRequested(tx, auth.orgId, inserted, squad, input.agent_version);
       // A scheduled call's job also waits for a free slot if the org is at max_concurrent_calls when it is due.
       const timing = scheduledAt ? { startAfter: scheduledAt, ...scheduledDialOptions(services.config.OUTBOUND_CONCURRENCY_WAIT_SECONDS) } : {};
       await sendInTx(services.boss, tx, DIAL_QUEUE, { call_id: id }, { ...timing, singletonKey: id });

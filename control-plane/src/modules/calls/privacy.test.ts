@@ -1,4 +1,4 @@
-// Data retention at the control plane's ingest boundary (docs/decisions.md, "Privacy"): a worker reports a call
+// Data retention at the control plane's ingest boundary (docs/decisions/021-privacy.md): a worker reports a call
 // in which the caller says a card number; in `redact_pii` only the placeholder reaches the database (the call
 // row and the stored events), the webhooks, the analysis model and the logs; in `no_content` no message text,
 // analysis or recording is kept. The worker here is the internal API driven by hand: it sends raw text, as a

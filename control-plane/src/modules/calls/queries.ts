@@ -2,6 +2,8 @@
 import type { Db } from '../../db/types.ts';
 import type { AgentRow } from '../agents/queries.ts';
 import type { DataRetention } from '../../../../shared/privacy.ts';
+import type { RealtimeSettings } from '../../../../schemas/models.ts';
+import type { SupervisionEntry } from '../../../../schemas/supervision.ts';
 
 export interface CallRow {
   id: string;
@@ -25,6 +27,9 @@ export interface CallRow {
   ended_at: Date | null;
   duration_seconds: number | null;
   end_reason: string | null;
+  /** Why the call failed (migration 125): a code of the Call's `error`, and its message. */
+  error_code?: string | null;
+  error_message?: string | null;
   outcome: string | null;
   outcome_source: 'manual' | 'analysis' | null;
   messages: { role: 'agent' | 'user'; content: string }[] | null;
@@ -50,6 +55,7 @@ export interface CallRow {
   campaign_id?: string | null;
   /** Squads (migration 102): the squad the call started on, its hand-offs, and each agent's latency. */
   squad_id?: string | null;
+  supervision?: SupervisionEntry[];
   handoffs?: { from_agent_id: string; to_agent_id: string; reason: string | null; context: 'full' | 'summary'; at: string }[];
   agent_latency?: Record<string, unknown> | null;
   /** The agent test run this call is a voice scenario of (migration 111): not billable, no call events. */
@@ -57,6 +63,9 @@ export interface CallRow {
   /** Phone-menu navigation of an outbound call (migration 105): the goal, and the most menus; null without. */
   ivr_goal?: string | null;
   ivr_max_menus?: number | null;
+  /** The agent version the call runs and why (migration 150): set by a pin, or at the worker's config fetch. */
+  agent_version?: number | null;
+  agent_version_source?: 'published' | 'split' | 'pinned' | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -112,8 +121,9 @@ const ourNumber = (db: Db) => db`(case type when 'inbound' then to_number when '
 
 /** The list's conditions. Each filter has an index leading with org_id and ending in the list's order (095). */
 export function callConditions(db: Db, f: Omit<CallFilter, 'limit' | 'offset'> & { phoneNumber?: string | undefined }) {
+  // An agent test's call is the test's, not the organisation's: never listed (migration 141's partial indexes).
   return db`
-    org_id = ${f.orgId}
+    org_id = ${f.orgId} and test_run_id is null
     ${f.agentId ? db`and agent_id = ${f.agentId}` : db``}
     ${f.type ? db`and type = ${f.type}` : db``}
     ${f.status ? db`and status = ${f.status}` : db``}
@@ -129,7 +139,7 @@ const filtered = (f: CallFilter) =>
   [f.agentId, f.type, f.status, f.createdAfter, f.createdBefore, f.campaignId, f.phoneNumberId, f.outcome, f.q].some((v) => v !== undefined);
 
 /**
- * A page of the list, newest first (id breaks ties), and its total (docs/decisions.md, "Calls list at scale").
+ * A page of the list, newest first (id breaks ties), and its total (docs/decisions/032-console-api.md, "Calls list at scale (`GET /v1/calls`)").
  * The page's ids come from the filter's index alone (offset rows are skipped in the index, not fetched from the
  * table); then only the page's rows are read. The unfiltered total is the org's call counter (074). A filtered
  * one starts from the planner's estimate (one planning step): when that is near or under the count bound,
@@ -198,7 +208,7 @@ async function estimateRows(db: Db, where: ReturnType<typeof callConditions>): P
 /**
  * Takes one of today's calls. A call started with a publishable key takes it only while the day's total is
  * under the cap, and is counted in `publishable_calls` too; any other call leaves those out, so a page's key
- * never uses up the day's phone calls (docs/decisions.md, "Publishable keys and phone capacity").
+ * never uses up the day's phone calls (docs/decisions/003-publishable-keys.md, "Publishable keys and phone capacity").
  */
 export async function reserveDailyCall(db: Db, orgId: string, publishable = false): Promise<boolean> {
   const p = publishable ? 1 : 0;
@@ -262,8 +272,10 @@ export async function getRecordingKey(db: Db, callId: string): Promise<string | 
   return row?.recording_key;
 }
 
-export async function setRecordingKey(db: Db, callId: string, key: string): Promise<void> {
-  await db`update calls set recording_key = ${key}, updated_at = now() where id = ${callId}`;
+/** The call's first recording; false when it already had one (a recording is never replaced). */
+export async function setRecordingKey(db: Db, callId: string, key: string): Promise<boolean> {
+  const rows = await db`update calls set recording_key = ${key}, updated_at = now() where id = ${callId} and recording_key is null returning id`;
+  return rows.length > 0;
 }
 
 /** Which recording consent applied to the call, as its worker reports with the end. */
@@ -346,8 +358,8 @@ export async function saveAnalysis(db: Db, callId: string, r: { summary: string;
 
 /** The model an agent uses, for the call analysis. */
 export async function agentModel(db: Db, agentId: string) {
-  const [model] = await db<{ provider: 'openai' | 'anthropic' | 'gemini'; model: string; base_url: string | null }[]>`
-    select m.provider, m.model, m.base_url from agents a join llm_models m on m.id = a.llm_id where a.id = ${agentId}`;
+  const [model] = await db<{ provider: 'openai' | 'anthropic' | 'gemini' | 'local'; model: string; base_url: string | null; realtime: boolean }[]>`
+    select m.provider, m.model, m.base_url, m.realtime is not null as realtime from agents a join llm_models m on m.id = a.llm_id where a.id = ${agentId}`;
   return model;
 }
 
@@ -362,8 +374,8 @@ export async function newestCredential(db: Db, orgId: string, provider: string) 
 export async function agentAndModelForCall(db: Db, agentId: string) {
   const [agent] = await db<AgentRow[]>`select * from agents where id = ${agentId}`;
   if (!agent) return { agent: undefined, model: undefined };
-  const [model] = await db<{ provider: 'openai' | 'gemini' | 'anthropic'; model: string; base_url: string | null; temperature: number; max_tokens: number | null; system_prompt: string | null; tool_ids: string[]; knowledge_base_ids: string[] }[]>`
-    select provider, model, base_url, temperature, max_tokens, system_prompt, tool_ids, knowledge_base_ids from llm_models where id = ${agent.llm_id}`;
+  const [model] = await db<{ provider: 'openai' | 'gemini' | 'anthropic'; model: string; base_url: string | null; temperature: number; max_tokens: number | null; system_prompt: string | null; tool_ids: string[]; knowledge_base_ids: string[]; realtime: RealtimeSettings | null }[]>`
+    select provider, model, base_url, temperature, max_tokens, system_prompt, tool_ids, knowledge_base_ids, realtime from llm_models where id = ${agent.llm_id}`;
   return { agent, model };
 }
 
@@ -431,195 +443,20 @@ export async function takeHeldEndedEvent(db: Db, callId: string): Promise<CallRo
   return row;
 }
 
-export async function setFailed(db: Db, callId: string, endReason: string, from: CallRow['status'][]): Promise<CallRow | undefined> {
+export async function setFailed(
+  db: Db,
+  callId: string,
+  endReason: string,
+  from: CallRow['status'][],
+  error: { code: string; message: string } | null = null,
+): Promise<CallRow | undefined> {
   const [row] = await db<CallRow[]>`
     update calls set status = 'failed', end_reason = coalesce(end_reason, ${endReason}), ended_at = now(), duration_seconds = 0,
+                     error_code = ${error?.code ?? null}, error_message = ${error?.message ?? null},
                      analysis_status = 'skipped', updated_at = now()
     where id = ${callId} and status = any(${from})
     returning *`;
   return row;
-}
-
-// ---- Call admission (limits.ts) -------------------------------------------------------------------------
-
-/** Advisory-lock namespace of call admission ('vap1'); the second key is the org. */
-const LOCK_NAMESPACE = 0x76617031;
-
-/** Serialises the admissions of one org until the end of the transaction. */
-export async function lockAdmission(tx: Db, orgId: string): Promise<void> {
-  await tx`select pg_advisory_xact_lock(${LOCK_NAMESPACE}::int, hashtext(${orgId}::text))`;
-}
-
-export interface CallLimits {
-  max_calls_per_day: number;
-  max_concurrent_calls: number;
-  daily_spend_cap_cents: number;
-}
-
-export async function callLimitsOf(db: Db, orgId: string): Promise<CallLimits | undefined> {
-  const [org] = await db<CallLimits[]>`
-    select max_calls_per_day, max_concurrent_calls, daily_spend_cap_cents from orgs where id = ${orgId}`;
-  return org;
-}
-
-/**
- * The org's carrier spend of the UTC day, in cents: the cost of phone calls that ended since 00:00 UTC, plus
- * what connected calls have cost so far (rate x minutes begun), which finishCall has not written yet.
- */
-export async function spendTodayCents(db: Db, orgId: string): Promise<number> {
-  // Warm transfers' second legs are outbound carrier calls too (transfers.ts): one statement sums both, each
-  // leg priced from its answer (a call from its start).
-  const [row] = await db<{ cents: number }[]>`
-    select coalesce(sum(case
-             when ended_at is not null then coalesce(cost_cents, 0)
-             else ceil(rate_cents_per_minute * greatest(1, ceil(extract(epoch from now() - connected_at) / 60)))
-           end), 0)::int as cents
-    from (
-      select ended_at, cost_cents, rate_cents_per_minute, started_at as connected_at
-      from calls
-      where org_id = ${orgId} and rate_cents_per_minute is not null
-        and (ended_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
-             or (ended_at is null and status = 'in_progress' and started_at is not null))
-      union all
-      select ended_at, cost_cents, rate_cents_per_minute, answered_at
-      from call_transfers
-      where org_id = ${orgId} and rate_cents_per_minute is not null
-        and (ended_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'
-             or (ended_at is null and status in ('answered', 'joined') and answered_at is not null))
-    ) legs`;
-  return row!.cents;
-}
-
-/**
- * Live calls: dialling, ringing or connected. A queued call with no `scheduled_at` is about to dial, so it
- * counts; a scheduled one counts only once its dial job has admitted it (and moved it to `initiated`).
- * `which`: web calls started with a publishable key have their own pool (`publishable`); the org's
- * `max_concurrent_calls` counts the others (`others`) for every call but those, which see `all`. A voice-mode
- * agent test's call (`test_run_id`) never counts: tests take only the capacity real calls leave (agent-tests).
- */
-export async function countLiveCalls(
-  db: Db,
-  orgId: string,
-  excludeCallId: string | null = null,
-  which: 'all' | 'others' | 'publishable' = 'all',
-): Promise<number> {
-  const kind = which === 'all' ? db`` : which === 'others' ? db`and publishable_key_id is null` : db`and publishable_key_id is not null`;
-  const [row] = await db<{ n: number }[]>`
-    select count(*)::int as n from calls
-    where org_id = ${orgId}
-      and status in ('queued', 'initiated', 'in_progress')
-      and (status <> 'queued' or scheduled_at is null)
-      and test_run_id is null
-      ${kind}
-      ${excludeCallId ? db`and id <> ${excludeCallId}` : db``}`;
-  return row!.n;
-}
-
-// ---- Outbound calls (outbound.ts, dial.ts) ----
-
-export interface IdempotencyRecord {
-  request_hash: string;
-  response_status: number;
-  response_body: unknown;
-}
-
-/** The live (younger than `ttlHours`) record of an Idempotency-Key, if any. */
-export async function getIdempotencyRecord(db: Db, orgId: string, key: string, ttlHours: number): Promise<IdempotencyRecord | undefined> {
-  const [row] = await db<IdempotencyRecord[]>`
-    select request_hash, response_status, response_body from idempotency_keys
-    where org_id = ${orgId} and key = ${key} and created_at > now() - make_interval(hours => ${ttlHours})`;
-  return row;
-}
-
-/**
- * Takes the key for this request (an expired record is taken over). False when a live record exists: a
- * concurrent request with the key waits here for the other transaction and then gets false.
- */
-export async function claimIdempotencyKey(db: Db, orgId: string, key: string, hash: string, ttlHours: number): Promise<boolean> {
-  const rows = await db`
-    insert into idempotency_keys (org_id, key, request_hash, response_status, response_body)
-    values (${orgId}, ${key}, ${hash}, 0, '{}'::jsonb)
-    on conflict (org_id, key) do update set request_hash = excluded.request_hash, call_id = null, response_status = 0,
-      response_body = '{}'::jsonb, created_at = now()
-    where idempotency_keys.created_at <= now() - make_interval(hours => ${ttlHours})
-    returning key`;
-  return rows.length > 0;
-}
-
-export async function saveIdempotentAnswer(db: Db, orgId: string, key: string, callId: string, status: number, body: unknown): Promise<void> {
-  await db`
-    update idempotency_keys set call_id = ${callId}, response_status = ${status}, response_body = ${db.json(JSON.parse(JSON.stringify(body)) as never)}
-    where org_id = ${orgId} and key = ${key}`;
-}
-
-export async function purgeIdempotencyKeys(db: Db, ttlHours: number): Promise<number> {
-  const rows = await db`delete from idempotency_keys where created_at < now() - make_interval(hours => ${ttlHours}) returning 1`;
-  return rows.length;
-}
-
-/**
- * The org's active number that can place calls (wired, with an outbound trunk), by number or, else, the
- * agent's oldest. Purchases still being wired and released numbers cannot place calls.
- */
-export async function callerNumber(
-  db: Db,
-  orgId: string,
-  by: { number: string } | { agentId: string },
-): Promise<{ phone_number: string; outbound_trunk_id: string; provider: string } | undefined> {
-  const live = db`status = 'active' and outbound_trunk_id is not null and deleted_at is null and wiring_state = 'wired'`;
-  const [row] =
-    'number' in by
-      ? await db<{ phone_number: string; outbound_trunk_id: string; provider: string }[]>`
-          select phone_number, outbound_trunk_id, provider from phone_numbers
-          where org_id = ${orgId} and phone_number = ${by.number} and ${live}`
-      : await db<{ phone_number: string; outbound_trunk_id: string; provider: string }[]>`
-          select phone_number, outbound_trunk_id, provider from phone_numbers
-          where org_id = ${orgId} and agent_id = ${by.agentId} and ${live}
-          order by created_at, id limit 1`;
-  return row;
-}
-
-export interface NewOutboundCall {
-  id: string;
-  org_id: string;
-  agent_id: string;
-  to_number: string;
-  from_number: string;
-  room_name: string;
-  scheduled_at: Date | null;
-  variables: Record<string, unknown>;
-  metadata: Record<string, unknown>;
-  overrides: Record<string, unknown>;
-  webhook_url: string | null;
-  /** The carrier's per-minute rate (cost_cents at the end), or null when it gives none. */
-  rate_cents_per_minute: number | null;
-  /** A campaign's attempt: (contact, attempt) is unique, so an attempt is placed once (migration 100). */
-  campaign?: { id: string; contact_id: string; attempt: number };
-  /** Phone-menu navigation (migration 105): the goal and the most menus, or none. */
-  ivr?: { goal: string; max_menus: number } | null;
-}
-
-export async function insertOutboundCall(db: Db, c: NewOutboundCall): Promise<CallRow> {
-  const [row] = await db<CallRow[]>`
-    insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, scheduled_at,
-                       variables, metadata, overrides, webhook_url, rate_cents_per_minute, campaign_id, campaign_contact_id, campaign_attempt,
-                       ivr_goal, ivr_max_menus)
-    values (${c.id}, ${c.org_id}, ${c.agent_id}, 'outbound', 'outbound', ${c.to_number}, ${c.from_number}, ${c.room_name},
-            ${c.scheduled_at}, ${db.json(c.variables as never)}, ${db.json(c.metadata as never)}, ${db.json(c.overrides as never)}, ${c.webhook_url},
-            ${c.rate_cents_per_minute}, ${c.campaign?.id ?? null}, ${c.campaign?.contact_id ?? null}, ${c.campaign?.attempt ?? null},
-            ${c.ivr?.goal ?? null}, ${c.ivr?.max_menus ?? null})
-    returning *`;
-  return row!;
-}
-
-/** Marks the call placed, just before the INVITE; false when it was stopped (or placed) meanwhile. */
-export async function markDialed(db: Db, callId: string): Promise<boolean> {
-  const rows = await db`update calls set dialed_at = now() where id = ${callId} and dialed_at is null and status = 'initiated' returning id`;
-  return rows.length > 0;
-}
-
-export async function setCarrierCallSid(db: Db, callId: string, sid: string): Promise<void> {
-  await db`update calls set carrier_call_sid = coalesce(carrier_call_sid, ${sid}) where id = ${callId}`;
 }
 
 /** A stopped call's conversation, from its worker's late report (only while it is awaited). */
@@ -645,4 +482,13 @@ export async function callIdInRoom(db: Db, room: string): Promise<string | undef
 /** Adds keys to a call's metadata (a shallow merge). */
 export async function mergeCallMetadata(db: Db, callId: string, patch: Record<string, unknown>): Promise<void> {
   await db`update calls set metadata = metadata || ${db.json(patch as never)}, updated_at = now() where id = ${callId}`;
+}
+
+/** Marks the call's config handed out; false when it was before, or the call has ended (or does not exist). */
+export async function claimConfig(db: Db, callId: string): Promise<boolean> {
+  const rows = await db`
+    update calls set config_served_at = now()
+    where id = ${callId} and config_served_at is null and status not in ('completed', 'failed')
+    returning id`;
+  return rows.length > 0;
 }

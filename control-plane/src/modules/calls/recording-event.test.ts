@@ -38,8 +38,8 @@ describe('call.recording.available', () => {
     const agent = await tp.request('post', '/v1/agents', { key: org.key, body: { name: 'a', llm_id: model.body.id, enable_recording: true } });
     expect(agent.status).toBe(201);
     const [call] = await tp.sql`
-      insert into calls (org_id, agent_id, type, status, started_at, ended_at, duration_seconds, end_reason)
-      values (${org.orgId}, ${agent.body.id}, 'web', 'completed', now() - interval '1 minute', now(), 60, 'user_hangup') returning id`;
+      insert into calls (org_id, agent_id, type, status, started_at, ended_at, duration_seconds, end_reason, recording_consent)
+      values (${org.orgId}, ${agent.body.id}, 'web', 'completed', now() - interval '1 minute', now(), 60, 'user_hangup', 'none') returning id`;
     const id = call!.id as string;
 
     // The worker uploads to the URL of its session config, with the call's capability.
@@ -94,6 +94,12 @@ describe('call.recording.available', () => {
     expect(Buffer.from(await audio.arrayBuffer())).toEqual(wav);
     // Following the redirect in one go works too.
     expect((await fetch(url, { headers: { authorization: `Bearer ${org.key}` } })).status).toBe(200);
+    // redirect=false: the document's 2xx, the link itself, which serves the same bytes.
+    const link = await fetch(`${url.href}?redirect=false`, { headers: { authorization: `Bearer ${org.key}` }, redirect: 'manual' });
+    expect(link.status).toBe(200);
+    const linkBody = (await link.json()) as { url: string; expires_at: string };
+    expect(Date.parse(linkBody.expires_at)).toBeGreaterThan(Date.now());
+    expect(Buffer.from(await (await fetch(linkBody.url)).arrayBuffer())).toEqual(wav);
 
     // Without a key it is refused; another organisation does not see it.
     expect((await fetch(url)).status).toBe(401);

@@ -46,7 +46,8 @@ afterAll(async () => {
 });
 
 async function newCall(): Promise<string> {
-  const [row] = await tp.sql`insert into calls (org_id, agent_id, type, status) values (${org.orgId}, ${agentId}, 'web', 'completed') returning id`;
+  // As the worker leaves a call it recorded: ended, with the consent that applied (issue 50: none reported stores nothing).
+  const [row] = await tp.sql`insert into calls (org_id, agent_id, type, status, recording_consent) values (${org.orgId}, ${agentId}, 'web', 'completed', 'none') returning id`;
   return row!.id as string;
 }
 

@@ -3,7 +3,6 @@ import { defineRoute, reply } from '../../http/route.ts';
 import { forbidden, HttpError, notFound } from '../../http/errors.ts';
 import { parseByteRange } from '../../http/byte-range.ts';
 import { Type } from '../../../../schemas/common.ts';
-import { ApiError } from '../../../../schemas/errors.ts';
 import { CALL_COUNT_CAP, TOTAL_EXACT_HEADER, Call, CallList, CallListQuery, CallParams, CreateCall, CreateWebCall, UpdateCall, WebCallResult } from '../../../../schemas/calls.ts';
 import { getCall, getRecordingKey, listCalls, setManualOutcome } from './queries.ts';
 import { createOutboundCall, parseIdempotencyKey } from './outbound.ts';
@@ -25,7 +24,8 @@ export const callRoutes = [
     summary: 'Start a web call',
     description:
       'Creates the call, its LiveKit room and the agent dispatch, and returns a short-lived participant token for ' +
-      '`server_url`. Accepts a secret API key, or a publishable key with scope `calls:web` from one of its allowed ' +
+      '`server_url`. An `agent_id` or `squad_id` that names nothing in your organisation is a 422 ' +
+      '`reference_not_found` at the field, as on `POST /v1/calls`. Accepts a secret API key, or a publishable key with scope `calls:web` from one of its allowed ' +
       'origins (and, when the key lists agents, for one of them; `overrides` fields and `variables` only as the key\'s ' +
       '`allowed_overrides` lists, else 403 naming them). Counts against `max_calls_per_day` and `max_concurrent_calls` ' +
       '(429 with `reason` when reached). A call started with a publishable key is first held to its own limits ' +
@@ -38,7 +38,6 @@ export const callRoutes = [
     transaction: false,
     responses: {
       201: { description: 'The call and how to join it', schema: WebCallResult },
-      404: { description: 'No agent with this `agent_id` in your organisation', schema: ApiError },
       503: { description: 'LiveKit could not be reached; the call is recorded as failed' },
     },
     handler: async ({ body, auth, services, ctx }) => createWebCall(services, auth, body, meta(ctx)),
@@ -174,11 +173,12 @@ export const callRoutes = [
     tag: 'calls',
     summary: 'Stop a call',
     description:
-      'Works in every state and ends the call at once: the answer is the completed call, `ended_at` is the moment of ' +
+      'Works in every state and ends the call at once: the answer is the ended call, `ended_at` is the moment of ' +
       'the stop, and the duration (so the billed minutes and cost) runs to it. A call in progress ends with ' +
       '`end_reason` `api_stop` and its phone leg or room is hung up; `messages`, `latency` and the summary arrive a few ' +
       'seconds later with the agent\'s report (then `transcript.final` fires). An outbound call that is queued, scheduled ' +
-      'or ringing ends `canceled` with duration 0 and is never dialled afterwards. Stopping a call that has already ' +
+      'or ringing never connected: it ends `failed` with `end_reason` `canceled` and duration 0, sends `call.failed` ' +
+      '(reason `canceled`) instead of `call.ended`, has no analysis, and is never dialled afterwards. Stopping a call that has already ' +
       'ended changes nothing and answers 200 with the call as it is.',
     params: CallParams,
     transaction: false,

@@ -72,7 +72,8 @@ describe('a scheduled call due at max_concurrent_calls', () => {
     const another = await tp.request('post', '/v1/calls', { key: org.key, body: { agent_id: org.agentId, to_number: '+15550003333' } });
     expect(another.status).toBe(429);
     const stopped = await tp.request('post', `/v1/calls/${id}/stop`, { key: org.key });
-    expect(stopped.body).toMatchObject({ status: 'completed', end_reason: 'canceled' });
+    // Ringing, never connected: it fails canceled (not completed).
+    expect(stopped.body).toMatchObject({ status: 'failed', end_reason: 'canceled' });
   });
 
   it(`gives up with concurrency_limit and call.failed when no slot frees within the wait`, { timeout: 90_000 }, async () => {

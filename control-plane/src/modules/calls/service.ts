@@ -4,7 +4,9 @@ import type { Services } from '../../services.ts';
 import type { Auth } from '../../auth/service.ts';
 import type { Db } from '../../db/types.ts';
 import { conflict, forbidden, HttpError, notFound, ValidationFailure } from '../../http/errors.ts';
-import { resolveTranscriber, resolveTts, resolveTurnTaking } from '../agents/service.ts';
+import { detectionProblems, resolveTranscriber, resolveTts, resolveTurnTaking } from '../agents/service.ts';
+import type { TurnTaking } from '../../../../shared/turn-taking.ts';
+import type { TranscriberConfig } from '../../../../shared/voices.ts';
 import type { AgentRow } from '../agents/queries.ts';
 import { resolveCallTarget, setCallSquad } from '../squads/target.ts';
 import { squadConfigFor } from '../squads/call-config.ts';
@@ -16,12 +18,15 @@ import { IVR_DEFAULTS, type CallOverrides } from '../../../../schemas/calls.ts';
 import { agentBehaviour } from '../../../../schemas/agents.ts';
 import { effectiveSystemPrompt } from '../../../../shared/prompt.ts';
 import { interpolate, mergeVariables } from '../../../../shared/template.ts';
-import { loadToolsForCall } from '../tools/service.ts';
+import { loadToolsForCall, type ToolForCall } from '../tools/service.ts';
+import { checkPin, versionForCall, toolsOfSnapshot } from '../agent-versions/call-version.ts';
+import { pinCall, publishedSnapshot } from '../agent-versions/queries.ts';
+import { agentOfSnapshot, type ModelSnapshot, type Snapshot } from '../agent-versions/snapshot.ts';
 import { resolveProviderKeys } from '../credentials/service.ts';
 import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
 import { agentAndModelForCall, getCall, getCallById, insertCall, retentionOfCall, type CallRow } from './queries.ts';
 import { admissionError, admitCall } from './limits.ts';
-import { failCall, finishCall, isFinal, markInitiated } from './lifecycle.ts';
+import { failCall, finishCall, isFinal, LIVEKIT_UNREACHABLE, markInitiated } from './lifecycle.ts';
 import { overridesRefused, refusedFields } from '../publishable-keys/allowed-overrides.ts';
 import { policyOptionsFor } from './destinations.ts';
 import { destinationPolicyFor } from '../workspace/destination-policy.ts';
@@ -45,6 +50,8 @@ export async function callView(services: Services, row: CallRow, opts: { db?: Db
   return {
     id: row.id,
     agent_id: row.agent_id,
+    agent_version: row.agent_version ?? null,
+    agent_version_source: row.agent_version_source ?? null,
     type: row.type,
     status: row.status,
     direction: row.direction,
@@ -58,6 +65,7 @@ export async function callView(services: Services, row: CallRow, opts: { db?: Db
     ended_at: row.ended_at,
     duration_seconds: row.duration_seconds,
     end_reason: row.end_reason,
+    error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
     outcome: row.outcome,
     recording_url: row.recording_key ? await recordingUrl(services, row.id, row.recording_key) : null,
     recording_consent: row.recording_consent ?? null,
@@ -67,17 +75,21 @@ export async function callView(services: Services, row: CallRow, opts: { db?: Db
     ai_summary: row.ai_summary,
     analysis: { outcome: row.outcome, summary: row.analysis_summary, status: row.analysis_status, error: row.analysis_error, method: row.analysis_method ?? null, model: row.analysis_model ?? null },
     metadata: row.metadata,
-    latency: {
-      llm_ttft: stored?.llm_ttft ?? NO_SAMPLES,
-      tts_ttfb: stored?.tts_ttfb ?? NO_SAMPLES,
-      eou_delay: stored?.eou_delay ?? NO_SAMPLES,
-      ...(stored?.e2e ? { e2e: stored.e2e } : {}),
-    },
+    // Null until the call has ended with the worker's figures: "not yet measured", where zeros would read as measured.
+    latency: stored
+      ? {
+          llm_ttft: stored.llm_ttft ?? NO_SAMPLES,
+          tts_ttfb: stored.tts_ttfb ?? NO_SAMPLES,
+          eou_delay: stored.eou_delay ?? NO_SAMPLES,
+          ...(stored.e2e ? { e2e: stored.e2e } : {}),
+        }
+      : null,
     credits_used: row.duration_seconds === null ? null : row.duration_seconds / 60,
     cost_cents: row.cost_cents,
     campaign_id: row.campaign_id ?? null,
     squad_id: row.squad_id ?? null,
     handoffs: row.handoffs ?? [],
+    supervision: row.supervision ?? [],
     // A page of calls brings them in one query (routes.ts); a single call reads its own, on the request's
     // connection (a second one per request could starve the pool).
     transfers: opts.transfers ?? (await transfersOf(opts.db ?? services.sql, [row.id])).get(row.id) ?? [],
@@ -93,6 +105,7 @@ export { secondsToUtcMidnight } from './limits.ts';
 export interface CreateWebCallInput {
   agent_id?: string | undefined;
   squad_id?: string | undefined;
+  agent_version?: number | undefined;
   variables?: Record<string, unknown> | undefined;
   metadata?: Record<string, unknown> | undefined;
   overrides?: CallOverrides | undefined;
@@ -130,15 +143,15 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
     const refused = refusedFields(publishable.allowedOverrides, input);
     if (refused.length) throw overridesRefused(refused);
     // A page's key has its own limits, checked before the org's: calls per minute per client IP here, its
-    // concurrent calls in admitCall (docs/decisions.md, "Publishable keys and phone capacity").
+    // concurrent calls in admitCall (docs/decisions/003-publishable-keys.md, "Publishable keys and phone capacity").
     services.limits.publishableWebCalls.take(`web:${auth.orgId}:${meta.ip ?? ''}`);
   }
   const id = randomUUID();
   let room = roomNameFor(id);
   let standby = false;
   const call = await sql.begin(async (tx) => {
-    // The call's own resource: a missing (or another org's) agent or squad is a 404, as GET would be.
-    const { agent, squad } = await resolveCallTarget(tx, auth.orgId, input, '404');
+    // A missing (or another org's) agent or squad is a 422 reference_not_found, as on POST /v1/calls.
+    const { agent, squad } = await resolveCallTarget(tx, auth.orgId, input);
     const overrides = resolveOverrides(input.overrides, agent);
     const admission = await admitCall(tx, auth.orgId, publishable ? { publishable: { maxConcurrent: services.config.PUBLISHABLE_WEB_CALL_CONCURRENCY } } : {});
     if (!admission.ok) throw admissionError(admission);
@@ -163,6 +176,7 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
       publishable_key_id: publishable ? auth.actorId : null,
     });
     const row = await setCallSquad(tx, inserted, squad);
+    await pinRequested(tx, auth.orgId, row, squad, input.agent_version);
     await writeAudit(tx, {
       orgId: auth.orgId,
       actorType: auth.actorType,
@@ -172,7 +186,7 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
       resourceId: id,
       requestId: meta.requestId,
       ip: meta.ip,
-      details: { type: 'web', agent_id: agent.id, ...(squad ? { squad_id: squad.id } : {}) },
+      details: { type: 'web', agent_id: agent.id, ...(squad ? { squad_id: squad.id } : {}), ...(input.agent_version ? { agent_version: input.agent_version } : {}) },
     });
     // The room and its agent exist already: the call is initiated with its commit.
     if (standby) await markInitiated(tx, id);
@@ -187,7 +201,7 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
     } else token = await openWebCallRoom(services, id, room);
   } catch (err) {
     services.log.error({ err, call_id: id }, 'room or dispatch failed');
-    await sql.begin((tx) => failCall(tx, call, 'media_unavailable', 'dispatch_failed'));
+    await sql.begin((tx) => failCall(tx, call, 'media_unavailable', 'dispatch_failed', LIVEKIT_UNREACHABLE));
     throw new HttpError(503, 'service_unavailable', 'The media service is unavailable; the call was not started', { extra: { call_id: id } });
   }
   if (!standby) await markInitiated(sql, id);
@@ -205,12 +219,25 @@ export async function createWebCall(services: Services, auth: Auth, input: Creat
 }
 
 /**
+ * A version the request pins (web and outbound calls): one of the agent's versions (else 422 at agent_version),
+ * and only for a call on one agent (a squad's members follow their published versions).
+ */
+export async function pinRequested(db: Db, orgId: string, call: CallRow, squad: { id: string } | null | undefined, version: number | undefined): Promise<void> {
+  if (version === undefined) return;
+  if (squad) throw new ValidationFailure([{ loc: ['body', 'agent_version'], msg: 'A version is pinned on a call with agent_id, not on a squad', type: 'value_error', input: version }]);
+  await checkPin(db, orgId, call.agent_id, version, ['body', 'agent_version']);
+  await pinCall(db, call.id, version);
+  Object.assign(call, { agent_version: version, agent_version_source: 'pinned' });
+}
+
+/**
  * POST /v1/calls/{id}/stop, in every state. The call ends at the moment of the stop: `ended_at`, the duration
  * (and so the billed minutes and cost) and `end_reason` are fixed here, and the room is deleted, which hangs up
  * the phone leg. A call in progress completes with `api_stop`; its worker's report, which follows, only brings
- * the conversation, latency and usage. A call that never connected completes at once with duration 0: an
- * outbound call that is queued (scheduled or waiting for its dial job) or ringing ends `canceled` and is never
- * dialled afterwards (the dial job checks the status under the row lock); a web call ends `api_stop`. On a call
+ * the conversation, latency and usage. A call that never connected ends at once with duration 0: an outbound
+ * call that is queued (scheduled or waiting for its dial job) or ringing fails `canceled` (call.failed, no
+ * analysis) and is never dialled afterwards (the dial job checks the status under the row lock); a web call
+ * completes `api_stop`. On a call
  * that has already ended it changes nothing and answers the call as it is.
  */
 export async function stopCall(services: Services, auth: Auth, callId: string, meta: { requestId: string; ip: string | null }) {
@@ -242,7 +269,10 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
         (await finishCall(tx, services, locked, { endReason, endedAt }, { awaitReport: { graceSeconds: services.config.STOP_REPORT_GRACE_SECONDS } })) ?? locked
       );
     }
-    // No conversation took place: nothing more will be reported.
+    // An outbound call stopped while queued or ringing never connected: it fails `canceled` (call.failed, no
+    // call.ended, no analysis), as a call the callee did not answer does (docs/decisions/spec-stop-before-connect.md).
+    if (locked.type === 'outbound') return (await failCall(tx, locked, 'canceled', 'canceled')) ?? locked;
+    // A web call stopped before it connected: no conversation took place, nothing more will be reported.
     return (await finishCall(tx, services, locked, { endReason, endedAt, durationSeconds: 0, messages: [] })) ?? locked;
   });
   if (row.room_name && row.status !== before.status) {
@@ -258,7 +288,7 @@ export async function stopCall(services: Services, auth: Auth, callId: string, m
  * Checks the voice and transcriber of the overrides against the catalogue, as for an agent, and fills their
  * defaults; the other override fields were validated by the schema.
  */
-export function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'language' | 'responsiveness' | 'turn_taking'>): Record<string, unknown> {
+export function resolveOverrides(o: CallOverrides | undefined, agent: Pick<AgentRow, 'language' | 'responsiveness' | 'turn_taking' | 'transcriber'>): Record<string, unknown> {
   if (!o) return {};
   const problems: ValidationErrorItem[] = [];
   const out: Record<string, unknown> = { ...o };
@@ -279,6 +309,11 @@ export function resolveOverrides(o: CallOverrides | undefined, agent: Pick<Agent
     const responsiveness = { value: o.responsiveness ?? agent.responsiveness, given: o.responsiveness !== undefined };
     out.turn_taking = resolveTurnTaking(o.turn_taking, responsiveness, agent.turn_taking, problems, ['body', 'overrides', 'turn_taking']);
   }
+  // The call's detection and transcriber, overridden or the agent's, must agree (detection `stt` needs Flux).
+  detectionProblems((out.turn_taking as TurnTaking | undefined) ?? agent.turn_taking, (out.transcriber as TranscriberConfig | undefined) ?? agent.transcriber, { detection: o.turn_taking?.detection !== undefined }, problems, {
+    turnTaking: ['body', 'overrides', 'turn_taking'],
+    transcriber: ['body', 'overrides', 'transcriber'],
+  });
   if (problems.length) throw new ValidationFailure(problems);
   return out;
 }
@@ -289,7 +324,7 @@ export function pickBehaviour(agent: AgentRow): Pick<AgentRow, keyof typeof agen
 }
 
 /** Applies a web call's overrides over its agent (only the fields CallOverrides allows). */
-function withOverrides(agent: AgentRow, overrides: Record<string, unknown>): AgentRow {
+export function withOverrides(agent: AgentRow, overrides: Record<string, unknown>): AgentRow {
   const out = { ...agent } as Record<string, unknown>;
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) out[k] = v;
   return out as unknown as AgentRow;
@@ -299,7 +334,7 @@ function withOverrides(agent: AgentRow, overrides: Record<string, unknown>): Age
  * Whether the worker listens for an answering machine. Outbound: the agent's `voicemail_detection` (after the
  * call's overrides). Inbound: the dialled number's `inbound_routing.voicemail_message`, which the call keeps as
  * its `voicemail_message` override (phone-numbers/inbound.ts): the number's message is the opt-in, whatever the
- * agent's flag says (docs/decisions.md, "Voicemail on inbound calls").
+ * agent's flag says (docs/decisions/016-phone-numbers-and-inbound-calls.md, "Voicemail on inbound calls").
  */
 function detectsVoicemail(call: CallRow, agent: AgentRow): boolean {
   if (call.type === 'outbound') return agent.voicemail_detection;
@@ -308,34 +343,70 @@ function detectsVoicemail(call: CallRow, agent: AgentRow): boolean {
   return typeof message === 'string' && message.trim() !== '';
 }
 
-/** The tools of a model as a session carries them: decrypted headers, the current signing secret, defaults filled. */
+/** A tool as a session carries it: decrypted headers, the current signing secret, defaults filled. */
+export function toolConfigOf(t: ToolForCall): ToolConfig {
+  switch (t.type) {
+    case 'function':
+      return {
+        type: 'function',
+        name: t.name,
+        description: t.description ?? '',
+        parameters: t.parameters ?? { type: 'object', properties: {} },
+        url: t.url!,
+        method: t.method as 'POST',
+        headers: t.headers,
+        timeout_ms: t.timeout_ms ?? 5000,
+        signing_secret: t.signing_secrets[0] ?? null,
+      };
+    case 'transfer_call':
+      return {
+        type: 'transfer_call',
+        name: t.name,
+        ...(t.description ? { description: t.description } : {}),
+        destination: t.destination!,
+        ...(t.transfer_mode === 'warm' ? { mode: 'warm' as const } : {}),
+      };
+    default:
+      return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) };
+  }
+}
+
+/** The tools of a model as they are now (an agent without versions). */
 export async function toolConfigs(services: Services, db: Db, orgId: string, toolIds: string[]): Promise<ToolConfig[]> {
-  return (await loadToolsForCall(db, services.secrets, orgId, toolIds)).map((t): ToolConfig => {
-    switch (t.type) {
-      case 'function':
-        return {
-          type: 'function',
-          name: t.name,
-          description: t.description ?? '',
-          parameters: t.parameters ?? { type: 'object', properties: {} },
-          url: t.url!,
-          method: t.method as 'POST',
-          headers: t.headers,
-          timeout_ms: t.timeout_ms ?? 5000,
-          signing_secret: t.signing_secrets[0] ?? null,
-        };
-      case 'transfer_call':
-        return {
-          type: 'transfer_call',
-          name: t.name,
-          ...(t.description ? { description: t.description } : {}),
-          destination: t.destination!,
-          ...(t.transfer_mode === 'warm' ? { mode: 'warm' as const } : {}),
-        };
-      default:
-        return { type: t.type, name: t.name, ...(t.description ? { description: t.description } : {}) };
-    }
-  });
+  return (await loadToolsForCall(db, services.secrets, orgId, toolIds)).map(toolConfigOf);
+}
+
+/** What a call runs of an agent: its fields, model settings and prompt, tools and knowledge bases. */
+export interface AgentParts {
+  agent: AgentRow;
+  model: ModelSnapshot;
+  tools: ToolConfig[];
+  knowledgeBaseIds: string[];
+}
+
+/** An agent's parts from a version's snapshot (tools with their current secrets). */
+export async function partsOfSnapshot(services: Services, db: Db, orgId: string, agentId: string, s: Snapshot): Promise<AgentParts> {
+  const agent = { id: agentId, ...agentOfSnapshot(s), created_at: '', updated_at: '' };
+  const tools = (await toolsOfSnapshot(db, services.secrets, orgId, s.tools)).map(toolConfigOf);
+  return { agent, model: s.model, tools, knowledgeBaseIds: s.knowledge_bases.map((k) => k.id) };
+}
+
+/** An agent's parts as its rows are now: for an agent without versions (written to the database directly). */
+async function liveParts(services: Services, db: Db, orgId: string, agentId: string): Promise<AgentParts | null> {
+  const { agent, model } = await agentAndModelForCall(db, agentId);
+  if (!agent || !model) return null;
+  return {
+    agent,
+    model: { id: agent.llm_id, name: '', provider: model.provider, model: model.model, base_url: model.base_url, system_prompt: model.system_prompt, temperature: model.temperature, max_tokens: model.max_tokens, realtime: model.realtime },
+    tools: await toolConfigs(services, db, orgId, model.tool_ids),
+    knowledgeBaseIds: model.knowledge_base_ids,
+  };
+}
+
+/** A squad member's parts: its published version (members follow the published version), or its rows as they are. */
+export async function memberParts(services: Services, db: Db, orgId: string, agentId: string): Promise<AgentParts | null> {
+  const published = await publishedSnapshot(db, agentId);
+  return published ? partsOfSnapshot(services, db, orgId, agentId, published.snapshot) : liveParts(services, db, orgId, agentId);
 }
 
 /** GET /internal/v1/calls/{id}/config: everything a worker needs, resolved and decrypted. */
@@ -343,17 +414,19 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
   const call = await getCallById(db, callId);
   if (!call) throw notFound('Call');
   if (isFinal(call.status)) throw conflict('The call has already ended');
-  const { agent: agentRow, model } = await agentAndModelForCall(db, call.agent_id);
-  if (!agentRow) throw notFound('Agent');
-  const agent = withOverrides(agentRow, call.overrides);
-  if (!model) throw notFound('LLM model');
+  // The version the call runs (a pin, the traffic split or the published one), recorded on the call at its first
+  // fetch: a later publish or rollback does not reach a call in progress.
+  const version = await versionForCall(db, call);
+  const parts = version ? await partsOfSnapshot(services, db, call.org_id, call.agent_id, version.snapshot) : await liveParts(services, db, call.org_id, call.agent_id);
+  if (!parts) throw notFound('Agent');
+  const { model, tools } = parts;
+  const agent = withOverrides(parts.agent, call.overrides);
 
   const variables = mergeVariables(agent.dynamic_variables ?? {}, call.variables ?? {});
   const prompt = interpolate(effectiveSystemPrompt(agent.job_description, model.system_prompt) ?? '', variables);
-  const tools = await toolConfigs(services, db, call.org_id, model.tool_ids);
-  const knowledge = await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS);
+  const knowledge = await knowledgeConfigFor(db, call.org_id, parts.knowledgeBaseIds, services.config.KB_STUFF_MAX_TOKENS);
   const dataRetention = await retentionOfCall(db, call.id);
-  const squad = await squadConfigFor(services, db, call, { behaviour: pickBehaviour, tools: toolConfigs });
+  const squad = await squadConfigFor(services, db, call, { behaviour: pickBehaviour, member: memberParts });
   return {
     call: {
       id: call.id,
@@ -364,13 +437,14 @@ export async function resolveCallConfig(services: Services, db: Db, callId: stri
       variables,
       metadata: call.metadata,
       voicemail_detection: detectsVoicemail(call, agent),
+      ...(version ? { agent_version: version.version } : {}),
       // Outbound with a phone-menu goal: the worker navigates the menu before the conversation.
       ...(call.type === 'outbound' && call.ivr_goal ? { ivr: { goal: call.ivr_goal, max_menus: call.ivr_max_menus ?? IVR_DEFAULTS.max_menus } } : {}),
     },
     // Every behaviour field of the agent schema (schemas/agents.ts), so a field added there reaches the worker.
     agent: { id: agent.id, name: agent.name, ...pickBehaviour(agent) },
     prompt,
-    llm: { provider: model.provider, model: model.model, base_url: model.base_url, temperature: model.temperature, max_tokens: model.max_tokens },
+    llm: { provider: model.provider, model: model.model, base_url: model.base_url, temperature: model.temperature, max_tokens: model.max_tokens, realtime: model.realtime ?? null },
     tools,
     knowledge,
     provider_keys: await resolveProviderKeys(db, services.secrets, call.org_id),

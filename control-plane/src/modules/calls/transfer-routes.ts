@@ -4,6 +4,7 @@ import { PathId, Strict } from '../../../../schemas/common.ts';
 import { CallParams, CallTransfer } from '../../../../schemas/calls.ts';
 import { TransferRequest, TransferResult, TransferUpdate } from '../../../../schemas/internal.ts';
 import { startTransfer, updateTransfer } from './transfers.ts';
+import { startBlindTransfer } from './blind-transfer.ts';
 
 const TransferParams = Strict({ call_id: PathId('Call'), transfer_id: PathId('Transfer') });
 
@@ -16,13 +17,14 @@ export const internalTransferRoutes = [
     auth: 'call',
     operationId: 'internalCallTransfer',
     tag: 'calls',
-    summary: "Dial a warm transfer's second leg into the call's room and wait for its answer",
+    summary: "Dial a warm transfer's second leg into the call's room and wait for its answer, or refer the caller (blind)",
     params: CallParams,
     body: TransferRequest,
     // Holds the request while the leg rings (TRANSFER_RING_TIMEOUT_SECONDS): no transaction across it.
     transaction: false,
     responses: { 200: { description: 'Answered, or why not', schema: TransferResult } },
-    handler: async ({ params, body, services }) => startTransfer(services, params.call_id, body.destination),
+    handler: async ({ params, body, services }) =>
+      body.mode === 'blind' ? startBlindTransfer(services, params.call_id, body.destination) : startTransfer(services, params.call_id, body.destination),
   }),
   defineRoute({
     method: 'post',

@@ -5,7 +5,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { endJoinedCall, reapJoined } from './transfers.ts';
-import { getCallById, spendTodayCents } from './queries.ts';
+import { getCallById } from './queries.ts';
+import { spendTodayCents } from './queries-admission.ts';
 
 const WORKER = 'test-worker-token-0123456789abcdef0123';
 const NUMBER = '+14155550188';

@@ -1,4 +1,4 @@
-// Warm transfers (docs/decisions.md, "Warm transfer"). The worker's transfer_call tool (mode warm) holds the
+// Warm transfers (docs/decisions/036-warm-transfer.md). The worker's transfer_call tool (mode warm) holds the
 // caller and asks for a second SIP leg: the control plane dials the destination into the call's own room, on
 // the outbound trunk of the call's number, through the same destination policy as outbound calls, and answers
 // once the person answered or the dial failed. The worker briefs the person, joins the legs by changing
@@ -31,7 +31,9 @@ export type { TransferRow } from './transfers/queries.ts';
 export { liveTransfer } from './transfers/queries.ts';
 import type { EndedReport, TransferResult } from '../../../../schemas/internal.ts';
 import { conflict, notFound } from '../../http/errors.ts';
-import { callerNumber, callLimitsOf, getCallById, spendTodayCents, touchWorker, type CallRow } from './queries.ts';
+import { getCallById, touchWorker, type CallRow } from './queries.ts';
+import { callerNumber } from './queries-outbound.ts';
+import { callLimitsOf, spendTodayCents } from './queries-admission.ts';
 import { callRateCents, rateTableFor } from '../phone-numbers/rates.ts';
 import { countRefusal, destinationProblem } from './destinations.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
@@ -106,7 +108,7 @@ export async function startTransfer(services: Services, callId: string, destinat
   const problem = await destinationProblem(sql, call.org_id, carrier, destination);
   const number = await callerNumber(sql, call.org_id, { number: (call.type === 'inbound' ? call.to_number : call.from_number) ?? '' });
   // The second leg is an outbound carrier call: priced at the carrier's outbound rate, and refused once the
-  // day's spend has reached the org's cap, as POST /v1/calls is (docs/decisions.md, "Warm transfer").
+  // day's spend has reached the org's cap, as POST /v1/calls is (docs/decisions/036-warm-transfer.md).
   const rate = number && number.provider === carrier.name ? callRateCents(carrier, 'outbound', destination, rateTableFor(config)) : null;
   if (!problem && number) {
     const limits = await callLimitsOf(sql, call.org_id);

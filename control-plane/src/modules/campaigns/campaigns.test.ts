@@ -300,7 +300,7 @@ describe('list, get, pause, resume, edit, cancel', () => {
     expect(res.body).toMatchObject({ status: 'canceled', contacts: { canceled: 1, scheduled: 1 } });
     expect(res.body.canceled_at).not.toBeNull();
     const [stopped] = await tp.sql`select status, end_reason from calls where id = ${call!.id}`;
-    expect(stopped).toMatchObject({ status: 'completed', end_reason: 'canceled' });
+    expect(stopped).toMatchObject({ status: 'failed', end_reason: 'canceled' });
     expect((await tp.request('post', `/v1/campaigns/${id}/cancel`, { key: org.key })).body.status).toBe('canceled');
     const edit = await tp.request('patch', `/v1/campaigns/${id}`, { key: org.key, body: { status: 'running' } });
     expect(edit.status).toBe(409);

@@ -16,6 +16,8 @@ export interface CampaignRow {
   org_id: string;
   name: string;
   agent_id: string;
+  /** The agent version every call runs (migration 150); null follows the published one. */
+  agent_version: number | null;
   from_numbers: string[];
   status: CampaignStatus;
   pause_reason: string | null;
@@ -61,14 +63,14 @@ export interface ContactRow {
 
 export type NewCampaign = Pick<
   CampaignRow,
-  'id' | 'org_id' | 'name' | 'agent_id' | 'from_numbers' | 'status' | 'schedule' | 'pacing' | 'retry' | 'stop_on' | 'webhook_url' | 'variables' | 'metadata' | 'variable_columns' | 'zone_keys'
+  'id' | 'org_id' | 'name' | 'agent_id' | 'agent_version' | 'from_numbers' | 'status' | 'schedule' | 'pacing' | 'retry' | 'stop_on' | 'webhook_url' | 'variables' | 'metadata' | 'variable_columns' | 'zone_keys'
 > & { started_at: Date | null; created_at: Date };
 
 export async function insertCampaign(db: Db, c: NewCampaign): Promise<CampaignRow> {
   const [row] = await db<CampaignRow[]>`
-    insert into campaigns (id, org_id, name, agent_id, from_numbers, status, schedule, pacing, retry, stop_on, webhook_url,
+    insert into campaigns (id, org_id, name, agent_id, agent_version, from_numbers, status, schedule, pacing, retry, stop_on, webhook_url,
                            variables, metadata, variable_columns, zone_keys, started_at, created_at, updated_at)
-    values (${c.id}, ${c.org_id}, ${c.name}, ${c.agent_id}, ${db.array(c.from_numbers)}, ${c.status}, ${db.json(c.schedule as never)},
+    values (${c.id}, ${c.org_id}, ${c.name}, ${c.agent_id}, ${c.agent_version}, ${db.array(c.from_numbers)}, ${c.status}, ${db.json(c.schedule as never)},
             ${db.json(c.pacing)}, ${db.json(c.retry)}, ${c.stop_on ? db.json(c.stop_on) : null}, ${c.webhook_url},
             ${db.json(c.variables as never)}, ${db.json(c.metadata as never)}, ${db.array(c.variable_columns)}, ${db.array(c.zone_keys)},
             ${c.started_at}, ${c.created_at}, ${c.created_at})
@@ -298,13 +300,19 @@ export interface NewAttempt {
  * A tick's attempts as ordinary outbound calls (`queued`, as POST /v1/calls inserts them), in one statement.
  * (campaign_contact_id, campaign_attempt) is unique: an attempt placed twice fails the whole tick.
  */
-export async function insertAttemptCalls(db: Db, c: Pick<CampaignRow, 'id' | 'org_id' | 'agent_id' | 'metadata' | 'webhook_url'>, rows: NewAttempt[]): Promise<void> {
+export async function insertAttemptCalls(
+  db: Db,
+  c: Pick<CampaignRow, 'id' | 'org_id' | 'agent_id' | 'metadata' | 'webhook_url'> & { agent_version?: number | null },
+  rows: NewAttempt[],
+): Promise<void> {
   if (!rows.length) return;
+  // A campaign that pins a version pins each of its calls to it.
+  const version = c.agent_version ?? null;
   await db`
     insert into calls (id, org_id, agent_id, type, direction, to_number, from_number, room_name, variables, metadata, overrides,
-                       webhook_url, rate_cents_per_minute, campaign_id, campaign_contact_id, campaign_attempt)
+                       webhook_url, rate_cents_per_minute, campaign_id, campaign_contact_id, campaign_attempt, agent_version, agent_version_source)
     select id, ${c.org_id}, ${c.agent_id}, 'outbound', 'outbound', t, f, r, v::jsonb, ${db.json(c.metadata as never)}, '{}'::jsonb,
-           ${c.webhook_url}, rate, ${c.id}, contact, attempt
+           ${c.webhook_url}, rate, ${c.id}, contact, attempt, ${version}::int, ${version === null ? null : 'pinned'}
     from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.to_number)}::text[], ${rows.map((r) => r.from_number)}::text[],
                 ${rows.map((r) => r.room_name)}::text[], ${rows.map((r) => JSON.stringify(r.variables))}::text[],
                 ${rows.map((r) => r.rate_cents_per_minute) as number[]}::numeric[], ${rows.map((r) => r.contact_id)}::uuid[],
@@ -368,4 +376,16 @@ export async function activeCampaignIds(db: Db): Promise<string[]> {
     where c.status in ('scheduled', 'running', 'paused')
        or (c.status = 'canceled' and exists (select 1 from campaign_contacts ct where ct.campaign_id = c.id and ct.state in ('scheduled', 'calling')))`;
   return rows.map((r) => r.id);
+}
+
+/** Serialises one org's campaign creations (their cap), apart from call admissions' lock. */
+export async function lockCampaignCreation(db: Db, orgId: string): Promise<void> {
+  await db`select pg_advisory_xact_lock(hashtext(${`campaigns:${orgId}`}))`;
+}
+
+/** The org's campaigns not yet over: scheduled, running or paused. */
+export async function countActiveCampaigns(db: Db, orgId: string): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    select count(*)::int as n from campaigns where org_id = ${orgId} and status in ('scheduled', 'running', 'paused')`;
+  return row!.n;
 }

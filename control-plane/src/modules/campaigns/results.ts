@@ -1,4 +1,4 @@
-// What an attempt's call came to, and what that makes of its contact (docs/decisions.md, "Campaigns"):
+// What an attempt's call came to, and what that makes of its contact (docs/decisions/022-campaigns-and-do-not-call.md):
 //
 //   pending ──► scheduled ──► calling ──► completed
 //      ▲            │            │    └──► failed
@@ -33,11 +33,13 @@ export const retryRules = (r: CampaignRetry | undefined, base: RetryRules = DEFA
 export function resultOf(call: CallEnd): AttemptResult | null {
   if (call.status === 'completed') {
     if (call.end_reason === 'voicemail') return 'voicemail';
-    // Stopped before it connected (POST /v1/calls/{id}/stop, or the campaign's cancel).
+    // Calls stopped before they connected by earlier versions completed `canceled`.
     if (call.end_reason === 'canceled') return 'canceled';
     return 'completed';
   }
   if (call.status === 'failed') {
+    // Stopped before it connected (POST /v1/calls/{id}/stop, or the campaign's cancel).
+    if (call.end_reason === 'canceled') return 'canceled';
     if (call.end_reason === 'busy') return 'busy';
     if (call.end_reason === 'no_answer') return 'no_answer';
     // The destination policy changed, or the number was listed, after the upload: the dial job refused it.

@@ -29,7 +29,7 @@ import { contactCounts, getCampaign, listCampaigns, listContacts } from './queri
 const meta = (ctx: Context) => ({ requestId: ctx.state.requestId as string, ip: ctx.ip || null });
 
 const checkSettings = compile(CampaignSettings, 'body');
-const JSON_FIELDS = ['schedule', 'pacing', 'retry', 'stop_on', 'variables', 'metadata'] as const;
+const JSON_FIELDS = ['schedule', 'pacing', 'retry', 'stop_on', 'variables', 'metadata', 'agent_version'] as const;
 /** Text fields of the form other than the JSON ones: short values (numbers, ids, a URL). */
 const MAX_FIELD_BYTES = 256 * 1024;
 
@@ -57,7 +57,7 @@ async function readForm(ctx: Context, services: Services): Promise<CreateInput> 
   if (found.length) throw new ValidationFailure(found);
   const invalid = problems(checkSettings, settings, 'body');
   if (invalid.length) throw new ValidationFailure(invalid);
-  const read = readCsv(file!.data, services.config.CAMPAIGN_MAX_CONTACTS);
+  const read = await readCsv(file!.data, services.config.CAMPAIGN_MAX_CONTACTS);
   return { settings: settings as CampaignSettings, rows: read.rows, columns: read.columns, readProblems: read.problems };
 }
 

@@ -324,7 +324,7 @@ describe('auto-pause, pause, resume, cancel, do-not-call, end', () => {
     await tp.sql`update calls set status = 'initiated', dialed_at = now() where id = ${ringing!.id}`;
     const res = await tp.request('post', `/v1/campaigns/${id}/cancel`, { key: org.key });
     expect(res.body).toMatchObject({ status: 'canceled', contacts: { canceled: 3, scheduled: 2 } });
-    expect((await getCallById(tp.sql, queued!.id))!).toMatchObject({ status: 'completed', end_reason: 'canceled' });
+    expect((await getCallById(tp.sql, queued!.id))!).toMatchObject({ status: 'failed', end_reason: 'canceled' });
     const r1 = await tick(id, plus(t, 1));
     expect(r1).toMatchObject({ dialed: 0, ended: 1 });
     expect(r1.next).not.toBeNull(); // the ringing call is still live

@@ -25,7 +25,7 @@ import type { Db } from '../../db/types.ts';
 import { checkDestination } from '../../../../shared/destination-policy.ts';
 import type { AttemptResult } from '../../../../schemas/campaigns.ts';
 import { admitMany } from '../calls/limits.ts';
-import { callerNumber } from '../calls/queries.ts';
+import { callerNumber } from '../calls/queries-outbound.ts';
 import { roomNameFor } from '../calls/service.ts';
 import { DIAL_QUEUE } from '../calls/dial.ts';
 import { countRefusal, policyOptionsFor } from '../calls/destinations.ts';

@@ -14,17 +14,32 @@ import type { Campaign, CampaignPacing, CampaignSchedule, CampaignSettings, Camp
 import { CONTACT_STATES } from '../../../../schemas/campaigns.ts';
 import { getAgent } from '../agents/queries.ts';
 import { writeAudit } from '../audit-events/queries.ts';
-import { callerNumber, callLimitsOf, getCallById } from '../calls/queries.ts';
-import { finishCall, isFinal } from '../calls/lifecycle.ts';
+import { getCallById } from '../calls/queries.ts';
+import { callerNumber } from '../calls/queries-outbound.ts';
+import { callLimitsOf } from '../calls/queries-admission.ts';
+import { failCall, isFinal } from '../calls/lifecycle.ts';
 import { policyOptionsFor } from '../calls/destinations.ts';
 import { carrierFor } from '../phone-numbers/carriers/index.ts';
 import { destinationPolicyFor } from '../workspace/destination-policy.ts';
 import { emitEvent } from '../events/emit.ts';
 import { listedAmong } from '../do-not-call/queries.ts';
-import { checkContacts, MAX_LISTED_PROBLEMS, normaliseNumber, type RawContact } from './contacts.ts';
+import { checkContacts, MAX_LISTED_PROBLEMS, normaliseAll, type RawContact } from './contacts.ts';
 import { DEFAULT_WINDOWS, minuteOf } from './zones.ts';
 import { DEFAULT_RETRY, retryRules } from './results.ts';
-import { closeOpenContacts, contactCounts, getCampaign, insertCampaign, insertContacts, queuedCallIds, updateCampaign, type CampaignRow, type StoredSchedule } from './queries.ts';
+import {
+  closeOpenContacts,
+  contactCounts,
+  countActiveCampaigns,
+  getCampaign,
+  insertCampaign,
+  insertContacts,
+  lockCampaignCreation,
+  queuedCallIds,
+  updateCampaign,
+  type CampaignRow,
+  type StoredSchedule,
+} from './queries.ts';
+import { checkPin } from '../agent-versions/call-version.ts';
 
 export const TICK_QUEUE = 'campaigns.tick';
 
@@ -55,6 +70,7 @@ export function campaignView(row: CampaignRow, counts: Record<string, number>): 
     id: row.id,
     name: row.name,
     agent_id: row.agent_id,
+    agent_version: row.agent_version ?? null,
     from_numbers: row.from_numbers,
     status: row.status,
     pause_reason: row.pause_reason as Campaign['pause_reason'],
@@ -165,8 +181,21 @@ export async function createCampaign(services: Services, auth: Auth, input: Crea
   const carrier = carrierFor(services);
   const id = randomUUID();
   return services.sql.begin(async (tx) => {
+    // At most CAMPAIGN_MAX_ACTIVE_PER_ORG campaigns not yet over, per org; under a per-org lock, so concurrent
+    // creations cannot pass it together (issue 50, low).
+    await lockCampaignCreation(tx, auth.orgId);
+    const active = await countActiveCampaigns(tx, auth.orgId);
+    const maxActive = services.config.CAMPAIGN_MAX_ACTIVE_PER_ORG;
+    if (active >= maxActive) {
+      throw conflict(`At most ${maxActive} campaigns may be scheduled, running or paused at once: cancel or finish one first`, {
+        reason: 'campaign_limit',
+        limit: 'campaign_max_active_per_org',
+        limit_value: maxActive,
+      });
+    }
     const agent = await getAgent(tx, auth.orgId, settings.agent_id);
     if (!agent) throw new ValidationFailure([referenceError(['body', 'agent_id'], 'agent', settings.agent_id)]);
+    await checkPin(tx, auth.orgId, agent.id, settings.agent_version, ['body', 'agent_version']);
     const found: ValidationErrorItem[] = [];
     const fromNumbers = await resolveFromNumbers(tx, auth.orgId, agent.id, settings, found);
     const limits = (await callLimitsOf(tx, auth.orgId))!;
@@ -175,9 +204,9 @@ export async function createCampaign(services: Services, auth: Auth, input: Crea
 
     const policy = await destinationPolicyFor(tx, auth.orgId, policyOptionsFor(carrier));
     const defaultCountry = settings.default_country ?? null;
-    const numbers = input.rows.map((r) => normaliseNumber(r.to_number, defaultCountry, policy.fictional_numbers)).filter((n): n is string => !!n);
+    const numbers = await normaliseAll(input.rows, defaultCountry, policy.fictional_numbers);
     const doNotCall = await listedAmong(tx, auth.orgId, [...new Set(numbers)]);
-    const checked = checkContacts(input.rows, { defaultCountry, policy, doNotCall });
+    const checked = await checkContacts(input.rows, { defaultCountry, policy, doNotCall });
     const allProblems = [...input.readProblems, ...checked.problems].sort((a, b) => a.row - b.row);
 
     const startsLater = schedule.start_at !== null && Date.parse(schedule.start_at) > now.getTime();
@@ -186,6 +215,7 @@ export async function createCampaign(services: Services, auth: Auth, input: Crea
       org_id: auth.orgId,
       name: settings.name,
       agent_id: agent.id,
+      agent_version: settings.agent_version ?? null,
       from_numbers: fromNumbers,
       status: startsLater ? 'scheduled' : 'running',
       schedule,
@@ -347,7 +377,8 @@ export async function cancelCampaign(services: Services, auth: Auth, id: string,
     for (const callId of await queuedCallIds(tx, cur.id)) {
       const call = await getCallById(tx, callId, { lock: true });
       if (!call || isFinal(call.status) || call.status !== 'queued') continue;
-      await finishCall(tx, services, call, { endReason: 'canceled', endedAt: now.toISOString(), durationSeconds: 0, messages: [] });
+      // Never dialled: it fails `canceled`, as POST /v1/calls/{id}/stop ends a queued call.
+      await failCall(tx, call, 'canceled', 'canceled');
       stopped++;
     }
     await writeAudit(tx, {

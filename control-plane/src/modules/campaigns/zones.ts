@@ -2,7 +2,7 @@
 // wall clock: the row's `timezone` if it gave one, else the zone of its number's country (libphonenumber-js
 // gives the country). A country with several clocks (the US, Canada, Australia...) gives several zones, and
 // the window must then be open in all of them: never earlier or later than the callee's hours, whichever zone
-// they live in (docs/decisions.md, "Campaigns", Windows). Before the country, the number's longest prefix in
+// they live in (docs/decisions/022-campaigns-and-do-not-call.md, Windows). Before the country, the number's longest prefix in
 // libphonenumber's prefix-to-zone table narrows it: a US area code to its state's clocks, 212 to New York alone.
 //
 // A contact's zones are its "zone key" (the zone names joined by commas): a campaign has few distinct keys, so

@@ -7,7 +7,7 @@ export interface DncRow {
   org_id: string;
   phone_number: string;
   reason: string | null;
-  source: 'api' | 'agent';
+  source: 'api' | 'agent' | 'agent_unverified';
   call_id: string | null;
   created_at: Date;
 }
@@ -47,4 +47,12 @@ export async function listedAmong(db: Db, orgId: string, numbers: string[]): Pro
   const rows = await db<{ phone_number: string }[]>`
     select phone_number from do_not_call where org_id = ${orgId} and phone_number = any(${numbers}::text[])`;
   return new Set(rows.map((r) => r.phone_number));
+}
+
+/** Entries an inbound caller's request added today (UTC): their caller IDs, unverified. */
+export async function unverifiedToday(db: Db, orgId: string): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    select count(*)::int as n from do_not_call
+    where org_id = ${orgId} and source = 'agent_unverified' and created_at >= (date_trunc('day', now() at time zone 'utc') at time zone 'utc')`;
+  return row!.n;
 }

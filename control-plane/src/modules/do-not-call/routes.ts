@@ -5,9 +5,10 @@ import { conflict, notFound } from '../../http/errors.ts';
 import { CreateDoNotCall, DoNotCallEntry, DoNotCallList, DoNotCallParams, DoNotCallQuery } from '../../../../schemas/do-not-call.ts';
 import { CallParams } from '../../../../schemas/calls.ts';
 import { DoNotCallRequest, DoNotCallResult } from '../../../../schemas/internal.ts';
-import { getCallById } from '../calls/queries.ts';
+import { getCallById, retentionOfCall } from '../calls/queries.ts';
+import { retainFreeText } from '../../../../shared/privacy.ts';
 import { writeAudit } from '../audit-events/queries.ts';
-import { addNumber, deleteEntry, listNumbers, type DncRow } from './queries.ts';
+import { addNumber, deleteEntry, listNumbers, unverifiedToday, type DncRow } from './queries.ts';
 
 export const dncView = (r: DncRow) => ({
   id: r.id,
@@ -88,12 +89,24 @@ export const internalDoNotCallRoutes = [
     params: CallParams,
     body: DoNotCallRequest,
     responses: { 200: { description: 'Listed', schema: DoNotCallResult } },
-    handler: async ({ params, body, db }) => {
+    handler: async ({ params, body, db, services }) => {
       const call = await getCallById(db, params.call_id);
       if (!call) throw notFound('Call');
       const number = call.type === 'inbound' ? call.from_number : call.type === 'outbound' ? call.to_number : null;
       if (!number || !/^\+[1-9]\d{1,14}$/.test(number)) throw conflict('This call has no phone number to list');
-      const { row, created } = await addNumber(db, { orgId: call.org_id, phoneNumber: number, reason: body.reason ?? null, source: 'agent', callId: call.id });
+      // The reason is the model's free text: the call's data retention applies to it (retainFreeText below).
+      // An inbound caller's number is its caller ID, which anyone can set: such entries are told apart and
+      // bounded per day, so spoofed calls cannot fill the list with numbers the org means to call (issue 50).
+      const inbound = call.type === 'inbound';
+      if (inbound && (await unverifiedToday(db, call.org_id)) >= services.config.DNC_UNVERIFIED_PER_DAY) {
+        // A 409, not a 429: the worker does not retry it (the limit holds until midnight UTC).
+        throw conflict("Too many do-not-call requests from inbound callers today; the organisation can add numbers with POST /v1/do-not-call", {
+          reason: 'dnc_unverified_per_day',
+          limit_value: services.config.DNC_UNVERIFIED_PER_DAY,
+        });
+      }
+      const source = inbound ? 'agent_unverified' : 'agent';
+      const { row, created } = await addNumber(db, { orgId: call.org_id, phoneNumber: number, reason: retainFreeText(await retentionOfCall(db, call.id), body.reason), source, callId: call.id });
       if (created) {
         await writeAudit(db, {
           orgId: call.org_id,
@@ -102,7 +115,7 @@ export const internalDoNotCallRoutes = [
           action: 'do_not_call.add',
           resourceType: 'do_not_call',
           resourceId: row.id,
-          details: { phone_number: number, call_id: call.id },
+          details: { phone_number: number, call_id: call.id, source },
         });
       }
       return { phone_number: number, already_listed: !created };

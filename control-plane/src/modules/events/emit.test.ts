@@ -69,21 +69,37 @@ describe('emitEvent', () => {
     const done = await tp.sql.begin((tx) =>
       emitEvent(tx, {
         orgId, type: 'call.ended', callId, agentId: agent!.id,
-        payload: { call_id: callId, agent_id: agent!.id, status: 'completed', duration_seconds: 3, to_number: null, from_number: null, outcome: null, ai_summary: null, analysis: { summary: null } },
+        payload: { call_id: callId, agent_id: agent!.id, status: 'completed', duration_seconds: 3, to_number: null, from_number: null, outcome: null, ai_summary: null, analysis: { summary: null, outcome: null, status: 'completed', method: null } },
       }),
     );
     expect((await tp.sql`select webhook_id from webhook_messages where event_id = ${done.id}`).map((r) => r.webhook_id).sort()).toEqual([def, ended].sort());
   });
 
-  it("sends a call's own webhook_url once, even when an account webhook has the same URL", async () => {
+  it("keeps a call's own webhook_url apart from an account webhook with the same URL: pausing the webhook holds only its own", async () => {
     const { orgId } = await tp.createOrg();
-    const same = await webhook(orgId, ['*']); // https://hooks.example.com/x
+    const same = await webhook(orgId, ['call.started']); // https://hooks.example.com/x
+    await tp.sql`update webhooks set status = 'inactive' where id = ${same}`;
     const callId = randomUUID();
     const ev = await tp.sql.begin((tx) =>
       emitEvent(tx, { orgId, type: 'call.started', callId, webhookUrl: 'https://hooks.example.com/x', payload: started(callId) }),
     );
-    expect(ev.messages).toBe(1);
-    expect((await tp.sql`select webhook_id from webhook_messages where event_id = ${ev.id}`).map((r) => r.webhook_id)).toEqual([same]);
+    // Two destinations, as the spec reads: the call's webhook_url gets its events, the webhook what it subscribed to.
+    expect(ev.messages).toBe(2);
+    const rows = await tp.sql`select webhook_id, url, target, status from webhook_messages where event_id = ${ev.id} order by target`;
+    expect(rows).toEqual([
+      { webhook_id: same, url: null, target: same, status: 'paused' },
+      { webhook_id: null, url: 'https://hooks.example.com/x', target: 'url:https://hooks.example.com/x', status: 'pending' },
+    ]);
+    // An event the webhook does not subscribe to goes to the call's URL the same way: one stream, one secret.
+    const ended = await tp.sql.begin((tx) =>
+      emitEvent(tx, {
+        orgId, type: 'call.ended', callId, webhookUrl: 'https://hooks.example.com/x',
+        payload: { call_id: callId, agent_id: randomUUID(), status: 'completed', duration_seconds: 3, to_number: null, from_number: null, outcome: null, ai_summary: null, analysis: { summary: null, outcome: null, status: 'completed', method: null } },
+      }),
+    );
+    expect(await tp.sql`select webhook_id, target, status from webhook_messages where event_id = ${ended.id}`).toEqual([
+      { webhook_id: null, target: 'url:https://hooks.example.com/x', status: 'pending' },
+    ]);
   });
 
   it('rolls back with the state change', async () => {

@@ -2,8 +2,9 @@
 // transaction, so they commit (or roll back) together with the state change that causes the event. A
 // NOTIFY, delivered by PostgreSQL only at commit, wakes the dispatchers at once.
 //
-// Routing (docs/decisions.md, "Webhooks and events"): every webhook of the account subscribed to the event
-// gets it, and a call's own `webhook_url` gets every event of that call; each destination once per event.
+// Routing (docs/decisions/015-webhooks-and-events.md): every webhook of the account subscribed to the event
+// gets it, and a call's own `webhook_url` gets every event of that call; each destination once per event. A
+// call's `webhook_url` is a destination apart even when a webhook has the same URL (it is not folded into it).
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/types.ts';
 import type { EventName, StoredPayload } from '../../../../shared/events.ts';

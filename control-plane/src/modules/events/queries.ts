@@ -21,7 +21,7 @@ export async function insertEventAndMessages(
       values (${e.id}, ${e.orgId}, ${e.type}, ${e.callId}, ${e.agentId}, ${e.body}::text::json, ${e.createdAt})
     ),
     subscribed as (
-      select w.id as webhook_id, w.id::text as target, w.status = 'active' as active, w.url
+      select w.id as webhook_id, w.id::text as target, w.status = 'active' as active
       from webhooks w
       where w.org_id = ${e.orgId}
         and (${e.type}::text = any (w.events) or '*' = any (w.events))
@@ -30,8 +30,10 @@ export async function insertEventAndMessages(
     routed as (
       select webhook_id, target, active from subscribed
       union all
+      -- A destination of its own even when a webhook has the same URL: pausing that webhook must not hold the
+      -- call's events, and each stream is signed with one secret (docs/decisions/spec-call-webhook-url.md).
       select null::uuid, 'url:' || ${e.url}::text, true
-      where ${e.url}::text is not null and not exists (select 1 from subscribed s where s.url = ${e.url}::text)
+      where ${e.url}::text is not null
     ),
     keyed as (
       select r.*, case when ${e.callId}::uuid is null then null else r.target || '/' || ${e.callId}::text end as order_key

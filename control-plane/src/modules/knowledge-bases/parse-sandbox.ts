@@ -2,7 +2,7 @@
 // (parse-child.ts), with a V8 heap cap (--max-old-space-size), a resident-memory cap watched from here
 // (buffers live outside the V8 heap), and a wall-clock limit, each enforced with SIGKILL. A zip bomb, a
 // huge PDF or a pathological CSV can then cost at most one child: the API's memory and event loop are not
-// touched. Why a process rather than a worker thread: docs/decisions.md, "Parsing knowledge documents".
+// touched. Why a process rather than a worker thread: docs/decisions/024-knowledge-bases.md, "Parsing knowledge documents in a child process".
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

@@ -127,9 +127,11 @@ export async function searchForCall(
   db: Db,
   call: { id: string; org_id: string; agent_id: string },
   req: { query: string; top_k: number; max_tokens?: number | undefined },
+  /** The bases of the call's agent version (agent-versions); without it, those of the agent's model now. */
+  versionKbIds?: string[] | null,
 ): Promise<{ chunks: SearchHit[] }> {
   const started = performance.now();
-  const kbIds = await kbIdsForCall(db, call);
+  const kbIds = versionKbIds ?? (await kbIdsForCall(db, call));
   const emb = embeddingsConfig(services.config);
   const chunks = await searchChunks(db, call.org_id, kbIds, req.query, {
     topK: req.top_k,

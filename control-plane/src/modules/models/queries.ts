@@ -1,9 +1,9 @@
 import type { Db } from '../../db/types.ts';
-import type { LlmModel, LlmProvider } from '../../../../schemas/models.ts';
+import type { LlmModel, LlmProvider, RealtimeSettings } from '../../../../schemas/models.ts';
 import { pageOf, totalColumn, type Counted } from '../../db/list-page.ts';
 
 const columns = (db: Db) => db`
-  id, name, provider, model, base_url, system_prompt, temperature, max_tokens, tool_ids, knowledge_base_ids, created_at, updated_at`;
+  id, name, provider, model, base_url, system_prompt, temperature, max_tokens, tool_ids, knowledge_base_ids, realtime, created_at, updated_at`;
 
 export interface ModelWrite {
   name: string;
@@ -15,13 +15,14 @@ export interface ModelWrite {
   max_tokens: number | null;
   tool_ids: string[];
   knowledge_base_ids: string[];
+  realtime: RealtimeSettings | null;
 }
 
 export async function insertModel(db: Db, orgId: string, m: ModelWrite): Promise<LlmModel> {
   const [row] = await db<LlmModel[]>`
-    insert into llm_models (org_id, name, provider, model, base_url, system_prompt, temperature, max_tokens, tool_ids, knowledge_base_ids)
+    insert into llm_models (org_id, name, provider, model, base_url, system_prompt, temperature, max_tokens, tool_ids, knowledge_base_ids, realtime)
     values (${orgId}, ${m.name}, ${m.provider}, ${m.model}, ${m.base_url}, ${m.system_prompt}, ${m.temperature}, ${m.max_tokens},
-            ${m.tool_ids}::uuid[], ${m.knowledge_base_ids}::uuid[])
+            ${m.tool_ids}::uuid[], ${m.knowledge_base_ids}::uuid[], ${m.realtime ? db.json(m.realtime) : null})
     returning ${columns(db)}`;
   return row!;
 }
@@ -45,7 +46,7 @@ export async function updateModel(db: Db, orgId: string, id: string, m: ModelWri
     update llm_models set
       name = ${m.name}, provider = ${m.provider}, model = ${m.model}, base_url = ${m.base_url}, system_prompt = ${m.system_prompt},
       temperature = ${m.temperature}, max_tokens = ${m.max_tokens}, tool_ids = ${m.tool_ids}::uuid[],
-      knowledge_base_ids = ${m.knowledge_base_ids}::uuid[], updated_at = now()
+      knowledge_base_ids = ${m.knowledge_base_ids}::uuid[], realtime = ${m.realtime ? db.json(m.realtime) : null}, updated_at = now()
     where id = ${id} and org_id = ${orgId} and deleted_at is null
     returning ${columns(db)}`;
   return row!;

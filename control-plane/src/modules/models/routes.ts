@@ -1,10 +1,19 @@
 import { defineRoute, reply } from '../../http/route.ts';
+import { propagateChange } from '../agent-versions/service.ts';
+import { actorOf } from '../agents/service.ts';
 import type { Db } from '../../db/types.ts';
 import { conflict, invalidField, notFound } from '../../http/errors.ts';
 import { checkReferences } from '../../http/references.ts';
-import { CreateLlmModel, LlmModel, LlmModelList, LlmModelListQuery, LlmModelParams, UpdateLlmModel } from '../../../../schemas/models.ts';
+import { CreateLlmModel, LlmModel, type LlmModel as LlmModelRecord, LlmModelList, LlmModelListQuery, LlmModelParams, UpdateLlmModel } from '../../../../schemas/models.ts';
 import { agentsUsingModel, getModel, insertModel, listModels, softDeleteModel, toolNames, updateModel, type ModelWrite } from './queries.ts';
-import { resolveProvider } from './service.ts';
+import { resolveProvider, resolveRealtime } from './service.ts';
+import { modelWarnings } from '../agents/warnings.ts';
+import type { Config } from '../../config.ts';
+
+/** A single model's answer: the record and why its calls would fail now (modules/agents/warnings.ts). */
+async function withWarnings(db: Db, config: Config, orgId: string, row: LlmModelRecord): Promise<LlmModelRecord> {
+  return { ...row, warnings: await modelWarnings(db, config, orgId, row) };
+}
 
 /** Linked tools and knowledge bases belong to the org, and the linked tools' names are distinct (the LLM calls them by name). */
 async function checkLinks(db: Db, orgId: string, m: ModelWrite, changed: { tools: boolean; kbs: boolean }): Promise<void> {
@@ -36,11 +45,13 @@ export const modelRoutes = [
       'may use. `name` and `model` are required. The provider is inferred from the model id when omitted ' +
       '(gpt-\\*, o1/o3/o4\\*, chatgpt-\\* → `openai`; gemini-\\* → `gemini`; claude-\\* → `anthropic`). For a ' +
       'self-hosted OpenAI-compatible server (Ollama, vLLM, llama.cpp server) give its `base_url`; the record is ' +
-      'kept with provider `openai`.',
+      'kept with provider `openai`. A realtime (speech-to-speech) model, OpenAI Realtime (e.g. `gpt-realtime`), carries `realtime`: its ' +
+      'voice and turn detection (the provider\'s `semantic_vad` or `server_vad`, or the platform\'s own); a model id containing `realtime` gets ' +
+      'it with its defaults. An agent on such a model hears and speaks through it: it takes no `transcriber` or `tts` (422).',
     body: CreateLlmModel,
     status: 201,
     responses: { 201: { description: 'The model record', schema: LlmModel } },
-    handler: async ({ body, auth, db, audit }) => {
+    handler: async ({ body, auth, db, audit, services }) => {
       const temperature = body.temperature ?? 0.7;
       const provider = resolveProvider({ model: body.model, provider: body.provider, base_url: body.base_url, temperature });
       const m: ModelWrite = {
@@ -53,11 +64,12 @@ export const modelRoutes = [
         max_tokens: body.max_tokens ?? null,
         tool_ids: body.tool_ids ?? [],
         knowledge_base_ids: body.knowledge_base_ids ?? [],
+        realtime: resolveRealtime({ model: body.model, provider, realtime: body.realtime, temperature: body.temperature, max_tokens: body.max_tokens }),
       };
       await checkLinks(db, auth.orgId, m, { tools: true, kbs: true });
       const row = await insertModel(db, auth.orgId, m);
       await audit({ action: 'llm_model.create', resourceType: 'llm_model', resourceId: row.id, details: { name: m.name, provider, model: m.model } });
-      return row;
+      return withWarnings(db, services.config, auth.orgId, row);
     },
   }),
   defineRoute({
@@ -82,10 +94,10 @@ export const modelRoutes = [
     summary: 'Get an LLM model',
     params: LlmModelParams,
     responses: { 200: { description: 'The model record', schema: LlmModel } },
-    handler: async ({ params, auth, db }) => {
+    handler: async ({ params, auth, db, services }) => {
       const row = await getModel(db, auth.orgId, params.model_id);
       if (!row) throw notFound('LLM model');
-      return row;
+      return withWarnings(db, services.config, auth.orgId, row);
     },
   }),
   defineRoute({
@@ -97,11 +109,12 @@ export const modelRoutes = [
     description:
       'Partial update: absent fields keep their value, `tool_ids` and `knowledge_base_ids` replace the whole list. ' +
       'The provider is derived again from the result as on create; when the model id has no known family the ' +
-      'stored provider stays. Agents using the model pick up the change on their next call.',
+      'stored provider stays. Agents using the model pick up the change on their next call: each gets a new version (kind `dependency`), ' +
+      'published at once, or held as its draft when the agent has a test gate. Calls pinned to an earlier version keep the model as it was.',
     params: LlmModelParams,
     body: UpdateLlmModel,
     responses: { 200: { description: 'The updated model record', schema: LlmModel } },
-    handler: async ({ params, body, auth, db, audit }) => {
+    handler: async ({ params, body, auth, db, audit, services }) => {
       const cur = await getModel(db, auth.orgId, params.model_id, { forUpdate: true });
       if (!cur) throw notFound('LLM model');
       const merged = {
@@ -115,11 +128,14 @@ export const modelRoutes = [
         knowledge_base_ids: body.knowledge_base_ids ?? cur.knowledge_base_ids,
       };
       const provider = resolveProvider({ ...merged, provider: body.provider }, cur.provider);
-      const m: ModelWrite = { ...merged, provider };
+      const realtime = resolveRealtime({ model: merged.model, provider, realtime: body.realtime, current: cur.realtime, temperature: body.temperature, max_tokens: body.max_tokens });
+      const m: ModelWrite = { ...merged, provider, realtime, ...(realtime ? { max_tokens: null } : {}) };
       await checkLinks(db, auth.orgId, m, { tools: body.tool_ids !== undefined, kbs: body.knowledge_base_ids !== undefined });
       const row = await updateModel(db, auth.orgId, params.model_id, m);
+      // Agents using the model get a version with it resolved again (agent-versions/service.ts, propagateChange).
+      await propagateChange(db, actorOf(auth), auth.orgId, { modelIds: [row.id] }, { resource_type: 'llm_model', resource_id: row.id, action: 'llm_model.update' });
       await audit({ action: 'llm_model.update', resourceType: 'llm_model', resourceId: row.id, details: { fields: Object.keys(body) } });
-      return row;
+      return withWarnings(db, services.config, auth.orgId, row);
     },
   }),
   defineRoute({

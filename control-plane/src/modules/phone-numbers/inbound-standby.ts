@@ -1,4 +1,4 @@
-// Inbound calls answered by standby agents (docs/decisions.md, "Standby agents"). The SIP bridge puts the caller in
+// Inbound calls answered by standby agents (docs/decisions/030-standby-agents.md). The SIP bridge puts the caller in
 // a room the number's dispatch rule makes, and that rule's dispatch reaches a worker only after LiveKit's affinity
 // wait (~0.2 s) and the job's own join. When LiveKit reports the caller (participant_joined), the control plane
 // opens the call itself and gives it to a waiting standby agent, which joins the caller's room from its standby
@@ -34,7 +34,7 @@ export async function answerFromStandby(services: Services, room: string, caller
   let taken: string;
   try {
     taken = await services.sql.begin(async (tx) => {
-      const route = await routeInbound(tx, number);
+      const route = await routeInbound(tx, number, { overflowPercent: services.config.INBOUND_FALLBACK_OVERFLOW_PERCENT });
       if (!route.target) throw new LeaveToRule();
       const standbyRoom = await services.standby.take(tx, id);
       if (!standbyRoom) throw new LeaveToRule();

@@ -5,7 +5,7 @@
 import type { QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import { unfinishedWiring, wiredIds } from './queries.ts';
-import { deleteOrphans, ensureCatchAllTrunk, orphanedObjects, unwireNumber, upgradeRoomPrefixes } from './wiring.ts';
+import { deleteOrphans, ensureCatchAllTrunk, orphanedObjects, unwireNumber, upgradeAccountHeaders, upgradeRoomPrefixes } from './wiring.ts';
 
 export const REPAIR_QUEUE = 'phone-numbers.repair';
 
@@ -28,6 +28,8 @@ export async function repairWiring(services: Services): Promise<{ undone: number
   await ensureCatchAllTrunk(services);
   const upgraded = await upgradeRoomPrefixes(services, live);
   if (upgraded) services.log.info({ rules: upgraded }, "dispatch rules now name rooms by their number's id");
+  const mapped = await upgradeAccountHeaders(services, live);
+  if (mapped) services.log.info({ trunks: mapped }, "inbound trunks now pass the carrier's account header");
   return { undone, orphans: orphans.rules.length + orphans.trunks.length };
 }
 

@@ -56,8 +56,21 @@ describe('search', () => {
     expect(gb.body.items[0].phone_number).toMatch(/^\+4420794600/);
   });
 
+  it('answers the list envelope like every other list, and offset pages through the matches', async () => {
+    const all = await tp.request('get', '/v1/phone-numbers/search?country=US&area_code=212&limit=4', { key: a.key });
+    expect(all.status).toBe(200);
+    expect(all.body).toMatchObject({ total: 4, limit: 4, offset: 0 });
+    expect(all.body.items).toHaveLength(4);
+    const page = await tp.request('get', '/phone-numbers/search?country=US&area_code=212&limit=2&offset=2', { key: a.key });
+    expect(page.body).toEqual({ items: all.body.items.slice(2, 4), total: 4, limit: 2, offset: 2 });
+    // Defaults stated by the document: limit 20, offset 0.
+    const plain = await tp.request('get', '/v1/phone-numbers/search?country=US&area_code=212', { key: a.key });
+    expect(plain.body).toMatchObject({ limit: 20, offset: 0 });
+    expect(plain.body.total).toBe(plain.body.items.length);
+  });
+
   it('422 in the spec shape for invalid filters', async () => {
-    for (const q of ['country=USA', 'area_code=12', 'limit=0', 'contains=%2B1', 'country=GB&area_code=212', 'colour=red']) {
+    for (const q of ['country=USA', 'area_code=12', 'limit=0', 'offset=-1', 'offset=51', 'contains=%2B1', 'country=GB&area_code=212', 'colour=red']) {
       const res = await tp.request('get', `/phone-numbers/search?${q}`, { key: a.key });
       expect(res.status, q).toBe(422);
       expect(res.body.detail[0]).toMatchObject({ loc: expect.arrayContaining(['query']), msg: expect.any(String), type: expect.any(String) });
@@ -258,11 +271,15 @@ describe('the worker opens inbound calls', () => {
     const fetched = await config(res.body.capability);
     expect(fetched.status).toBe(200);
     expect((await config()).status).toBe(403);
-    // The open brings the same config, so the worker starts the session without asking for it.
+    // The open brings the same config (with the capability in it), so the worker starts the session without asking for it.
     expect(res.body.config).toEqual(fetched.body);
+    expect(res.body.config.capability).toBe(res.body.capability);
     expect(res.body.config.call.id).toBe(res.body.call_id);
-    // A retried request answers the same call.
-    expect((await open(n, 'room-1')).body.call_id).toBe(res.body.call_id);
+    // A repeated open names the same call, and hands out neither config nor capability (once per room).
+    const again = await open(n, 'room-1');
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ reason: 'already_opened', call_id: res.body.call_id });
+    expect(again.body.capability).toBeUndefined();
 
     const unknown = await open({ ...n, phone_number: '+19995550100' }, 'unrouted-1');
     expect(unknown.status).toBe(404);

@@ -13,6 +13,8 @@ export interface PhoneNumberRow {
   friendly_name: string | null;
   provider: string;
   agent_id: string;
+  /** Migration 150: the version of agent_id its calls run; null follows the published one. */
+  agent_version?: number | null;
   /** Migration 103: the squad the number routes to (then agent_id is its entry agent). */
   squad_id: string | null;
   status: 'active' | 'inactive';
@@ -73,7 +75,7 @@ export async function listNumbers(db: Db, orgId: string, q: { limit: number; off
   return pageOf(db, rows, q.offset, from);
 }
 
-export async function updateNumber(db: Db, id: string, f: Partial<Pick<PhoneNumberRow, 'friendly_name' | 'agent_id' | 'squad_id' | 'status' | 'inbound_routing'>>) {
+export async function updateNumber(db: Db, id: string, f: Partial<Pick<PhoneNumberRow, 'friendly_name' | 'agent_id' | 'agent_version' | 'squad_id' | 'status' | 'inbound_routing'>>) {
   const set: Record<string, unknown> = { ...f };
   if ('inbound_routing' in f) set.inbound_routing = f.inbound_routing ? db.json(f.inbound_routing) : null;
   const [row] = await db<PhoneNumberRow[]>`update phone_numbers set ${db(set)}, updated_at = now() where id = ${id} returning *`;

@@ -19,6 +19,7 @@ import { getNumber, listNumbers, updateNumber } from './queries.ts';
 import {
   carrierHttpError,
   normaliseRouting,
+  numberPin,
   numberTarget,
   phoneNumberView,
   purchaseNumber,
@@ -29,8 +30,7 @@ import {
 } from './service.ts';
 import { targetProblems } from '../squads/target.ts';
 import { inboundRoomAnsweredElsewhere, openInboundCall } from './inbound.ts';
-import { mintCapability } from '../calls/capability.ts';
-import { resolveCallConfig } from '../calls/service.ts';
+import { configOnce } from '../calls/config-once.ts';
 import { ValidationFailure } from '../../http/errors.ts';
 
 const meta = (ctx: { state: { requestId: string }; ip: string }) => ({ requestId: ctx.state.requestId, ip: ctx.ip || null });
@@ -46,7 +46,7 @@ const searchRoute = (root: boolean): RouteDef =>
     description:
       'Numbers the platform can buy for you now. `country` defaults to `US`; `area_code` applies to US and CA only; ' +
       '`contains` matches digits, or letters by their keypad digit. Results are not reserved: buy one with ' +
-      '`POST /v1/phone-numbers`.',
+      '`POST /v1/phone-numbers`. Answers the list envelope; `offset` pages through the first 100 matches.',
     query: PhoneNumberSearchQuery,
     transaction: false,
     responses: { 200: { description: 'Available numbers', schema: PhoneNumberSearchResult } },
@@ -58,8 +58,14 @@ const searchRoute = (root: boolean): RouteDef =>
         ]);
       }
       try {
-        const items = await carrierFor(services).search({ country, area_code: query.area_code ?? null, contains: query.contains ?? null, limit: query.limit });
-        return { items };
+        // Carriers have no offset of their own: ask for the window's end, answer its last `limit`.
+        const found = await carrierFor(services).search({
+          country,
+          area_code: query.area_code ?? null,
+          contains: query.contains ?? null,
+          limit: query.offset + query.limit,
+        });
+        return { items: found.slice(query.offset, query.offset + query.limit), total: found.length, limit: query.limit, offset: query.offset };
       } catch (err) {
         if (err instanceof CarrierError) throw carrierHttpError(err);
         throw err;
@@ -136,16 +142,18 @@ export const phoneNumberRoutes = [
       await checkReferences(db, auth.orgId, targetReferences(body, ['body']));
       // A new target replaces the number's agent and squad together (a squad's number keeps its entry agent).
       const target = body.agent_id || body.squad_id ? await numberTarget(db, auth.orgId, body) : {};
+      const pin = await numberPin(db, auth.orgId, cur, target, body.agent_version);
       const row = await updateNumber(db, cur.id, {
         ...(body.friendly_name !== undefined ? { friendly_name: body.friendly_name } : {}),
         ...(body.status ? { status: body.status } : {}),
         ...target,
+        ...pin,
       });
       await audit({
         action: 'phone_number.update',
         resourceType: 'phone_number',
         resourceId: cur.id,
-        details: { fields: Object.keys(body), ...(body.status ? { status: body.status } : {}) },
+        details: { fields: Object.keys(body), ...(body.status ? { status: body.status } : {}), ...(pin.agent_version !== undefined ? { agent_version: pin.agent_version } : {}) },
       });
       return phoneNumberView(row);
     },
@@ -160,8 +168,12 @@ export const phoneNumberRoutes = [
       'Fields given replace the stored ones; `null` clears one. Calls go to `agent_id` or `squad_id` (one of them; ' +
       "setting one clears the other; a squad's entry agent answers), else to the number's own agent or squad; " +
       '`fallback` (`agent_id` or `squad_id`) answers when that target has been deleted or the organisation is at its daily ' +
-      'call cap or concurrent-call limit (fallback calls are the overflow line and are admitted past those limits); ' +
-      "then the workspace's `default_agent_id`. `voicemail_message` is left when voicemail is detected.",
+      'call cap or concurrent-call limit (fallback calls are the overflow line and are admitted past those limits), and ' +
+      'when no agent takes the call: if no media worker accepts it within INBOUND_ANSWER_WAIT_SECONDS (none running, or ' +
+      'all full), the control plane opens the call for the fallback itself (metadata `routed_via: "fallback"`, ' +
+      '`unanswered_by` naming the agents that did not take it). Without a live target and fallback, the workspace\'s ' +
+      '`default_agent_id` answers. A call nobody takes plays `voicemail_message` (when set) and fails with `call.failed` ' +
+      'reason `agent_unavailable`. `voicemail_message` is also left when voicemail is detected.',
     params: PhoneNumberParams,
     body: InboundRoutingInput,
     responses: { 200: { description: 'The phone number', schema: PhoneNumber } },
@@ -212,7 +224,8 @@ export const internalInboundRoutes = [
     description:
       "200 `{call_id, capability, config}` (the call's capability for the rest of the internal API, and its config as GET .../config gives it); 404 `{reason: number_not_found | number_inactive | route_mismatch}` (no call; route_mismatch: the " +
       "trunk, dispatch rule or room is not the number's own); 409 `{reason, call_id}` when no " +
-      'agent can take it (a failed call and `call.failed`). On 404 or 409 the worker deletes the room, which makes ' +
+      'agent can take it (a failed call and `call.failed`), or `already_opened`: the room\'s call was opened before (the config and ' +
+      'capability are handed out once per room: a replay gets neither) or `answered_elsewhere`. On 404 or 409 (but those two) the worker deletes the room, which makes ' +
       'the SIP bridge answer the INVITE with 486.',
     body: InboundOpenRequest,
     transaction: false,
@@ -220,9 +233,10 @@ export const internalInboundRoutes = [
     // The platform worker token opens the call; everything after needs the capability returned with it.
     handler: async ({ body, services }) => {
       const opened = await openInboundCall(services, body);
-      // The config comes with the open: the caller is on the line, waiting for the greeting.
-      const config = await resolveCallConfig(services, services.sql, opened.call_id);
-      return { ...opened, capability: mintCapability(services, opened.call_id), config };
+      // The config comes with the open (the caller is on the line, waiting for the greeting), and only with the open
+      // that made the call: a replay of the request (its inputs are in logs) is refused above (already_opened).
+      const { capability, ...config } = await configOnce(services, services.sql, opened.call_id);
+      return { ...opened, capability, config: { ...config, capability } };
     },
   }),
   defineRoute({

@@ -13,6 +13,7 @@ import type { InboundRouting, InboundRoutingInput, PurchasePhoneNumber } from '.
 import { CarrierError, carrierFor } from './carriers/index.ts';
 import { insertPurchasing, setWiring, type PhoneNumberRow } from './queries.ts';
 import { unwireNumber, wireNumber } from './wiring.ts';
+import { checkPin } from '../agent-versions/call-version.ts';
 
 export function phoneNumberView(row: PhoneNumberRow) {
   return {
@@ -21,6 +22,7 @@ export function phoneNumberView(row: PhoneNumberRow) {
     friendly_name: row.friendly_name,
     provider: row.provider,
     agent_id: row.agent_id,
+    agent_version: row.agent_version ?? null,
     squad_id: row.squad_id ?? null,
     status: row.status,
     inbound_trunk_id: row.inbound_trunk_id,
@@ -33,7 +35,7 @@ export function phoneNumberView(row: PhoneNumberRow) {
   };
 }
 
-/** Carrier failures as API errors: never a 500 (see docs/decisions.md, "Phone numbers"). */
+/** Carrier failures as API errors: never a 500 (see docs/decisions/016-phone-numbers-and-inbound-calls.md). */
 export function carrierHttpError(err: CarrierError, phoneNumber?: string | null): HttpError | ValidationFailure {
   switch (err.code) {
     case 'number_unavailable':
@@ -188,4 +190,25 @@ export async function releaseNumber(services: Services, row: PhoneNumberRow): Pr
   } catch (err) {
     services.log.warn({ err, phone_number_id: row.id }, 'release unfinished; the repair job retries it');
   }
+}
+
+/**
+ * The number's version pin after a PATCH: a given pin must be a version of the number's agent (after the PATCH)
+ * and the number must route to that one agent, not a squad (422 at agent_version); a new target without a pin
+ * clears it (the old pin named a version of another agent). Empty when nothing changes.
+ */
+export async function numberPin(
+  db: Db,
+  orgId: string,
+  cur: PhoneNumberRow,
+  target: { agent_id?: string; squad_id?: string | null },
+  version: number | null | undefined,
+): Promise<{ agent_version?: number | null }> {
+  const retargeted = target.agent_id !== undefined;
+  if (version === undefined) return retargeted && cur.agent_version != null ? { agent_version: null } : {};
+  if (version === null) return { agent_version: null };
+  const squad = retargeted ? target.squad_id : cur.squad_id;
+  if (squad) throw new ValidationFailure([{ loc: ['body', 'agent_version'], msg: "A squad's number follows its agents' published versions; a version is pinned on a number routed to one agent", type: 'value_error', input: version }]);
+  await checkPin(db, orgId, target.agent_id ?? cur.agent_id, version, ['body', 'agent_version']);
+  return { agent_version: version };
 }

@@ -16,7 +16,7 @@ import type { ParticipantInfo } from 'livekit-server-sdk';
 import type { QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import { dispatchCallAgent } from '../calls/capability.ts';
-import { failCall, isFinal, markInitiated } from '../calls/lifecycle.ts';
+import { failCall, isFinal, markInitiated, noWorker } from '../calls/lifecycle.ts';
 import { callIdInRoom, getCallById, mergeCallMetadata, setPartialMessages, type CallRow } from '../calls/queries.ts';
 import { announce, synthesizeMessage } from './announcer.ts';
 import { countDailyCall, fallbackTarget, insertInboundCall, legOf, numberOfLeg, primaryTarget, type InboundLeg } from './inbound.ts';
@@ -203,23 +203,25 @@ async function failUnanswered(services: Services, call: CallRow, played: boolean
     const locked = await getCallById(tx, call.id, { lock: true });
     if (!locked || isFinal(locked.status)) return;
     if (played) await mergeCallMetadata(tx, call.id, { voicemail_played: true });
-    await failCall(tx, locked, 'agent_unavailable', 'dispatch_timeout');
+    await failCall(tx, locked, 'agent_unavailable', 'dispatch_timeout', noWorker(services.config.INBOUND_ANSWER_WAIT_SECONDS));
   });
   if (call.room_name) await deleteRoom(services, call.room_name);
 }
 
-export function inboundWatchQueues(services: Services): QueueDef<never>[] {
+export function inboundWatchQueues(services: Services, watch: (job: WatchJob) => Promise<WatchOutcome> = (job) => watchInbound(services, job)): QueueDef<never>[] {
   return [
     {
       name: INBOUND_WATCH_QUEUE,
       // Delayed jobs: NOTIFY fires at insert, before they are due, so poll for them (the default is 30 s).
-      work: { pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 },
+      // One job per fetch, INBOUND_WATCH_CONCURRENCY at once: a check that plays a voicemail message holds its slot
+      // for as long as the message (minutes, for a tenant's long one), and a batch would hold every other call of
+      // its batch behind it; pg-boss's default (one at a time) held every organisation's unanswered calls.
+      work: { pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1, batchSize: 1, localConcurrency: services.config.INBOUND_WATCH_CONCURRENCY },
       options: { retryLimit: 2, retryDelay: 1 },
       handler: async (jobs: Job<WatchJob>[]) => {
-        // Each may play a message for several seconds: callers do not wait on each other.
         await Promise.all(
           jobs.map(async (job) => {
-            const outcome = await watchInbound(services, job.data);
+            const outcome = await watch(job.data);
             if (outcome !== 'opened' && outcome !== 'taken') services.log.info({ room: job.data.room, stage: job.data.stage, outcome }, 'inbound room watched');
           }),
         );

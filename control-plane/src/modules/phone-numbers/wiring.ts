@@ -13,6 +13,7 @@ import type { CarrierAdapter } from './carriers/types.ts';
 import { carrierFor, ingressOf } from './carriers/index.ts';
 import { getNumberById, setWiring, type PhoneNumberRow } from './queries.ts';
 import { INBOUND_ROOM_PREFIX } from '../../../../schemas/internal.ts';
+import { accountHeaderMapping, inboundAccountCheck } from './carriers/account.ts';
 
 export { INBOUND_ROOM_PREFIX };
 /** A number's rooms: `pn-<number id>_<caller>_<random>` (LiveKit joins the rule's prefix and the rest with `_`). */
@@ -55,6 +56,8 @@ export async function wireNumber(services: Services, row: PhoneNumberRow, carrie
     const trunk = await sip.createSipInboundTrunk(objectName(row.id, 'in'), [row.phone_number], {
       metadata: context,
       ...(addresses.length ? { allowedAddresses: addresses } : {}),
+      // The carrier's account header, checked by the control plane at the call's open (carriers/account.ts).
+      headersToAttributes: accountHeaderMapping(inboundAccountCheck(cfg)),
       ringingTimeout: cfg.SIP_RINGING_TIMEOUT_SECONDS,
     });
     cur = await setWiring(services.sql, row.id, { inbound_trunk_id: trunk.sipTrunkId });
@@ -166,6 +169,27 @@ export async function upgradeRoomPrefixes(services: Services, live: Set<string>)
     if (rule?.case !== 'dispatchRuleIndividual' || rule.value.roomPrefix === inboundRoomPrefix(m[1]!)) continue;
     const individual = new SIPDispatchRuleIndividual({ ...rule.value, roomPrefix: inboundRoomPrefix(m[1]!) });
     await sip.updateSipDispatchRuleFields(r.sipDispatchRuleId, { rule: new SIPDispatchRule({ rule: { case: 'dispatchRuleIndividual', value: individual } }) });
+    changed++;
+  }
+  return changed;
+}
+
+/**
+ * Inbound trunks of live numbers made before the carrier account check (or before the operator named its
+ * header): their headers-to-attributes mapping is set, so the account reaches the control plane. Returns how
+ * many changed.
+ */
+export async function upgradeAccountHeaders(services: Services, live: Set<string>): Promise<number> {
+  const { sip } = services.livekit;
+  const mapping = accountHeaderMapping(inboundAccountCheck(services.config));
+  let changed = 0;
+  for (const t of await sip.listSipInboundTrunk()) {
+    const m = NAME_RE.exec(t.name);
+    if (!m || m[2] !== 'in' || !live.has(m[1]!)) continue;
+    const current = t.headersToAttributes ?? {};
+    if (Object.entries(mapping).every(([h, a]) => current[h] === a)) continue;
+    t.headersToAttributes = { ...current, ...mapping };
+    await sip.updateSipInboundTrunk(t.sipTrunkId, t);
     changed++;
   }
   return changed;

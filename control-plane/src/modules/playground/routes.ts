@@ -1,7 +1,7 @@
 // GET /playground: a page for developers to talk to an agent and watch each turn's latency, and its two built
 // assets; GET /console: the console (calls, agents, numbers, knowledge, webhooks, settings), served the same
 // way with the same headers. Public routes (the pages ask for a key themselves and keep it in memory); see
-// docs/decisions.md, "Playground" and "Console".
+// docs/decisions/027-playground.md and "Console".
 import { defineRoute, reply } from '../../http/route.ts';
 import { notFound } from '../../http/errors.ts';
 import type { Services } from '../../services.ts';

@@ -2,9 +2,10 @@ import type { Db } from '../../db/types.ts';
 import type { NewKey } from '../../auth/keys.ts';
 import { pageOf, totalColumn, type Counted, type Row } from '../../db/list-page.ts';
 
-// `key` is the masked form: only a hash of the key is stored, so the full key exists in the creation answer only.
+// `key` is the whole key: public by design, it is kept (key_value). Keys from before it was kept have only their
+// hash, and answer the masked form (docs/decisions/spec-publishable-keys-whole.md).
 const columns = (db: Db) => db`
-  id, name, key_prefix || '...' || last4 as key, key_prefix, is_active, allowed_origins, scopes, agent_ids,
+  id, name, coalesce(key_value, key_prefix || '...' || last4) as key, key_prefix, is_active, allowed_origins, scopes, agent_ids,
   allowed_overrides, last_used_at, revoked_at, created_at, updated_at`;
 
 export interface PublishableKeyInput {
@@ -17,8 +18,8 @@ export interface PublishableKeyInput {
 
 export async function insertPublishableKey(db: Db, orgId: string, key: NewKey, k: PublishableKeyInput) {
   const [row] = await db`
-    insert into publishable_keys (org_id, name, key_hash, key_prefix, last4, allowed_origins, scopes, agent_ids, allowed_overrides)
-    values (${orgId}, ${k.name}, ${key.hash}, ${key.prefix}, ${key.last4}, ${k.allowedOrigins}, ${k.scopes}, ${k.agentIds}, ${k.allowedOverrides})
+    insert into publishable_keys (org_id, name, key_hash, key_value, key_prefix, last4, allowed_origins, scopes, agent_ids, allowed_overrides)
+    values (${orgId}, ${k.name}, ${key.hash}, ${key.key}, ${key.prefix}, ${key.last4}, ${k.allowedOrigins}, ${k.scopes}, ${k.agentIds}, ${k.allowedOverrides})
     returning ${columns(db)}`;
   return row!;
 }

@@ -63,8 +63,8 @@ export const publishableKeyRoutes = [
       'it every agent of the organisation can be called), and a web call may send `overrides` fields or `variables` ' +
       'only as `allowed_overrides` lists (none by default). Web calls started with publishable keys have their own ' +
       'limits (concurrent calls per organisation, calls per minute per client IP) and never take phone capacity. ' +
-      'The full key is in `key` in this answer only: like secret keys, only a hash is stored, and later answers ' +
-      'show it masked.',
+      'The whole key is in `key`, here and in later answers (get, list): a publishable key is public by design, ' +
+      'so, unlike secret keys, it is kept and shown whole, ready to embed.',
     body: CreatePublishableKey,
     status: 201,
     responses: { 201: { description: 'The new key, with its full value in `key`', schema: PublishableKey } },

@@ -1,12 +1,12 @@
 // The retention job (pg-boss, hourly on one process of the fleet): for each organisation with `retain_days`,
 // deletes the content of calls created longer ago than that (messages, analysis text, the recording in its
 // storage, and the same content in the stored events) and keeps the call's metadata. Each batch is audited
-// (`call.content_deleted`, actor `system`) with the calls it emptied. docs/decisions.md, "Privacy".
+// (`call.content_deleted`, actor `system`) with the calls it emptied. docs/decisions/021-privacy.md.
 import type { QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import { deleteRecording } from '../calls/storage/index.ts';
-import { callsPastRetention, deleteCallContent, orgsWithRetention, scrubCallEvents } from './queries.ts';
+import { callsPastRetention, deleteCallContent, deleteCallExtras, orgsWithRetention, scrubCallEvents } from './queries.ts';
 
 export const RETENTION_QUEUE = 'privacy.retention';
 const BATCH = 200;
@@ -42,6 +42,7 @@ async function purgeOrg(services: Services, org: { id: string; retain_days: numb
       for (const c of calls) {
         await deleteCallContent(tx, c.id, removed.has(c.id));
         await scrubCallEvents(tx, c.id);
+        await deleteCallExtras(tx, c.id);
       }
       await writeAudit(tx, {
         orgId: org.id,

@@ -54,3 +54,29 @@ export async function scrubCallEvents(db: Db, callId: string): Promise<void> {
       end)::json
     where call_id = ${callId} and type in ('transcript.partial', 'transcript.final', 'call.ended', 'call.analyzed')`;
 }
+
+/**
+ * The rest of a call's free text, kept elsewhere: a supervisor's said and whispered text, its squad hand-offs' reasons (in the call row and the
+ * `call.handoff` events), a warm transfer's held `ended` report (the whole conversation), the reason the agent gave
+ * when it listed the number as do-not-call (the entry itself stays: it is what stops the next call), and the
+ * conversation of the voice test whose call this was. Times, agents and outcomes stay.
+ */
+export async function deleteCallExtras(db: Db, callId: string): Promise<void> {
+  await db`
+    update calls set handoffs = (select coalesce(jsonb_agg(h || '{"reason": null}'::jsonb order by n), '[]'::jsonb)
+                                 from jsonb_array_elements(handoffs) with ordinality as e(h, n))
+    where id = ${callId} and jsonb_array_length(handoffs) > 0`;
+  await db`update events set payload = (payload::jsonb || '{"reason": null}'::jsonb)::json where call_id = ${callId} and type = 'call.handoff'`;
+  await db`update call_transfers set held_report = null where call_id = ${callId} and held_report is not null`;
+  // A supervisor's said and whispered text (calls.supervision, its call.supervised events, an untaken outbox).
+  await db`
+    update calls set supervision = (select coalesce(jsonb_agg(case when e ? 'details' and e->'details' ? 'text'
+                                                                  then jsonb_set(e, '{details,text}', 'null'::jsonb) else e end order by n), '[]'::jsonb)
+                                    from jsonb_array_elements(supervision) with ordinality as x(e, n)),
+                     supervision_outbox = '[]'::jsonb
+    where id = ${callId} and (jsonb_array_length(supervision) > 0 or jsonb_array_length(supervision_outbox) > 0)`;
+  await db`update events set payload = jsonb_set(payload::jsonb, '{details,text}', 'null'::jsonb)::json
+           where call_id = ${callId} and type = 'call.supervised' and payload::jsonb->'details' ? 'text'`;
+  await db`update do_not_call set reason = null where call_id = ${callId} and source = 'agent' and reason is not null`;
+  await db`update agent_test_results set messages = '[]'::jsonb, tool_calls = '[]'::jsonb where call_id = ${callId}`;
+}

@@ -23,7 +23,7 @@ beforeAll(async () => {
 async function orgWithAgent(retainDays: number | null): Promise<{ orgId: string; key: string }> {
   const org = await tp.createOrg();
   const model = await tp.request('post', '/v1/models', { key: org.key, body: { name: 'm', model: 'gpt-4o-mini' } });
-  const agent = await tp.request('post', '/v1/agents', { key: org.key, body: { name: 'a', llm_id: model.body.id } });
+  const agent = await tp.request('post', '/v1/agents', { key: org.key, body: { name: 'a', llm_id: model.body.id, enable_recording: true } });
   agentOf.set(org.orgId, agent.body.id);
   if (retainDays !== null) expect((await tp.request('patch', '/v1/workspace', { key: org.key, body: { settings: { retain_days: retainDays } } })).status).toBe(200);
   return org;
@@ -33,10 +33,10 @@ async function orgWithAgent(retainDays: number | null): Promise<{ orgId: string;
 async function callWithContent(orgId: string, createdAt: Date, status = 'completed'): Promise<string> {
   const [row] = await tp.sql`
     insert into calls (org_id, agent_id, type, status, created_at, started_at, ended_at, duration_seconds, messages,
-                       ai_summary, analysis_summary, analysis_status, outcome, latency)
+                       ai_summary, analysis_summary, analysis_status, outcome, latency, recording_consent)
     values (${orgId}, ${agentOf.get(orgId)!}, 'web', ${status}, ${createdAt}, ${createdAt}, ${status === 'completed' ? createdAt : null}, 42,
             ${tp.sql.json(MESSAGES)}, 'Card 4111 1111 1111 1111 was updated.', 'Card 4111 1111 1111 1111 was updated.', 'completed',
-            'card_updated', ${tp.sql.json({ e2e: { avg_ms: 900 } })})
+            'card_updated', ${tp.sql.json({ e2e: { avg_ms: 900 } })}, 'none')
     returning id`;
   const id = row!.id as string;
   const upload = await fetch(`${tp.url}/v1/recordings/${id}/upload`, {

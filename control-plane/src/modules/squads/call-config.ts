@@ -8,13 +8,19 @@ import type { AgentRow } from '../agents/queries.ts';
 import { effectiveSystemPrompt } from '../../../../shared/prompt.ts';
 import { interpolate, mergeVariables } from '../../../../shared/template.ts';
 import { knowledgeConfigFor } from '../knowledge-bases/search.ts';
-import { agentAndModelForCall, type CallRow } from '../calls/queries.ts';
+import type { CallRow } from '../calls/queries.ts';
 import { getSquadById, isMemberOf } from './queries.ts';
 
 /** What calls/service.ts resolves for every agent of a call (passed in: the calls module imports this one). */
 export interface MemberParts {
   behaviour: (agent: AgentRow) => Omit<SquadMemberConfig['agent'], 'id' | 'name'>;
-  tools: (services: Services, db: Db, orgId: string, toolIds: string[]) => Promise<SquadMemberConfig['tools']>;
+  /** A member's agent, model, tools and knowledge bases: its published version's (agent-versions). */
+  member: (
+    services: Services,
+    db: Db,
+    orgId: string,
+    agentId: string,
+  ) => Promise<{ agent: AgentRow; model: Omit<SquadMemberConfig['llm'], 'base_url'> & { base_url: string | null; system_prompt: string | null }; tools: SquadMemberConfig['tools']; knowledgeBaseIds: string[] } | null>;
 }
 
 export async function squadConfigFor(services: Services, db: Db, call: CallRow, parts: MemberParts): Promise<SquadConfig | undefined> {
@@ -25,16 +31,17 @@ export async function squadConfigFor(services: Services, db: Db, call: CallRow, 
   const members: SquadMemberConfig[] = [];
   for (const agentId of squad.agent_ids) {
     if (agentId === call.agent_id) continue;
-    const { agent, model } = await agentAndModelForCall(db, agentId);
+    const found = await parts.member(services, db, call.org_id, agentId);
     // A member cannot be deleted while in the squad; one missing anyway simply gets no hand-off tool.
-    if (!agent || !model) continue;
+    if (!found) continue;
+    const { agent, model } = found;
     const variables = mergeVariables(agent.dynamic_variables ?? {}, call.variables ?? {});
     members.push({
       agent: { id: agent.id, name: agent.name, ...parts.behaviour(agent) },
       prompt: interpolate(effectiveSystemPrompt(agent.job_description, model.system_prompt) ?? '', variables),
-      llm: { provider: model.provider, model: model.model, base_url: model.base_url, temperature: model.temperature, max_tokens: model.max_tokens },
-      tools: await parts.tools(services, db, call.org_id, model.tool_ids),
-      knowledge: await knowledgeConfigFor(db, call.org_id, model.knowledge_base_ids, services.config.KB_STUFF_MAX_TOKENS),
+      llm: { provider: model.provider, model: model.model, base_url: model.base_url, temperature: model.temperature, max_tokens: model.max_tokens, realtime: model.realtime ?? null },
+      tools: found.tools,
+      knowledge: await knowledgeConfigFor(db, call.org_id, found.knowledgeBaseIds, services.config.KB_STUFF_MAX_TOKENS),
     });
   }
   const present = new Set([call.agent_id, ...members.map((m) => m.agent.id)]);

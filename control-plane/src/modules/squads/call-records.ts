@@ -4,7 +4,8 @@ import { conflict, ValidationFailure } from '../../http/errors.ts';
 import type { CallLatency, HandoffReport } from '../../../../schemas/internal.ts';
 import { emitEvent } from '../events/emit.ts';
 import { isFinal } from '../calls/lifecycle.ts';
-import type { CallRow } from '../calls/queries.ts';
+import { retentionOfCall, type CallRow } from '../calls/queries.ts';
+import { retainFreeText } from '../../../../shared/privacy.ts';
 import { appendCallHandoff, setCallAgentLatency, squadBounds } from './queries.ts';
 
 /**
@@ -23,7 +24,8 @@ export async function recordHandoff(db: Db, call: CallRow, h: Omit<HandoffReport
   if (problems.length) throw new ValidationFailure(problems);
   const done = call.handoffs ?? [];
   if (done.length >= (squad?.max_handoffs ?? 0)) throw conflict("The call has made its squad's max_handoffs hand-offs");
-  const entry = { from_agent_id: h.from_agent_id, to_agent_id: h.to_agent_id, reason: h.reason, context: h.context, at: h.at };
+  // The reason is the model's free text: the call's data retention applies to it, in the record and the event.
+  const entry = { from_agent_id: h.from_agent_id, to_agent_id: h.to_agent_id, reason: retainFreeText(await retentionOfCall(db, call.id), h.reason), context: h.context, at: h.at };
   await appendCallHandoff(db, call.id, entry);
   await emitEvent(db, {
     orgId: call.org_id,

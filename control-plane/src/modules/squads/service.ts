@@ -1,6 +1,6 @@
 // Squad validation beyond the schema: members are agents of the organisation, the entry agent and every
 // hand-off stay inside the squad, and each (from, to) pair is allowed once. Cycles are allowed: a call bounds
-// them with max_handoffs (docs/decisions.md, "Squads").
+// them with max_handoffs (docs/decisions/033-squads.md).
 import type { Db } from '../../db/types.ts';
 import { ValidationFailure } from '../../http/errors.ts';
 import { checkReferences } from '../../http/references.ts';

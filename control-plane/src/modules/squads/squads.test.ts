@@ -163,7 +163,9 @@ describe('/v1/squads', () => {
     expect((await tp.request('get', '/v1/squads', { key: other.key })).body.items).toEqual([]);
     expect((await tp.request('get', `/v1/squads/${id}`, { key: org.key })).body.name).toBe('mine');
     // Nor can a call start on it.
-    expect((await tp.request('post', '/v1/calls/web', { key: other.key, body: { squad_id: id } })).status).toBe(404);
+    const refused = await tp.request('post', '/v1/calls/web', { key: other.key, body: { squad_id: id } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.detail[0]).toMatchObject({ type: 'reference_not_found', loc: ['body', 'squad_id'] });
   });
 
   it('an agent in a squad cannot be deleted (409 naming the squads)', async () => {

@@ -1,6 +1,6 @@
 // Who a new call talks to: `agent_id`, or `squad_id` (its entry agent answers). Exactly one of the two.
 import type { Db } from '../../db/types.ts';
-import { notFound, ValidationFailure } from '../../http/errors.ts';
+import { ValidationFailure } from '../../http/errors.ts';
 import { referenceError } from '../../http/references.ts';
 import { getAgent, type AgentRow } from '../agents/queries.ts';
 import type { CallRow } from '../calls/queries.ts';
@@ -50,22 +50,20 @@ export async function findCallTarget(db: Db, orgId: string, ids: TargetIds): Pro
 
 /**
  * Resolves `agent_id` xor `squad_id` of a request body. Neither or both is a 422. A missing one (or another
- * organisation's) is `missing` as the caller's route answers it: a 404 (web calls, as GET would) or a 422
- * `reference_not_found` at the field (outbound calls).
+ * organisation's) is a 422 `reference_not_found` at the field, the same on web and outbound calls, as for every
+ * id in a body (http/references.ts; docs/decisions/spec-missing-call-target.md).
  */
 export async function resolveCallTarget(
   db: Db,
   orgId: string,
   body: { agent_id?: string | undefined; squad_id?: string | undefined },
-  missing: '404' | '422',
 ): Promise<CallTarget> {
   const problems = targetProblems(body, ['body'], true);
   if (problems.length) throw new ValidationFailure(problems);
   const target = await findCallTarget(db, orgId, body);
   if (target) return target;
-  const [field, what] = body.agent_id !== undefined ? (['agent_id', 'Agent'] as const) : (['squad_id', 'Squad'] as const);
-  if (missing === '404') throw notFound(what);
-  throw new ValidationFailure([referenceError(['body', field], what === 'Agent' ? 'agent' : 'squad', body[field])]);
+  const [field, what] = body.agent_id !== undefined ? (['agent_id', 'agent'] as const) : (['squad_id', 'squad'] as const);
+  throw new ValidationFailure([referenceError(['body', field], what, body[field])]);
 }
 
 /** Marks a call as the squad's (right after its insert, in the same transaction). */

@@ -1,4 +1,4 @@
-// Standby agents (docs/decisions.md, "Standby agents"): the control plane keeps STANDBY_AGENTS rooms, each with an
+// Standby agents (docs/decisions/030-standby-agents.md): the control plane keeps STANDBY_AGENTS rooms, each with an
 // agent job already joined and waiting, so a web call takes one instead of waiting for LiveKit's dispatch (about
 // 0.2 s of psrpc affinity wait on every job) and the agent's join; an inbound call takes one too, and its agent
 // joins the caller's room from there (phone-numbers/inbound-standby.ts). A room's job waits on a held request
@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import client from 'prom-client';
 import type { Services, StandbyAgents } from '../../services.ts';
 import type { Db } from '../../db/types.ts';
-import { dispatchCallAgent } from '../calls/capability.ts';
+import { dispatchCallAgent, standbySecret } from '../calls/capability.ts';
 import { getCallById } from '../calls/queries.ts';
 import { liveWorkers } from '../workers/queries.ts';
 import { claimTaken, countByState, dropWaiting, expireRooms, forgetRoom, releaseWorkerRooms, reserveRooms, takeReadyRoom } from './queries.ts';
@@ -205,7 +205,8 @@ export class StandbyPool implements StandbyAgents {
       try {
         // Room metadata is readable by everyone in the room: it says only that the room is a standby room.
         await livekit.rooms.createRoom({ name: room, metadata: JSON.stringify({ standby: true }), emptyTimeout: 120, departureTimeout: 15 });
-        await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata: JSON.stringify({ standby: room }) });
+        // The room's secret goes with its dispatch: only a wait that presents it is held for the room's call.
+        await livekit.dispatch.createDispatch(room, livekit.agentName, { metadata: JSON.stringify({ standby: room, secret: standbySecret(services, room) }) });
       } catch (err) {
         log.warn({ err, room }, 'standby room could not be made');
         await forgetRoom(sql, room);

@@ -2,7 +2,8 @@
 import { defineRoute, reply } from '../../http/route.ts';
 import { notFound } from '../../http/errors.ts';
 import { StandbyParams, StandbyWaitRequest, StandbyWaitResult } from '../../../../schemas/internal.ts';
-import { mintCapability } from '../calls/capability.ts';
+import { mintCapability, verifyStandbySecret } from '../calls/capability.ts';
+import { claimConfig } from '../calls/config-once.ts';
 import { getCallById } from '../calls/queries.ts';
 import { resolveCallConfig } from '../calls/service.ts';
 import type { Services } from '../../services.ts';
@@ -19,13 +20,16 @@ async function claimFor(services: Services, room: string) {
   const callId = await claimTaken(services.sql, room);
   if (!callId) return { release: true };
   services.standby.claimed();
+  // The config is handed out here, once (calls/config-once.ts): a dispatch ticket for the same call opens nothing more.
+  await claimConfig(services.sql, callId);
   const [config, call] = await Promise.all([resolveCallConfig(services, services.sql, callId), getCallById(services.sql, callId)]);
   const callRoom = call?.room_name;
   const join =
     callRoom && callRoom !== room
       ? { room_name: callRoom, token: await services.livekit.agentToken(callRoom, `agent-${room.slice('standby-'.length)}`) }
       : undefined;
-  return { call_id: callId, capability: mintCapability(services, callId), config, ...(join ? { join } : {}) };
+  const capability = mintCapability(services, callId);
+  return { call_id: callId, capability, config: { ...config, capability }, ...(join ? { join } : {}) };
 }
 
 export const standbyRoutes = [
@@ -42,13 +46,17 @@ export const standbyRoutes = [
       'Held up to 25 s. 200 `{call_id, capability, config}`: the call given to this room (the job serves it, as if dispatched for it); ' +
       'with `join` `{room_name, token}` when the call is in another room (an inbound call): the job joins it and serves the call there; ' +
       '200 `{release: true}`: the room is no longer wanted (the worker drains, the room expired, or the call was dispatched elsewhere), the job ' +
-      'leaves; 204: nothing yet, ask again; 404: not a standby room (the job leaves).',
+      "leaves; 204: nothing yet, ask again; 404: not a standby room, or the request lacks the room's secret (X-Standby-Secret, from the " +
+      "room's dispatch metadata `secret`) (the job leaves).",
     params: StandbyParams,
     body: StandbyWaitRequest,
     transaction: false,
     responses: { 200: { description: 'The call, or a release', schema: StandbyWaitResult }, 204: { description: 'Nothing yet: ask again' } },
     handler: async ({ params, body, services, ctx }) => {
       const room = params.room_name;
+      // The room's secret (from its dispatch): a room's name is in logs and LiveKit's room list, and a wait that
+      // knew only the name would be given the next web call of any organisation. Unknown and unproven alike: 404.
+      if (!verifyStandbySecret(services, room, ctx.get('x-standby-secret') || undefined)) throw notFound('Standby room');
       const row = await getStandby(services.sql, room);
       if (!row) throw notFound('Standby room');
       if (row.state === 'taken') return claimFor(services, room);

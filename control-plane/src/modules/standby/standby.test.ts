@@ -30,11 +30,18 @@ async function until<T>(fn: () => Promise<T | null | undefined | false>, tries =
 const heartbeat = (workerId: string, draining = false) =>
   tp.request('post', `/internal/v1/workers/${workerId}/heartbeat`, { key: WORKER, body: { agent_name: 'vap-agent', active_calls: 0, load: 0, draining } });
 
-/** A standby job's wait, as the worker sends it; abortable like a job that goes away. */
-function wait(room: string, workerId = 'w1', signal?: AbortSignal): Promise<{ status: number; body: any }> {
+/** The room's secret, from its dispatch's metadata, as its job reads it. */
+async function secretOf(room: string): Promise<string> {
+  const ours = (await dispatch.listDispatch(room)).find((d) => d.agentName === 'vap-agent' && JSON.parse(d.metadata).standby === room);
+  return ours ? (JSON.parse(ours.metadata).secret as string) : '';
+}
+
+/** A standby job's wait, as the worker sends it (with its room's secret); abortable like a job that goes away. */
+async function wait(room: string, workerId = 'w1', signal?: AbortSignal): Promise<{ status: number; body: any }> {
+  const secret = await secretOf(room);
   return fetch(`${tp.url}/internal/v1/standby/${room}/wait`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${WORKER}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${WORKER}`, 'content-type': 'application/json', 'x-standby-secret': secret },
     body: JSON.stringify({ worker_id: workerId }),
     ...(signal ? { signal } : {}),
   }).then(async (r) => ({ status: r.status, body: r.status === 204 ? null : await r.json() }));
@@ -107,7 +114,8 @@ describe('standby agents', () => {
       const [room] = await rooms.listRooms([name]);
       expect(JSON.parse(room!.metadata)).toEqual({ standby: true });
       const ours = (await dispatch.listDispatch(name)).filter((d) => d.agentName === 'vap-agent');
-      expect(ours.map((d) => JSON.parse(d.metadata))).toEqual([{ standby: name }]);
+      // The room's secret goes with its dispatch (a wait must present it); no call's credential is there.
+      expect(ours.map((d) => JSON.parse(d.metadata))).toEqual([{ standby: name, secret: expect.stringMatching(/^[\w-]{43}$/) }]);
     }
     // Topping up again adds nothing: the target is counted, not added.
     await tp.platform.services.standby.topUp();
@@ -125,7 +133,14 @@ describe('standby agents', () => {
     const got = await waiting;
     expect(got.status).toBe(200);
     expect(got.body).toMatchObject({ call_id: res.body.id, capability: expect.stringMatching(/^vcap1\./), config: { call: { id: res.body.id, type: 'web' } } });
-    // The capability opens this call's routes, as a dispatched job's would.
+    // The capability (handed out with the config, once) opens this call's routes, as a dispatched job's would.
+    expect(got.body.config.capability).toBe(got.body.capability);
+    const started = await tp.request('post', `/internal/v1/calls/${res.body.id}/started`, {
+      key: WORKER,
+      headers: { 'x-call-capability': got.body.capability },
+      body: { seq: 1, started_at: new Date().toISOString() },
+    });
+    expect(started.status).toBe(200);
     const cfg = await tp.request('get', `/internal/v1/calls/${res.body.id}/config`, { key: WORKER, headers: { 'x-call-capability': got.body.capability } });
     expect(cfg.status).toBe(200);
     const claims = await new TokenVerifier(stack.apiKey, stack.apiSecret).verify(res.body.participant_token);
@@ -134,7 +149,9 @@ describe('standby agents', () => {
     expect(await stateOf(room!)).toBeNull();
     const [row] = await tp.sql`select room_name from calls where id = ${res.body.id}`;
     expect(row!.room_name).toBe(room);
-    expect((await dispatch.listDispatch(room!)).filter((d) => d.agentName === 'vap-agent').map((d) => JSON.parse(d.metadata))).toEqual([{ standby: room }]);
+    expect((await dispatch.listDispatch(room!)).filter((d) => d.agentName === 'vap-agent').map((d) => JSON.parse(d.metadata))).toEqual([
+      { standby: room, secret: expect.any(String) },
+    ]);
     expect((await takes()).claimed).toBe(before.claimed! + 1);
     // The pool refills after the take.
     await until(async () => (await roomsIn('starting')).length + (await roomsIn('ready')).length >= 2);
@@ -147,7 +164,9 @@ describe('standby agents', () => {
     const waiting = wait(room!, 'w1', ctl.signal).catch(() => null);
     await until(async () => (await stateOf(room!)) === 'ready');
     const missing = await webCall({ agent_id: '00000000-0000-4000-8000-000000000000' });
-    expect(missing.status).toBe(404);
+    // A missing agent is a 422 reference_not_found, as on POST /v1/calls (issue 51).
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail[0]).toMatchObject({ type: 'reference_not_found', loc: ['body', 'agent_id'] });
     const bad = await webCall({ overrides: { max_duration_seconds: 0 } });
     expect(bad.status).toBe(422);
     expect(await stateOf(room!)).toBe('ready');
@@ -174,7 +193,7 @@ describe('standby agents', () => {
     const res = await webCall();
     expect(res.body.room_name).toBe(room);
     const fallback = await until(async () => (await dispatch.listDispatch(room!)).find((d) => d.agentName === 'vap-agent' && JSON.parse(d.metadata).call_id));
-    expect(JSON.parse(fallback.metadata)).toEqual({ call_id: res.body.id, capability: expect.stringMatching(/^vcap1\./) });
+    expect(JSON.parse(fallback.metadata)).toEqual({ call_id: res.body.id, ticket: expect.stringMatching(/^vtkt1\./) });
     expect((await takes()).fallback).toBe(before.fallback! + 1);
     expect(await stateOf(room!)).toBeNull();
     const late = await wait(room!);

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { defineRoute, reply } from '../../http/route.ts';
+import { propagateChange } from '../agent-versions/service.ts';
+import { actorOf } from '../agents/service.ts';
 import { conflict, invalidField, notFound, ValidationFailure } from '../../http/errors.ts';
 import { CreateTool, Tool, ToolList, ToolListQuery, ToolParams, ToolWithSecret, UpdateTool } from '../../../../schemas/tools.ts';
 import { modelsUsingTool, modelsWithToolNameClash } from '../models/queries.ts';
@@ -151,6 +153,8 @@ export const toolRoutes = [
         transfer_mode: body.mode ?? cur.transfer_mode,
       };
       const row = await updateTool(db, auth.orgId, cur.id, t);
+      // Agents whose model links the tool get a version with it resolved again; its headers are not versioned.
+      await propagateChange(db, actorOf(auth), auth.orgId, { toolId: cur.id }, { resource_type: 'tool', resource_id: cur.id, action: 'tool.update' });
       await audit({ action: 'tool.update', resourceType: 'tool', resourceId: cur.id, details: { fields: Object.keys(body) } });
       return toolView(services.secrets, row);
     },

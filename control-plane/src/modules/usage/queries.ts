@@ -17,7 +17,7 @@ export async function usageOf(db: Db, orgId: string) {
            coalesce((select calls from org_daily_calls d where d.org_id = o.id and d.day = (now() at time zone 'utc')::date), 0)::int as calls_made_today,
            (select count(*) from calls c, bounds b where c.org_id = o.id and c.created_at >= b.month_start and c.test_run_id is null)::int as calls_this_month,
            ((select coalesce(sum(duration_seconds), 0) from calls c, bounds b where c.org_id = o.id and c.created_at >= b.month_start and c.test_run_id is null)
-            -- A warm transfer's second leg is billed too (docs/decisions.md, "Warm transfer").
+            -- A warm transfer's second leg is billed too (docs/decisions/036-warm-transfer.md).
             + (select coalesce(sum(t.duration_seconds), 0) from call_transfers t join calls c on c.id = t.call_id, bounds b
                 where t.org_id = o.id and c.created_at >= b.month_start and c.test_run_id is null))::int as seconds_this_month,
            ((select coalesce(sum(cost_cents), 0) from calls c, bounds b where c.org_id = o.id and c.created_at >= b.month_start and c.test_run_id is null)

@@ -46,7 +46,7 @@ const ended = (callId: string, orgId = org.orgId) =>
         from_number: null,
         outcome: null,
         ai_summary: null,
-        analysis: { summary: null },
+        analysis: { summary: null, outcome: null, status: 'completed', method: null },
       },
     }),
   );

@@ -92,7 +92,7 @@ describe('slow receivers', () => {
         const payload =
           type === 'call.started'
             ? started(callId)
-            : { call_id: callId, agent_id: randomUUID(), status: 'completed', duration_seconds: 1, to_number: null, from_number: null, outcome: null, ai_summary: null, analysis: { summary: null } };
+            : { call_id: callId, agent_id: randomUUID(), status: 'completed', duration_seconds: 1, to_number: null, from_number: null, outcome: null, ai_summary: null, analysis: { summary: null, outcome: null, status: 'completed', method: null } };
         return emitEvent(tx, { orgId: org.orgId, type, callId, payload });
       });
     for (let i = 0; i < 6; i++) await emit('call.started');

@@ -37,7 +37,7 @@ function payloadOf<T extends CallEventName>(type: T, callId: string): StoredPayl
     'call.started': { call_id: callId, agent_id: agent, to_number: '+14155550100', from_number: '+14155550199' },
     'call.ended': {
       call_id: callId, agent_id: agent, status: 'completed', duration_seconds: 42, to_number: '+14155550100', from_number: '+14155550199',
-      outcome: null, ai_summary: null, analysis: { summary: null },
+      outcome: null, ai_summary: null, analysis: { summary: null, outcome: null, status: 'completed', method: null },
     },
     'call.analyzed': { call_id: callId, agent_id: agent, outcome: 'booked', ai_summary: 'Booked a table.' },
     'call.failed': { call_id: callId, agent_id: agent, to_number: '+14155550100', from_number: null, reason: 'busy' },
@@ -47,6 +47,9 @@ function payloadOf<T extends CallEventName>(type: T, callId: string): StoredPayl
     'call.handoff': {
       call_id: callId, agent_id: agent, squad_id: randomUUID(), from_agent_id: agent, to_agent_id: randomUUID(), reason: 'billing question', context: 'full', index: 1,
       at: '2026-11-27T10:00:00.000Z',
+    },
+    'call.supervised': {
+      call_id: callId, agent_id: agent, seq: 1, action: 'whisper', actor_type: 'api_key', actor_id: randomUUID(), at: '2026-11-27T10:00:00.000Z', details: { text: 'Offer the premium slot.' },
     },
   };
   return p[type] as StoredPayload<T>;

@@ -1,7 +1,7 @@
 // Organisation limits are the operator's to set (the admin command), never an API credential's.
 import type { Sql } from 'postgres';
 import { writeAudit } from '../audit-events/queries.ts';
-import { setLimits, type Limits } from './queries.ts';
+import { setDestinationLimits, setLimits, type DestinationLimits, type Limits } from './queries.ts';
 
 export interface SetLimitsResult {
   org_id: string;
@@ -20,6 +20,29 @@ export async function setOrgLimits(sql: Sql, orgId: string, limits: Partial<Reco
       actorType: 'system',
       actorId: null,
       action: 'org.set_limits',
+      resourceType: 'org',
+      resourceId: orgId,
+      details: { limits: given, previous: changed.before },
+    });
+    return { org_id: orgId, limits: changed.after, previous: changed.before };
+  });
+}
+
+/** The destination ceiling (countries beyond the org's numbers', unblockable types), audited as the system. */
+export async function setOrgDestinationLimits(
+  sql: Sql,
+  orgId: string,
+  limits: { [K in keyof DestinationLimits]?: string[] | undefined },
+): Promise<{ org_id: string; limits: DestinationLimits; previous: DestinationLimits } | null> {
+  const given = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)) as Partial<DestinationLimits>;
+  return sql.begin(async (tx) => {
+    const changed = await setDestinationLimits(tx, orgId, given);
+    if (!changed) return null;
+    await writeAudit(tx, {
+      orgId,
+      actorType: 'system',
+      actorId: null,
+      action: 'org.set_destination_limits',
       resourceType: 'org',
       resourceId: orgId,
       details: { limits: given, previous: changed.before },

@@ -14,6 +14,9 @@ export interface WorkspaceRow {
   destination_allowed_countries: string[] | null;
   destination_blocked_number_types: string[] | null;
   destination_allowed_sip_hosts: string[];
+  /** The operator's ceiling (admin set-destination-limits). */
+  destination_extra_countries: string[];
+  destination_unblockable_types: string[];
   data_retention: DataRetention;
   retain_days: number | null;
   created_at: Date;
@@ -26,6 +29,7 @@ const columns = (db: Db) => db`
   (select a.id from agents a where a.id = o.default_agent_id and a.deleted_at is null) as default_agent_id,
   o.max_calls_per_day, o.kb_token_budget, o.max_concurrent_calls, o.daily_spend_cap_cents,
   o.destination_allowed_countries, o.destination_blocked_number_types, o.destination_allowed_sip_hosts,
+  o.destination_extra_countries, o.destination_unblockable_types,
   o.data_retention, o.retain_days, o.created_at, o.updated_at`;
 
 export async function getWorkspace(db: Db, orgId: string): Promise<WorkspaceRow> {
@@ -95,6 +99,12 @@ export async function insertOrg(db: Db, name: string, isDev: boolean): Promise<{
   return org!;
 }
 
+/** The development organisation made on the first start, if any. */
+export async function devOrg(db: Db): Promise<{ id: string } | undefined> {
+  const [org] = await db<{ id: string }[]>`select id from orgs where is_dev order by created_at limit 1`;
+  return org;
+}
+
 /** Whether any organisation exists, under the bootstrap advisory lock (held to the end of the transaction). */
 export async function anyOrgLocked(db: Db): Promise<boolean> {
   await db`select pg_advisory_xact_lock(${0x7661_706f})`;
@@ -106,6 +116,8 @@ export interface DestinationPolicyRow {
   destination_allowed_countries: string[] | null;
   destination_blocked_number_types: string[] | null;
   destination_allowed_sip_hosts: string[];
+  destination_extra_countries: string[];
+  destination_unblockable_types: string[];
   /** The org's live numbers, whose countries are the default allowed countries. */
   numbers: { phone_number: string; country: string | null }[];
 }
@@ -113,8 +125,33 @@ export interface DestinationPolicyRow {
 export async function destinationPolicyOf(db: Db, orgId: string): Promise<DestinationPolicyRow | undefined> {
   const [row] = await db<DestinationPolicyRow[]>`
     select o.destination_allowed_countries, o.destination_blocked_number_types, o.destination_allowed_sip_hosts,
+           o.destination_extra_countries, o.destination_unblockable_types,
            coalesce((select json_agg(json_build_object('phone_number', n.phone_number, 'country', n.country))
                      from phone_numbers n where n.org_id = o.id and n.deleted_at is null), '[]'::json) as numbers
     from orgs o where o.id = ${orgId}`;
   return row;
+}
+
+export interface DestinationLimits {
+  destination_extra_countries: string[];
+  destination_unblockable_types: string[];
+}
+
+/** Operator-only (the admin command): the destination ceiling before and after, or null for an unknown org. */
+export async function setDestinationLimits(
+  db: Db,
+  orgId: string,
+  ch: Partial<DestinationLimits>,
+): Promise<{ before: DestinationLimits; after: DestinationLimits } | null> {
+  const [before] = await db<DestinationLimits[]>`
+    select destination_extra_countries, destination_unblockable_types from orgs where id = ${orgId} for update`;
+  if (!before) return null;
+  const [after] = await db<DestinationLimits[]>`
+    update orgs set
+      destination_extra_countries = ${ch.destination_extra_countries ?? before.destination_extra_countries},
+      destination_unblockable_types = ${ch.destination_unblockable_types ?? before.destination_unblockable_types},
+      updated_at = now()
+    where id = ${orgId}
+    returning destination_extra_countries, destination_unblockable_types`;
+  return { before, after: after! };
 }

@@ -7,6 +7,7 @@ import { checkReferences, type Reference } from '../../http/references.ts';
 import { getWorkspace, updateWorkspace, type WorkspaceRow } from './queries.ts';
 import { getCountries } from 'libphonenumber-js/max';
 import { DEFAULT_BLOCKED_NUMBER_TYPES, NON_GEOGRAPHIC } from '../../../../shared/destination-policy.ts';
+import { destinationCeilingFor } from './destination-policy.ts';
 
 const COUNTRIES = new Set<string>([...getCountries(), NON_GEOGRAPHIC]);
 
@@ -43,6 +44,8 @@ function present(row: WorkspaceRow) {
       kb_token_budget: row.kb_token_budget,
       max_concurrent_calls: row.max_concurrent_calls,
       daily_spend_cap_cents: row.daily_spend_cap_cents,
+      destination_extra_countries: row.destination_extra_countries,
+      destination_unblockable_types: row.destination_unblockable_types,
     },
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -70,7 +73,10 @@ export const workspaceRoutes = [
       'Renames the organisation or changes settings; only the settings given change, and null clears a default. ' +
       '`timezone` is an IANA name, stored in its canonical form. `destination_policy` says where outbound calls and ' +
       'transfers may go: `allowed_countries` (null: the countries of your own numbers), `blocked_number_types` ' +
-      '(null: premium_rate, shared_cost, satellite, unknown) and `allowed_sip_hosts` for sip: transfers. ' +
+      '(null: premium_rate, shared_cost, satellite, unknown) and `allowed_sip_hosts` for sip: transfers. The policy may ' +
+      'only narrow: allowing a country beyond those of your own numbers, or unblocking a default-blocked type, is a ' +
+      "422 (`operator_limit`) unless the platform operator has granted it (`limits.destination_extra_countries`, " +
+      '`limits.destination_unblockable_types`). ' +
       '`data_retention` (`everything`, `redact_pii`, `no_content`) says what calls keep of the conversation (an agent ' +
       'may override it) and `retain_days` how long their content is kept. `limits` ' +
       'are read-only here (422): the platform operator sets them with `npm run admin -- set-limits`.',
@@ -105,6 +111,7 @@ export const workspaceRoutes = [
           });
         }
       }
+      if (policy?.allowed_countries || policy?.blocked_number_types) problems.push(...(await beyondCeiling(db, auth.orgId, policy)));
       const refs: Reference[] = [];
       if (s.default_webhook_id) refs.push({ loc: ['body', 'settings', 'default_webhook_id'], table: 'webhooks', what: 'webhook', ids: s.default_webhook_id });
       if (s.default_agent_id) refs.push({ loc: ['body', 'settings', 'default_agent_id'], table: 'agents', what: 'agent', ids: s.default_agent_id });
@@ -138,3 +145,41 @@ export const workspaceRoutes = [
     },
   }),
 ];
+
+/**
+ * Widening past the operator's ceiling (issue 50): each country beyond the org's own numbers' and the operator's
+ * extra ones, and each default-blocked type the operator has not made unblockable, as a 422 item.
+ */
+async function beyondCeiling(
+  db: Parameters<typeof destinationCeilingFor>[0],
+  orgId: string,
+  policy: { allowed_countries?: string[] | null | undefined; blocked_number_types?: string[] | null | undefined },
+): Promise<ValidationErrorItem[]> {
+  const ceiling = await destinationCeilingFor(db, orgId);
+  const problems: ValidationErrorItem[] = [];
+  const allowed = [...ceiling.countries].sort().join(', ') || 'none';
+  for (const [i, c] of (policy.allowed_countries ?? []).entries()) {
+    if (COUNTRIES.has(c) && !ceiling.countries.has(c)) {
+      problems.push({
+        type: 'operator_limit',
+        loc: ['body', 'settings', 'destination_policy', 'allowed_countries', i],
+        msg: `Calls to ${c} are beyond this workspace's limits (the countries of its own numbers and those the platform operator allows: ${allowed}); the operator can allow more`,
+        input: c,
+        ctx: { allowed_countries: [...ceiling.countries].sort() },
+      });
+    }
+  }
+  if (policy.blocked_number_types) {
+    const missing = ceiling.alwaysBlocked.filter((t) => !policy.blocked_number_types!.includes(t));
+    if (missing.length) {
+      problems.push({
+        type: 'operator_limit',
+        loc: ['body', 'settings', 'destination_policy', 'blocked_number_types'],
+        msg: `Only the platform operator can unblock ${missing.join(', ')}: keep them in the list`,
+        input: policy.blocked_number_types,
+        ctx: { always_blocked: ceiling.alwaysBlocked },
+      });
+    }
+  }
+  return problems;
+}

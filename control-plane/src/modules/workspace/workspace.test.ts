@@ -57,7 +57,14 @@ describe('GET /v1/workspace', () => {
         data_retention: 'everything',
         retain_days: null,
       },
-      limits: { max_calls_per_day: 1000, kb_token_budget: 1000000, max_concurrent_calls: 10, daily_spend_cap_cents: 10000 },
+      limits: {
+        max_calls_per_day: 1000,
+        kb_token_budget: 1000000,
+        max_concurrent_calls: 10,
+        daily_spend_cap_cents: 10000,
+        destination_extra_countries: [],
+        destination_unblockable_types: [],
+      },
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
@@ -194,7 +201,14 @@ describe('admin set-limits', () => {
       previous: { max_calls_per_day: 1000, kb_token_budget: 1000000, max_concurrent_calls: 10, daily_spend_cap_cents: 10000 },
     });
     const ws = await tp.request('get', '/v1/workspace', { key: org.key });
-    expect(ws.body.limits).toEqual({ max_calls_per_day: 50, kb_token_budget: 1000000, max_concurrent_calls: 2, daily_spend_cap_cents: 10000 });
+    expect(ws.body.limits).toEqual({
+      max_calls_per_day: 50,
+      kb_token_budget: 1000000,
+      max_concurrent_calls: 2,
+      daily_spend_cap_cents: 10000,
+      destination_extra_countries: [],
+      destination_unblockable_types: [],
+    });
     await setLimits(['--org', org.orgId, '--kb-token-budget', '0']);
     expect((await tp.request('get', '/v1/workspace', { key: org.key })).body.limits.kb_token_budget).toBe(0);
 
@@ -238,6 +252,8 @@ describe('admin set-limits', () => {
       kb_token_budget: 1000000,
       max_concurrent_calls: 10,
       daily_spend_cap_cents: 10000,
+      destination_extra_countries: [],
+      destination_unblockable_types: [],
     });
   });
 });

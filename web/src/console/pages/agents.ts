@@ -5,14 +5,37 @@ import { clearFieldErrors, errorSummary, focusHeading, header, href, navigate, n
 import { fmtDate, h, table } from '../dom.ts';
 import { componentSchema, schemaForm } from '../schema-form.ts';
 import type { List } from './calls.ts';
+import { comparisonSection, versionsSection } from './agent-versions.ts';
 
+interface Warning {
+  code: string;
+  message: string;
+  field: string | null;
+}
 interface Agent {
   id: string;
   name: string;
   llm_id: string;
   created_at: string;
   updated_at: string;
+  /** Why its calls would fail now (GET /v1/agents/{id}); saved anyway. */
+  warnings?: Warning[];
   [k: string]: unknown;
+}
+
+/** The agent's warnings, each with the fix in its message, above its settings. */
+function warningsBox(warnings: Warning[]): HTMLElement | null {
+  if (!warnings.length) return null;
+  return h(
+    'section',
+    { class: 'warning', 'aria-labelledby': 'agent-warnings' },
+    h('h2', { id: 'agent-warnings' }, 'Calls to this agent will fail'),
+    h(
+      'ul',
+      null,
+      warnings.map((w) => h('li', { 'data-code': w.code }, w.message, w.field ? h('span', { class: 'note' }, ` (${w.field})`) : null)),
+    ),
+  );
 }
 interface Run {
   id: string;
@@ -66,6 +89,8 @@ export async function agentPage({ view, params: [id], signal }: PageContext): Pr
     ),
   );
   focusHeading();
+  const warned = agent?.warnings ? warningsBox(agent.warnings) : null;
+  if (warned) view.append(warned);
   const [schema, models, webhooks] = await Promise.all([
     componentSchema(creating ? 'CreateAgent' : 'UpdateAgent'),
     api<List<{ id: string; name: string; model: string }>>('/v1/models?limit=100', { signal }),
@@ -80,13 +105,15 @@ export async function agentPage({ view, params: [id], signal }: PageContext): Pr
     },
   });
   const status = h('div', { 'aria-live': 'polite' });
-  const save = h('button', { type: 'submit' }, creating ? 'Create agent' : 'Save changes');
+  const save = h('button', { type: 'submit' }, creating ? 'Create agent' : 'Save and publish');
+  // Drafts are opt-in: the same changes, recorded as a version that calls do not run until it is published.
+  const draft = creating ? null : h('button', { type: 'button', class: 'secondary' }, 'Save as draft');
   const form = h(
     'form',
     { novalidate: true, class: 'agent-form', 'aria-label': creating ? 'New agent' : `Settings of ${agent!.name}` },
     errorSummary(),
     generated.element,
-    h('div', { class: 'buttons sticky' }, save),
+    h('div', { class: 'buttons sticky' }, save, draft),
     status,
   );
   form.addEventListener('submit', (ev) => {
@@ -114,7 +141,31 @@ export async function agentPage({ view, params: [id], signal }: PageContext): Pr
       )
       .finally(() => (save.disabled = false));
   });
-  if (!creating) view.append(testsSection(agent!, signal));
+  draft?.addEventListener('click', () => {
+    status.replaceChildren();
+    const body = generated.value();
+    if (!Object.keys(body).length) {
+      status.replaceChildren(notice('Nothing changed.'));
+      return;
+    }
+    draft.disabled = true;
+    void api<{ version: number }>(`/v1/agents/${agent!.id}/draft`, { method: 'PATCH', body })
+      .then(
+        (v) => {
+          clearFieldErrors(form);
+          status.replaceChildren(notice(`Saved as draft version ${v.version}; calls run it once it is published.`));
+          void import('../app.ts').then((m) => m.render());
+        },
+        (err: unknown) => {
+          if (!showFieldErrors(form, err)) status.replaceChildren(problem(err));
+        },
+      )
+      .finally(() => (draft.disabled = false));
+  });
+  if (!creating) {
+    const rerender = () => void import('../app.ts').then((m) => m.render());
+    view.append(versionsSection(agent!.id, signal, rerender), comparisonSection(agent!.id, signal), testsSection(agent!, signal));
+  }
   view.append(h('section', { 'aria-labelledby': 'agent-settings' }, h('h2', { id: 'agent-settings' }, 'Settings'), form));
 }
 

@@ -17,64 +17,25 @@ import {
   showNotFound,
   type PageContext,
 } from '../app.ts';
-import { clock, dash, facts, fmtDate, h, s, table } from '../dom.ts';
+import { clock, dash, facts, fmtDate, h, table } from '../dom.ts';
 
-export interface List<T> {
-  items: T[];
-  total: number;
-  limit: number;
-  offset: number;
-}
+import type { Call, List, Message } from './call-types.ts';
+import { type Delivery, deliveryTable } from './deliveries.ts';
+import { waterfall } from './call-waterfall.ts';
+
+export type { Call, List } from './call-types.ts';
+
 interface Named {
   id: string;
   name?: string;
   phone_number?: string;
 }
-interface Message {
-  role: 'agent' | 'user';
-  content: string;
-  started_at?: string;
-  ended_at?: string;
-  interrupted?: boolean;
-  tool_call?: { name: string; arguments: string; output: string; is_error: boolean };
-  /** An agent reply's turn, as the worker measured it (null: not measured in that turn). */
-  metrics?: { eou_delay_ms: number | null; llm_ttft_ms: number | null; tts_ttfb_ms: number | null; e2e_ms: number | null };
-}
-type Stat = { avg_ms: number; p50_ms: number; min_ms: number; max_ms: number; samples: number };
-export interface Call {
-  id: string;
-  agent_id: string;
-  type: string;
-  status: string;
-  to_number: string | null;
-  from_number: string | null;
-  started_at: string | null;
-  ended_at: string | null;
-  duration_seconds: number | null;
-  end_reason: string | null;
-  outcome: string | null;
-  recording_url: string | null;
-  messages: Message[] | null;
-  ai_summary: string | null;
-  analysis: { outcome: string | null; summary: string | null; status: string; error: string | null; method: string | null; model?: string | null };
-  latency: Record<string, Stat | undefined>;
-  created_at: string;
-}
-interface Delivery {
-  id: string;
-  webhook_id: string | null;
-  event_id: string;
-  event: string;
-  url: string;
-  status: string;
-  attempt: number;
-  response_status: number | null;
-  response_body: string | null;
-  error: string | null;
-  duration_ms: number;
-  next_retry_at: string | null;
-  created_at: string;
-}
+/** Why a call ran its agent version (the call's agent_version_source). */
+const VERSION_SOURCE: Record<string, string> = {
+  published: 'the published version',
+  split: "the traffic split's version",
+  pinned: 'pinned by its number, campaign or request',
+};
 
 const PAGE = 25;
 const FILTERS = ['status', 'type', 'agent_id', 'phone_number_id', 'outcome', 'q', 'from', 'to'] as const;
@@ -220,6 +181,34 @@ async function playFrom(audio: HTMLAudioElement, url: string, at: number): Promi
   await audio.play().catch(() => {});
 }
 
+/** Why a failed call never connected, for the calls the platform records no `error` for (carrier answers, limits). */
+const FAILED_BECAUSE: Record<string, string> = {
+  busy: "The callee's line was busy.",
+  no_answer: 'Nobody answered before the ring timeout.',
+  rejected: 'The callee or their carrier refused the call.',
+  invalid_number: 'The number does not exist, or cannot be called.',
+  carrier_error: 'The carrier could not place the call.',
+  destination_not_allowed: "The workspace's destination policy does not allow calls to this number.",
+  do_not_call: "The number is on the organisation's do-not-call list.",
+  daily_spend_cap: 'The organisation reached its daily spend cap (daily_spend_cap_cents).',
+  concurrency_limit: 'The organisation stayed at max_concurrent_calls until the call gave up waiting.',
+  from_number_unavailable: 'The number the call was to come from was released or deactivated.',
+  dial_interrupted: 'The process dialling the call stopped, and the call could not be followed.',
+};
+
+/** A failed call's page opens with why it failed: the platform's own words (`error`), else its end reason's. */
+function failureBox(call: Call): HTMLElement | null {
+  if (call.status !== 'failed') return null;
+  const why = call.error?.message ?? FAILED_BECAUSE[call.end_reason ?? ''] ?? `The call never connected (end reason ${call.end_reason ?? 'unknown'}).`;
+  return h(
+    'section',
+    { class: 'problem', 'aria-labelledby': 'call-failure' },
+    h('h2', { id: 'call-failure' }, 'Why this call failed'),
+    h('p', { 'data-testid': 'call-failure' }, why),
+    call.error ? h('p', { class: 'note' }, `Code: ${call.error.code} (end reason ${call.end_reason ?? '—'}).`) : null,
+  );
+}
+
 /** Seconds from the call's start to a message's start, when the worker reported message times. */
 function offsetOf(call: Call, m: Message): number | null {
   const base = call.started_at ?? call.messages?.find((x) => x.started_at)?.started_at;
@@ -246,12 +235,23 @@ export async function callPage({ view, params: [id], signal }: PageContext): Pro
       ['Status', call.status],
       ['Type', call.type],
       ['Agent', h('a', { href: href(`/agents/${call.agent_id}`) }, call.agent_id)],
+      [
+        'Agent version',
+        call.agent_version == null
+          ? '— (the call never reached an agent session)'
+          : [
+              h('a', { href: href(`/agents/${call.agent_id}`, { version: call.agent_version }) }, `Version ${call.agent_version}`),
+              ` (${VERSION_SOURCE[call.agent_version_source ?? 'published'] ?? call.agent_version_source})`,
+            ],
+      ],
       ['From / to', [call.from_number, call.to_number].filter(Boolean).join(' → ') || '—'],
       ['Created', fmtDate(call.created_at)],
       ['Duration', call.duration_seconds === null ? '—' : clock(call.duration_seconds)],
       ['End reason', dash(call.end_reason)],
     ]),
   );
+  const failure = failureBox(call);
+  if (failure) view.append(failure);
 
   // Recording and transcript, synchronised: a line is a button that seeks the player to where it was said.
   const messages = (call.messages ?? []).filter((m) => !m.tool_call);
@@ -299,10 +299,22 @@ export async function callPage({ view, params: [id], signal }: PageContext): Pro
           { class: 'note' },
           call.status === 'completed'
             ? 'This call has no recording (recording was off, or the agent keeps no content).'
-            : 'The recording appears when the call has ended.',
+            : call.status === 'failed'
+              ? 'No recording: the call never connected.'
+              : 'The recording appears when the call has ended.',
         ),
       h('h3', { id: 'call-transcript' }, 'Transcript'),
-      messages.length ? transcript : h('p', { class: 'note' }, call.messages ? 'Nothing was said.' : 'The transcript appears when the call has ended.'),
+      messages.length
+        ? transcript
+        : h(
+            'p',
+            { class: 'note' },
+            call.status === 'failed'
+              ? 'Nothing was said: the call never connected.'
+              : call.messages
+                ? 'Nothing was said.'
+                : 'The transcript appears when the call has ended.',
+          ),
       audio && lines.length ? h('p', { class: 'note' }, 'Choose a line to play the recording from there.') : null,
     ),
   );
@@ -387,171 +399,4 @@ export async function callPage({ view, params: [id], signal }: PageContext): Pro
     }
   };
   await loadDeliveries();
-}
-
-/** A table of delivery attempts with their request and response, and a retry for each. */
-export function deliveryTable(items: Delivery[], reload: () => void): HTMLElement {
-  const out = h('div', { 'aria-live': 'polite' });
-  const rows = items.map((d) => {
-    const retry = h('button', { type: 'button', class: 'secondary small', 'aria-label': `Retry the ${d.event} delivery of ${fmtDate(d.created_at)}` }, 'Retry');
-    retry.addEventListener('click', () => {
-      retry.disabled = true;
-      // Retrying is per webhook; a call's own webhook_url (webhook_id null) has no endpoint to retry through.
-      void api(`/v1/webhooks/${d.webhook_id}/deliveries/${d.id}/retry`, { method: 'POST' }).then(
-        () => {
-          out.prepend(notice(`Retry of the ${d.event} delivery queued.`));
-          reload();
-        },
-        (err: unknown) => {
-          retry.disabled = false;
-          // A 404 is either a delivery that is gone or a server without the retry endpoint: say both.
-          if (err instanceof ApiError && err.status === 404)
-            out.prepend(
-              h(
-                'p',
-                { class: 'problem', role: 'alert' },
-                'The retry was refused (404): the delivery no longer exists, or this server does not offer retries yet.',
-              ),
-            );
-          else out.prepend(problem(err, undefined, 'This delivery'));
-        },
-      );
-    });
-    return [
-      d.event,
-      h('span', { class: `status s-${d.status}` }, d.status),
-      String(d.attempt),
-      d.response_status === null ? dash(d.error) : `${d.response_status}${d.error ? ` (${d.error})` : ''}`,
-      fmtDate(d.created_at),
-      h(
-        'details',
-        null,
-        h('summary', null, 'Request and response'),
-        facts([
-          ['Sent to', d.url],
-          ['Event id (webhook-id header)', d.event_id],
-          ['Took', `${d.duration_ms} ms`],
-          ['Response status', dash(d.response_status)],
-          ['Response body', h('pre', null, d.response_body ?? '—')],
-          ['Error', dash(d.error)],
-          ['Next retry', fmtDate(d.next_retry_at)],
-        ]),
-      ),
-      d.webhook_id ? retry : h('span', { class: 'note' }, 'call webhook_url'),
-    ];
-  });
-  out.append(
-    table('Delivery attempts, newest first', ['Event', 'Status', 'Attempt', 'Response', 'When', 'Details', 'Retry'], rows, {
-      rowHeader: true,
-      captionHidden: true,
-    }),
-  );
-  return out;
-}
-
-/** The parts of the wait for an answer, in the order they happen, with their classes and names. */
-const WAIT_PARTS = [
-  ['eou', 'End of utterance', 'eou_delay_ms'],
-  ['llm', 'LLM first token', 'llm_ttft_ms'],
-  ['tts', 'TTS first byte', 'tts_ttfb_ms'],
-] as const;
-
-/**
- * Per turn (a caller line and the agent's answer): the caller speaking, the wait for the answer, the agent
- * speaking, on one time axis, from the message times the worker stores. The wait is split by the reply's own
- * turn figures when the message carries them: the end-of-utterance decision, the LLM's first token, the TTS's
- * first audio, one after the other, and what is left (audio transport and buffering). A figure that does not
- * fit in the wait (the LLM can start before the end of the turn, preemptively) is cut at the wait's end; the
- * table has the measured numbers. The call's latency summary below.
- */
-function waterfall(call: Call): HTMLElement {
-  const ms = call.messages ?? [];
-  const turns: { n: number; user: Message; agent: Message }[] = [];
-  ms.forEach((m, i) => {
-    const next = ms.slice(i + 1).find((x) => x.role === 'agent' && !x.tool_call);
-    if (m.role === 'user' && m.started_at && m.ended_at && next?.started_at && next.ended_at) turns.push({ n: turns.length + 1, user: m, agent: next });
-  });
-  const sec = h('section', { 'aria-labelledby': 'call-latency' }, h('h2', { id: 'call-latency' }, 'Latency per turn'));
-  if (turns.length) {
-    const rowH = 26;
-    const W = 560;
-    const left = 60;
-    const spans = turns.map((t) => {
-      const t0 = Date.parse(t.user.started_at!);
-      return {
-        n: t.n,
-        userMs: Date.parse(t.user.ended_at!) - t0,
-        waitMs: Date.parse(t.agent.started_at!) - Date.parse(t.user.ended_at!),
-        agentMs: Date.parse(t.agent.ended_at!) - Date.parse(t.agent.started_at!),
-        metrics: t.agent.metrics,
-      };
-    });
-    const split = spans.some((x) => x.metrics);
-    const max = Math.max(1, ...spans.map((x) => x.userMs + Math.max(0, x.waitMs) + x.agentMs));
-    const sc = (v: number) => (Math.max(0, v) / max) * (W - left - 10);
-    const svg = s('svg', {
-      viewBox: `0 0 ${W} ${rowH * spans.length + 10}`,
-      role: 'img',
-      'aria-label': 'Per-turn waterfall; the numbers are in the table below',
-    });
-    spans.forEach((x, i) => {
-      const y = 5 + i * rowH;
-      const x0 = left + sc(x.userMs);
-      svg.append(s('text', { class: 'tick', x: 4, y: y + 15 }, `Turn ${x.n}`), s('rect', { class: 'bar user', x: left, y, width: sc(x.userMs), height: 18 }));
-      // The wait: its measured parts in order, each cut to what is left of the wait, then the rest.
-      let used = 0;
-      const wait = Math.max(0, x.waitMs);
-      for (const [cls, , key] of WAIT_PARTS) {
-        const part = Math.min(Math.max(0, x.metrics?.[key] ?? 0), wait - used);
-        if (part > 0) svg.append(s('rect', { class: `bar ${cls}`, x: x0 + sc(used), y, width: sc(part), height: 18 }));
-        used += part;
-      }
-      svg.append(
-        s('rect', { class: 'bar wait', x: x0 + sc(used), y, width: sc(wait - used), height: 18 }),
-        s('rect', { class: 'bar agent', x: x0 + sc(wait), y, width: sc(x.agentMs), height: 18 }),
-      );
-    });
-    const num = (v: number | null | undefined) => (typeof v === 'number' ? String(v) : '—');
-    sec.append(
-      h(
-        'figure',
-        { class: 'chart' },
-        svg,
-        h(
-          'ul',
-          { class: 'legend' },
-          [
-            ['user', 'Caller speaking'],
-            ...(split ? WAIT_PARTS.map(([c, l]) => [c, l]) : []),
-            ['wait', split ? 'Rest of the wait' : 'Wait for the answer'],
-            ['agent', 'Agent speaking'],
-          ].map(([c, l]) => h('li', null, h('span', { class: `swatch bar-${c}`, 'aria-hidden': 'true' }), l)),
-        ),
-      ),
-      table(
-        'Per turn, milliseconds',
-        ['Turn', 'Caller speaking', 'Wait for the answer', ...WAIT_PARTS.map(([, l]) => l), 'End to end', 'Agent speaking'],
-        spans.map((x) => [
-          String(x.n),
-          String(x.userMs),
-          String(x.waitMs),
-          ...WAIT_PARTS.map(([, , k]) => num(x.metrics?.[k])),
-          num(x.metrics?.e2e_ms),
-          String(x.agentMs),
-        ]),
-        { rowHeader: true },
-      ),
-    );
-  } else sec.append(h('p', { class: 'note' }, 'No turn times for this call (they come with the transcript once the call has ended).'));
-  const names: Record<string, string> = { eou_delay: 'End of utterance', llm_ttft: 'LLM first token', tts_ttfb: 'TTS first byte', e2e: 'End to end' };
-  const stats = Object.entries(names).flatMap(([k, name]) => {
-    const st = call.latency[k];
-    return st && st.samples ? [[name, String(st.p50_ms), String(st.avg_ms), String(st.min_ms), String(st.max_ms), String(st.samples)]] : [];
-  });
-  sec.append(
-    stats.length
-      ? table('Latency over the call, milliseconds', ['Measure', 'p50', 'Average', 'Min', 'Max', 'Turns'], stats, { rowHeader: true })
-      : h('p', { class: 'note' }, 'No latency figures yet.'),
-  );
-  return sec;
 }

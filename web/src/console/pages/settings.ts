@@ -1,4 +1,5 @@
-// Settings: API keys and publishable keys (create, shown once, revoke), integrations (masked by the API), and the
+// Settings: API keys (create, shown once, revoke) and publishable keys (create, listed whole: they are public, revoke),
+// integrations (masked by the API), and the
 // workspace's limits (read-only: the platform operator sets them).
 import { api } from '../../playground/api.ts';
 import { clearFieldErrors, confirmDialog, errorSummary, field, focusHeading, header, notice, problem, showFieldErrors, type PageContext } from '../app.ts';

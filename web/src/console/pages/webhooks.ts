@@ -18,7 +18,8 @@ import {
   type PageContext,
 } from '../app.ts';
 import { facts, fmtDate, h, table } from '../dom.ts';
-import { deliveryTable, type List } from './calls.ts';
+import type { List } from './calls.ts';
+import { deliveryTable } from './deliveries.ts';
 
 interface Webhook {
   id: string;

@@ -7,7 +7,7 @@ export interface TransferRow {
   id: string;
   call_id: string;
   org_id: string;
-  mode: 'warm';
+  mode: 'warm' | 'blind';
   destination: string;
   status: TransferStatus;
   participant_identity: string | null;
@@ -52,11 +52,19 @@ export async function transferById(db: Db, callId: string, transferId: string, o
 /** A new transfer: `ringing`, or already over (`refused`, `failed`) with its reason. Throws 23505 when one is in flight. */
 export async function insertTransfer(
   db: Db,
-  t: { callId: string; orgId: string; destination: string; status: 'ringing' | 'refused' | 'failed'; reason: string | null; rateCentsPerMinute?: number | null },
+  t: {
+    callId: string;
+    orgId: string;
+    mode?: 'warm' | 'blind';
+    destination: string;
+    status: 'ringing' | 'refused' | 'failed';
+    reason: string | null;
+    rateCentsPerMinute?: number | null;
+  },
 ): Promise<TransferRow> {
   const [row] = await db<TransferRow[]>`
     insert into call_transfers (call_id, org_id, mode, destination, status, reason, ended_at, rate_cents_per_minute)
-    values (${t.callId}, ${t.orgId}, 'warm', ${t.destination}, ${t.status}, ${t.reason}, ${t.status === 'ringing' ? null : db`now()`}, ${t.rateCentsPerMinute ?? null})
+    values (${t.callId}, ${t.orgId}, ${t.mode ?? 'warm'}, ${t.destination}, ${t.status}, ${t.reason}, ${t.status === 'ringing' ? null : db`now()`}, ${t.rateCentsPerMinute ?? null})
     returning *`;
   return row!;
 }
@@ -132,4 +140,13 @@ export async function pastMaxDuration(db: Db, callId: string): Promise<boolean> 
     from calls c left join agents a on a.id = c.agent_id
     where c.id = ${callId} and c.started_at is not null`;
   return row?.over ?? false;
+}
+
+/** A blind transfer's REFER was accepted: ended now, priced at its rate times the reserved minutes. */
+export async function markReferred(db: Db, id: string, reservedMinutes: number): Promise<TransferRow | undefined> {
+  const [row] = await db<TransferRow[]>`
+    update call_transfers set status = 'ended', answered_at = now(), ended_at = now(),
+      cost_cents = case when rate_cents_per_minute is null then null else ceil(rate_cents_per_minute * ${reservedMinutes})::int end
+    where id = ${id} and status = 'ringing' returning *`;
+  return row;
 }

@@ -1,4 +1,4 @@
-// Standby agents (docs/decisions.md, "Standby agents"): a job the control plane dispatched into a standby room
+// Standby agents (docs/decisions/030-standby-agents.md): a job the control plane dispatched into a standby room
 // (dispatch metadata `{"standby": "<room>"}`) joins it and waits for the call the control plane gives the room,
 // on a request the control plane holds (POST /internal/v1/standby/{room}/wait). The caller then joins a room the
 // agent is already in: no dispatch and no join on the call's path. An inbound call's caller is in a room the SIP
@@ -6,9 +6,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobContext } from '@livekit/agents';
 import { Room, RoomEvent } from '@livekit/rtc-node';
-import { InternalApiError, type InternalApiClient } from '../../shared/internal-api.ts';
-import { type CallConfig, STANDBY_ROOM_PATTERN } from '../../schemas/internal.ts';
-import type { Logger } from '../../shared/logger.ts';
+import { InternalApiError, type InternalApiClient } from '../../../shared/internal-api.ts';
+import { type CallConfig, STANDBY_ROOM_PATTERN } from '../../../schemas/internal.ts';
+import type { Logger } from '../../../shared/logger.ts';
 
 /** The control plane's own name for standby rooms (the route's pattern). */
 const STANDBY_ROOM = new RegExp(STANDBY_ROOM_PATTERN);
@@ -21,6 +21,17 @@ export function standbyRoomOf(jobMetadata: string | undefined | null): string | 
   try {
     const v = JSON.parse(jobMetadata) as { standby?: unknown };
     return typeof v?.standby === 'string' && STANDBY_ROOM.test(v.standby) ? v.standby : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The standby room's secret from the dispatch metadata (`{"standby": "<room>", "secret": "..."}`), if any. */
+export function standbySecretOf(jobMetadata: string | undefined | null): string | null {
+  if (!jobMetadata) return null;
+  try {
+    const v = JSON.parse(jobMetadata) as { secret?: unknown };
+    return typeof v?.secret === 'string' && v.secret ? v.secret : null;
   } catch {
     return null;
   }
@@ -43,12 +54,12 @@ export async function waitForStandbyCall(
   api: InternalApiClient,
   room: string,
   workerId: string,
-  opts: { signal: AbortSignal; logger: Logger },
+  opts: { signal: AbortSignal; logger: Logger; secret?: string | null },
 ): Promise<StandbyCall | null> {
   for (;;) {
     if (opts.signal.aborted) return null;
     try {
-      const r = await api.waitForStandbyCall(room, workerId, opts.signal);
+      const r = await api.waitForStandbyCall(room, workerId, opts.signal, opts.secret);
       if (!r) continue;
       if (r.release || !r.call_id || !r.capability || !r.config) return null;
       return { call_id: r.call_id, capability: r.capability, config: r.config, ...(r.join ? { join: r.join } : {}) };
@@ -80,7 +91,7 @@ export async function standByInRoom(
   const onClosed = () => closed.abort();
   ctx.room.once(RoomEvent.Disconnected, onClosed);
   try {
-    return await waitForStandbyCall(api, room, ctx.workerId, { signal: closed.signal, logger: opts.logger });
+    return await waitForStandbyCall(api, room, ctx.workerId, { signal: closed.signal, logger: opts.logger, secret: standbySecretOf(ctx.job.metadata) });
   } finally {
     ctx.room.off(RoomEvent.Disconnected, onClosed);
   }

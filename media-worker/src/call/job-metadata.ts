@@ -15,13 +15,15 @@ export function callIdFromMetadata(...sources: (string | undefined | null)[]): s
 
 
 /**
- * The call's capability, from the dispatch (job) metadata only: room metadata is readable by every participant,
- * so the control plane never puts it there, and one found there is not trusted.
+ * The call's dispatch credential, from the dispatch (job) metadata only: its `ticket`, which opens the call's config
+ * once (the config brings the call's capability), or a `capability` from an older control plane. Room metadata is
+ * readable by every participant, so the control plane never puts either there, and one found there is not trusted.
  */
 export function capabilityFromJobMetadata(raw: string | undefined | null): string | null {
   if (!raw) return null;
   try {
-    const v = JSON.parse(raw) as { capability?: unknown };
+    const v = JSON.parse(raw) as { capability?: unknown; ticket?: unknown };
+    if (typeof v?.ticket === 'string' && v.ticket) return v.ticket;
     return typeof v?.capability === 'string' && v.capability ? v.capability : null;
   } catch {
     return null;

@@ -1,0 +1,101 @@
+// Supervising a live call (docs/guides/calls.md, "Supervising a live call"): the control actions a person sends,
+// what the call's record keeps of them, the listen token, and what the worker reads of them.
+import { Type, DateTime, Strict, StringEnum, type Static } from './common.ts';
+
+/** The actions of POST /v1/calls/{id}/control. */
+export const CONTROL_ACTIONS = ['say', 'whisper', 'mute_agent', 'unmute_agent', 'transfer', 'end'] as const;
+export type ControlAction = (typeof CONTROL_ACTIONS)[number];
+/** Everything `supervision[]` records: the control actions and the listen tokens handed out. */
+export const SUPERVISION_ACTIONS = [...CONTROL_ACTIONS, 'listen'] as const;
+export type SupervisionAction = (typeof SUPERVISION_ACTIONS)[number];
+/** The actions the call's media worker carries out (the others the control plane does itself). */
+export const WORKER_ACTIONS = ['say', 'whisper', 'mute_agent', 'unmute_agent'] as const;
+export type WorkerAction = (typeof WORKER_ACTIONS)[number];
+
+export const SAY_MAX = 1000;
+export const WHISPER_MAX = 4000;
+
+export const ControlCallRequest = Strict(
+  {
+    action: StringEnum(CONTROL_ACTIONS, { description: 'One action per request' }),
+    text: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: WHISPER_MAX,
+        description: `\`say\`: what the agent says (up to ${SAY_MAX} characters). \`whisper\`: the message only the agent's model receives (up to ${WHISPER_MAX})`,
+      }),
+    ),
+    when: Type.Optional(
+      StringEnum(['now', 'after_current'] as const, {
+        description: '`say` only: `now` interrupts what the agent is saying; `after_current` (the default) waits for its current speech to finish',
+      }),
+    ),
+    destination: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: '`transfer` only: an E.164 number or a `sip:` URI, checked by the destination policy as the transfer_call tool is' }),
+    ),
+  },
+  {
+    title: 'ControlCallRequest',
+    examples: [
+      { action: 'say', text: 'Let me get a colleague to help you with that.', when: 'after_current' },
+      { action: 'whisper', text: 'The customer is a VIP: offer the premium slot.' },
+      { action: 'transfer', destination: '+14155550123' },
+      { action: 'end' },
+    ],
+  },
+);
+export type ControlCallRequest = Static<typeof ControlCallRequest>;
+
+export const SupervisionEntry = Type.Object(
+  {
+    seq: Type.Integer({ minimum: 1, description: "The action's number in the call, from 1" }),
+    action: StringEnum(SUPERVISION_ACTIONS),
+    actor_type: StringEnum(['api_key', 'user'] as const, { description: 'Who acted: a secret API key, or a dashboard user' }),
+    actor_id: Type.String({ description: 'The API key id (or the dashboard user id)' }),
+    at: DateTime(),
+    details: Type.Record(Type.String(), Type.Unknown(), {
+      description: "The action's fields (`text`, `when`, `destination`) and, for `transfer`, its `status` and `message`; for `listen`, the token's `identity` and `expires_at`",
+    }),
+  },
+  { title: 'SupervisionEntry', additionalProperties: false },
+);
+export type SupervisionEntry = Static<typeof SupervisionEntry>;
+
+export const ControlCallResult = Type.Object(
+  {
+    call_id: Type.String(),
+    supervision: SupervisionEntry,
+  },
+  { title: 'ControlCallResult', additionalProperties: false },
+);
+
+export const ListenResult = Type.Object(
+  {
+    call_id: Type.String(),
+    server_url: Type.String({ description: 'The LiveKit WebSocket URL to join with `participant_token`' }),
+    participant_token: Type.String({
+      description: 'A LiveKit token for a hidden participant that can only subscribe: it hears both sides, publishes nothing (no audio, no data), and nobody in the room sees it',
+    }),
+    identity: Type.String({ description: "The listener's participant identity (`supervisor-...`)" }),
+    expires_at: DateTime({ description: 'The token cannot join after this (LISTEN_TOKEN_TTL_SECONDS); a listener already in the room stays until it leaves or the call ends' }),
+  },
+  { title: 'ListenResult', additionalProperties: false },
+);
+export type ListenResult = Static<typeof ListenResult>;
+
+/** GET /internal/v1/calls/{id}/supervision: the worker's actions not taken yet, in order (each is given once). */
+export const WorkerSupervisionItem = Strict(
+  {
+    seq: Type.Integer({ minimum: 1 }),
+    action: StringEnum(WORKER_ACTIONS),
+    text: Type.Optional(Type.String({ maxLength: WHISPER_MAX })),
+    when: Type.Optional(StringEnum(['now', 'after_current'] as const)),
+  },
+  { title: 'WorkerSupervisionItem' },
+);
+export type WorkerSupervisionItem = Static<typeof WorkerSupervisionItem>;
+export const WorkerSupervisionList = Strict({ items: Type.Array(WorkerSupervisionItem) }, { title: 'WorkerSupervisionList' });
+export type WorkerSupervisionList = Static<typeof WorkerSupervisionList>;
+
+/** The data message's topic: a server-sent notice to the agent participant that actions wait (no content). */
+export const SUPERVISION_TOPIC = 'vap.supervision';
