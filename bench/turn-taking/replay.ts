@@ -23,6 +23,7 @@ import { endOfTurnProbability } from '../../media-worker/src/session/transcript-
 import { REALISTIC_DEFAULTS, punctuated, realisticTranscript } from '../../test/support/realistic-stt.ts';
 import { mixSeed, seededRandom } from '../../test/support/seeded-random.ts';
 import { writeResults } from '../support/results.ts';
+import { disposeRtc } from '../../test/support/rtc-client.ts';
 import { CORPORA_DIR } from './corpus-file.ts';
 import { loadCorpusFile, ms, type CorpusItem } from './corpus.ts';
 import { PAUSE_BUCKETS, pauseBucket, type PauseBucket } from './cut-offs.ts';
@@ -185,4 +186,11 @@ async function main() {
   });
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await main();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    await main();
+  } finally {
+    // Synthesizing a corpus resamples through rtc-node, whose native runtime keeps the process alive until disposed.
+    await disposeRtc();
+  }
+}
