@@ -117,7 +117,7 @@ export const CallError = Type.Object(
     code: Type.String({
       description:
         'Stable code. With end_reason `configuration_error`: `provider_key_missing`, `model_host_refused`, `local_model_missing`, `model_file_missing`, ' +
-        '`unknown_provider`, `voice_unavailable`, `invalid_configuration`. With `dispatch_timeout`: `no_worker`; with `dispatch_failed`: `livekit_unreachable`',
+        '`unknown_provider`, `voice_unavailable`, `invalid_configuration`. With `dispatch_timeout`: `no_worker`; with `worker_lost` (a worker took the call and left before it started): `worker_lost`; with `dispatch_failed`: `livekit_unreachable`',
       examples: ['provider_key_missing'],
     }),
     message: Type.String({ description: 'The cause and the fix, in words', examples: ["The agent's model uses OpenAI and there is no openai key: add the organisation's openai credential (POST /v1/integrations) or set OPENAI_API_KEY on the platform"] }),

@@ -17,8 +17,8 @@ describe.skipIf(file.missing.length > 0)('a worker fails with calls in flight', 
     expect(r.target.calls_on_it, detail).toBeGreaterThan(0);
     expectRecovered(r);
     // The killed worker's callers hear silence: their agent is gone, and the platform ends their calls. A call whose
-    // worker died before its start report landed is recorded `failed` / `dispatch_timeout` although its caller was
-    // greeted (docs/operations.md, "What happens when …", lists it as a bug to fix); ended either way, never stuck.
+    // worker died before its start report landed ends `failed` / `worker_lost` (it had its config); one dispatched
+    // to the killed worker that never got that far, `failed` / `dispatch_timeout`. Ended either way, never stuck.
     // (On a loaded machine a job can also die before the kill: its call ends too, and is not counted here.)
     const lost = r.in_flight.filter((o) => o.agent_left_after_s !== null && o.agent_left_after_s >= 0);
     expect(lost.length, detail).toBeGreaterThan(0);

@@ -1,8 +1,8 @@
 // Calls API: how calls end (stop, the reaper, a failed analysis, LiveKit's room webhooks), against a real LiveKit server.
 import { describe, expect, it } from 'vitest';
-import { RoomServiceClient } from 'livekit-server-sdk';
+import { AgentDispatchClient, RoomServiceClient } from 'livekit-server-sdk';
 import { reapCall } from './jobs.ts';
-import { NO_LATENCY, createAgent, eventsOf, internal, org, stack, startWebCall, tp, until } from './calls.test-support.ts';
+import { NO_LATENCY, WORKER, createAgent, eventsOf, internal, org, stack, startWebCall, tp, until } from './calls.test-support.ts';
 
 describe('POST /v1/calls/{id}/stop', () => {
   it('completes a call no worker started at once, closes the room, and is idempotent', async () => {
@@ -141,6 +141,23 @@ describe('the reaper', () => {
       error: { code: 'no_worker', message: expect.stringContaining('No media worker took the call') },
     });
     expect(await eventsOf(created.body.id)).toEqual(['call.failed']);
+  });
+
+  it('fails a call whose worker took it and left before its start report with worker_lost, not dispatch_timeout', async () => {
+    // A worker redeemed the dispatch's ticket for the config (its agent may have greeted the caller), then died
+    // before reporting the start.
+    const created = await startWebCall();
+    const id = created.body.id as string;
+    const dispatches = await new AgentDispatchClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret).listDispatch(created.body.room_name);
+    const { ticket } = JSON.parse(dispatches.find((d) => d.agentName === 'vap-agent')!.metadata) as { ticket: string };
+    expect((await tp.request('get', `/internal/v1/calls/${id}/config`, { key: WORKER, headers: { 'x-call-capability': ticket } })).status).toBe(200);
+    await new RoomServiceClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret).deleteRoom(created.body.room_name);
+    expect(await reapCall(tp.platform.services, id)).toBe('reaped');
+    const call = (await tp.request('get', `/v1/calls/${id}`, { key: org.key })).body;
+    expect(call).toMatchObject({ status: 'failed', end_reason: 'worker_lost', error: { code: 'worker_lost', message: expect.stringContaining('took the call but stopped') } });
+    expect(await eventsOf(id)).toEqual(['call.failed']);
+    const [failed] = await tp.sql`select payload from events where call_id = ${id} and type = 'call.failed'`;
+    expect(failed!.payload).toMatchObject({ reason: 'agent_unavailable', error: { code: 'worker_lost' } });
   });
 
   it('leaves a young call alone while its room exists, before any worker joined', async () => {

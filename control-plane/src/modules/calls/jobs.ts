@@ -4,7 +4,8 @@
 //    recorded on the call, never thrown away, and sends a held call.ended at once.
 //  - calls.end-event: the bound of call.ended's wait for the analysis (CALL_ENDED_ANALYSIS_WAIT_SECONDS).
 //  - calls.reap: finishes a call whose worker is gone (room closed or no agent in it) with `worker_lost`,
-//    and fails a call no worker picked up in time (`dispatch_timeout`). Run by a sweep every minute and by
+//    fails one whose worker left before its start report with `worker_lost` too, and one no worker picked up in
+//    time with `dispatch_timeout`. Run by a sweep every minute and by
 //    LiveKit webhooks (room finished, agent left).
 import type { Job, QueueDef } from '../../jobs/boss.ts';
 import type { Services } from '../../services.ts';
@@ -12,7 +13,7 @@ import { analyseCall, AnalysisError, type AnalysisResult } from './analysis.ts';
 import { getCallById, markAnalysisFailed, markAnalysisRunning, markAnalysisSkipped, reapCandidates, retentionOfCall, saveAnalysis, touchWorker } from './queries.ts';
 import { retainMessages, retainText } from '../../../../shared/privacy.ts';
 import { capText, SUMMARY_MAX } from '../../../../shared/text-caps.ts';
-import { ANALYZE_QUEUE, completeConversation, emitAnalyzed, END_EVENT_QUEUE, FINALIZE_QUEUE, failCall, finishCall, noWorker, releaseEndedEvent } from './lifecycle.ts';
+import { ANALYZE_QUEUE, completeConversation, emitAnalyzed, END_EVENT_QUEUE, FINALIZE_QUEUE, failCall, finishCall, noWorker, releaseEndedEvent, WORKER_LOST_BEFORE_START } from './lifecycle.ts';
 import { purgeIdempotencyKeys } from './outbound.ts';
 import { reapJoined } from './transfers.ts';
 
@@ -98,6 +99,8 @@ export async function reapCall(services: Services, callId: string): Promise<'ali
     // Never started: no worker took the dispatch in time, or the room closed before it did.
     const age = (Date.now() - locked.created_at.getTime()) / 1000;
     if (state === 'absent' && age < services.config.DISPATCH_TIMEOUT_SECONDS) return null;
+    // A worker took it (it was given the config) and is gone before its start report: lost, not never dispatched.
+    if (locked.config_served_at) return failCall(tx, locked, 'agent_unavailable', 'worker_lost', WORKER_LOST_BEFORE_START);
     return failCall(tx, locked, 'agent_unavailable', 'dispatch_timeout', noWorker(services.config.DISPATCH_TIMEOUT_SECONDS));
   });
   if (done && call.room_name) await services.livekit.rooms.deleteRoom(call.room_name).catch(() => {});

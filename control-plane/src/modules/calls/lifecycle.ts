@@ -241,6 +241,12 @@ export const noWorker = (seconds: number): CallFailure => ({
   code: 'no_worker',
   message: `No media worker took the call within ${seconds} s: check that a worker runs and is registered with LiveKit (GET /health/ready reports "workers"; npm start runs one) and that it is not full`,
 });
+/** `worker_lost` before the start: a worker took the call (its config was served), then left before reporting it started. */
+export const WORKER_LOST_BEFORE_START: CallFailure = {
+  code: 'worker_lost',
+  message:
+    "A media worker took the call but stopped before reporting that it started (it crashed, was killed or lost its connection; the caller may have heard the greeting): check the workers' logs and restarts at the call's time",
+};
 /** `dispatch_failed`: the room or the dispatch could not be created. */
 export const LIVEKIT_UNREACHABLE: CallFailure = {
   code: 'livekit_unreachable',

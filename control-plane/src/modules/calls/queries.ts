@@ -51,6 +51,8 @@ export interface CallRow {
   ended_event_pending: boolean;
   dialed_at: Date | null;
   worker_seen_at: Date | null;
+  /** When a worker was given the call's config (138): a worker took the call. */
+  config_served_at?: Date | null;
   /** The campaign this call is an attempt of (migration 100). */
   campaign_id?: string | null;
   /** Squads (migration 102): the squad the call started on, its hand-offs, and each agent's latency. */
