@@ -58,4 +58,28 @@ describe('the early track taken while it is published', () => {
     expect(output.subscribed).toBe(true);
     await output.close();
   });
+
+  it('ends its start when the start is cancelled before anyone subscribed (the call ended as the agent joined)', async () => {
+    // No caller: nobody will subscribe. agents-js cancels the output's start when its session closes (RoomIO.close);
+    // the start must then return, or that close waits for a subscription that never comes.
+    const name = `early-cancel-${Date.now()}`;
+    const agent = new Room();
+    await agent.connect(stack.livekitUrl, await roomToken(stack, name, 'agent'), { autoSubscribe: true, dynacast: false });
+    clients.push({ leave: () => agent.disconnect() });
+    const format = { ...ROOM_OUTPUT_DEFAULTS, sampleRate: 8000 };
+    const publishing = publishEarlyTrack(agent, format);
+    const output = new voice.ParticipantAudioOutput(agent, { ...format, trackPublishOptions: new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }) });
+    const start = new AbortController();
+    let returned = false;
+    const started = output.start(start.signal).then(() => (returned = true));
+    await publishing;
+    // Published, and nobody subscribed: the start waits.
+    await new Promise((r) => setImmediate(r));
+    expect(returned).toBe(false);
+    start.abort();
+    await started;
+    expect(returned).toBe(true);
+    expect(output.subscribed).toBe(false);
+    await output.close();
+  });
 });

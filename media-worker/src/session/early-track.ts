@@ -127,6 +127,30 @@ function adopt(out: OutputInternals, e: EarlyTrack, publishOwn: (out: OutputInte
   return heard;
 }
 
+/**
+ * Waits for the track to be heard, or for the output's start to be cancelled; true when heard. The start waits for
+ * the caller's subscription, which never comes when the call ends first (a stop as the agent joins deletes the
+ * room): agents-js cancels the start when its session closes (RoomIO.close, initTask.cancelAndWait), and a wait
+ * that ignored the cancel held that close until agents-js's 60 s timeout, and the job process with it.
+ */
+async function untilHeardOrAborted(heard: Promise<void>, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return false;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<false>((resolve) => {
+    onAbort = () => resolve(false);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  // Not heard because it failed: the failure is the start's, as before.
+  const isHeard = heard.then(() => true as const);
+  // A failure after the cancel has no one left to tell; before it, the race passes it on.
+  isHeard.catch(() => {});
+  try {
+    return await Promise.race([isHeard, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+  }
+}
+
 /** Installs the patch (once per process). */
 export function installEarlyTrack(): void {
   if (installed) return;
@@ -147,20 +171,19 @@ export function installEarlyTrack(): void {
     // Taken by the first frame already (below).
     const heard = adopted.get(this);
     if (heard) {
-      await heard;
-      started(this);
+      if (await untilHeardOrAborted(heard, signal)) started(this);
       return;
     }
     const e = early;
     if (!fitsOutput(e, this)) {
       // This session publishes its own track: the early one comes down, so the caller hears one track only.
       if (e) await dropEarlyTrack();
-      return publishTrack.call(this, signal);
+      await untilHeardOrAborted(publishTrack.call(this, signal), signal);
+      return;
     }
     const taken = adopt(this, e, publishOwn);
     if (signal.aborted) return;
-    await taken;
-    started(this);
+    if (await untilHeardOrAborted(taken, signal)) started(this);
   };
   // agents-js starts the output (publishTrack) only once the session has linked the caller's participant, which
   // LiveKit reports to the agent tens of milliseconds after the caller has subscribed to the early track: the
