@@ -13,7 +13,7 @@ import { LocalSTT } from '../../shared/speech/local-stt.ts';
 import { SpanKind, contextFrom, inSpan, initTracing } from '../../shared/tracing.ts';
 import { StartTimeline } from './session/start-timeline.ts';
 import { keepFfiLogsNative } from '../../shared/ffi-logs.ts';
-import { publishEarlyTrack } from './session/early-track.ts';
+import { installEarlyTrack, publishEarlyTrack } from './session/early-track.ts';
 import { settleHeap } from './session/settle-heap.ts';
 import { type CallDeps, openCall } from './call/open.ts';
 import { startCall } from './call/start.ts';
@@ -139,6 +139,9 @@ export default defineAgent({
     proc.userData.vad = new inference.VAD({ minSilenceDuration: 250 });
     // The local STT's recogniser, loaded while the process waits rather than beside the call's greeting.
     if (loadWorkerConfig().prewarmLocalStt) LocalSTT.prewarm({ language: 'en-US' });
+    // Every call's room output, not only a standby agent's: the patch's start ends when agents-js cancels it, where
+    // agents-js's own waits for a subscriber who may never come (a stop as the agent joins) (session/early-track.ts).
+    installEarlyTrack();
     // What loading left collected now, while the process waits (session/settle-heap.ts).
     settleHeap();
   },
