@@ -6,7 +6,7 @@
 //
 // ParticipantAudioOutput's publishTrack is private: like prompt-pause.ts, the patch is pinned to the agents-js
 // release it was checked against, and any other version fails loudly (assertEarlyTrackTarget at the worker's start).
-import { voice } from '@livekit/agents';
+import { voice, waitForAbort } from '@livekit/agents';
 import { type AudioFrame, AudioSource, LocalAudioTrack, type LocalTrackPublication, type Room, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
 import { PinnedReleaseError, installedAgentsVersion } from './agents-release.ts';
 
@@ -135,20 +135,11 @@ function adopt(out: OutputInternals, e: EarlyTrack, publishOwn: (out: OutputInte
  */
 async function untilHeardOrAborted(heard: Promise<void>, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return false;
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<false>((resolve) => {
-    onAbort = () => resolve(false);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  // Not heard because it failed: the failure is the start's, as before.
+  // Not heard because it failed: the failure is the start's, as before. A failure after the cancel has no one left
+  // to tell; before it, the race passes it on.
   const isHeard = heard.then(() => true as const);
-  // A failure after the cancel has no one left to tell; before it, the race passes it on.
   isHeard.catch(() => {});
-  try {
-    return await Promise.race([isHeard, aborted]);
-  } finally {
-    signal.removeEventListener('abort', onAbort!);
-  }
+  return Promise.race([isHeard, waitForAbort(signal).then(() => false as const)]);
 }
 
 /** Installs the patch (once per process). */
