@@ -75,10 +75,13 @@ export const EndedMessage = Strict(
     supervisor: Type.Optional(
       Strict(
         {
-          action: StringEnum(['say', 'whisper'] as const),
+          action: StringEnum(['say', 'whisper', 'takeover'] as const),
           text: Type.Optional(Type.String({ maxLength: WHISPER_MAX })),
         },
-        { description: "A supervisor's part (POST /v1/calls/{id}/control): `say`, the agent said their words; `whisper`, only the model got `text` (the caller heard nothing)" },
+        {
+          description:
+            "A supervisor's part (POST /v1/calls/{id}/control): `say`, the agent said their words; `whisper`, only the model got `text` (the caller heard nothing); `takeover`, a person who took the call over said this in the agent's place",
+        },
       ),
     ),
     tool_call: Type.Optional(

@@ -36,9 +36,12 @@ interface ToolCall {
   is_error: boolean;
 }
 
-/** A supervisor's mark on a message: `say` (the agent said the supervisor's words), `whisper` (only the model got `text`). */
+/**
+ * A supervisor's mark on a message: `say` (the agent said the supervisor's words), `whisper` (only the model got
+ * `text`), `takeover` (a person who took the call over said the message's content).
+ */
 interface SupervisorMark {
-  action: 'say' | 'whisper';
+  action: 'say' | 'whisper' | 'takeover';
   text?: string | undefined;
 }
 

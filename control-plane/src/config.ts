@@ -187,6 +187,12 @@ const Env = Type.Object({
     default: 60,
     description: 'How long a supervisor\'s listen token (POST /v1/calls/{id}/listen) can join the room; a listener already in stays',
   }),
+  TAKEOVER_TOKEN_TTL_SECONDS: Type.Integer({
+    minimum: 10,
+    maximum: 3600,
+    default: 60,
+    description: "How long a supervisor's takeover token (POST /v1/calls/{id}/control, `takeover`) can join the room; a person already in stays until `hand_back`",
+  }),
   RECORDINGS_DIR: Type.Optional(Type.String()),
   WEB_DIST_DIR: Type.Optional(Type.String({ description: 'Folder of the built browser files the playground serves (npm run build:web); defaults to web/dist in the repository' })),
   RECORDING_URL_TTL_SECONDS: Type.Integer({ minimum: 60, default: 14400 }),

@@ -1,6 +1,6 @@
 // The control plane's side of LiveKit: rooms, explicit agent dispatch, SIP trunks and dispatch rules, and
 // participant tokens (Twirp APIs through livekit-server-sdk).
-import { AccessToken, AgentDispatchClient, RoomServiceClient, SipClient, WebhookReceiver } from 'livekit-server-sdk';
+import { AccessToken, AgentDispatchClient, RoomServiceClient, SipClient, TrackSource, WebhookReceiver } from 'livekit-server-sdk';
 import type { Config } from '../config.ts';
 
 export interface LiveKit {
@@ -22,6 +22,12 @@ export interface LiveKit {
    * `ttlSeconds` (docs/decisions/supervise-control-channel.md).
    */
   listenToken(room: string, identity: string, ttlSeconds: number): Promise<string>;
+  /**
+   * A supervisor's takeover token: a participant that may publish its microphone only (no data, no camera or
+   * screen) and subscribe, joining for `ttlSeconds`. `attributes` go in the token (the participant cannot change
+   * them): `lk.publish_on_behalf` keeps agents-js from taking it for the caller.
+   */
+  takeoverToken(room: string, identity: string, ttlSeconds: number, attributes: Record<string, string>): Promise<string>;
   /** Whether the room still exists on the server. */
   roomExists(room: string): Promise<boolean>;
 }
@@ -61,6 +67,19 @@ export function createLiveKit(config: Config): LiveKit {
     async listenToken(room, identity, ttlSeconds) {
       const at = new AccessToken(config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET, { identity, name: 'supervisor', ttl: ttlSeconds });
       at.addGrant({ room, roomJoin: true, canSubscribe: true, canPublish: false, canPublishData: false, canUpdateOwnMetadata: false, hidden: true });
+      return at.toJwt();
+    },
+    async takeoverToken(room, identity, ttlSeconds, attributes) {
+      const at = new AccessToken(config.LIVEKIT_API_KEY, config.LIVEKIT_API_SECRET, { identity, name: 'Supervisor', ttl: ttlSeconds, attributes });
+      at.addGrant({
+        room,
+        roomJoin: true,
+        canSubscribe: true,
+        canPublish: true,
+        canPublishSources: [TrackSource.MICROPHONE],
+        canPublishData: false,
+        canUpdateOwnMetadata: false,
+      });
       return at.toJwt();
     },
     async roomExists(room) {

@@ -15,13 +15,18 @@ export const supervisionRoutes = [
     path: '/calls/:call_id/control',
     operationId: 'controlCall',
     tag: 'calls',
-    summary: 'Steer a live call: say, whisper, mute, transfer, end',
+    summary: 'Steer a live call: say, whisper, mute, take over, hand back, transfer, end',
     description:
       'One action per request. `say`: the agent says `text` (`when` `now` interrupts it, `after_current` waits for its current ' +
       "speech); it enters the transcript as the agent's, marked `supervisor: \"say\"`. `whisper`: `text` reaches only the agent's " +
       'model, as an instruction for its next replies; the caller hears nothing, and the transcript marks it (an agent message with ' +
       'empty `content` and `supervisor: "whisper"`). `mute_agent`: the agent stops speaking and replying (it keeps listening, and ' +
-      'what the caller says stays in its context) until `unmute_agent`. `transfer`: a blind transfer of a phone call to ' +
+      'what the caller says stays in its context) until `unmute_agent`. `takeover`: a person speaks to the caller in the agent\'s ' +
+      'place: the answer\'s `takeover` holds a LiveKit token (TAKEOVER_TOKEN_TTL_SECONDS, 60 s by default, to join) that may publish ' +
+      'the microphone only and hear both sides; the agent stops speaking and replying, and keeps transcribing: the caller\'s words and ' +
+      "the person's (marked `supervisor: \"takeover\"` in the transcript) enter its context. One takeover at a time: a second one, or a " +
+      '`say`, is a 409 until `hand_back`, which removes the person from the room and gives the call back to the agent, which goes on ' +
+      'knowing what was said (a 409 when the call is not taken over). `transfer`: a blind transfer of a phone call to ' +
       '`destination`, through the same destination policy and daily spend cap as the transfer_call tool (`details.status` says ' +
       'whether it went: `transferred`, `refused`, `failed`). `end`: ends the call as POST /v1/calls/{id}/stop does. Each action ' +
       "is recorded in the call's `supervision[]` (who: the API key id), the audit log (`call.supervise.<action>`) and a " +
@@ -56,7 +61,7 @@ export const supervisionRoutes = [
     auth: 'call',
     operationId: 'internalCallSupervision',
     tag: 'calls',
-    summary: "The supervisor's actions for the worker to take (say, whisper, mute), in order; each is given once",
+    summary: "The supervisor's actions for the worker to take (say, whisper, mute, takeover, hand_back), in order; each is given once",
     params: CallParams,
     responses: { 200: { description: 'The actions not taken yet', schema: WorkerSupervisionList } },
     handler: async ({ params, db }) => ({ items: await takeSupervisionOutbox(db, params.call_id) }),

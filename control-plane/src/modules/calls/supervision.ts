@@ -1,6 +1,7 @@
 // Supervising a live call (docs/decisions/supervise-control-channel.md). A person with a secret key acts on a call in
 // progress: listen (a hidden, subscribe-only LiveKit token), say, whisper, mute and unmute the agent (carried out by
-// the call's media worker), transfer (a blind transfer through the same policy and spend cap as the transfer_call
+// the call's media worker), takeover and hand_back (a person speaks to the caller in the agent's place:
+// supervision-takeover.ts), transfer (a blind transfer through the same policy and spend cap as the transfer_call
 // tool) and end (as POST /v1/calls/{id}/stop). Each action lands in the call's `supervision[]`, the audit log and a
 // `call.supervised` event, in one transaction.
 //
@@ -13,7 +14,7 @@ import { DataPacket_Kind } from 'livekit-server-sdk';
 import type { Services } from '../../services.ts';
 import type { Auth } from '../../auth/service.ts';
 import type { Db } from '../../db/types.ts';
-import { conflict, notFound, ValidationFailure } from '../../http/errors.ts';
+import { conflict, HttpError, notFound, ValidationFailure } from '../../http/errors.ts';
 import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
 import { writeAudit } from '../audit-events/queries.ts';
 import { emitCallEvent } from './lifecycle.ts';
@@ -21,11 +22,13 @@ import { getCall, getCallById, retentionOfCall, type CallRow } from './queries.t
 import { appendSupervision } from './queries-supervision.ts';
 import { stopCall } from './service.ts';
 import { startBlindTransfer } from './blind-transfer.ts';
+import { newTakeover, removePerson, takeoverRule, takeoverToken } from './supervision-takeover.ts';
 import { retainFreeText } from '../../../../shared/privacy.ts';
 import {
   SAY_MAX,
   SUPERVISION_TOPIC,
   type ControlCallRequest,
+  type ControlCallResult,
   type ListenResult,
   type SupervisionAction,
   type SupervisionEntry,
@@ -79,11 +82,17 @@ async function record(
     const call = await getCallById(tx, callId, { lock: true });
     if (!call || call.org_id !== auth.orgId) throw notFound('Call');
     if (call.status !== 'in_progress' && action !== 'end' && action !== 'transfer') throw conflict(`The call is not in progress (status ${call.status})`, { status: call.status });
+    // A takeover in force, read under the lock: a second takeover (or a say) is refused; a hand_back names the person.
+    const rule = takeoverRule(action, call.supervision ?? []);
+    if (rule instanceof HttpError) throw rule;
+    const handedBack = action === 'hand_back' && rule ? rule.identity : null;
+    const given = handedBack ? { identity: handedBack } : details;
+    const work = handedBack ? { action: 'hand_back' as const, identity: handedBack } : forWorker;
     // The record's free text follows the call's data retention; the worker's outbox gets the text as given.
     const retention = await retentionOfCall(tx, callId);
-    const kept = 'text' in details ? { ...details, text: retainFreeText(retention, details.text as string) } : details;
+    const kept = 'text' in given ? { ...given, text: retainFreeText(retention, given.text as string) } : given;
     const actorType = ACTOR_TYPES.has(auth.actorType) ? (auth.actorType as 'api_key' | 'user') : 'api_key';
-    const entry = await appendSupervision(tx, callId, { action, actor_type: actorType, actor_id: auth.actorId, at: new Date().toISOString(), details: kept }, forWorker);
+    const entry = await appendSupervision(tx, callId, { action, actor_type: actorType, actor_id: auth.actorId, at: new Date().toISOString(), details: kept }, work);
     await writeAudit(tx, {
       orgId: auth.orgId,
       actorType: auth.actorType,
@@ -127,7 +136,7 @@ export async function nudgeWorker(services: Services, room: string, seq: number)
 }
 
 /** POST /v1/calls/{id}/control. */
-export async function controlCall(services: Services, auth: Auth, callId: string, body: ControlCallRequest, meta: Meta): Promise<{ call_id: string; supervision: SupervisionEntry }> {
+export async function controlCall(services: Services, auth: Auth, callId: string, body: ControlCallRequest, meta: Meta): Promise<ControlCallResult> {
   const call = await liveCall(services.sql, auth, callId);
   const bad = problems(body);
   if (bad.length) throw new ValidationFailure(bad);
@@ -142,6 +151,21 @@ export async function controlCall(services: Services, auth: Auth, callId: string
     const result = await startBlindTransfer(services, callId, body.destination!);
     const details = { destination: body.destination, status: result.status, message: result.message, transfer_id: result.transfer_id };
     return { call_id: callId, supervision: await record(services, auth, callId, 'transfer', details, meta) };
+  }
+  if (action === 'takeover') {
+    // The person's identity is fixed before the locked check; the token is made only once the takeover has won.
+    const person = newTakeover(services);
+    const entry = await record(services, auth, callId, 'takeover', person, meta, { action: 'takeover', identity: person.identity });
+    const takeover = await takeoverToken(services, call.room_name!, person);
+    await nudgeWorker(services, call.room_name!, entry.seq);
+    return { call_id: callId, supervision: entry, takeover };
+  }
+  if (action === 'hand_back') {
+    const entry = await record(services, auth, callId, 'hand_back', {}, meta);
+    // Out of the room first (their voice stops reaching the caller), then the worker resumes the agent.
+    await removePerson(services, call.room_name!, String(entry.details.identity));
+    await nudgeWorker(services, call.room_name!, entry.seq);
+    return { call_id: callId, supervision: entry };
   }
   const when = action === 'say' ? (body.when ?? 'after_current') : undefined;
   const details = { ...(body.text !== undefined ? { text: body.text } : {}), ...(when ? { when } : {}) };
