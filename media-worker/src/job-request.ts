@@ -8,16 +8,25 @@ import type { Logger } from '../../shared/logger.ts';
 import { INBOUND_ROOM_PREFIX } from '../../schemas/internal.ts';
 import { callIdFromMetadata } from './call/job-metadata.ts';
 import { standbyRoomOf } from './call/standby.ts';
+import type { AcceptedJobs } from './drain-after-launches.ts';
 
 /** The offer is a number's rule's job for a caller's room (no call named in its metadata, not a standby job). */
 export function isInboundRuleJob(room: string | undefined, jobMetadata: string | undefined): boolean {
   return !!room?.startsWith(INBOUND_ROOM_PREFIX) && !callIdFromMetadata(jobMetadata) && !standbyRoomOf(jobMetadata);
 }
 
-/** agents-js's requestFunc: accepts every offer except a rule's job whose call already has its agent. */
-export function jobRequestFunc(api: Pick<InternalApiClient, 'inboundRoomStatus'>, log: Logger) {
+/**
+ * agents-js's requestFunc: accepts every offer except a rule's job whose call already has its agent, and every offer
+ * once the worker drains (drain-after-launches.ts). An accepted job's launch is tracked in `jobs`.
+ */
+export function jobRequestFunc(api: Pick<InternalApiClient, 'inboundRoomStatus'>, log: Logger, jobs?: AcceptedJobs) {
   return async (req: JobRequest): Promise<void> => {
     const room = req.room?.name;
+    if (jobs?.draining) {
+      log.info({ room, job_id: req.id }, 'draining: job offer rejected, LiveKit offers it to another worker');
+      await req.reject();
+      return;
+    }
     if (room && isInboundRuleJob(room, req.job.metadata)) {
       try {
         if ((await api.inboundRoomStatus(room)).answered_elsewhere) {
@@ -31,6 +40,7 @@ export function jobRequestFunc(api: Pick<InternalApiClient, 'inboundRoomStatus'>
         log.warn({ room, err: (err as Error).message }, 'inbound room status unknown; accepting the job');
       }
     }
+    jobs?.accepted(req.job.id);
     await req.accept();
   };
 }

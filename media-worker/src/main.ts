@@ -2,7 +2,7 @@
 // Registers with LiveKit under AGENT_NAME (explicit dispatch only), reports load, serves /metrics and
 // /health on its own listener.
 import { fileURLToPath } from 'node:url';
-import { type AgentServer, ServerOptions, cli } from '@livekit/agents';
+import { AgentServer, ServerOptions, cli } from '@livekit/agents';
 import { createLogger } from '../../shared/logger.ts';
 import { jobExecArgv, loadWorkerConfig } from './config.ts';
 import { CpuSampler, combineLoad } from './load.ts';
@@ -16,6 +16,7 @@ import { assertReleaseSpeechTarget } from './session/release-speech.ts';
 import { assertFfiLogsTarget } from '../../shared/ffi-logs.ts';
 import { assertForkAfterGreetingTarget, installForkAfterGreeting, loadProcPool } from './fork-after-greeting.ts';
 import { jobRequestFunc } from './job-request.ts';
+import { AcceptedJobs, assertDrainAfterLaunchesTarget, installDrainAfterLaunches, installLaunchTracking } from './drain-after-launches.ts';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { shareCompileCache } from './compile-cache.ts';
 
@@ -30,6 +31,7 @@ assertEarlyTrackTarget();
 assertReleaseSpeechTarget();
 assertFfiLogsTarget();
 assertForkAfterGreetingTarget();
+assertDrainAfterLaunchesTarget();
 
 let server: AgentServer | null = null;
 let lastLoad = 0;
@@ -46,7 +48,8 @@ function activeCalls(): number {
 }
 // A call's replacement job process is forked once its greeting has played and no call is in its first seconds
 // (fork-after-greeting.ts).
-const forks = installForkAfterGreeting(await loadProcPool(), { maxDeferMs: cfg.forkDeferMs, quietMs: cfg.forkQuietMs });
+const procPool = await loadProcPool();
+const forks = installForkAfterGreeting(procPool, { maxDeferMs: cfg.forkDeferMs, quietMs: cfg.forkQuietMs });
 metrics.onFirstAudio = (jobId) => forks.release(jobId);
 metrics.onCallStarting = (jobId) => forks.callStarting(jobId);
 const metricsServer = await startMetricsServer(metrics, cfg.metricsHost, cfg.metricsPort);
@@ -66,6 +69,15 @@ shareCompileCache();
 // Job processes are forked with this process's execArgv (agents-js ipc/job_proc_executor).
 process.execArgv.splice(0, process.execArgv.length, ...jobExecArgv(process.execArgv, cfg.jobMaxSemiSpaceMb));
 
+// A drain first launches the jobs already accepted (drain-after-launches.ts): agents-js's assignment wait (7.5 s)
+// and a process's start, at most.
+const accepted = new AcceptedJobs();
+installLaunchTracking(procPool, accepted);
+installDrainAfterLaunches(AgentServer, accepted, {
+  maxWaitMs: 7_500 + cfg.jobInitTimeoutMs,
+  onWait: (pending) => log.info({ pending }, 'draining: launching the jobs accepted before the drain'),
+  onTimeout: (pending) => log.warn({ pending }, 'draining: accepted jobs not launched in time; draining anyway'),
+});
 process.once('SIGTERM', () => heartbeat.drain());
 process.once('SIGTERM', () => log.info({ active_calls: server?.activeJobs.length ?? 0 }, 'draining: finishing calls in progress, taking no new ones'));
 
@@ -74,7 +86,7 @@ cli.runApp(
     agent: fileURLToPath(new URL('./worker.ts', import.meta.url)),
     agentName: cfg.agentName,
     // A number's rule's job for a call a standby agent already has is rejected before it takes a process.
-    requestFunc: jobRequestFunc(new InternalApiClient({ baseUrl: cfg.controlPlaneUrl, token: cfg.workerToken }), log),
+    requestFunc: jobRequestFunc(new InternalApiClient({ baseUrl: cfg.controlPlaneUrl, token: cfg.workerToken }), log, accepted),
     loadFunc: async (worker: AgentServer) => {
       server = worker;
       lastLoad = combineLoad(cfg.loadIncludesCpu ? cpu.sample() : 0, worker.activeJobs.length, cfg.maxConcurrentCalls);
