@@ -7,6 +7,7 @@
 // close only once the session's activity is torn down, and that moment is no measure of the call's length.
 import { DisconnectReason, ParticipantKind, type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
 import type { EndReason } from '../../../schemas/internal.ts';
+import { isSupervisorIdentity } from '../../../schemas/supervision.ts';
 
 /** Why the room closed, as the call's end. */
 export interface RoomClosed {
@@ -93,18 +94,21 @@ export class CallEndWatch {
  */
 const HANG_UP_REASONS: (DisconnectReason | undefined)[] = [DisconnectReason.CLIENT_INITIATED, DisconnectReason.USER_REJECTED];
 const CALLER_KINDS: (ParticipantKind | undefined)[] = [ParticipantKind.STANDARD, ParticipantKind.SIP];
+/** Who can be the caller: a standard or SIP participant that is no supervisor (a person who took the call over is one). */
+const callerLike = (p: RemoteParticipant) => CALLER_KINDS.includes(p.kind) && !isSupervisorIdentity(p.identity);
 
 /**
  * Calls `onLeft(at)` when the call's caller leaves the room: `caller()` names them (the participant the session
- * listens to, once it does); before that, the last caller-like participant leaving is the caller. Registered
+ * listens to, once it does); before that, the last caller-like participant leaving is the caller. A supervisor (a
+ * person who took the call over) is never the caller: their leaving ends nothing, and they do not stand in for one. Registered
  * before the session starts, so it sees the leave before agents-js's RoomIO forgets who it listened to.
  */
 export function onCallerLeft(room: Room, caller: () => string | undefined, onLeft: (at: number) => void): () => void {
   const listener = (p: RemoteParticipant) => {
     const at = Date.now();
-    if (!CALLER_KINDS.includes(p.kind) || !HANG_UP_REASONS.includes(p.disconnectReason)) return;
+    if (!callerLike(p) || !HANG_UP_REASONS.includes(p.disconnectReason)) return;
     const linked = caller();
-    const others = [...room.remoteParticipants.values()].filter((o) => o.identity !== p.identity && CALLER_KINDS.includes(o.kind));
+    const others = [...room.remoteParticipants.values()].filter((o) => o.identity !== p.identity && callerLike(o));
     if (linked ? linked === p.identity : others.length === 0) onLeft(at);
   };
   room.on(RoomEvent.ParticipantDisconnected, listener);

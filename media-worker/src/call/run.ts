@@ -6,6 +6,7 @@ import { ambientFrames, isAmbientSound } from '../session/background.ts';
 import { KeypadCollector } from '../session/keypad.ts';
 import type { StartedCall } from './start.ts';
 import { watchSupervision } from './supervision-channel.ts';
+import { roomPersonHearing } from './supervisor-voice.ts';
 
 export async function runCall(started: StartedCall): Promise<void> {
   const { call, room, logger } = started;
@@ -28,7 +29,9 @@ export async function runCall(started: StartedCall): Promise<void> {
     await player.start({ room, agentSession: call.session }).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'background sound failed'));
   }
 
-  // A supervisor's actions (say, whisper, mute), nudged by the control plane through the room.
+  // A supervisor's actions (say, whisper, mute, takeover), nudged by the control plane through the room; a person
+  // who takes the call over is heard from their microphone in the room.
+  call.supervision.hearPerson = roomPersonHearing(room, call, logger);
   const offSupervision = watchSupervision({ room, callId: config.call.id, api: started.api, supervision: call.supervision, logger });
   await call.ended;
   offSupervision();

@@ -297,7 +297,8 @@ export class CallSession implements CallContext {
     s.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
       const item = ev.item;
       if (item.type !== 'message') return;
-      if (item.role === 'assistant') {
+      // The words of a person who took the call over are no agent reply: no turn metrics, no end phrase.
+      if (item.role === 'assistant' && this.supervision.marks.get(item.id)?.action !== 'takeover') {
         this.#realtime?.onAgentMessage(item);
         this.turnMetrics.onAgentMessage(item);
         this.#squad?.currentMetrics()?.onAgentMessage(item);

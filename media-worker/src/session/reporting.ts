@@ -15,7 +15,7 @@ export function conversationMessages(
     /** A squad's call: its members (the session's hand-off items say who speaks). */
     squadMembers: ReadonlyMap<string, unknown> | null;
     turnMetrics: TurnMetrics;
-    /** Items a supervisor caused (supervision.ts): a `say` is the agent's message, marked; a whisper, a mark alone. */
+    /** Items a supervisor caused (supervision.ts): a `say` or a takeover's words are the agent's message, marked; a whisper, a mark alone. */
     supervisorMarks?: ReadonlyMap<string, SupervisorMark>;
   },
 ): EndedMessage[] {
@@ -45,7 +45,8 @@ export function conversationMessages(
       const stopped = iso(item.metrics?.stoppedSpeakingAt);
       if (stopped) m.ended_at = stopped;
       if (item.role === 'assistant' && item.interrupted) m.interrupted = true;
-      if (mark?.action === 'say') m.supervisor = { action: 'say' };
+      // Said in the agent's place: a supervisor's `say`, or the words of a person who took the call over.
+      if (mark?.action === 'say' || mark?.action === 'takeover') m.supervisor = { action: mark.action };
       if (item.role === 'assistant') Object.assign(m, by());
       const metrics = item.role === 'assistant' ? opts.turnMetrics.messageMetrics(item.id) : undefined;
       if (metrics) m.metrics = metrics;

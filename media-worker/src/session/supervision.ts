@@ -1,15 +1,23 @@
 // A supervisor's actions on the live call (POST /v1/calls/{id}/control; docs/decisions/supervise-control-channel.md):
 // `say` (the agent says their words, now or after its current speech), `whisper` (an instruction only the model gets),
 // `mute_agent` / `unmute_agent` (the agent neither speaks nor replies meanwhile; it keeps listening, and what the
-// caller says stays in its context). The actions come from the control plane's internal API, never from the room:
-// SupervisionChannel (call/supervision-channel.ts) only learns there that some wait.
+// caller says stays in its context), `takeover` / `hand_back` (a person speaks to the caller in the agent's place:
+// the agent is silent as muted, the person's words are transcribed into its context as its own, and at the hand-back
+// a note tells the model to go on from there). The actions come from the control plane's internal API, never from
+// the room: SupervisionChannel (call/supervision-channel.ts) only learns there that some wait.
 import { llm, voice } from '@livekit/agents';
 import type { WorkerSupervisionItem } from '../../../schemas/supervision.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import type { CallContext } from './call-context.ts';
 import { cancelPreemptiveReply } from './stt-turns.ts';
+import type { HearPerson, SpeechTranscription } from './supervisor-speech.ts';
 
-export type SupervisorMark = { action: 'say' } | { action: 'whisper'; text: string };
+export type SupervisorMark = { action: 'say' } | { action: 'whisper'; text: string } | { action: 'takeover' };
+
+/** What the model reads at the hand-back: the person's and the caller's words are in the context already. */
+export const HAND_BACK_NOTE =
+  'A person spoke with the caller on your behalf; their words are in this conversation as yours. You now continue the ' +
+  'conversation yourself from where it is: answer the caller knowing what was said, and do not mention the hand-over.';
 
 /** How a whisper reads in the model's context: an instruction, apart from the conversation. */
 export const whisperInstruction = (text: string) =>
@@ -19,7 +27,12 @@ export class Supervision {
   /** Chat items the supervisor caused, by item id: the transcript marks them (reporting.ts). */
   readonly marks = new Map<string, SupervisorMark>();
   #muted = false;
-  /** Whether preemptive generation was on before the mute (restored by the unmute). */
+  /** The person who took the call over (their participant identity), until the hand-back. */
+  #takenBy: string | null = null;
+  #hearing: SpeechTranscription | null = null;
+  /** Hears the person of a takeover (the worker's room: call/supervisor-voice.ts). Unset: their words are not transcribed. */
+  hearPerson: HearPerson | null = null;
+  /** Whether preemptive generation was on before the agent fell silent (restored when it may speak again). */
   #preemptive = false;
   /** Texts said and not yet seen in the history (agents-js gives a say's message to no handle). */
   #saying: string[] = [];
@@ -36,6 +49,16 @@ export class Supervision {
     return this.#muted;
   }
 
+  /** The identity of the person who has taken the call over, or null. */
+  get takenBy(): string | null {
+    return this.#takenBy;
+  }
+
+  /** Neither speaking nor replying: muted, or taken over. */
+  get silent(): boolean {
+    return this.#muted || this.#takenBy !== null;
+  }
+
   /** Carries out one action. Never throws: a failed action is logged, the call goes on. */
   async apply(item: WorkerSupervisionItem): Promise<void> {
     if (this.#call.endReason) return;
@@ -44,6 +67,8 @@ export class Supervision {
       else if (item.action === 'whisper') await this.#whisper(item.text ?? '');
       else if (item.action === 'mute_agent') this.#mute();
       else if (item.action === 'unmute_agent') this.#unmute();
+      else if (item.action === 'takeover') this.#takeover(item.identity ?? '');
+      else if (item.action === 'hand_back') await this.#handBack();
       this.#log.info({ seq: item.seq, action: item.action }, 'supervisor action applied');
     } catch (err) {
       this.#log.warn({ seq: item.seq, action: item.action, err: (err as Error).message }, 'supervisor action failed');
@@ -55,7 +80,7 @@ export class Supervision {
    * (agents-js drops a turn whose reply is stopped), so the agent knows them once unmuted. True when held.
    */
   holdTurn(text: string): boolean {
-    if (!this.#muted) return false;
+    if (!this.silent) return false;
     if (text.trim()) this.#addToContext(llm.ChatMessage.create({ role: 'user', content: text }));
     return true;
   }
@@ -93,7 +118,52 @@ export class Supervision {
 
   #mute(): void {
     if (this.#muted) return;
+    this.#silence();
     this.#muted = true;
+  }
+
+  #unmute(): void {
+    if (!this.#muted) return;
+    this.#muted = false;
+    this.#speakAgain();
+  }
+
+  /**
+   * The person speaks from now on: the agent falls silent (as muted), and what the person says is transcribed into
+   * the agent's context as its own message, marked. A second takeover (the control plane refuses one) changes nothing.
+   */
+  #takeover(identity: string): void {
+    if (this.#takenBy !== null) return;
+    this.#silence();
+    this.#takenBy = identity;
+    this.#hearing = this.hearPerson?.(identity, (text) => this.personSaid(text)) ?? null;
+  }
+
+  /** A final transcript of the person who took over: the agent's message in the context and the transcript, marked. */
+  personSaid(text: string): void {
+    if (!text.trim() || this.#call.endReason) return;
+    const msg = llm.ChatMessage.create({ role: 'assistant', content: text });
+    this.marks.set(msg.id, { action: 'takeover' });
+    this.#addToContext(msg);
+  }
+
+  /** The agent takes the call back: the person's last words first, then the note, then it may speak again. */
+  async #handBack(): Promise<void> {
+    if (this.#takenBy === null) return;
+    const hearing = this.#hearing;
+    this.#hearing = null;
+    await hearing?.stop();
+    this.#takenBy = null;
+    this.#addToContext(llm.ChatMessage.create({ role: 'system', content: HAND_BACK_NOTE }));
+    this.#speakAgain();
+  }
+
+  /** The agent stops what it says and replies to nothing until #speakAgain (the first of muted and taken over). */
+  #silence(): void {
+    if (this.silent) {
+      this.#interrupt();
+      return;
+    }
     // No preemptive reply either: it is a paid LLM request whose answer the held turn throws away.
     // Replaced, not changed in place: the options object may be agents-js's shared default.
     const turns = this.#call.session.sessionOptions.turnHandling;
@@ -103,9 +173,9 @@ export class Supervision {
     this.#interrupt();
   }
 
-  #unmute(): void {
-    if (!this.#muted) return;
-    this.#muted = false;
+  /** Replies again, once neither muted nor taken over. */
+  #speakAgain(): void {
+    if (this.silent) return;
     const turns = this.#call.session.sessionOptions.turnHandling;
     turns.preemptiveGeneration = { ...turns.preemptiveGeneration, enabled: this.#preemptive };
   }
