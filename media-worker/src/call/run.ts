@@ -35,4 +35,5 @@ export async function runCall(started: StartedCall): Promise<void> {
   const offSupervision = watchSupervision({ room, callId: config.call.id, api: started.api, supervision: call.supervision, logger });
   await call.ended;
   offSupervision();
+  call.supervision.close();
 }

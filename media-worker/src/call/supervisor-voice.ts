@@ -28,6 +28,7 @@ export function roomPersonHearing(room: Room, call: CallSession, log: Logger): H
       if (!stt || current || p.identity !== identity || pub.source !== TrackSource.SOURCE_MICROPHONE) return;
       const audio = new AudioStream(track, { sampleRate: inputSampleRateFor(call.config.agent.transcriber.provider), numChannels: 1 });
       current = transcribeSpeech({ stt, vad: call.session.vad ?? null, audio, onFinal, log });
+      log.info({ identity, stt: stt.label }, "takeover: transcribing the person's microphone");
     };
     // Unpublished (a browser that stopped its microphone) and published again: a new stream for the new track.
     const detach = (_track: RemoteTrack, pub: RemoteTrackPublication, p: RemoteParticipant) => {

@@ -158,6 +158,13 @@ export class Supervision {
     this.#speakAgain();
   }
 
+  /** The call has ended: the person's transcription stops (a call that ends while taken over just ends). */
+  close(): void {
+    const hearing = this.#hearing;
+    this.#hearing = null;
+    void hearing?.stop(0);
+  }
+
   /** The agent stops what it says and replies to nothing until #speakAgain (the first of muted and taken over). */
   #silence(): void {
     if (this.silent) {

@@ -54,6 +54,8 @@ export function transcribeSpeech(opts: { stt: agentsStt.STT; vad: VAD | null; au
     for await (const ev of stream) {
       if (ev.type !== agentsStt.SpeechEventType.FINAL_TRANSCRIPT) continue;
       const text = ev.alternatives?.[0]?.text?.trim();
+      // The length only: the words are the call's content, which logs never carry.
+      log.info({ chars: text?.length ?? 0 }, "takeover: the person's words transcribed");
       if (text) onFinal(text);
     }
   })().catch((err: unknown) => log.warn({ err: (err as Error).message }, "takeover: the person's transcription failed"));
