@@ -8,7 +8,7 @@ import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DOCS = path.join(ROOT, 'docs', 'console');
-const TESTS = ['test/e2e/console.test.ts', 'test/e2e/console-versions.test.ts'];
+const TESTS = ['test/e2e/console.test.ts', 'test/e2e/console-versions.test.ts', 'test/e2e/console-live-call.test.ts'];
 
 /** Copies the .png files of `from` into `to`; returns their names. */
 export function copyScreenshots(from: string, to: string): string[] {

@@ -10,6 +10,7 @@ import {
   header,
   href,
   navigate,
+  render,
   notice,
   pager,
   problem,
@@ -22,6 +23,7 @@ import { clock, dash, facts, fmtDate, h, table } from '../dom.ts';
 import type { Call, List, Message } from './call-types.ts';
 import { type Delivery, deliveryTable } from './deliveries.ts';
 import { waterfall } from './call-waterfall.ts';
+import { liveView, type LiveCall } from './call-live.ts';
 
 export type { Call, List } from './call-types.ts';
 
@@ -217,9 +219,9 @@ function offsetOf(call: Call, m: Message): number | null {
 }
 
 export async function callPage({ view, params: [id], signal }: PageContext): Promise<void> {
-  let call: Call;
+  let call: LiveCall;
   try {
-    call = await api<Call>(`/v1/calls/${encodeURIComponent(id!)}`, { signal });
+    call = await api<LiveCall>(`/v1/calls/${encodeURIComponent(id!)}`, { signal });
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) {
       showNotFound(view, 'Call not found', err, 'This call', { href: '#/calls', label: 'Back to the calls' });
@@ -252,6 +254,11 @@ export async function callPage({ view, params: [id], signal }: PageContext): Pro
   );
   const failure = failureBox(call);
   if (failure) view.append(failure);
+  // A call in progress: its live view, until it ends and the page renders again as the completed call's.
+  if (call.status === 'in_progress') {
+    view.append(liveView(call, { signal, onEnded: () => void render() }));
+    return;
+  }
 
   // Recording and transcript, synchronised: a line is a button that seeks the player to where it was said.
   const messages = (call.messages ?? []).filter((m) => !m.tool_call);
