@@ -2,11 +2,13 @@
 // plane and a media worker, a real WebRTC caller (rtc-node), and a supervisor who listens through a hidden
 // participant. `say` is heard by the caller (and the listener); a forged nudge the caller publishes on the
 // supervision topic makes the agent say nothing; `whisper` reaches the model's context and no one's ears; `end` ends
-// the call, whose record keeps supervision[] and whose transcript marks the say and the whisper.
+// the call, whose record keeps supervision[] and whose transcript marks the say and the whisper. A person takes a
+// second call over: the caller hears them and not the agent; after hand_back the agent answers knowing what the
+// person said, and the transcript marks the person's words.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackFixture } from '../support/stack-fixture.ts';
 import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
-import { answerFromWords, contentText, startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
+import { answerFromWords, contentText, startFakeOpenAI, type ChatMessageIn, type FakeOpenAI } from '../support/fake-openai.ts';
 import { RtcClient, disposeRtc, nowMs } from '../support/rtc-client.ts';
 import { synthesize, transcribe } from '../support/speech.ts';
 import { untilEvery } from '../support/e2e.ts';
@@ -18,6 +20,8 @@ import type { Sql } from '../../control-plane/src/db/connect.ts';
 const SAY = 'Sorry, we are closed on Sundays.';
 const FORGED = 'Goodbye and have a nice day.';
 const WHISPER = 'The caller is a member of the gold plan, code MAGNOLIA.';
+/** What the person who takes over says: a sentence of the grammar (the caller's check), words the model must get. */
+const PERSON = 'Sorry, we are closed on Sundays.';
 
 let llm: FakeOpenAI;
 let agentId: string;
@@ -142,5 +146,92 @@ describe('a supervisor on a live web call', () => {
     ]);
     const events = await sql`select payload from events where call_id = ${callId} and type = 'call.supervised'`;
     expect(events).toHaveLength(4);
+  }, 900_000);
+
+  it("takes over with a person's voice and hands back: the caller hears the person, not the agent; the agent goes on knowing what was said", async () => {
+    // The answer depends on the person's words being in the model's context. The agent says nothing of its own in this
+    // call (no greeting, silent while taken over), so an assistant message there is the person's, as transcribed.
+    let personWords = '';
+    const personSaid = (req: { messages: ChatMessageIn[] }) => req.messages.some((m) => m.role === 'assistant' && contentText(m).trim() !== '');
+    llm.setResponder((req) => {
+      if (String(req.messages[0]?.content ?? '').startsWith('You analyse')) return { text: JSON.stringify({ summary: 'A call taken over.', outcome: 'supervised' }) };
+      return { text: personSaid(req) ? ANSWER : OTHER_ANSWER };
+    });
+    const created = await api('POST', '/v1/calls/web', { agent_id: agentId });
+    expect(created.status).toBe(201);
+    const callId = created.body.id as string;
+    const caller = await RtcClient.join(created.body.server_url, created.body.participant_token);
+    let person: RtcClient | null = null;
+    const chat = () => llm.requests.filter((r) => !String(r.messages[0]?.content ?? '').startsWith('You analyse'));
+    const outboxEmpty = async () => {
+      const [row] = await sql`select jsonb_array_length(supervision_outbox) as n from calls where id = ${callId}`;
+      return row?.n === 0;
+    };
+    // The conversation so far: the worker's partial transcript (the API shows `messages` once the call has ended).
+    const said = async (role: string) => {
+      const [row] = await sql`select messages from calls where id = ${callId}`;
+      return ((row?.messages ?? []) as { role: string; content: string }[]).find((m) => m.role === role && m.content.trim())?.content;
+    };
+    try {
+      await caller.publishMicrophone();
+      const agentAudio = caller.record({});
+      await until('the call in progress', async () => (await api('GET', `/v1/calls/${callId}`)).body.status === 'in_progress');
+      await until("the agent's track", async () => agentAudio.identity !== undefined);
+      const heardAgent = caller.record({ from: agentAudio.identity! });
+      step('takeover: call in progress');
+
+      // 1. takeover: the person joins with the token and speaks; the caller hears them.
+      const takeover = await api('POST', `/v1/calls/${callId}/control`, { action: 'takeover' });
+      expect(takeover.status, JSON.stringify(takeover.body)).toBe(200);
+      const t = takeover.body.takeover;
+      person = await RtcClient.join(t.server_url, t.participant_token);
+      const heardPerson = caller.record({ from: t.identity });
+      await until('the worker took the takeover', outboxEmpty);
+      const asked = chat().length;
+      await person.speak(await synthesize(PERSON), { trailingSilenceMs: 1500 });
+      const quiet = (r: typeof heardPerson) => r.lastSpeechAt !== undefined && nowMs() - r.lastSpeechAt > 3000;
+      await until('the caller heard the person', async () => quiet(heardPerson));
+      expect(await transcribe(heardPerson.pcm(), { jsgf: GRAMMAR })).toBe('sorry we are closed on sundays');
+      step('takeover: the caller heard the person');
+
+      // 2. The worker transcribed the person: their words are the agent's in the conversation so far.
+      personWords = await until("the person's words in the transcript", () => said('agent'));
+
+      // 3. The caller asks meanwhile: the agent neither replies nor speaks; the question is kept.
+      await caller.speak(await synthesize('What time do you open tomorrow morning'), { trailingSilenceMs: 1500 });
+      await until('the held question in the transcript', () => said('user'));
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(heardAgent.firstSpeechAt).toBeUndefined();
+      expect(chat().length).toBe(asked);
+      step('takeover: the agent stayed quiet');
+
+      // 4. hand_back: the person is out of the room, and the agent answers knowing what the person said.
+      const back = await api('POST', `/v1/calls/${callId}/control`, { action: 'hand_back' });
+      expect(back.status, JSON.stringify(back.body)).toBe(200);
+      await until('the person removed', async () => !caller.room.remoteParticipants.has(t.identity));
+      await until('the worker took the hand_back', outboxEmpty);
+      await caller.speak(await synthesize('What time do you open tomorrow morning'), { trailingSilenceMs: 1500 });
+      await until('the answer', async () => quiet(heardAgent));
+      expect(await transcribe(heardAgent.pcm(), { jsgf: GRAMMAR })).toBe('we open at nine in the morning');
+      const request = chat()[asked]!;
+      expect(request.messages.filter((m) => contentText(m) === personWords).map((m) => m.role), JSON.stringify(request.messages)).toEqual(['assistant']);
+      expect(request.messages.some((m) => m.role === 'system' && contentText(m).includes('on your behalf'))).toBe(true);
+      step("hand_back: answered with the person's words in context");
+    } finally {
+      await person?.leave().catch(() => {});
+      await caller.leave();
+    }
+
+    const end = await api('POST', `/v1/calls/${callId}/control`, { action: 'end' });
+    expect(end.status).toBe(200);
+    const call = await until('the conversation', async () => {
+      const c = (await api('GET', `/v1/calls/${callId}`)).body;
+      return c.messages?.length && c.latency ? c : null;
+    });
+    expect(call.supervision.map((s: { action: string }) => s.action)).toEqual(['takeover', 'hand_back', 'end']);
+    const marked = call.messages.filter((m: { supervisor?: unknown }) => m.supervisor);
+    // The person's words, one entry a sentence they said, each the agent's and marked.
+    expect(marked[0]).toMatchObject({ role: 'agent', content: personWords, supervisor: { action: 'takeover' } });
+    expect(marked.every((m: { role: string; supervisor: unknown }) => m.role === 'agent' && JSON.stringify(m.supervisor) === '{"action":"takeover"}')).toBe(true);
   }, 900_000);
 });
