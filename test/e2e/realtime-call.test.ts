@@ -4,6 +4,8 @@
 // message in the model's voice, asks a question, and hears the answer the model gave after calling a server-URL
 // tool. The call record has the transcript (the provider's input transcription and the model's words), the tool
 // call, each turn's voice-to-voice latency, the analysis and the recording.
+// A second call: the caller talks over a long answer (barge-in); the agent stops, the played part is truncated in the
+// model's conversation, and it answers what the caller said.
 // The double hears speech by energy and its words are scripted per turn (it does no recognition); what the caller
 // hears is festival's speech of the double's reply, transcribed here with a grammar.
 import http from 'node:http';
@@ -11,10 +13,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackFixture } from '../support/stack-fixture.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
-import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
+import { RtcClient, disposeRtc, nowMs } from '../support/rtc-client.ts';
 import { resample, synthesize, transcribe } from '../support/speech.ts';
 import { untilEvery } from '../support/e2e.ts';
 import { FIRST_MESSAGE, ANSWER, GRAMMAR } from '../support/dental-phrases.ts';
+
+/** An answer long enough to talk over (festival speaks it in well over ten seconds). */
+const LONG =
+  'We open at nine in the morning on weekdays and at ten on Saturdays, we close at six in the evening, our hygienists work late on Tuesdays and Thursdays, and we are closed on Sundays and on public holidays.';
 
 let fake: FakeOpenAI;
 let agentId: string;
@@ -132,5 +138,47 @@ describe('a web call to a realtime agent', () => {
       return c.recording_url ? c : null;
     });
     expect((await fetch(recorded.recording_url)).status).toBe(200);
+  }, 300_000);
+
+  it('stops a long answer when the caller talks over it, truncates it in the model, and answers the caller', async () => {
+    // A long answer to the question; anything else gets the goodbye.
+    fake.setRealtimeTranscriber(({ index }) => (index === 0 ? 'What time do you open tomorrow morning?' : 'Thank you.'));
+    fake.setRealtimeResponder((turn) => {
+      const fixed = /Say exactly [^"]*"([^"]*)"\s*$/.exec(turn.responseInstructions ?? '');
+      if (fixed) return { text: fixed[1]! };
+      if (/\bopen\b/i.test(turn.lastUser)) return { text: LONG };
+      return { text: 'Goodbye and have a nice day.' };
+    });
+    const created = await api('POST', '/v1/calls/web', { agent_id: agentId });
+    expect(created.status).toBe(201);
+    const connections = fake.realtime.length;
+    const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+    try {
+      await client.publishMicrophone();
+      const agentAudio = client.record({});
+      await agentAudio.utterance({ silenceMs: 1500, timeoutMs: 90_000 });
+      const conn = await until('the call\'s realtime connection', async () => fake.realtime[connections]);
+
+      agentAudio.reset();
+      await client.speak(await synthesize('What time do you open tomorrow morning'), { trailingSilenceMs: 1500 });
+      // The long answer plays; two seconds in, the caller talks over it.
+      await agentAudio.until(() => agentAudio.firstSpeechAt !== undefined && nowMs() - agentAudio.firstSpeechAt >= 2000, 90_000, 'the long answer');
+      // (A response's text is recorded once its audio has all been sent: the double streams faster than real time.)
+      const long = await until('the long answer sent', async () => conn.responses.find((r) => /\bopen\b/i.test(r.lastUser) && r.text === LONG));
+      const bargeIn = await synthesize('Thank you');
+      await client.speak(bargeIn, { trailingSilenceMs: 1500 });
+
+      // The played part of the long answer is truncated in the model's conversation, well before its end.
+      const cut = await until('the truncation', async () => conn.truncations.at(-1) ?? null);
+      expect(cut.audioEndMs).toBeLessThan(long.audioMs - 2000);
+      // And the agent answers what the caller said over it.
+      agentAudio.reset();
+      const reply = await agentAudio.utterance({ silenceMs: 1500, timeoutMs: 90_000 });
+      expect(await transcribe(reply, { jsgf: GRAMMAR })).toBe('goodbye and have a nice day');
+      expect(conn.responses.filter((r) => r.text === LONG)).toHaveLength(1);
+      expect(conn.responses.at(-1)).toMatchObject({ lastUser: 'Thank you.', text: 'Goodbye and have a nice day.' });
+    } finally {
+      await client.leave();
+    }
   }, 300_000);
 });
