@@ -119,6 +119,12 @@ export const ListenResult = Type.Object(
     }),
     identity: Type.String({ description: "The listener's participant identity (`supervisor-...`)" }),
     expires_at: DateTime({ description: 'The token cannot join after this (LISTEN_TOKEN_TTL_SECONDS); a listener already in the room stays until it leaves or the call ends' }),
+    stream_url: Type.String({
+      description:
+        'For a server: a WebSocket (`wss://` when the API is served over https) that streams the call as PCM, 16 kHz, 16-bit little-endian, ' +
+        'two channels interleaved (0 the caller, 1 the agent), 20 ms a frame, after a text `start` message and until a text `end` one. ' +
+        'Its `ticket` opens one connection, until `expires_at`; the client sends nothing',
+    }),
   },
   { title: 'ListenResult', additionalProperties: false },
 );

@@ -31,6 +31,7 @@ export const NOT_IMPORTED: Record<string, string> = {
   '@types/koa': 'types for koa',
   '@types/co-body': 'types for co-body',
   '@types/busboy': 'types for busboy',
+  '@types/ws': 'types for ws',
 };
 
 /**

@@ -187,6 +187,9 @@ const Env = Type.Object({
     default: 60,
     description: 'How long a supervisor\'s listen token (POST /v1/calls/{id}/listen) can join the room; a listener already in stays',
   }),
+  LISTEN_STREAMS_PER_ORG: Type.Integer({ minimum: 1, default: 5, description: "Listen streams (POST /v1/calls/{id}/listen's stream_url) one organisation may have open at once on one control-plane process" }),
+  LISTEN_STREAMS_PER_PROCESS: Type.Integer({ minimum: 1, default: 50, description: 'Listen streams one control-plane process serves at once, all organisations together' }),
+  LISTEN_STREAM_MAX_SECONDS: Type.Integer({ minimum: 10, maximum: 86400, default: 14400, description: 'The longest a listen stream stays open (then it ends with reason time_limit)' }),
   TAKEOVER_TOKEN_TTL_SECONDS: Type.Integer({
     minimum: 10,
     maximum: 3600,

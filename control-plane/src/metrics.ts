@@ -47,6 +47,11 @@ export class Metrics {
   readonly httpDuration: client.Histogram<'route' | 'method' | 'status'>;
   /** 429 answers by `reason` (auth_failures, org_rate_limit, web_calls_per_ip, publishable_concurrency, ...). */
   readonly refusals: client.Counter<'reason'>;
+  /** Listen streams open on this process (modules/calls/listen-stream.ts). */
+  readonly listenStreams: client.Gauge;
+  /** Listen stream frames not sent because the client read too slowly, and the streams that ended how. */
+  readonly listenStreamDropped: client.Counter;
+  readonly listenStreamEnds: client.Counter<'reason'>;
   private collectors: (() => Promise<void>)[] = [];
 
   constructor() {
@@ -61,6 +66,22 @@ export class Metrics {
     this.refusals = new client.Counter({
       name: 'vap_http_rate_limited_total',
       help: 'Requests answered 429, by reason (rate_limit: the per-credential bucket)',
+      labelNames: ['reason'],
+      registers: [this.registry],
+    });
+    this.listenStreams = new client.Gauge({
+      name: 'vap_listen_streams',
+      help: 'Listen streams (PCM WebSockets of live calls) open on this process',
+      registers: [this.registry],
+    });
+    this.listenStreamDropped = new client.Counter({
+      name: 'vap_listen_stream_frames_dropped_total',
+      help: 'Listen stream frames dropped because the client did not read fast enough (its send buffer was full)',
+      registers: [this.registry],
+    });
+    this.listenStreamEnds = new client.Counter({
+      name: 'vap_listen_stream_ends_total',
+      help: 'Listen streams that ended, by reason (call_ended, client_closed, time_limit, too_slow, protocol_error, shutdown, error)',
       labelNames: ['reason'],
       registers: [this.registry],
     });

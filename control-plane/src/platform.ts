@@ -22,12 +22,15 @@ import { createLiveKit } from './livekit/client.ts';
 import { StandbyPool } from './modules/standby/pool.ts';
 import { startPhoneNumbers } from './modules/phone-numbers/jobs.ts';
 import { rateTableFor } from './modules/phone-numbers/rates.ts';
+import { attachListenStreams, type ListenStreams } from './modules/calls/listen-stream.ts';
 
 export interface Platform {
   services: Services;
   db: Database;
   server: Server | null;
   metricsServer: Server | null;
+  /** The listen streams served on the listener (modules/calls/listen-stream.ts), once it listens. */
+  listenStreams: ListenStreams | null;
   /** Base URL of the HTTP listener, e.g. http://127.0.0.1:8080 */
   url: string;
   close(): Promise<void>;
@@ -159,6 +162,7 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
 
   let server: Server | null = null;
   let metricsServer: Server | null = null;
+  let listenStreams: ListenStreams | null = null;
   let url = '';
   if (opts.listen ?? true) {
     const app = createApp(services);
@@ -166,6 +170,8 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
       const s = app.listen(config.PORT, config.HOST, () => resolve(s));
       s.once('error', reject);
     });
+    // The listen streams' WebSockets (GET /v1/calls/{id}/listen/stream) are upgrades of this listener.
+    listenStreams = attachListenStreams(server, services);
     const addr = server.address() as AddressInfo;
     url = `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}`;
     publicUrl = url;
@@ -179,11 +185,14 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     db,
     server,
     metricsServer,
+    listenStreams,
     url,
     async close() {
       if (closed) return;
       closed = true;
-      // Stop taking requests, let the ones in flight finish (bounded), then stop jobs and the database.
+      // Stop taking requests, let the ones in flight finish (bounded), then stop jobs and the database. Listen
+      // streams end first (their sockets are no longer the HTTP server's to close), leaving their rooms.
+      await listenStreams?.close().catch((err: unknown) => log.warn({ err }, 'listen streams close failed'));
       if (server) {
         const s = server;
         await new Promise<void>((resolve) => {

@@ -196,6 +196,8 @@ describe('POST /v1/calls/{id}/listen', () => {
       participant_token: expect.any(String),
       identity: expect.stringMatching(/^supervisor-/),
       expires_at: expect.any(String),
+      // For a server: the PCM stream, with a single-use ticket (listen-stream.test.ts).
+      stream_url: expect.stringMatching(new RegExp(`^ws://127\\.0\\.0\\.1:\\d+/v1/calls/${call.id}/listen/stream\\?ticket=[A-Za-z0-9_-]{43}$`)),
     });
     const claims = await new TokenVerifier(stack.apiKey, stack.apiSecret).verify(res.body.participant_token);
     expect(claims.video).toMatchObject({ room: call.room, roomJoin: true, canSubscribe: true, canPublish: false, canPublishData: false, hidden: true });

@@ -22,6 +22,7 @@ import { getCall, getCallById, retentionOfCall, type CallRow } from './queries.t
 import { appendSupervision } from './queries-supervision.ts';
 import { stopCall } from './service.ts';
 import { startBlindTransfer } from './blind-transfer.ts';
+import { listenStreamUrl } from './listen-ticket.ts';
 import { newTakeover, removePerson, takeoverRule, takeoverToken } from './supervision-takeover.ts';
 import { retainFreeText } from '../../../../shared/privacy.ts';
 import {
@@ -68,7 +69,7 @@ async function liveCall(db: Db, auth: Auth, callId: string): Promise<CallRow> {
 }
 
 /** Records one action: the call's supervision[] (and the worker's outbox), the audit log, `call.supervised`. */
-async function record(
+export async function record(
   services: Services,
   auth: Auth,
   callId: string,
@@ -183,5 +184,7 @@ export async function listenToCall(services: Services, auth: Auth, callId: strin
   const token = await services.livekit.listenToken(call.room_name!, identity, ttl);
   const expiresAt = new Date(Date.now() + ttl * 1000).toISOString();
   await record(services, auth, callId, 'listen', { identity, expires_at: expiresAt }, meta);
-  return { call_id: callId, server_url: services.livekit.publicUrl, participant_token: token, identity, expires_at: expiresAt };
+  // The stream's single-use ticket, for the same time (listen-stream.ts).
+  const streamUrl = await listenStreamUrl(services, auth, callId, new Date(expiresAt));
+  return { call_id: callId, server_url: services.livekit.publicUrl, participant_token: token, identity, expires_at: expiresAt, stream_url: streamUrl };
 }
