@@ -41,6 +41,7 @@ import { answerFromStandby } from '../phone-numbers/inbound-standby.ts';
 import { isSquadMember } from '../squads/call-config.ts';
 import { recordHandoff, setAgentLatency } from '../squads/call-records.ts';
 import { holdEndedReport, onTransferRoomEvent } from './transfers.ts';
+import { removeIfHandedBack } from './supervision-takeover.ts';
 
 const ack = (duplicate: boolean) => ({ ok: true, duplicate });
 const MAX_RECORDING_BYTES = 512 * 1024 * 1024;
@@ -277,6 +278,7 @@ export const internalCallRoutes = [
       // A room that closed, or an agent that left, may mean a worker died: check the call shortly, once the
       // worker has had time to report `ended` itself.
       const agentLeft = event.event === 'participant_left' && event.participant?.kind === 4; // ParticipantInfo_Kind.AGENT
+      if (room && event.event === 'participant_joined' && (await removeIfHandedBack(services, room, event.participant?.identity))) return { ok: true };
       if (room && event.event === 'participant_joined') {
         // A caller in a number's room: a standby agent takes the call when one is ready (inbound-standby.ts); a
         // failure there leaves the call to the number's rule, as without one.

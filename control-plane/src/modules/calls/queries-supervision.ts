@@ -27,3 +27,10 @@ export async function takeSupervisionOutbox(db: Db, callId: string): Promise<Wor
     returning old.items`;
   return (row?.items ?? []).sort((a, b) => a.seq - b.seq);
 }
+
+/** The in-progress call held in a LiveKit room, with its supervision[]. */
+export async function supervisionInRoom(db: Db, room: string): Promise<{ id: string; supervision: SupervisionEntry[] } | undefined> {
+  const [call] = await db<{ id: string; supervision: SupervisionEntry[] }[]>`
+    select id, supervision from calls where room_name = ${room} and status = 'in_progress'`;
+  return call;
+}

@@ -4,7 +4,9 @@
 // worker's outbox keep.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalAudioTrack, AudioSource, RoomEvent, TrackPublishOptions, TrackSource, type RemoteParticipant } from '@livekit/rtc-node';
-import { TokenVerifier } from 'livekit-server-sdk';
+import { createHash } from 'node:crypto';
+import { AccessToken, TokenVerifier } from 'livekit-server-sdk';
+import { WebhookEvent } from '@livekit/protocol';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { useStack, type TestStack } from '../../../../test/support/stack.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../../../test/support/fake-openai.ts';
@@ -224,5 +226,36 @@ describe('takeover', () => {
     const ended = await tp.request('get', `/v1/calls/${call.id}`, { key: org.key });
     expect(ended.body).toMatchObject({ status: 'completed', end_reason: 'api_stop' });
     expect(ended.body.supervision.map((s: { action: string }) => s.action)).toEqual(['takeover', 'end']);
+  }, 60_000);
+
+  it('takes out a person handed back who joins again with their unexpired token (LiveKit cannot revoke it); a listener stays', async () => {
+    const call = await liveCall();
+    const taken = await control(call.id, { action: 'takeover' });
+    expect(taken.status).toBe(200);
+    const { server_url: url, participant_token: token, identity } = taken.body.takeover as { server_url: string; participant_token: string; identity: string };
+    expect((await control(call.id, { action: 'hand_back' })).status).toBe(200);
+    const listen = await tp.request('post', `/v1/calls/${call.id}/listen`, { key: org.key });
+    expect(listen.status).toBe(200);
+    // Back in with the same token: LiveKit lets it join.
+    const again = await RtcClient.join(url, token);
+    const listener = await RtcClient.join(listen.body.server_url, listen.body.participant_token);
+    const rooms = tp.platform.services.livekit.rooms;
+    try {
+      expect((await rooms.listParticipants(call.room)).map((p) => p.identity)).toEqual(expect.arrayContaining([identity, listen.body.identity]));
+      // LiveKit's participant_joined webhooks for both, signed as LiveKit signs them.
+      for (const who of [identity, listen.body.identity as string]) {
+        const body = new WebhookEvent({ event: 'participant_joined', room: { name: call.room }, participant: { identity: who } }).toJsonString();
+        const at = new AccessToken(stack.apiKey, stack.apiSecret);
+        at.sha256 = createHash('sha256').update(body).digest('base64');
+        const res = await tp.request('post', '/internal/livekit/webhook', { rawBody: body, headers: { 'content-type': 'application/webhook+json', authorization: await at.toJwt() } });
+        expect(res.status).toBe(200);
+      }
+      const left = (await rooms.listParticipants(call.room)).map((p) => p.identity);
+      expect(left).not.toContain(identity);
+      expect(left).toContain(listen.body.identity);
+    } finally {
+      await again.leave().catch(() => {});
+      await listener.leave().catch(() => {});
+    }
   }, 60_000);
 });

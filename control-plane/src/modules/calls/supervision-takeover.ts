@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.ts';
 import { conflict, type HttpError } from '../../http/errors.ts';
+import { supervisionInRoom } from './queries-supervision.ts';
 import { SUPERVISOR_IDENTITY_PREFIX, type SupervisionAction, type SupervisionEntry, type TakeoverToken } from '../../../../schemas/supervision.ts';
 
 /** agents-js's RoomIO links no participant whose attribute names the agent (the attribute avatar workers use). */
@@ -48,6 +49,25 @@ export async function takeoverToken(services: Services, room: string, person: { 
   const attributes: Record<string, string> = agents[0] ? { [PUBLISH_ON_BEHALF]: agents[0] } : {};
   const token = await services.livekit.takeoverToken(room, person.identity, services.config.TAKEOVER_TOKEN_TTL_SECONDS, attributes);
   return { server_url: services.livekit.publicUrl, participant_token: token, identity: person.identity, expires_at: person.expires_at };
+}
+
+/** Whether the call was handed back from `identity`: that person's token may still join (a LiveKit token cannot be revoked). */
+export function handedBackFrom(entries: readonly SupervisionEntry[], identity: string): boolean {
+  return entries.some((e) => e.action === 'hand_back' && e.details.identity === identity);
+}
+
+/**
+ * LiveKit's participant_joined for a `supervisor-` identity: a person the call was handed back from who joins again
+ * with their unexpired token is taken out at once (their voice would reach the caller beside the agent's). Listeners
+ * and the person in charge now are left alone. True when removed.
+ */
+export async function removeIfHandedBack(services: Services, room: string, identity: string | undefined): Promise<boolean> {
+  if (!identity?.startsWith(SUPERVISOR_IDENTITY_PREFIX)) return false;
+  const call = await supervisionInRoom(services.sql, room);
+  if (!call || !handedBackFrom(call.supervision, identity)) return false;
+  services.log.warn({ call_id: call.id, room, identity }, 'a person the call was handed back from joined again: removed');
+  await removePerson(services, room, identity);
+  return true;
 }
 
 /** Takes the person out of the room, so their microphone no longer reaches the caller. They may have left already. */
