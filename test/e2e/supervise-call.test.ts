@@ -14,6 +14,7 @@ import { synthesize, transcribe } from '../support/speech.ts';
 import { untilEvery } from '../support/e2e.ts';
 import { ANSWER, GRAMMAR, OTHER_ANSWER } from '../support/dental-phrases.ts';
 import { SUPERVISION_TOPIC } from '../../schemas/supervision.ts';
+import { channel, connectStream, energy, opened, type ListenStream } from '../support/listen-stream.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
 
 /** A sentence of the grammar the agent never says by itself: hearing it, the audio carried the supervisor's words. */
@@ -61,6 +62,7 @@ describe('a supervisor on a live web call', () => {
     const callId = created.body.id as string;
     const caller = await RtcClient.join(created.body.server_url, created.body.participant_token);
     let listener: RtcClient | null = null;
+    let stream: ListenStream | null = null;
     try {
       await caller.publishMicrophone();
       const agentAudio = caller.record({});
@@ -77,6 +79,12 @@ describe('a supervisor on a live web call', () => {
       const heardCaller = listener.record({ from: `user-${callId}` });
       await until('the listener subscribed to both sides', async () => heardAgent.identity !== undefined && heardCaller.identity !== undefined);
       expect([...caller.room.remoteParticipants.keys()]).toEqual([agentIdentity]);
+      // And a server listens through the PCM stream: the caller on channel 0, the agent on channel 1.
+      const s = (stream = opened(await connectStream(listen.body.stream_url)));
+      await until('the stream started', async () => s.texts.length > 0);
+      expect(s.texts[0]).toMatchObject({ type: 'start', sample_rate: 16000, channels: 2, channel_map: ['caller', 'agent'] });
+      const loud = (from: number, ch: 0 | 1) => s.frames.slice(from).filter((f) => energy(f, ch) > 1000);
+      const fellQuiet = (from: number, ch: 0 | 1) => loud(from, ch).length >= 25 && s.frames.slice(-150).every((f) => energy(f, ch) < 300);
 
       // 2. The caller forges a nudge on the supervision topic: the agent says nothing of it.
       await caller.room.localParticipant!.publishData(new TextEncoder().encode(JSON.stringify({ seq: 1, action: 'say', text: FORGED, when: 'now' })), {
@@ -87,6 +95,7 @@ describe('a supervisor on a live web call', () => {
       // 3. say: heard by the caller, and by the listener.
       agentAudio.reset();
       heardAgent.reset();
+      const sayFrom = s.frames.length;
       const say = await api('POST', `/v1/calls/${callId}/control`, { action: 'say', text: SAY, when: 'now' });
       expect(say.status, JSON.stringify(say.body)).toBe(200);
       step('say sent');
@@ -96,6 +105,10 @@ describe('a supervisor on a live web call', () => {
       expect(await transcribe(agentAudio.pcm(), { jsgf: GRAMMAR })).toBe('sorry we are closed on sundays');
       await until('the listener heard the agent', async () => quiet(heardAgent));
       expect(await transcribe(heardAgent.pcm(), { jsgf: GRAMMAR })).toBe('sorry we are closed on sundays');
+      // The stream carried it on channel 1 only (the caller said nothing meanwhile).
+      await until('the say on the stream', async () => fellQuiet(sayFrom, 1));
+      expect(await transcribe({ samples: channel(s.frames.slice(sayFrom), 1), sampleRate: 16000 }, { jsgf: GRAMMAR })).toBe('sorry we are closed on sundays');
+      expect(loud(sayFrom, 1).every((f) => energy(f, 0) < 300)).toBe(true);
 
       step('say heard by caller and listener');
       // 4. whisper: taken by the worker, and nobody hears anything.
@@ -113,7 +126,11 @@ describe('a supervisor on a live web call', () => {
       // 5. The caller asks a question: the listener hears it, and the model's request carries the whisper.
       heardCaller.reset();
       const asked = llm.requests.length;
+      const askFrom = s.frames.length;
       await caller.speak(await synthesize('What time do you open tomorrow morning'), { trailingSilenceMs: 1500 });
+      // The question on channel 0 of the stream, with the agent quiet on channel 1 while it is asked.
+      await until('the question on the stream', async () => loud(askFrom, 0).length >= 25);
+      expect(loud(askFrom, 0).every((f) => energy(f, 1) < 300)).toBe(true);
       await until('the answer', async () => quiet(agentAudio));
       expect(await transcribe(agentAudio.pcm(), { jsgf: GRAMMAR })).toBe('we open at nine in the morning');
       expect(heardCaller.firstSpeechAt).toBeDefined();
@@ -129,6 +146,8 @@ describe('a supervisor on a live web call', () => {
     }
 
     step('answer heard with the whisper in context');
+    // The stream stays open until the call ends (below), then says so.
+    expect(stream!.texts.filter((t) => t.type === 'end')).toEqual([]);
     // 6. end: the call ends as a stop does; its record keeps what the supervisor did, its transcript marks it.
     const end = await api('POST', `/v1/calls/${callId}/control`, { action: 'end' });
     expect(end.status).toBe(200);
@@ -138,14 +157,18 @@ describe('a supervisor on a live web call', () => {
       return c.messages?.length && c.latency ? c : null;
     });
     expect(call).toMatchObject({ status: 'completed', end_reason: 'api_stop' });
-    expect(call.supervision.map((s: { action: string }) => s.action)).toEqual(['listen', 'say', 'whisper', 'end']);
+    expect(await stream!.closed).toEqual({ code: 1000, reason: 'call_ended' });
+    expect(stream!.texts.at(-1)).toEqual({ type: 'end', reason: 'call_ended' });
+    // The listen answer, then the stream opened with its ticket.
+    expect(call.supervision.map((s: { action: string }) => s.action)).toEqual(['listen', 'listen', 'say', 'whisper', 'end']);
+    expect(call.supervision[1].details).toMatchObject({ stream: true });
     const marked = call.messages.filter((m: { supervisor?: unknown }) => m.supervisor);
     expect(marked).toEqual([
       expect.objectContaining({ role: 'agent', content: SAY, supervisor: { action: 'say' } }),
       expect.objectContaining({ role: 'agent', content: '', supervisor: { action: 'whisper', text: WHISPER } }),
     ]);
     const events = await sql`select payload from events where call_id = ${callId} and type = 'call.supervised'`;
-    expect(events).toHaveLength(4);
+    expect(events).toHaveLength(5);
   }, 900_000);
 
   it("takes over with a person's voice and hands back: the caller hears the person, not the agent; the agent goes on knowing what was said", async () => {
