@@ -190,23 +190,23 @@ export async function startPlatform(config: Config, opts: PlatformOptions = {}):
     async close() {
       if (closed) return;
       closed = true;
-      // Stop taking requests, let the ones in flight finish (bounded), then stop jobs and the database. Listen
-      // streams end first (their sockets are no longer the HTTP server's to close), leaving their rooms.
-      await listenStreams?.close().catch((err: unknown) => log.warn({ err }, 'listen streams close failed'));
-      if (server) {
-        const s = server;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => {
-            s.closeAllConnections();
-            resolve();
-          }, config.SHUTDOWN_TIMEOUT_MS);
-          s.close(() => {
-            clearTimeout(timer);
-            resolve();
-          });
-          s.closeIdleConnections();
-        });
-      }
+      // Stop taking requests at once, let the ones in flight finish (bounded), then stop jobs and the database.
+      // Listen streams end meanwhile (their upgraded sockets are not the HTTP server's to close), leaving their rooms.
+      const s = server;
+      const requestsDone = s
+        ? new Promise<void>((resolve) => {
+            const timer = setTimeout(() => {
+              s.closeAllConnections();
+              resolve();
+            }, config.SHUTDOWN_TIMEOUT_MS);
+            s.close(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+            s.closeIdleConnections();
+          })
+        : Promise.resolve();
+      await Promise.all([listenStreams?.close().catch((err: unknown) => log.warn({ err }, 'listen streams close failed')), requestsDone]);
       metricsServer?.close();
       await services.standby.stop().catch((err: unknown) => log.warn({ err }, 'standby pool stop failed'));
       await services.rateLimiter.stop();

@@ -84,9 +84,13 @@ export function startListenSession(opts: SessionOptions): ListenSession {
   const seat: Promise<ListenSeat | null> = services.livekit
     .listenToken(opts.room, opts.identity, config.LISTEN_TOKEN_TTL_SECONDS)
     .then((token) => joinAsListener({ url: services.livekit.serverUrl, token, callId, mixer, onGone: () => void end('call_ended'), signal: joining.signal }))
-    .catch((err: unknown) => {
-      if (!ended) log.warn({ err: (err as Error).message, call_id: callId }, 'listen stream could not join the room');
-      void end('error');
+    .catch(async (err: unknown) => {
+      if (ended) return null;
+      // A room deleted while the stream joins can leave rtc-node's connect waiting until the join's bound: that is
+      // the call's end, not a failure of the stream.
+      const gone = !(await services.livekit.roomExists(opts.room).catch(() => true));
+      if (!gone) log.warn({ err: (err as Error).message, call_id: callId }, 'listen stream could not join the room');
+      void end(gone ? 'call_ended' : 'error');
       return null;
     });
 
