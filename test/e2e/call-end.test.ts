@@ -4,8 +4,6 @@
 // call has ended: its own exit (the worker log's `job process exit` line, and the pid gone) is observed, and the
 // worker must never have fallen back on agents-js's 15 s entrypoint timeout, the session's bounded close or
 // agents-js's 60 s session close timeout. No durations are asserted: orderings, and bounds the test observed.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestStack } from '../support/stack.ts';
 import { sipBridgeVersion } from '../support/stack.ts';
@@ -15,6 +13,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { RtcClient, disposeRtc } from '../support/rtc-client.ts';
 import { SipPhone } from '../support/sip-phone.ts';
 import { untilEvery } from '../support/e2e.ts';
+import { alive, workerLog as readWorkerLog, type LogLine } from '../support/worker-log.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
 
 // Long enough that a stop or hang-up "during the greeting" lands while it is synthesized or plays.
@@ -37,35 +36,7 @@ const fixture = stackFixture();
 const { api } = fixture;
 const until = untilEvery(100);
 
-interface LogLine {
-  msg: string;
-  time: string;
-  pid: number;
-  call_id?: string | null;
-  [k: string]: unknown;
-}
-
-function workerLog(): LogLine[] {
-  const out: LogLine[] = [];
-  for (const line of readFileSync(path.join(stack.logDir, 'worker.log'), 'utf8').split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      out.push(JSON.parse(line) as LogLine);
-    } catch {
-      // a line cut by a concurrent write
-    }
-  }
-  return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const workerLog = () => readWorkerLog(stack.logDir);
 
 /**
  * The call's job process has exited: its `job process exit` line, and its pid gone. Returns the exit's time

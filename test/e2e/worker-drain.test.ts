@@ -4,8 +4,6 @@
 // end, and the worker must then exit by itself (drain-after-launches.ts: before it, agents-js's drain closed the
 // process the second call waited for, and that call failed `dispatch_timeout`; docs/operations.md, "What happens
 // when …"). No durations are asserted.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestStack } from '../support/stack.ts';
 import { stackFixture } from '../support/stack-fixture.ts';
@@ -14,6 +12,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { disposeRtc } from '../support/rtc-client.ts';
 import { webCall, type WebCaller } from '../support/web-caller.ts';
 import { untilEvery } from '../support/e2e.ts';
+import { alive, workerLog } from '../support/worker-log.ts';
 
 const ESPEAK = { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' };
 
@@ -26,28 +25,7 @@ const { api } = fixture;
 const until = untilEvery(50);
 
 /** The worker log's lines with this message. */
-function logLines(msg: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const line of readFileSync(path.join(stack.logDir, 'worker.log'), 'utf8').split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      const parsed = JSON.parse(line) as Record<string, unknown>;
-      if (parsed.msg === msg) out.push(parsed);
-    } catch {
-      // a line cut by a concurrent write
-    }
-  }
-  return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const logLines = (msg: string) => workerLog(stack.logDir).filter((l) => l.msg === msg);
 
 async function greeted(caller: WebCaller): Promise<void> {
   await caller.heard.until(() => caller.heard.pcm().samples.some((s) => Math.abs(s) > 1500), 120_000, `the greeting of ${caller.callId}`);
