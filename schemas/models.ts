@@ -9,21 +9,39 @@ export type LlmProvider = (typeof LlmProviders)[number];
 
 /**
  * A realtime (speech-to-speech) model hears the caller and speaks itself: no separate transcriber or voice. Its turn
- * detection is the provider's (`server_vad`: silence; `semantic_vad`: the provider's model of a finished thought,
- * its `eagerness`) or the platform's own (`platform`: the agent's turn_taking, as in the pipeline).
+ * detection is the provider's (`server_vad`: silence; `semantic_vad`: OpenAI's model of a finished thought, its
+ * `eagerness`) or the platform's own (`platform`: the agent's turn_taking, as in the pipeline). Two providers serve
+ * them: `openai` (OpenAI Realtime) and `gemini` (Gemini Live, whose automatic activity detection is `server_vad`).
  */
 export const RealtimeTurnDetections = ['semantic_vad', 'server_vad', 'platform'] as const;
 export const RealtimeEagerness = ['auto', 'low', 'medium', 'high'] as const;
 export const REALTIME_DEFAULTS = { voice: 'marin', turn_detection: 'semantic_vad', eagerness: 'auto', silence_duration_ms: null } as const;
+/** Gemini Live's defaults: its own voice, and its automatic activity detection (eagerness is OpenAI's and unused). */
+export const GEMINI_REALTIME_DEFAULTS = { voice: 'Puck', turn_detection: 'server_vad', eagerness: 'auto', silence_duration_ms: null } as const;
+/** Gemini Live's prebuilt voices (the names the API takes, case as Google writes them). */
+export const GEMINI_LIVE_VOICES = [
+  'Achernar', 'Achird', 'Algenib', 'Algieba', 'Alnilam', 'Aoede', 'Autonoe', 'Callirrhoe', 'Charon', 'Despina',
+  'Enceladus', 'Erinome', 'Fenrir', 'Gacrux', 'Iapetus', 'Kore', 'Laomedeia', 'Leda', 'Orus', 'Pulcherrima', 'Puck',
+  'Rasalgethi', 'Sadachbia', 'Sadaltager', 'Schedar', 'Sulafat', 'Umbriel', 'Vindemiatrix', 'Zephyr', 'Zubenelgenubi',
+] as const;
 
-const RealtimeVoice = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: `The provider's voice, e.g. marin, cedar, alloy, verse (OpenAI); default ${REALTIME_DEFAULTS.voice}` });
+/** A provider's realtime defaults. */
+export const realtimeDefaults = (provider: LlmProvider) => (provider === 'gemini' ? GEMINI_REALTIME_DEFAULTS : REALTIME_DEFAULTS);
+
+const RealtimeVoice = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z0-9_-]+$',
+  description: `The provider's voice: marin, cedar, alloy, verse... (OpenAI; default ${REALTIME_DEFAULTS.voice}), or one of Gemini Live's prebuilt voices: Puck, Charon, Kore, Fenrir, Aoede, Leda, Orus, Zephyr... (gemini; default ${GEMINI_REALTIME_DEFAULTS.voice})`,
+});
 const RealtimeTurnDetection = StringEnum(RealtimeTurnDetections, {
   description:
-    "Who ends the caller's turn: `semantic_vad` (the provider's model of a finished thought, paced by `eagerness`), `server_vad` (the provider's silence detection, " +
-    "`silence_duration_ms`), or `platform` (the agent's own turn_taking, as in the STT → LLM → TTS pipeline). Default semantic_vad",
+    "Who ends the caller's turn: `semantic_vad` (OpenAI's model of a finished thought, paced by `eagerness`; openai only), `server_vad` (the provider's silence detection, " +
+    "`silence_duration_ms`; for gemini, Gemini Live's automatic activity detection), or `platform` (the agent's own turn_taking, as in the STT → LLM → TTS pipeline; " +
+    "for gemini, its activity detection is turned off). Default semantic_vad (openai), server_vad (gemini)",
 });
-const RealtimeEagernessField = StringEnum(RealtimeEagerness, { description: 'semantic_vad only: how soon the provider ends a turn (auto = medium); default auto' });
-const RealtimeSilence = Type.Integer({ minimum: 100, maximum: 3000, description: 'server_vad only: the silence (ms) that ends a turn; null takes the provider\'s default (500)' });
+const RealtimeEagernessField = StringEnum(RealtimeEagerness, { description: 'semantic_vad only (openai): how soon the provider ends a turn (auto = medium); default auto' });
+const RealtimeSilence = Type.Integer({ minimum: 100, maximum: 3000, description: "server_vad only: the silence (ms) that ends a turn; null takes the provider's default (500 for OpenAI)" });
 
 export const RealtimeSettings = Type.Object(
   {
@@ -46,9 +64,10 @@ export const RealtimeSettingsInput = Strict(
   {
     title: 'RealtimeSettingsInput',
     description:
-      'Makes the record a realtime (speech-to-speech) model: provider openai only (OpenAI Realtime, e.g. gpt-realtime). Given by default (with its defaults) ' +
-      'for a model id containing `realtime`; null makes such a model a text LLM. An agent on a realtime model takes no `transcriber` or `tts` (422). ' +
-      '`temperature` and `max_tokens` do not apply (422)',
+      'Makes the record a realtime (speech-to-speech) model: provider openai (OpenAI Realtime, e.g. gpt-realtime) or gemini (Gemini Live, e.g. ' +
+      'gemini-2.5-flash-native-audio-preview-09-2025, gemini-live-2.5-flash-preview; no base_url). Given by default (with the provider\'s defaults) for a model id ' +
+      'containing `realtime` (openai) or `live` / `native-audio` (gemini); null makes such a model a text LLM. An agent on a realtime model takes no `transcriber` ' +
+      'or `tts` (422). `temperature` and `max_tokens` do not apply (422); for gemini, `semantic_vad` and `eagerness` do not either (422)',
   },
 );
 export type RealtimeSettingsInput = Static<typeof RealtimeSettingsInput>;
@@ -71,7 +90,7 @@ const example = {
 
 const Temperature = Type.Number({ minimum: 0, maximum: 2, description: 'Sampling temperature, 0-2 (0-1 for anthropic)' });
 const MaxTokens = Type.Integer({ minimum: 1, maximum: 200000, description: 'Upper bound of each reply; null lets the provider decide' });
-const ModelId = Type.String({ minLength: 1, maxLength: 255, pattern: '^\\S+$', description: 'Model identifier at the provider, e.g. gpt-4o-mini, claude-sonnet-4-5, gemini-2.5-flash, llama3.1:8b' });
+const ModelId = Type.String({ minLength: 1, maxLength: 255, pattern: '^\\S+$', description: 'Model identifier at the provider, e.g. gpt-4o-mini, claude-sonnet-4-5, gemini-2.5-flash, llama3.1:8b; a realtime model: gpt-realtime, gemini-2.5-flash-native-audio-preview-09-2025' });
 const SystemPrompt = Type.String({ maxLength: 100000, description: 'May contain {{variable}} placeholders, filled per call' });
 const BaseUrl = Type.String({ format: 'http-url', maxLength: 2048, description: 'Base URL of an OpenAI-compatible server (Ollama, vLLM, llama.cpp server), e.g. http://gpu-box:11434/v1; recorded with provider openai' });
 const ToolIds = Type.Array(Uuid(), { uniqueItems: true, maxItems: 64, description: 'Tools the model may call, in order; tools of your organisation' });
@@ -126,6 +145,7 @@ export const CreateLlmModel = Strict(
       { name: 'Local Llama', model: 'llama3.1:8b', base_url: 'http://127.0.0.1:11434/v1' },
       { name: 'Offline', provider: 'local', model: 'llama3.2' },
       { name: 'Realtime', model: 'gpt-realtime', realtime: { voice: 'marin', turn_detection: 'semantic_vad', eagerness: 'auto' } },
+      { name: 'Gemini Live', model: 'gemini-2.5-flash-native-audio-preview-09-2025', realtime: { voice: 'Kore', turn_detection: 'server_vad', silence_duration_ms: 500 } },
     ],
   },
 );

@@ -31,9 +31,9 @@ describe('realtime model records', () => {
   });
 
   it('answers 422 naming the field for what a realtime model cannot take', async () => {
-    const gemini = await req('post', '/v1/models', { name: 'g', model: 'gemini-2.5-flash', realtime: { voice: 'Puck' } });
-    expect(gemini.status).toBe(422);
-    expect(locs(gemini)).toEqual(['body.realtime']);
+    const anthropic = await req('post', '/v1/models', { name: 'c', model: 'claude-sonnet-4-5', realtime: { voice: 'marin' } });
+    expect(anthropic.status).toBe(422);
+    expect(locs(anthropic)).toEqual(['body.realtime']);
     const mixed = await req('post', '/v1/models', { name: 'm', model: 'gpt-realtime', realtime: { turn_detection: 'semantic_vad', silence_duration_ms: 300 } });
     expect(locs(mixed)).toEqual(['body.realtime.silence_duration_ms']);
     const eager = await req('post', '/v1/models', { name: 'm', model: 'gpt-realtime', realtime: { turn_detection: 'platform', eagerness: 'high' } });
@@ -52,6 +52,45 @@ describe('realtime model records', () => {
     expect(patched.body.realtime).toEqual({ voice: 'marin', turn_detection: 'server_vad', eagerness: 'auto', silence_duration_ms: 700 });
     expect((await req('patch', `/v1/models/${m.id}`, { name: 'renamed' })).body.realtime.silence_duration_ms).toBe(700);
     expect((await req('patch', `/v1/models/${m.id}`, { realtime: null })).body.realtime).toBeNull();
+  });
+});
+
+describe('Gemini Live model records', () => {
+  it("a live or native-audio gemini id gets Gemini's defaults (Puck, its activity detection); a text gemini id has none", async () => {
+    for (const model of ['gemini-2.5-flash-native-audio-preview-09-2025', 'gemini-live-2.5-flash-preview']) {
+      const res = await req('post', '/v1/models', { name: 'live', model });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body).toMatchObject({ provider: 'gemini', realtime: { voice: 'Puck', turn_detection: 'server_vad', silence_duration_ms: null } });
+    }
+    expect((await req('post', '/v1/models', { name: 'text', model: 'gemini-2.5-flash' })).body.realtime).toBeNull();
+    // A text gemini id can still be made realtime explicitly; a voice in any case is stored as Google writes it.
+    const explicit = await req('post', '/v1/models', { name: 'x', model: 'gemini-2.5-flash', realtime: { voice: 'kore', turn_detection: 'server_vad', silence_duration_ms: 300 } });
+    expect(explicit.body.realtime).toMatchObject({ voice: 'Kore', turn_detection: 'server_vad', silence_duration_ms: 300 });
+    const platform = await req('post', '/v1/models', { name: 'p', model: 'gemini-live-2.5-flash-preview', realtime: { voice: 'Charon', turn_detection: 'platform' } });
+    expect(platform.body.realtime).toMatchObject({ voice: 'Charon', turn_detection: 'platform', silence_duration_ms: null });
+  });
+
+  it("answers 422 naming OpenAI's fields, an OpenAI voice, and a base_url", async () => {
+    const model = 'gemini-live-2.5-flash-preview';
+    expect(locs(await req('post', '/v1/models', { name: 'g', model, realtime: { turn_detection: 'semantic_vad' } }))).toEqual(['body.realtime.turn_detection']);
+    expect(locs(await req('post', '/v1/models', { name: 'g', model, realtime: { eagerness: 'high' } }))).toEqual(['body.realtime.eagerness']);
+    const voice = await req('post', '/v1/models', { name: 'g', model, realtime: { voice: 'marin' } });
+    expect(locs(voice)).toEqual(['body.realtime.voice']);
+    expect(voice.body.detail[0].msg).toMatch(/Puck/);
+    expect(locs(await req('post', '/v1/models', { name: 'g', model, realtime: { turn_detection: 'platform', silence_duration_ms: 300 } }))).toEqual(['body.realtime.silence_duration_ms']);
+    expect(locs(await req('post', '/v1/models', { name: 'g', model, temperature: 0.5 }))).toEqual(['body.temperature']);
+    // Gemini takes no base_url (it is for OpenAI-compatible servers).
+    expect((await req('post', '/v1/models', { name: 'g', model, provider: 'gemini', base_url: 'https://example.com/v1' })).status).toBe(422);
+  });
+
+  it("PATCH to a Gemini Live id keeps no OpenAI settings silently: the stored OpenAI turn detection and voice are named", async () => {
+    const m = (await req('post', '/v1/models', { name: 'rt', model: 'gpt-realtime' })).body;
+    const moved = await req('patch', `/v1/models/${m.id}`, { model: 'gemini-live-2.5-flash-preview' });
+    expect(moved.status).toBe(422);
+    expect(locs(moved)).toEqual(['body.realtime.turn_detection', 'body.realtime.voice']);
+    const ok = await req('patch', `/v1/models/${m.id}`, { model: 'gemini-live-2.5-flash-preview', realtime: { voice: 'Aoede', turn_detection: 'server_vad' } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body).toMatchObject({ provider: 'gemini', realtime: { voice: 'Aoede', turn_detection: 'server_vad', eagerness: 'auto' } });
   });
 });
 

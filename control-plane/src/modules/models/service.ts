@@ -1,7 +1,7 @@
 // Provider resolution and cross-field checks of LLM model records.
 import { ValidationFailure } from '../../http/errors.ts';
 import type { ValidationErrorItem } from '../../../../schemas/errors.ts';
-import { REALTIME_DEFAULTS, type LlmProvider, type RealtimeSettings, type RealtimeSettingsInput } from '../../../../schemas/models.ts';
+import { GEMINI_LIVE_VOICES, realtimeDefaults, type LlmProvider, type RealtimeSettings, type RealtimeSettingsInput } from '../../../../schemas/models.ts';
 
 // Families of model ids whose provider is unambiguous.
 const FAMILIES: [RegExp, LlmProvider][] = [
@@ -100,30 +100,51 @@ export interface RealtimeInput {
   max_tokens?: number | null | undefined;
 }
 
-/** A model id of a realtime family (gpt-realtime, gpt-4o-realtime-preview, gpt-4o-mini-realtime-preview). */
-export const looksRealtime = (model: string) => /realtime/i.test(model);
+/**
+ * A model id of a realtime family: OpenAI's (gpt-realtime, gpt-4o-realtime-preview, gpt-4o-mini-realtime-preview) for
+ * any provider (another provider's then answers 422), Gemini Live's (gemini-live-2.5-flash-preview,
+ * gemini-2.5-flash-native-audio-preview-09-2025) for gemini.
+ */
+export const looksRealtime = (model: string, provider?: LlmProvider) =>
+  /realtime/i.test(model) || (provider === 'gemini' && /(^|[^a-z])live([^a-z]|$)|native-audio/i.test(model));
+
+const REALTIME_PROVIDERS: LlmProvider[] = ['openai', 'gemini'];
+const GEMINI_VOICE = new Map(GEMINI_LIVE_VOICES.map((v) => [v.toLowerCase(), v]));
 
 /**
  * The realtime settings of a model record, or null for a text LLM:
- *   - the body's `realtime` (merged over the stored settings and the defaults), null to clear it;
- *   - absent: the stored settings, else the defaults when the model id is of a realtime family;
- *   - only provider openai has a realtime model here (Gemini Live is not served yet): otherwise a 422 at `realtime`;
+ *   - the body's `realtime` (merged over the stored settings and the provider's defaults), null to clear it;
+ *   - absent: the stored settings, else the provider's defaults when the model id is of a realtime family;
+ *   - providers openai (OpenAI Realtime) and gemini (Gemini Live) have realtime models: another is a 422 at `realtime`;
  *   - `eagerness` is semantic_vad's and `silence_duration_ms` server_vad's: either with another kind is a 422;
+ *   - gemini: `semantic_vad` and `eagerness` are OpenAI's (422 naming the field); the voice is one of Gemini Live's
+ *     (any case, stored as Google writes it);
  *   - `temperature` and `max_tokens` of the request do not apply to a realtime model (422 naming them).
  */
 export function resolveRealtime(input: RealtimeInput): RealtimeSettings | null {
   const problems: ValidationErrorItem[] = [];
+  const defaults = realtimeDefaults(input.provider);
   let settings: RealtimeSettings | null;
   if (input.realtime === null) settings = null;
-  else if (input.realtime) settings = { ...REALTIME_DEFAULTS, ...(input.current ?? {}), ...input.realtime };
+  else if (input.realtime) settings = { ...defaults, ...(input.current ?? {}), ...input.realtime };
   else if (input.current !== undefined) settings = input.current;
-  else settings = looksRealtime(input.model) ? { ...REALTIME_DEFAULTS } : null;
+  else settings = looksRealtime(input.model, input.provider) ? { ...defaults } : null;
   if (!settings) return null;
   const at = (field: string, msg: string, value: unknown, loc = ['body', 'realtime', field]) => problems.push({ loc, msg, type: 'value_error', input: value });
-  if (input.provider !== 'openai') {
-    at('', `realtime models are served for provider 'openai' (OpenAI Realtime) only, not '${input.provider}'`, input.realtime ?? input.model, ['body', input.realtime ? 'realtime' : 'model']);
+  if (!REALTIME_PROVIDERS.includes(input.provider)) {
+    at('', `realtime models are served for providers 'openai' (OpenAI Realtime) and 'gemini' (Gemini Live), not '${input.provider}'`, input.realtime ?? input.model, ['body', input.realtime ? 'realtime' : 'model']);
   }
-  if (input.realtime?.eagerness !== undefined && settings.turn_detection !== 'semantic_vad') {
+  if (input.provider === 'gemini') {
+    if (settings.turn_detection === 'semantic_vad') {
+      at('turn_detection', "semantic_vad is OpenAI's; Gemini Live takes 'server_vad' (its automatic activity detection) or 'platform'", settings.turn_detection);
+    }
+    if (input.realtime?.eagerness !== undefined) at('eagerness', "eagerness is OpenAI's semantic_vad setting; Gemini Live has none", input.realtime.eagerness);
+    // Stored as the default: nothing reads it for gemini.
+    settings.eagerness = 'auto';
+    const voice = GEMINI_VOICE.get(settings.voice.toLowerCase());
+    if (voice) settings.voice = voice;
+    else at('voice', `not a Gemini Live voice: one of ${GEMINI_LIVE_VOICES.join(', ')}`, settings.voice);
+  } else if (input.realtime?.eagerness !== undefined && settings.turn_detection !== 'semantic_vad') {
     at('eagerness', "eagerness applies to turn_detection 'semantic_vad' only", input.realtime.eagerness);
   }
   if (input.realtime?.silence_duration_ms != null && settings.turn_detection !== 'server_vad') {
