@@ -69,7 +69,14 @@ describe('a worker drains', () => {
 
       // Both callers are greeted: the job accepted before the drain was launched, not dropped.
       await Promise.all([greeted(a), greeted(b)]);
-      for (const c of [a, b]) expect((await api('GET', `/v1/calls/${c.callId}`)).body.status).toBe('in_progress');
+      // The worker's `started` report is sent alongside the greeting, not before it: wait for it rather than race it.
+      for (const c of [a, b]) {
+        const status = await until(`${c.callId} to be in progress`, async () => {
+          const s = (await api('GET', `/v1/calls/${c.callId}`)).body.status as string;
+          return s === 'initiated' || s === 'queued' ? null : s;
+        }, 60_000);
+        expect(status).toBe('in_progress');
+      }
       expect(logLines('draining: launching the jobs accepted before the drain').length, 'the drain waited for a launch').toBeGreaterThan(0);
       expect(alive(pid), 'the worker drains while its calls go on').toBe(true);
 
