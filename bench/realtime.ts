@@ -1,59 +1,80 @@
-// bench:realtime — voice to voice on a realtime (speech-to-speech) agent over a real web call (docs/benchmarks.md,
-// "Realtime agents: voice to voice"). The supervisor starts Redis, LiveKit, the control plane (embedded PostgreSQL,
-// dev org) and a media worker; the agent's model is OpenAI Realtime pointed at the local Realtime double
-// (test/support/fake-openai-realtime.ts) as the org's own server, with server VAD ending a turn after 500 ms of
-// silence. A real rtc-node caller speaks synthesized questions (festival) and listens (bench/support/room-call.ts).
-//   - v2v: the end of the caller's speech to the first frame of the agent's answer the caller hears;
-//   - the double's own part, in the same turns: its VAD silence (500 ms, on the audio's clock) and its time from the
-//     end of the turn to its first audio delta (300-500 ms drawn by the double, plus espeak-ng's synthesis of the
-//     answer). What is left is the platform's and WebRTC's: the worker's audio in and out, and the rooms.
-// The double's timing is the double's, never OpenAI's: the figures say what vap adds to a speech-to-speech
-// provider, not what a call with OpenAI takes. At least 100 turns for a p95 (default 25 calls x 4 turns).
+// bench:realtime — voice to voice on a realtime (speech-to-speech) agent against a pipeline agent (STT -> LLM -> TTS)
+// and against a bare agents-js realtime session, in one run, over real web calls (docs/benchmarks.md, "Realtime
+// agents: voice to voice"). The supervisor starts Redis, LiveKit, the control plane (embedded PostgreSQL, dev org)
+// and a media worker; a real rtc-node caller speaks synthesized questions (festival) and listens
+// (bench/support/room-call.ts). Three arms, their calls interleaved (the order rotates each round) so the machine's
+// load falls on all three alike:
+//   - realtime: a vap agent whose model is OpenAI Realtime pointed at the local Realtime double
+//     (test/support/fake-openai-realtime.ts) as the org's own server, server VAD ending a turn after 500 ms of
+//     silence. The double's part of a turn: that silence (on the audio's clock) and its end of turn to first audio
+//     delta (300-500 ms drawn, seeded, plus espeak-ng's synthesis of the answer);
+//   - pipeline: a vap agent with the platform's default turn taking on stand-ins timed like the third parties they
+//     replace (realtime/pipeline.ts: Deepgram, an OpenAI-compatible LLM and TTS). Their part: the STT's endpoint
+//     delay, the LLM's first token and streaming, the TTS's first audio, summed;
+//   - floor: a bare agents-js realtime session on the same double (realtime/floor-agent.ts: voice.AgentSession, the
+//     openai plugin's RealtimeModel, agents-js's room I/O; no control plane, no vap worker code), dispatched through
+//     LiveKit's API, called by the same caller with the same clips.
+// Per turn, v2v runs from the end of the caller's speech to the first frame of the answer the caller hears; what is
+// left after the doubles' part is the platform's (or bare agents-js's) and WebRTC's. The doubles' timings are the
+// doubles', never OpenAI's or Deepgram's: the figures say what vap adds to them, not what a call with those
+// providers takes. At least 100 turns per arm for a p95 (default 25 calls x 4 turns each).
 //   npm run bench:realtime [-- CALLS TURNS]
 // First: rtc-client quiets rtc-node's logger, which reads NODE_ENV when it loads.
 import { disposeRtc, rms } from '../test/support/rtc-client.ts';
-import { percentile } from '../shared/latency.ts';
+import { PortPicker } from '../scripts/stack/ports.ts';
 import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { resample, synthesize, type Pcm } from '../test/support/speech.ts';
-import { api, devKey, roomCall, type Clip } from './support/room-call.ts';
+import { TURN_TAKING_DEFAULTS, delaysFor } from '../shared/turn-taking.ts';
+import { api, devKey, roomCall, type Clip, type RoomTurn } from './support/room-call.ts';
 import { writeResults } from './support/results.ts';
+import { stopWorker, type Worker } from './first-audio/workers.ts';
+import { armStats, difference, realtimeParts, round, type ArmTurn } from './realtime/arms.ts';
+import { FLOOR_AGENT_NAME, floorCall, startFloorWorker } from './realtime/floor.ts';
+import { STAND_INS, callConnection, scriptOf, standInParts, startPipelineStandIns } from './realtime/pipeline.ts';
 
 const CALLS = Number(process.argv[2] ?? 25);
 const TURNS = Number(process.argv[3] ?? 4);
 const SILENCE_MS = 500;
+const MODEL = 'gpt-realtime';
+const VOICE = 'marin';
 const FIRST_MESSAGE = 'Hello, thank you for calling. How can I help you today?';
 const REPLY = 'Sure, I can help you with that.';
 const QUESTIONS = ['What time do you open tomorrow morning?', 'Can I book a table for two people tonight?', 'Do you have parking near the office?', 'How much does a cleaning cost?'];
 const SPEECH_RMS = 300;
-const round = (x: number) => Math.round(x * 10) / 10;
-function stats(v: number[]) {
-  return { n: v.length, p50_ms: v.length >= 30 ? round(percentile(v, 50)) : null, p95_ms: v.length >= 100 ? round(percentile(v, 95)) : null, mean_ms: v.length ? round(v.reduce((a, b) => a + b, 0) / v.length) : null };
-}
+const ARMS = ['realtime', 'pipeline', 'floor'] as const;
+type Arm = (typeof ARMS)[number];
 
-/** End (ms from the clip's start) of its last 10 ms window above the speech threshold. */
-function lastSpeechEndMs(pcm: Pcm): number {
+/** Start and end (ms from the clip's start) of its speech: its first and last 10 ms windows above the threshold. */
+function speechSpan(pcm: Pcm): { start: number; end: number } {
   const step = pcm.sampleRate / 100;
+  let start = -1;
   let end = 0;
-  for (let at = 0; at < pcm.samples.length; at += step) if (rms(pcm.samples.subarray(at, at + step)) > SPEECH_RMS) end = Math.min(at + step, pcm.samples.length);
-  return (end / pcm.sampleRate) * 1000;
+  for (let at = 0; at < pcm.samples.length; at += step) {
+    if (rms(pcm.samples.subarray(at, at + step)) <= SPEECH_RMS) continue;
+    if (start < 0) start = at;
+    end = Math.min(at + step, pcm.samples.length);
+  }
+  return { start: (Math.max(0, start) / pcm.sampleRate) * 1000, end: (end / pcm.sampleRate) * 1000 };
 }
 
-const fake = await startFakeOpenAI({ ttftMs: 20, speaker: async (text) => resample(await synthesize(text, 'espeak-ng'), 24000).samples });
-fake.setRealtimeTranscriber(() => 'A question.');
-fake.setRealtimeResponder((turn) => {
+const double = await startFakeOpenAI({ ttftMs: 20, speaker: async (text) => resample(await synthesize(text, 'espeak-ng'), 24000).samples });
+double.setRealtimeTranscriber(() => 'A question.');
+double.setRealtimeResponder((turn) => {
   const fixed = /Say exactly [^"]*"([^"]*)"\s*$/.exec(turn.responseInstructions ?? '');
   return { text: fixed ? fixed[1]! : REPLY };
 });
+const standIns = await startPipelineStandIns(REPLY);
 let stack: RunningStack | null = null;
+let floorWorker: Worker | null = null;
 try {
-  const clips: Clip[] = [];
+  const clips: (Clip & { speechStart48: number })[] = [];
   for (const text of QUESTIONS) {
     const pcm = await synthesize(text);
     const pcm48 = resample(pcm, 48000);
     const pcm16 = resample(pcm, 16000);
-    const speechEnd48 = lastSpeechEndMs(pcm48);
-    clips.push({ text, pcm48, pcm16, speechEnd48, speechEnd16: lastSpeechEndMs(pcm16), trailingMs: pcm48.samples.length / 48 - speechEnd48 });
+    const span = speechSpan(pcm48);
+    clips.push({ text, pcm48, pcm16, speechEnd48: span.end, speechStart48: span.start, speechEnd16: speechSpan(pcm16).end, trailingMs: pcm48.samples.length / 48 - span.end });
   }
   stack = await startStack({
     freePorts: true,
@@ -62,7 +83,17 @@ try {
     controlPlane: true,
     worker: true,
     logLevel: 'warn',
-    env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ORG_PER_SECOND: '0' },
+    env: {
+      NODE_ENV: 'development',
+      SSRF_ALLOWLIST: '127.0.0.1,localhost',
+      RATE_LIMIT_PER_SECOND: '0',
+      RATE_LIMIT_ORG_PER_SECOND: '0',
+      // The pipeline's STT and TTS stand-ins as the operator's endpoints.
+      DEEPGRAM_BASE_URL: standIns.deepgram.url,
+      DEEPGRAM_API_KEY: 'stand-in',
+      OPENAI_BASE_URL: standIns.llm.url,
+      OPENAI_API_KEY: 'stand-in',
+    },
     onProgress: (m) => process.stderr.write(`${m}\n`),
   });
   const key = await devKey(stack);
@@ -71,56 +102,97 @@ try {
     return res.body as { id: string };
   };
   must(await api(stack, key, 'POST', '/v1/integrations', { name: 'openai', provider: 'openai', api_key: 'sk-org-openai-0123456789' }), 'POST /v1/integrations');
-  const model = must(
+  const realtimeModel = must(
     await api(stack, key, 'POST', '/v1/models', {
       name: 'Realtime',
-      model: 'gpt-realtime',
-      base_url: fake.url,
+      model: MODEL,
+      base_url: double.url,
       system_prompt: 'Answer in one short sentence.',
-      realtime: { voice: 'marin', turn_detection: 'server_vad', silence_duration_ms: SILENCE_MS },
+      realtime: { voice: VOICE, turn_detection: 'server_vad', silence_duration_ms: SILENCE_MS },
     }),
-    'POST /v1/models',
+    'POST /v1/models (realtime)',
   );
-  const agent = must(await api(stack, key, 'POST', '/v1/agents', { name: 'Realtime bench', llm_id: model.id, first_message: FIRST_MESSAGE, silence_timeout_seconds: 120 }), 'POST /v1/agents');
+  const textModel = must(await api(stack, key, 'POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: standIns.llm.url, system_prompt: 'Answer in one short sentence.' }), 'POST /v1/models (pipeline)');
+  const realtimeAgent = must(await api(stack, key, 'POST', '/v1/agents', { name: 'Realtime bench', llm_id: realtimeModel.id, first_message: FIRST_MESSAGE, silence_timeout_seconds: 120 }), 'POST /v1/agents (realtime)');
+  // The platform's default turn taking: no turn_taking, no responsiveness.
+  const pipelineAgent = must(
+    await api(stack, key, 'POST', '/v1/agents', {
+      name: 'Pipeline bench',
+      llm_id: textModel.id,
+      transcriber: { provider: 'deepgram' },
+      tts: { provider: 'openai', model: 'tts-1', voice_id: 'alloy' },
+      first_message: FIRST_MESSAGE,
+      silence_timeout_seconds: 120,
+    }),
+    'POST /v1/agents (pipeline)',
+  );
+  floorWorker = await startFloorWorker(stack, new PortPicker(), { realtimeUrl: double.url, model: MODEL, voice: VOICE, silenceMs: SILENCE_MS, greeting: FIRST_MESSAGE });
 
-  const v2v: number[] = [];
-  const doubleFirstAudio: number[] = [];
-  const platform: number[] = [];
-  const failures: string[] = [];
-  // One call of warm-up (the worker's first job loads its modules), not counted.
-  await roomCall(stack, key, agent.id, clips, 1, 0, { waitForReport: false });
+  const running = stack;
+  let script = 0;
+  /** One call of an arm: each turn's v2v, the doubles' part and the rest. */
+  async function call(arm: Arm, turns: number, offset: number): Promise<ArmTurn[]> {
+    const conns = double.realtime.length;
+    if (arm === 'realtime') {
+      const c = await roomCall(running, key, realtimeAgent.id, clips, turns, offset, { waitForReport: false });
+      return realtimeParts(double.realtime.slice(conns), c.turns, REPLY, SILENCE_MS);
+    }
+    if (arm === 'floor') {
+      const c = await floorCall(running, clips, turns, offset);
+      return realtimeParts(double.realtime.slice(conns), c.turns, REPLY, SILENCE_MS);
+    }
+    const from = standIns.deepgram.connections.length;
+    const c = await roomCall(running, key, pipelineAgent.id, clips, turns, offset, {
+      waitForReport: false,
+      // The STT stand-in is told what the caller will say (its realistic mode hears it with its own lags).
+      beforeTurn: async (_i, clip) => (await callConnection(standIns.deepgram, from)).expectNext(scriptOf(clip, (clip as (typeof clips)[number]).speechStart48, ++script)),
+    });
+    const conn = await callConnection(standIns.deepgram, from);
+    return c.turns.map((t: RoomTurn) => {
+      const parts = standInParts(standIns, conn, t);
+      return { v2v_ms: t.v2v_ms, double_ms: parts.stand_ins_ms, rest_ms: t.v2v_ms - parts.stand_ins_ms, stt_final_ms: parts.stt_final_ms, llm_ms: parts.llm_ms, tts_ms: parts.tts_ms };
+    });
+  }
+
+  const results: Record<Arm, ArmTurn[]> = { realtime: [], pipeline: [], floor: [] };
+  const failures: Record<Arm, string[]> = { realtime: [], pipeline: [], floor: [] };
+  // One call of warm-up per arm (a job's first call loads its modules), not counted.
+  for (const arm of ARMS) await call(arm, 1, 0);
   for (let c = 0; c < CALLS; c++) {
-    const before = fake.realtime.length;
-    try {
-      const call = await roomCall(stack, key, agent.id, clips, TURNS, c, { waitForReport: false });
-      // The double's answers to this call's turns, in order (its first response is the greeting).
-      const conn = fake.realtime.slice(before).find((x) => x.responses.some((r) => r.text === REPLY));
-      const answers = (conn?.responses ?? []).filter((r) => r.text === REPLY && r.firstAudioAt !== undefined);
-      if (answers.length !== call.turns.length) throw new Error(`${call.turns.length} turns heard, ${answers.length} answers sent by the double`);
-      call.turns.forEach((t, i) => {
-        const own = answers[i]!.firstAudioAt! - answers[i]!.turnEndedAt;
-        v2v.push(t.v2v_ms);
-        doubleFirstAudio.push(own);
-        platform.push(t.v2v_ms - SILENCE_MS - own);
-      });
-      process.stderr.write(`call ${c + 1}/${CALLS}: v2v ${call.turns.map((t) => t.v2v_ms.toFixed(0)).join(', ')} ms\n`);
-    } catch (err) {
-      failures.push(`call ${c + 1}: ${(err as Error).message}`);
-      process.stderr.write(`call ${c + 1}/${CALLS} failed: ${(err as Error).message}\n`);
+    // The arms take turns, each round starting with the next one.
+    for (const arm of ARMS.map((_, i) => ARMS[(i + c) % ARMS.length]!)) {
+      try {
+        const turns = await call(arm, TURNS, c);
+        results[arm].push(...turns);
+        process.stderr.write(`call ${c + 1}/${CALLS} ${arm}: v2v ${turns.map((t) => t.v2v_ms.toFixed(0)).join(', ')} ms; doubles ${turns.map((t) => t.double_ms.toFixed(0)).join(', ')} ms\n`);
+      } catch (err) {
+        failures[arm].push(`call ${c + 1}: ${(err as Error).message}`);
+        process.stderr.write(`call ${c + 1}/${CALLS} ${arm} failed: ${(err as Error).message}\n`);
+      }
     }
   }
+  const arms = Object.fromEntries(ARMS.map((a) => [a, armStats(results[a])])) as Record<Arm, Record<string, ReturnType<typeof armStats>[string]>>;
+  const delays = delaysFor(0.5, TURN_TAKING_DEFAULTS.detection);
   writeResults('realtime', {
     calls: CALLS,
     turns_per_call: TURNS,
+    order: 'per round, one call of each arm; the first arm rotates each round',
     failures,
-    double: { vad: 'server_vad', silence_duration_ms: SILENCE_MS, first_audio_ms: '300-500 (seeded) + espeak-ng synthesis' },
-    v2v_ms: stats(v2v),
-    double_first_audio_ms: stats(doubleFirstAudio),
-    platform_and_webrtc_ms: stats(platform),
-    samples: v2v.map((v, i) => ({ v2v_ms: round(v), double_first_audio_ms: round(doubleFirstAudio[i]!), platform_and_webrtc_ms: round(platform[i]!) })),
+    double: { what: 'the Realtime double (test/support/fake-openai-realtime.ts), not OpenAI', vad: 'server_vad', silence_duration_ms: SILENCE_MS, first_audio_ms: '300-500 (seeded) + espeak-ng synthesis' },
+    stand_ins: { what: 'stand-ins of Deepgram and OpenAI (bench/realtime/pipeline.ts), not those services', ...STAND_INS },
+    pipeline_turn_taking: { ...TURN_TAKING_DEFAULTS, ...delays, note: "the platform's defaults (responsiveness 0.5)" },
+    floor: { what: 'bare agents-js: voice.AgentSession with the openai plugin realtime.RealtimeModel on the same double, agents-js room I/O, dispatched through LiveKit (no control plane, no vap worker code)', agent_name: FLOOR_AGENT_NAME },
+    // double_ms: the doubles' part of a turn (realtime and floor: the VAD silence and the double's first audio;
+    // pipeline: the stand-ins' STT endpoint, LLM and TTS, summed); rest_ms = v2v_ms - double_ms.
+    arms,
+    pipeline_minus_realtime_v2v: difference(arms.pipeline.v2v_ms!, arms.realtime.v2v_ms!),
+    realtime_minus_floor: { v2v: difference(arms.realtime.v2v_ms!, arms.floor.v2v_ms!), rest: difference(arms.realtime.rest_ms!, arms.floor.rest_ms!) },
+    samples: Object.fromEntries(ARMS.map((a) => [a, results[a].map((t) => Object.fromEntries(Object.entries(t).map(([k, v]) => [k, round(v)])))])),
   });
 } finally {
+  if (floorWorker) await stopWorker(floorWorker);
   await stack?.stop();
-  await fake.close();
+  await double.close();
+  await standIns.close();
   await disposeRtc();
 }

@@ -32,15 +32,18 @@ export async function httpOk(url: string): Promise<boolean> {
   }
 }
 
-/** Starts the media worker or the floor worker against the stack, as the supervisor starts the worker. */
-export async function startWorker(stack: RunningStack, kind: WorkerKind, env: Record<string, string>, pick: PortPicker, n: number): Promise<Worker> {
+/**
+ * Starts the media worker or the floor worker against the stack, as the supervisor starts the worker. `script` (from
+ * the repository's root) runs another floor worker (bench:realtime's, bench/realtime/floor-worker.ts).
+ */
+export async function startWorker(stack: RunningStack, kind: WorkerKind, env: Record<string, string>, pick: PortPicker, n: number, script?: string): Promise<Worker> {
   const health = await pick.tcp();
   const metricsPort = await pick.tcp();
   const log = path.join(stack.logDir, `${kind}-worker-${n}.log`);
-  const script = kind === 'agent' ? 'media-worker/src/main.ts' : 'bench/first-audio/floor-worker.ts';
+  const main = script ?? (kind === 'agent' ? 'media-worker/src/main.ts' : 'bench/first-audio/floor-worker.ts');
   // BENCH_WORKER_NODE_ARGS: Node flags for the worker, which its job processes inherit (--cpu-prof ...).
   const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const argv = [...nodeArgs, path.join(REPO_ROOT, script), 'start'];
+  const argv = [...nodeArgs, path.join(REPO_ROOT, main), 'start'];
   // Pinned, the worker's job processes and their speech engines inherit its core.
   const proc = spawn(PIN ? 'taskset' : process.execPath, PIN ? ['-c', WORKER_CPU, process.execPath, ...argv] : argv, {
     cwd: REPO_ROOT,

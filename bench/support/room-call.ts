@@ -24,6 +24,12 @@ export interface Turn {
   v2v_ms: number;
 }
 
+export interface RoomTurn extends Turn {
+  /** Wall-clock ms (nowMs): the end of the clip's speech as it left the caller, and the first speech heard back. */
+  speech_end_at: number;
+  heard_at: number;
+}
+
 export async function api<T = any>(stack: RunningStack, key: string, method: string, route: string, body?: unknown): Promise<{ status: number; body: T }> {
   const res = await fetch(stack.controlPlaneUrl + route, {
     method,
@@ -56,19 +62,21 @@ export interface RoomCall {
   first_frame_ms: number | null;
   /** POST sent -> first frame of the first message above the speech threshold. */
   first_message_ms: number;
-  turns: Turn[];
+  turns: RoomTurn[];
   latency: CallLatency | null;
 }
 
-/** `waitForReport: false` skips waiting for the worker's latency summary (calls without user turns have none). */
-export async function roomCall(stack: RunningStack, key: string, agentId: string, clips: Clip[], turns: number, offset: number, opts: { waitForReport?: boolean } = {}): Promise<RoomCall> {
-  const t0 = nowMs();
-  const created = await api(stack, key, 'POST', '/v1/calls/web', { agent_id: agentId });
-  const t1 = nowMs();
-  if (created.status !== 201) throw new Error(`POST /v1/calls/web answered ${created.status}: ${JSON.stringify(created.body)}`);
-  const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
-  const t2 = nowMs();
-  const result: RoomCall = { call_id: created.body.id, create_ms: t1 - t0, join_ms: t2 - t1, first_frame_ms: null, first_message_ms: 0, turns: [], latency: null };
+export interface ConverseOptions {
+  /** Called before each turn's clip is spoken (a stand-in STT is told what the caller will say). */
+  beforeTurn?: (turn: number, clip: Clip) => void | Promise<void>;
+}
+
+/**
+ * The caller's side of a call in a room it has joined: publish the microphone, hear the agent's first message, then
+ * speak `turns` clips (from `offset`) and time each reply. `t0` is when the call began (first_* are from it).
+ */
+export async function converse(client: RtcClient, clips: Clip[], turns: number, offset: number, t0: number, opts: ConverseOptions = {}): Promise<Pick<RoomCall, 'first_frame_ms' | 'first_message_ms' | 'turns'>> {
+  const result: Pick<RoomCall, 'first_frame_ms' | 'first_message_ms' | 'turns'> = { first_frame_ms: null, first_message_ms: 0, turns: [] };
   let mic: Mic | null = null;
   try {
     const agent = client.record({});
@@ -80,17 +88,34 @@ export async function roomCall(stack: RunningStack, key: string, agentId: string
     for (let i = 0; i < turns; i++) {
       const clip = clips[(offset + i) % clips.length]!;
       await sleep(300);
+      await opts.beforeTurn?.(i, clip);
       agent.reset();
       const endedAt = (await mic.say(clip.pcm48)).end;
       // The source plays in real time: the last speech sample left it (what followed it) before endedAt.
       const totalMs = (Math.ceil(clip.pcm48.samples.length / 480) * 480) / 48;
       const speechEnd = endedAt - (totalMs - clip.speechEnd48);
       await agent.until(() => agent.firstSpeechAt !== undefined, 20_000, `a reply (room, turn ${i})`);
-      result.turns.push({ v2v_ms: agent.firstSpeechAt! - speechEnd });
+      result.turns.push({ v2v_ms: agent.firstSpeechAt! - speechEnd, speech_end_at: speechEnd, heard_at: agent.firstSpeechAt! });
       await agent.utterance({ silenceMs: 700, timeoutMs: 20_000 });
     }
   } finally {
     await mic?.stop();
+  }
+  return result;
+}
+
+/** `waitForReport: false` skips waiting for the worker's latency summary (calls without user turns have none). */
+export async function roomCall(stack: RunningStack, key: string, agentId: string, clips: Clip[], turns: number, offset: number, opts: { waitForReport?: boolean } & ConverseOptions = {}): Promise<RoomCall> {
+  const t0 = nowMs();
+  const created = await api(stack, key, 'POST', '/v1/calls/web', { agent_id: agentId });
+  const t1 = nowMs();
+  if (created.status !== 201) throw new Error(`POST /v1/calls/web answered ${created.status}: ${JSON.stringify(created.body)}`);
+  const client = await RtcClient.join(created.body.server_url, created.body.participant_token);
+  const t2 = nowMs();
+  const result: RoomCall = { call_id: created.body.id, create_ms: t1 - t0, join_ms: t2 - t1, first_frame_ms: null, first_message_ms: 0, turns: [], latency: null };
+  try {
+    Object.assign(result, await converse(client, clips, turns, offset, t0, opts));
+  } finally {
     await client.leave();
     await api(stack, key, 'POST', `/v1/calls/${result.call_id}/stop`);
   }

@@ -67,6 +67,8 @@ export interface SentMessage {
   is_final?: boolean;
   speech_final?: boolean;
   transcript?: string;
+  /** Results: ms of silence in the audio after the last speech when it was sent (a final's: its endpoint delay). */
+  silence_ms?: number;
 }
 
 interface Word {
@@ -193,7 +195,8 @@ export class DeepgramConnection {
   #send(msg: Record<string, unknown>): void {
     if (this.closed) return;
     this.#ws.send(JSON.stringify(msg));
-    this.sent.push({ at: Date.now(), type: String(msg.type), ...(msg.type === 'Results' ? { is_final: msg.is_final as boolean, speech_final: msg.speech_final as boolean, transcript: (msg.channel as { alternatives: { transcript: string }[] }).alternatives[0]!.transcript } : {}) });
+    const results = msg.type === 'Results' ? { is_final: msg.is_final as boolean, speech_final: msg.speech_final as boolean, transcript: (msg.channel as { alternatives: { transcript: string }[] }).alternatives[0]!.transcript, silence_ms: this.audioMs - this.#lastSpeechAudio } : {};
+    this.sent.push({ at: Date.now(), type: String(msg.type), ...results });
   }
 
   #onControl(text: string): void {
