@@ -12,6 +12,7 @@ import { spaceTimedPieces } from './aligned-text.ts';
 import { withSummary } from './squad.ts';
 import { resumedTurns } from './stt-turns.ts';
 import { capToolCalls } from './answer-caps.ts';
+import { KNOWLEDGE_TOOL_NAME, knowledgeTool } from './knowledge-tool.ts';
 
 export interface VapAgentOptions {
   instructions: string;
@@ -62,6 +63,11 @@ export interface VapAgentOptions {
   summary?: Promise<string | null> | null | undefined;
   enter?: ((agent: VapAgent) => Promise<void>) | undefined;
   knowledgeAgentId?: string | undefined;
+  /**
+   * The agent's model is a realtime (speech-to-speech) one: it answers on its own end of turn, with no hook before
+   * its reply, so `retrieve` knowledge is a tool it calls (knowledge-tool.ts) rather than a search before each turn.
+   */
+  realtime?: boolean | undefined;
 }
 
 const TRANSCRIPTS = new Set([stt.SpeechEventType.INTERIM_TRANSCRIPT, stt.SpeechEventType.PREFLIGHT_TRANSCRIPT, stt.SpeechEventType.FINAL_TRANSCRIPT]);
@@ -115,9 +121,15 @@ export class VapAgent extends voice.Agent {
   lastRetrieval: { source: 'prefetched' | 'turn'; ms: number } | null = null;
 
   constructor(opts: VapAgentOptions) {
+    // The tool runs after construction: it reaches the agent's search (its cache and metrics) through `self`.
+    const self: { agent?: VapAgent } = {};
+    const searchTool =
+      opts.realtime && retrieves(opts) && !opts.tools.some((t) => t.name === KNOWLEDGE_TOOL_NAME)
+        ? [knowledgeTool((q) => self.agent!.#toolSearch(q), chunkText)]
+        : [];
     super({
       instructions: withStuffedKnowledge(opts.instructions, opts.knowledge),
-      tools: opts.tools,
+      tools: [...opts.tools, ...searchTool],
       ...(opts.id ? { id: opts.id } : {}),
       ...(opts.chatCtx ? { chatCtx: opts.chatCtx } : {}),
       ...(opts.models?.llm ? { llm: opts.models.llm } : {}),
@@ -125,6 +137,7 @@ export class VapAgent extends voice.Agent {
       ...(opts.models?.stt ? { stt: opts.models.stt } : {}),
     });
     this.#opts = opts;
+    self.agent = this;
   }
 
   /** The summary handed over with a squad's hand-off, once it is ready (null without one). */
@@ -177,9 +190,21 @@ export class VapAgent extends voice.Agent {
     return out ? out.pipeThrough(spaceTimedPieces()) : out;
   }
 
+  /** Before each turn: the pipeline's way (a realtime model searches through its tool). */
   get #retrieves(): boolean {
-    const { knowledge, api } = this.#opts;
-    return knowledge.mode === 'retrieve' && knowledge.knowledge_base_ids.length > 0 && !!api;
+    return !this.#opts.realtime && retrieves(this.#opts);
+  }
+
+  /** A realtime model's search through its tool, metered as a turn's is. */
+  async #toolSearch(query: string): Promise<KnowledgeSearchResult | null> {
+    const started = performance.now();
+    const res = await this.#search(query);
+    this.#opts.metrics?.knowledgeRetrieval?.(
+      { call_type: this.#opts.callType ?? 'web', result: !res ? 'error' : res.chunks.length ? 'hit' : 'empty', prefetched: 'no' },
+      (performance.now() - started) / 1000,
+    );
+    this.lastKnowledge = res?.chunks.map((c) => c.content) ?? [];
+    return res;
   }
 
   /**
@@ -241,6 +266,11 @@ export class VapAgent extends voice.Agent {
     // Added to this turn's context only: the next turn retrieves afresh, so the history stays small.
     turnCtx.addMessage({ role: 'system', content: `${KNOWLEDGE_HEADER}\n${res.chunks.map((c, i) => `[${i + 1}] ${chunkText(c)}`).join('\n\n')}` });
   }
+}
+
+/** The agent's knowledge is searched per question: `retrieve` mode, bases to search, and a control plane to ask. */
+function retrieves(opts: Pick<VapAgentOptions, 'knowledge' | 'api'>): boolean {
+  return opts.knowledge.mode === 'retrieve' && opts.knowledge.knowledge_base_ids.length > 0 && !!opts.api;
 }
 
 /** A chunk with where it comes from (title and heading path), as the LLM sees it. */

@@ -133,6 +133,7 @@ export class CallSession implements CallContext {
       instructions: opts.config.prompt,
       tools: [...buildTools(opts.config, actions), ...(this.#squad?.squad.toolsFor(agent.id) ?? [])],
       knowledge: opts.config.knowledge,
+      realtime: !!opts.config.llm.realtime,
       // A squad's agents carry their ids: the session's hand-off items say who speaks each message.
       ...(this.#squad ? { id: agent.id } : {}),
     });

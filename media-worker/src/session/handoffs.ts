@@ -100,6 +100,7 @@ export class SquadCall {
       tools: [...buildTools(memberConfig, this.#actions), ...arrival.handoffTools],
       knowledge: member.knowledge,
       knowledgeAgentId: member.agent.id,
+      realtime: !!member.llm.realtime,
       models,
       chatCtx: arrival.chatCtx,
       summary: arrival.summary,
