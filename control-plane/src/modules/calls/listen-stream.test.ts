@@ -4,14 +4,14 @@
 // stream's seat leaves the room on every way out; supervision[] and the audit log keep it.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
-import { useStack, type TestStack } from '../../../../test/support/stack.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../../../../test/support/fake-openai.ts';
+import type { TestPlatform } from '../../../../test/support/platform.ts';
+import type { TestStack } from '../../../../test/support/stack.ts';
+import type { FakeOpenAI } from '../../../../test/support/fake-openai.ts';
+import { createLocalAgent, startLiveCall, startLiveCallPlatform, WORKER_TOKEN as WORKER } from '../../../../test/support/live-call.ts';
 import { RtcClient, disposeRtc } from '../../../../test/support/rtc-client.ts';
 import { connectStream as connect, energy, opened, refused, type ListenStream, type Refused } from '../../../../test/support/listen-stream.ts';
 import { FRAME_BYTES } from './listen-mixer.ts';
 
-const WORKER = 'test-worker-token-0123456789abcdef0123';
 let stack: TestStack;
 let tp: TestPlatform;
 let llm: FakeOpenAI;
@@ -28,33 +28,8 @@ async function until(what: string, cond: () => boolean | Promise<boolean>): Prom
   throw new Error(`never: ${what}`);
 }
 
-const internal = (method: string, path: string, body?: unknown) => {
-  const callId = /^\/calls\/([^/]+)\//.exec(path)?.[1];
-  return tp.request(method, `/internal/v1${path}`, {
-    key: WORKER,
-    headers: callId ? { 'x-call-capability': tp.capability(callId) } : {},
-    ...(body !== undefined ? { body } : {}),
-  });
-};
-
-async function createAgent(o: { orgId: string; key: string }): Promise<string> {
-  const model = await tp.request('post', '/v1/models', { key: o.key, body: { name: 'm', model: 'llama3', base_url: llm.url, system_prompt: 'Help.' } });
-  expect(model.status).toBe(201);
-  const [row] = await tp.sql`
-    insert into agents (org_id, name, llm_id, transcriber, tts, first_message)
-    values (${o.orgId}, 'Ava', ${model.body.id}, ${tp.sql.json({ provider: 'local', model: 'pocketsphinx', language: 'en-US' })},
-            ${tp.sql.json({ provider: 'local', model: 'espeak-ng', voice_id: 'en-us' })}, 'Hello!')
-    returning id`;
-  return row!.id as string;
-}
-
-/** A web call in progress (as its worker reports), and a listen answer for it. */
-async function liveCall(o = org): Promise<{ id: string; room: string; token: string; url: string }> {
-  const res = await tp.request('post', '/v1/calls/web', { key: o.key, body: { agent_id: agents.get(o.orgId) } });
-  expect(res.status).toBe(201);
-  expect((await internal('POST', `/calls/${res.body.id}/started`, { seq: 1, started_at: new Date().toISOString() })).status).toBe(200);
-  return { id: res.body.id, room: res.body.room_name, token: res.body.participant_token, url: res.body.server_url };
-}
+/** A web call in progress (as its worker reports). */
+const liveCall = (o = org) => startLiveCall(tp, o, agents.get(o.orgId));
 async function streamUrl(callId: string, o = org): Promise<string> {
   const res = await tp.request('post', `/v1/calls/${callId}/listen`, { key: o.key });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -69,21 +44,15 @@ const LOUD = 1000;
 const QUIET = 200;
 
 beforeAll(async () => {
-  stack = await useStack({});
-  llm = await startFakeOpenAI({ ttftMs: 5 });
-  tp = await usePlatform({
-    LIVEKIT_URL: stack.livekitUrl,
-    LIVEKIT_API_KEY: stack.apiKey,
-    LIVEKIT_API_SECRET: stack.apiSecret,
-    SSRF_ALLOWLIST: '127.0.0.1,localhost',
+  ({ stack, llm, tp } = await startLiveCallPlatform({
     LISTEN_TOKEN_TTL_SECONDS: 60,
     LISTEN_STREAMS_PER_ORG: 2,
     LISTEN_STREAMS_PER_PROCESS: 3,
-  });
+  }));
   org = await tp.createOrg('listeners');
   other = await tp.createOrg('someone else');
-  agents.set(org.orgId, await createAgent(org));
-  agents.set(other.orgId, await createAgent(other));
+  agents.set(org.orgId, await createLocalAgent(tp, org, llm.url));
+  agents.set(other.orgId, await createLocalAgent(tp, other, llm.url));
 }, 120_000);
 
 afterAll(async () => {

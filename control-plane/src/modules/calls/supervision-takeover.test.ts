@@ -7,57 +7,33 @@ import { LocalAudioTrack, AudioSource, RoomEvent, TrackPublishOptions, TrackSour
 import { createHash } from 'node:crypto';
 import { AccessToken, TokenVerifier } from 'livekit-server-sdk';
 import { WebhookEvent } from '@livekit/protocol';
-import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
-import { useStack, type TestStack } from '../../../../test/support/stack.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../../../../test/support/fake-openai.ts';
+import type { TestPlatform } from '../../../../test/support/platform.ts';
+import type { TestStack } from '../../../../test/support/stack.ts';
+import type { FakeOpenAI } from '../../../../test/support/fake-openai.ts';
+import { createLocalAgent, startLiveCall, startLiveCallPlatform, workerRequest } from '../../../../test/support/live-call.ts';
 import { RtcClient, disposeRtc } from '../../../../test/support/rtc-client.ts';
 import { SUPERVISION_TOPIC } from '../../../../schemas/supervision.ts';
 import { PUBLISH_ON_BEHALF } from './supervision-takeover.ts';
 
-const WORKER = 'test-worker-token-0123456789abcdef0123';
 let stack: TestStack;
 let tp: TestPlatform;
 let llm: FakeOpenAI;
 let org: { orgId: string; key: string };
 let agentId: string;
 
-const internal = (method: string, path: string, body?: unknown) => {
-  const callId = /^\/calls\/([^/]+)\//.exec(path)?.[1];
-  const headers: Record<string, string> = callId ? { 'x-call-capability': tp.capability(callId) } : {};
-  return tp.request(method, `/internal/v1${path}`, { key: WORKER, headers, ...(body !== undefined ? { body } : {}) });
-};
+const internal = (method: string, path: string, body?: unknown) => workerRequest(tp, method, path, body);
 const control = (callId: string, body: Record<string, unknown>, key = org.key) => tp.request('post', `/v1/calls/${callId}/control`, { key, body });
 const tone = new Int16Array(480).map((_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 48000)));
 
-/** A web call whose agent session has started (as its worker reports), so in progress. */
-async function liveCall(): Promise<{ id: string; room: string; token: string; url: string }> {
-  const res = await tp.request('post', '/v1/calls/web', { key: org.key, body: { agent_id: agentId } });
-  expect(res.status).toBe(201);
-  const started = await internal('POST', `/calls/${res.body.id}/started`, { seq: 1, started_at: new Date().toISOString() });
-  expect(started.status).toBe(200);
-  return { id: res.body.id, room: res.body.room_name, token: res.body.participant_token, url: res.body.server_url };
-}
+const liveCall = () => startLiveCall(tp, org, agentId);
 
 beforeAll(async () => {
-  stack = await useStack({});
-  llm = await startFakeOpenAI({ ttftMs: 5 });
-  tp = await usePlatform({
-    LIVEKIT_URL: stack.livekitUrl,
-    LIVEKIT_API_KEY: stack.apiKey,
-    LIVEKIT_API_SECRET: stack.apiSecret,
-    SSRF_ALLOWLIST: '127.0.0.1,localhost',
+  ({ stack, llm, tp } = await startLiveCallPlatform({
     STOP_REPORT_GRACE_SECONDS: 1,
     TAKEOVER_TOKEN_TTL_SECONDS: 20,
-  });
+  }));
   org = await tp.createOrg('takeovers');
-  const model = await tp.request('post', '/v1/models', { key: org.key, body: { name: 'm', model: 'llama3', base_url: llm.url, system_prompt: 'Help.' } });
-  expect(model.status).toBe(201);
-  const [row] = await tp.sql`
-    insert into agents (org_id, name, llm_id, transcriber, tts, first_message)
-    values (${org.orgId}, 'Ava', ${model.body.id}, ${tp.sql.json({ provider: 'local', model: 'pocketsphinx', language: 'en-US' })},
-            ${tp.sql.json({ provider: 'local', model: 'espeak-ng', voice_id: 'en-us' })}, 'Hello!')
-    returning id`;
-  agentId = row!.id as string;
+  agentId = await createLocalAgent(tp, org, llm.url);
 }, 120_000);
 
 afterAll(async () => {
