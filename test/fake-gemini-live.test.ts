@@ -119,6 +119,7 @@ describe('Gemini Live double, with the real @google/genai client', () => {
     const first = s.connection().responses[0]!;
     expect(first).toMatchObject({ status: 'cancelled', reason: 'interrupted' });
     expect(first.audioMs).toBeLessThan(200 * 60);
+    expect(first.heardMs).toBeLessThanOrEqual(first.audioMs);
     const interrupted = s.messages.findIndex((m) => m.serverContent?.interrupted);
     expect(interrupted).toBeGreaterThan(0);
     expect(s.messages.slice(interrupted).some((m) => m.serverContent?.turnComplete)).toBe(true);
@@ -126,6 +127,23 @@ describe('Gemini Live double, with the real @google/genai client', () => {
     s.send(audio(400, false));
     await until(() => s.connection().responses.length === 2 && s.connection().responses[1]!.status === 'completed');
     await until(() => s.text('outputTranscription', before) === 'Okay.');
+    s.session.close();
+  }, 30_000);
+
+  it('interrupts audio still playing at the client: the turn was complete, the caller speaks before its audio could have ended', async () => {
+    fake.setLiveTranscriber(({ index }) => (index === 0 ? 'Tell me everything.' : 'Stop.'));
+    fake.setLiveResponder((turn) => ({ text: turn.lastUser === 'Stop.' ? 'Okay.' : Array.from({ length: 200 }, (_, i) => `word${i}`).join(' ') }));
+    const s = await open({ realtimeInputConfig: { automaticActivityDetection: { silenceDurationMs: 300 } } });
+    s.send([...audio(600, true), ...audio(400, false)]);
+    // 12 s of audio, sent four times faster than it plays.
+    await until(() => s.count((m) => m.serverContent?.turnComplete) === 1);
+    expect(s.count((m) => m.serverContent?.interrupted)).toBe(0);
+    s.send(audio(300, true));
+    await until(() => s.count((m) => m.serverContent?.interrupted) === 1);
+    const first = s.connection().responses[0]!;
+    expect(first.status).toBe('completed');
+    expect(first.heardMs).toBeLessThan(first.audioMs);
+    expect(first.interruptedAt).toBeGreaterThan(first.firstAudioAt!);
     s.session.close();
   }, 30_000);
 

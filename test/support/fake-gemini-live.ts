@@ -26,7 +26,7 @@ import { acceptWebSocket } from './ws-server.ts';
 import { GeminiLiveConnection, type GeminiLiveOptions, type GeminiLiveScript } from './gemini-live-session.ts';
 
 export { GeminiLiveConnection, LIVE_CLOSE } from './gemini-live-session.ts';
-export type { GeminiLiveOptions } from './gemini-live-session.ts';
+export type { GeminiLiveOptions, LiveResponseRecord } from './gemini-live-session.ts';
 
 export interface GeminiLiveContext extends GeminiLiveScript {
   options: GeminiLiveOptions;

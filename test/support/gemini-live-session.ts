@@ -30,6 +30,8 @@ export interface GeminiLiveScript {
 }
 
 type Item = RealtimeTurn['items'][number];
+/** A model turn: the Realtime double's record, and for one the caller interrupted, when and how much of it was heard. */
+export type LiveResponseRecord = RealtimeResponseRecord & { interruptedAt?: number; heardMs?: number };
 type Json = Record<string, any>;
 
 const IN_RATE = 16000;
@@ -58,7 +60,7 @@ export class GeminiLiveConnection {
   /** Server message kinds sent, in order (audio parts counted in `audioParts`). */
   readonly sent: string[] = [];
   audioParts = 0;
-  readonly responses: (RealtimeResponseRecord & { heardMs?: number })[] = [];
+  readonly responses: (LiveResponseRecord)[] = [];
   /** Tool responses received: the call id, the function and its response. */
   readonly toolResponses: { id: string; name: string; response: unknown }[] = [];
   readonly items: Item[] = [];
@@ -78,7 +80,8 @@ export class GeminiLiveConnection {
   #userTurns = 0;
   /** Wall-clock time the model's last audio would end playing at the client (real time), for interruptions. */
   #playoutEndsAt = 0;
-  #active: { record: RealtimeResponseRecord & { heardMs?: number }; cancel: (reason: string) => void; streaming: boolean; instructions: string[] } | null = null;
+  #lastSpoken: LiveResponseRecord | null = null;
+  #active: { record: LiveResponseRecord; cancel: (reason: string) => void; streaming: boolean; instructions: string[] } | null = null;
   #finishing: Promise<void> = Promise.resolve();
 
   constructor(ws: WsConnection, req: IncomingMessage, key: string | null, index: number, opts: GeminiLiveOptions, script: GeminiLiveScript) {
@@ -224,6 +227,8 @@ export class GeminiLiveConnection {
     if (this.#active) this.#active.cancel('interrupted');
     else if (Date.now() < this.#playoutEndsAt) {
       this.#playoutEndsAt = 0;
+      const spoken = this.#lastSpoken;
+      if (spoken?.firstAudioAt !== undefined) Object.assign(spoken, { interruptedAt: Date.now(), heardMs: Date.now() - spoken.firstAudioAt });
       this.#send({ serverContent: { interrupted: true } });
     }
   }
@@ -275,7 +280,7 @@ export class GeminiLiveConnection {
 
   async #respond(instructions: string[]): Promise<void> {
     if (this.closed) return;
-    const record: RealtimeResponseRecord & { heardMs?: number } = { id: id('turn'), index: this.responses.length, lastUser: '', text: '', toolCalls: [], status: 'in_progress', turnEndedAt: Date.now(), audioMs: 0 };
+    const record: LiveResponseRecord = { id: id('turn'), index: this.responses.length, lastUser: '', text: '', toolCalls: [], status: 'in_progress', turnEndedAt: Date.now(), audioMs: 0 };
     this.responses.push(record);
     let cancelled: string | null = null;
     let wake: () => void = () => {};
@@ -315,9 +320,12 @@ export class GeminiLiveConnection {
     record.status = cancelled ? 'cancelled' : 'completed';
     if (cancelled) {
       record.reason = cancelled;
-      // Heard at the client: the real time since the first audio, at most what was sent.
-      if (record.firstAudioAt !== undefined) record.heardMs = Math.min(record.audioMs, Date.now() - record.firstAudioAt);
-      if (cancelled === 'interrupted') this.#send({ serverContent: { interrupted: true } });
+      if (cancelled === 'interrupted') {
+        record.interruptedAt = Date.now();
+        // Heard at the client: the real time since the first audio, at most what was sent.
+        if (record.firstAudioAt !== undefined) record.heardMs = Math.min(record.audioMs, Date.now() - record.firstAudioAt);
+        this.#send({ serverContent: { interrupted: true } });
+      }
     }
     this.#active = null;
     if (calls.length) return;
@@ -357,7 +365,10 @@ export class GeminiLiveConnection {
     const transcribe = !!this.setup?.outputAudioTranscription;
     let said = 0;
     for (let c = 0; c < chunks && !cancelled(); c++) {
-      if (c === 0) record.firstAudioAt = Date.now();
+      if (c === 0) {
+        record.firstAudioAt = Date.now();
+        this.#lastSpoken = record;
+      }
       const slice = pcm.subarray(c * chunk, (c + 1) * chunk);
       const data = Buffer.from(slice.buffer, slice.byteOffset, slice.byteLength).toString('base64');
       this.#send({ serverContent: { modelTurn: { parts: [{ inlineData: { mimeType: `audio/pcm;rate=${OUT_RATE}`, data } }] } } });

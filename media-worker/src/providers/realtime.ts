@@ -1,6 +1,6 @@
 // A realtime (speech-to-speech) model for a call: the openai plugin's RealtimeModel (OpenAI Realtime over a
-// WebSocket), built from the model record's `realtime` settings, under the same key and egress rules as the text
-// LLMs (docs/security.md, "Realtime models"):
+// WebSocket), or for provider gemini the google plugin's (Gemini Live: gemini-live.ts), built from the model record's
+// `realtime` settings, under the same key and egress rules as the text LLMs (docs/security.md, "Realtime models"):
 //  - the key is llmEndpoint's: a tenant's base_url gets only the org's own key (or a placeholder that is no key),
 //    never the platform's; the platform key goes only to the operator's endpoint (api.openai.com or OPENAI_BASE_URL);
 //  - the WebSocket URL is checked as the model egress rule checks a base_url (checkModelUrl), and the upgrade's
@@ -8,17 +8,19 @@
 //    to (no DNS rebinding between the check and the upgrade), and a redirect of the upgrade is an error (WebSocket's
 //    own rule), never followed.
 // The plugin connects with `new WebSocket(url, {headers})` (the `ws` package) inside its session; the session here
-// replaces that one step (createWsConn) with undici's WebSocket over the guarded dispatcher, the one the text
-// LLMs' fetch uses, and keeps everything else of the plugin as it is (it reads only readyState, send, close and the
-// on* handlers, which both classes share).
+// replaces that one step (createWsConn) with undici's WebSocket over the guarded dispatcher (guarded-websocket.ts),
+// and keeps everything else of the plugin as it is (it reads only readyState, send, close and the on* handlers,
+// which both classes share).
 import type { llm } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
-import { WebSocket } from 'undici';
+import type { WebSocket } from 'undici';
 import type { LlmSettings, ProviderKeys } from '../../../schemas/internal.ts';
 import type { RealtimeSettings } from '../../../schemas/models.ts';
 import { ProviderConfigError, llmEndpoint, missingKeyError } from '../../../shared/providers.ts';
 import { checkModelUrl, modelEgressOptions } from '../../../shared/model-egress.ts';
-import { checkUrl, createGuardedAgent, type SsrfOptions } from '../../../shared/ssrf.ts';
+import type { SsrfOptions } from '../../../shared/ssrf.ts';
+import { createGeminiLiveModel } from './gemini-live.ts';
+import { guardedWebSocket } from './guarded-websocket.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -38,7 +40,7 @@ export function realtimeTurnDetection(s: RealtimeSettings): openai.realtime.Turn
 
 interface Guard {
   ssrf: SsrfOptions;
-  onSession?: ((session: openai.realtime.RealtimeSession) => void) | undefined;
+  onSession?: ((session: llm.RealtimeSession) => void) | undefined;
 }
 
 /** The plugin's session, connecting through the egress guard. */
@@ -53,30 +55,20 @@ Object.defineProperty(GuardedRealtimeSession.prototype, 'createWsConn', {
   value: function createWsConn(this: { _options: { baseURL: string; model: string; apiKey?: string; connOptions: { timeoutMs: number } }; oaiRealtimeModel: GuardedRealtimeModel }): Promise<WebSocket> {
     const o = this._options;
     const url = openai.realtime.processBaseURL({ baseURL: o.baseURL, model: o.model, isAzure: false });
-    const { ssrf } = this.oaiRealtimeModel.guard;
-    // The upgrade is an HTTP request: checked as its http(s) form.
-    checkUrl(url.replace(/^ws/, 'http'), ssrf);
-    const dispatcher = createGuardedAgent({ ...ssrf, connectTimeoutMs: o.connOptions.timeoutMs });
+    const ws = guardedWebSocket(url, { headers: { 'User-Agent': 'LiveKit-Agents-JS', Authorization: `Bearer ${o.apiKey}` }, ssrf: this.oaiRealtimeModel.guard.ssrf, timeoutMs: o.connOptions.timeoutMs });
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { dispatcher, headers: { 'User-Agent': 'LiveKit-Agents-JS', Authorization: `Bearer ${o.apiKey}` } });
-      const timer = setTimeout(() => settle(new Error('WebSocket connection timeout')), o.connOptions.timeoutMs);
       let waiting = true;
       const settle = (err: Error | null) => {
         if (!waiting) return;
         waiting = false;
-        clearTimeout(timer);
         if (err) {
           ws.close();
-          void dispatcher.close();
           reject(err);
-        } else {
-          // The dispatcher goes with the connection.
-          ws.addEventListener('close', () => void dispatcher.close());
-          resolve(ws);
-        }
+        } else resolve(ws);
       };
       ws.addEventListener('open', () => settle(null), { once: true });
       ws.addEventListener('error', (ev) => settle(new Error((ev as { message?: string }).message || 'OpenAI Realtime API connection failed')), { once: true });
+      // Closed before it opened: refused, or not open within the bound (guardedWebSocket closes it then).
       ws.addEventListener('close', () => settle(new Error('OpenAI Realtime API connection closed')), { once: true });
     });
   },
@@ -108,9 +100,10 @@ export function createRealtimeModel(
   config: LlmSettings & { realtime: RealtimeSettings },
   keys: ProviderKeys,
   env: Env = process.env,
-  onSession?: (session: openai.realtime.RealtimeSession) => void,
+  onSession?: (session: llm.RealtimeSession) => void,
 ): llm.RealtimeModel {
-  if (config.provider !== 'openai') throw new ProviderConfigError(`realtime models are served for provider openai only, not ${config.provider}`, 'unknown_provider');
+  if (config.provider === 'gemini') return createGeminiLiveModel(config, keys, env, onSession);
+  if (config.provider !== 'openai') throw new ProviderConfigError(`realtime models are served for providers openai and gemini, not ${config.provider}`, 'unknown_provider');
   const endpoint = llmEndpoint('openai', config.base_url, keys, env);
   if (!endpoint.tenant && !endpoint.apiKey) throw missingKeyError('openai');
   checkModelUrl(endpoint, env);
