@@ -5,6 +5,7 @@
 import { type JobContext, inference, llm as agentsLlm, type voice } from '@livekit/agents';
 import type { CallConfig, SquadMemberConfig } from '../../../schemas/internal.ts';
 import { LocalTTS, createLLM, createSTT, createTTS } from '../providers/index.ts';
+import { createRealtimeModel, isRealtime } from '../providers/realtime.ts';
 import { deferPrewarm } from '../session/deferred-prewarm.ts';
 import type { CallModels } from './setup-failure.ts';
 import { vadSilenceFor } from '../session/mappings.ts';
@@ -37,13 +38,18 @@ export function callModels(ctx: JobContext, config: CallConfig, built: CallModel
   return { stt, tts, llm, vad, releaseLlmPrewarm };
 }
 
-/** A squad member's models (session/squad.ts). The session's STT stays unless the member's transcriber differs. */
-export function memberModels(m: SquadMemberConfig, config: CallConfig) {
+/**
+ * A squad member's models (session/squad.ts). A realtime member is its model alone: it hears and speaks itself. A
+ * pipeline member keeps the session's STT unless its transcriber differs, or the session has none (a realtime entry
+ * agent), and always has its own TTS.
+ */
+export function memberModels(m: SquadMemberConfig, config: CallConfig, env: Record<string, string | undefined> = process.env) {
   const keys = config.provider_keys;
+  if (isRealtime(m.llm)) return { llm: createRealtimeModel(m.llm, keys, env) };
   const tts = createTTS(m.agent.tts, keys, { speed: m.agent.speed, emotions: m.agent.emotions, language: m.agent.language });
   if (tts instanceof LocalTTS) tts.prewarm();
-  const sameStt = JSON.stringify(m.agent.transcriber) === JSON.stringify(config.agent.transcriber);
-  return { llm: createLLM(m.llm, keys), tts, ...(sameStt ? {} : { stt: createSTT(m.agent.transcriber, keys) }) };
+  const sessionStt = !isRealtime(config.llm) && JSON.stringify(m.agent.transcriber) === JSON.stringify(config.agent.transcriber);
+  return { llm: createLLM(m.llm, keys), tts, ...(sessionStt ? {} : { stt: createSTT(m.agent.transcriber, keys) }) };
 }
 
 /** The turn detector of turn_taking.detection: the local end-of-turn model, the transcript rules, the STT's own (Flux), or Silero alone. */

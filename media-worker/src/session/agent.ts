@@ -58,7 +58,7 @@ export interface VapAgentOptions {
    * what runs when the session switches to it, and whose knowledge bases it searches.
    */
   id?: string | undefined;
-  models?: { llm?: llm.LLM | undefined; tts?: tts.TTS | undefined; stt?: stt.STT | undefined } | undefined;
+  models?: { llm?: llm.LLM | llm.RealtimeModel | undefined; tts?: tts.TTS | undefined; stt?: stt.STT | undefined } | undefined;
   chatCtx?: llm.ChatContext | undefined;
   summary?: Promise<string | null> | null | undefined;
   enter?: ((agent: VapAgent) => Promise<void>) | undefined;

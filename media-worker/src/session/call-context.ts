@@ -63,7 +63,7 @@ export interface CallSessionOptions {
    * A squad's call: the models of another member (squad.ts). Without it, members speak with the session's
    * models (their instructions, tools and knowledge still switch).
    */
-  memberModels?: (member: SquadMemberConfig) => { llm?: llm.LLM; tts?: agentsTts.TTS; stt?: agentsStt.STT };
+  memberModels?: (member: SquadMemberConfig) => { llm?: llm.LLM | llm.RealtimeModel; tts?: agentsTts.TTS; stt?: agentsStt.STT };
   /** Sample rate of the caller's audio taken from the room (the STT's own; agents-js defaults to 24 kHz). */
   inputSampleRate?: number;
   /** Rate of the agent's published audio. Phone legs use 8000: the caller's G.711 line carries nothing above

@@ -91,7 +91,9 @@ export class SquadCall {
     const config = this.#opts.config;
     const entry = member.agent.id === config.agent.id;
     const models = entry ? {} : (this.#opts.memberModels?.(member) ?? {});
-    if (models.llm) this.#agentLlm.set(member.agent.id, models.llm);
+    // A realtime member writes no summary: the squad's text model does (currentLlm's fallback).
+    const memberText = models.llm ? textLlm(models.llm) : null;
+    if (memberText) this.#agentLlm.set(member.agent.id, memberText);
     const memberConfig: CallConfig = { ...config, tools: member.tools };
     return new VapAgent({
       ...this.#base(),
