@@ -1,40 +1,25 @@
 // The Telnyx adapter against a local server that speaks Telnyx's documented v2 API
 // (test/support/fake-telnyx.ts): the real client code runs, requests are checked on the wire, and state is
 // checked at the "carrier".
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { refusedUrl } from '../../../../../test/support/fake-carrier-http.ts';
 import { startFakeTelnyx, type FakeTelnyx } from '../../../../../test/support/fake-telnyx.ts';
+import { carrierFailure as failure, useFakeCarrier } from '../../../../../test/support/fake-carrier-fixture.ts';
 import { loadConfig } from '../../../config.ts';
 import { createTelnyxCarrier, telnyxCarrierFromConfig, splitHostPort, TELNYX_DEFAULT_RATES, TELNYX_SIGNALING_ADDRESSES } from './telnyx.ts';
 import { CarrierError } from './types.ts';
 
 let fake: FakeTelnyx;
 let carrier: ReturnType<typeof createTelnyxCarrier>;
-const made: { close(): Promise<void> }[] = [];
+const { track } = useFakeCarrier(startFakeTelnyx, (f) => {
+  fake = f;
+  carrier = adapter();
+});
 
 function adapter(overrides: Partial<Parameters<typeof createTelnyxCarrier>[0]> = {}) {
   const a = createTelnyxCarrier({ apiKey: fake.apiKey, apiBaseUrl: fake.url, timeoutMs: 2000, orderPollIntervalMs: 1, ...overrides });
-  made.push(a);
-  return a;
+  return track(a);
 }
-
-async function failure(p: Promise<unknown>): Promise<CarrierError> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(CarrierError);
-  return e as CarrierError;
-}
-
-beforeEach(async () => {
-  fake = await startFakeTelnyx();
-  carrier = adapter();
-});
-afterEach(async () => {
-  await Promise.all(made.splice(0).map((a) => a.close()));
-  await fake.close();
-});
 
 describe('telnyx search', () => {
   it('sends the documented filters with the Bearer key and maps locality, region and features', async () => {
@@ -156,7 +141,7 @@ describe('telnyx purchase, routing, termination and release', () => {
 
   it('uses a configured connection and outbound voice profile as they are', async () => {
     const pre = createTelnyxCarrier({ apiKey: fake.apiKey, apiBaseUrl: fake.url, connectionName: 'ops-made' });
-    made.push(pre);
+    track(pre);
     await pre.outboundTermination('+1');
     const conn = [...fake.connections.values()][0]!;
     const profile = [...fake.profiles.values()][0]!;
@@ -284,7 +269,7 @@ describe('telnyx configuration', () => {
   it('builds a working adapter from the environment', async () => {
     const config = loadConfig({ CARRIER: 'telnyx', TELNYX_API_KEY: fake.apiKey, TELNYX_API_BASE_URL: fake.url, TELNYX_OUTBOUND_RATE_CENTS: '1.25' });
     const a = telnyxCarrierFromConfig(config);
-    made.push(a);
+    track(a);
     expect((await a.search({ country: 'US', area_code: '305', limit: 5 })).map((n) => n.phone_number)).toEqual(['+13055550177']);
     expect(a.inboundSourceAddresses()).toEqual([...TELNYX_SIGNALING_ADDRESSES]);
     expect(a.ratePerMinuteCents('outbound', '+1')).toBe(1.25);

@@ -1,40 +1,24 @@
 // The Twilio adapter against a local server that speaks Twilio's documented API (test/support/fake-twilio.ts):
 // the real client code runs, requests are checked on the wire, and state is checked at the "carrier".
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import client from 'prom-client';
 import { refusedUrl } from '../../../../../test/support/fake-carrier-http.ts';
 import { startFakeTwilio, type FakeTwilio } from '../../../../../test/support/fake-twilio.ts';
+import { carrierFailure as failure, useFakeCarrier } from '../../../../../test/support/fake-carrier-fixture.ts';
 import { loadConfig } from '../../../config.ts';
 import { createTwilioCarrier, twilioCarrierFromConfig, TWILIO_DEFAULT_RATES, TWILIO_SIGNALING_RANGES } from './twilio.ts';
-import { CarrierError } from './types.ts';
 
 let fake: FakeTwilio;
 let carrier: ReturnType<typeof createTwilioCarrier>;
-const made: { close(): Promise<void> }[] = [];
+const { track } = useFakeCarrier(startFakeTwilio, (f) => {
+  fake = f;
+  carrier = adapter();
+});
 
 function adapter(overrides: Partial<Parameters<typeof createTwilioCarrier>[0]> = {}) {
   const a = createTwilioCarrier({ accountSid: fake.accountSid, authToken: fake.authToken, apiBaseUrl: fake.url, trunkingBaseUrl: fake.url, timeoutMs: 2000, ...overrides });
-  made.push(a);
-  return a;
+  return track(a);
 }
-
-async function failure(p: Promise<unknown>): Promise<CarrierError> {
-  const e = await p.then(
-    () => null,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(CarrierError);
-  return e as CarrierError;
-}
-
-beforeEach(async () => {
-  fake = await startFakeTwilio();
-  carrier = adapter();
-});
-afterEach(async () => {
-  await Promise.all(made.splice(0).map((a) => a.close()));
-  await fake.close();
-});
 
 describe('twilio search', () => {
   it('sends AreaCode, Contains, VoiceEnabled and PageSize and maps locality, region and capabilities', async () => {
@@ -279,7 +263,7 @@ describe('twilio configuration', () => {
       TWILIO_INBOUND_RATE_CENTS: '0.5',
     });
     const a = twilioCarrierFromConfig(config);
-    made.push(a);
+    track(a);
     expect((await a.search({ country: 'US', area_code: '212', limit: 5 })).map((n) => n.phone_number)).toEqual(['+12125550177']);
     expect(a.inboundSourceAddresses()).toEqual(['203.0.113.0/24', '198.51.100.0/24']);
     expect(a.ratePerMinuteCents('inbound', '+1')).toBe(0.5);
