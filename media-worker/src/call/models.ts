@@ -25,7 +25,7 @@ export interface CallModelSet extends CallModels {
 
 /** The call's models around its LLM, STT and TTS, which were built when the call opened (setup-failure.ts). */
 export function callModels(ctx: JobContext, config: CallConfig, built: CallModels): CallModelSet {
-  const { stt, tts, llm } = built;
+  const { stt, tts, llm, sideLlm } = built;
   // A call that greets first warms the model's connection once the greeting plays, not beside it (deferred-prewarm.ts).
   const greetsFirst = config.call.type !== 'outbound' && !!config.agent.first_message?.trim();
   // A realtime model connects when the session starts: nothing to warm.
@@ -35,7 +35,7 @@ export function callModels(ctx: JobContext, config: CallConfig, built: CallModel
   const vad = (ctx.proc.userData.vad as inference.VAD | undefined) ?? new inference.VAD();
   // A job process serves one call at a time, so the prewarmed VAD takes this agent's silence (mappings.ts).
   vad.updateOptions({ minSilenceDuration: vadSilenceFor(config.agent.turn_taking) });
-  return { stt, tts, llm, vad, releaseLlmPrewarm };
+  return { stt, tts, llm, sideLlm: sideLlm ?? null, vad, releaseLlmPrewarm };
 }
 
 /**

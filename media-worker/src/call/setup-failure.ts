@@ -21,6 +21,7 @@ import { UnknownVoiceError } from '../../../shared/speech/local-tts.ts';
 import { ProviderConfigError, createLLM, createSTT, createTTS } from '../providers/index.ts';
 import { ModelFileError } from '../providers/llama-llm.ts';
 import { createRealtimeModel, isRealtime } from '../providers/realtime.ts';
+import { createSideLlm } from '../providers/side-llm.ts';
 
 type Env = Record<string, string | undefined>;
 export type AgentPart = 'llm' | 'stt' | 'tts';
@@ -81,6 +82,8 @@ export interface CallModels {
   /** None with a realtime model. */
   stt: stt.STT | null;
   tts: tts.TTS | null;
+  /** A realtime model's text model for side tasks (providers/side-llm.ts); the pipeline's LLM does its own. */
+  sideLlm?: llm.LLM | null;
 }
 
 /** The call's LLM, STT and TTS; throws a CallSetupError for the first part that cannot be built (the others are closed). */
@@ -99,7 +102,7 @@ export function buildCallModels(config: CallConfig, env: Env = process.env): Cal
   };
   // A realtime model is the whole voice loop: no STT or TTS is built (the agent's stored ones are not used).
   const llmConfig = config.llm;
-  if (isRealtime(llmConfig)) return { llm: part('llm', () => createRealtimeModel(llmConfig, keys, env)), stt: null, tts: null };
+  if (isRealtime(llmConfig)) return { llm: part('llm', () => createRealtimeModel(llmConfig, keys, env)), stt: null, tts: null, sideLlm: createSideLlm(llmConfig, keys, env) };
   // The model first: it is what most often lacks a key or a host.
   const model = part('llm', () => createLLM(config.llm, keys, env));
   const speechToText = part('stt', () => createSTT(config.agent.transcriber, keys, env));

@@ -10,7 +10,7 @@ import type { Logger } from '../../../shared/logger.ts';
 import { inputSampleRateFor } from '../providers/index.ts';
 import { RoomRecorder } from '../recording/room-recorder.ts';
 import { CallSession } from '../session/call-session.ts';
-import { textLlm } from '../session/call-context.ts';
+import { sideTaskLlm } from '../session/call-context.ts';
 import { publishTurnMetrics } from '../session/room-metrics.ts';
 import type { StartTimeline } from '../session/start-timeline.ts';
 import { type CallEnding, endOnShutdown } from './end.ts';
@@ -42,14 +42,14 @@ export async function startCall(ctx: JobContext, opened: OpenedCall, timeline: S
     logger.info({ call_type: config.call.type, ...t }, 'call start timeline');
     metrics.startLoopBlocks?.(config.call.type, t.loop_blocks.length);
   });
-  const { stt, tts, llm, vad, releaseLlmPrewarm } = callModels(ctx, config, models);
+  const { stt, tts, llm, sideLlm, vad, releaseLlmPrewarm } = callModels(ctx, config, models);
   await yieldToLoop();
 
   const reporter = api.reporter(callId);
   const call: CallSession = new CallSession({
     config,
     // The end-of-turn model only where the agent asks for it (turn_taking.detection).
-    models: { stt, llm, tts, vad, turnDetection: turnDetectorFor(config.agent.turn_taking.detection) },
+    models: { stt, llm, tts, vad, turnDetection: turnDetectorFor(config.agent.turn_taking.detection), sideLlm },
     // A realtime model is the call's STT, LLM and TTS at once: its labels stand for all three.
     labels: {
       stt: stt ? { provider: config.agent.transcriber.provider, model: stt.model } : { provider: config.llm.provider, model: config.llm.model },
@@ -64,7 +64,7 @@ export async function startCall(ctx: JobContext, opened: OpenedCall, timeline: S
     memberModels: (m) => memberModels(m, config),
     inputSampleRate: inputSampleRateFor(config.agent.transcriber.provider),
     ...(config.call.type === 'web' ? {} : { outputSampleRate: PHONE_SAMPLE_RATE }),
-    actions: roomActions({ callId, callType: config.call.type, room: () => room, participant, session: () => call.session, model: textLlm(llm), logger, deps }),
+    actions: roomActions({ callId, callType: config.call.type, room: () => room, participant, session: () => call.session, model: sideTaskLlm({ llm, sideLlm }), logger, deps }),
   });
 
   // The room closing (a stop through the API deletes it) or the job shutting down ends the call, at whatever step

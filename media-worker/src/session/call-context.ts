@@ -12,9 +12,17 @@ import type { RecordingConsent } from './recording-consent.ts';
 import type { CallActions } from './tools.ts';
 import type { ProviderLabels } from './turn-metrics.ts';
 
-/** The call's text LLM for side tasks (a hand-off's summary, a phone menu, a warm transfer's brief); null with a realtime model. */
+/** A model as a text LLM: itself, or null for a realtime model (it takes no chat completions). */
 export function textLlm(model: llm.LLM | llm.RealtimeModel): llm.LLM | null {
   return 'chat' in model ? model : null;
+}
+
+/**
+ * The call's text LLM for side tasks (a hand-off's summary, a phone menu, a warm transfer's brief): the pipeline's
+ * own, or a realtime model's side-task model (providers/side-llm.ts); null when there is none.
+ */
+export function sideTaskLlm(models: Pick<CallModels, 'llm' | 'sideLlm'>): llm.LLM | null {
+  return textLlm(models.llm) ?? models.sideLlm ?? null;
 }
 
 export interface CallModels {
@@ -27,6 +35,8 @@ export interface CallModels {
   vad: VAD;
   /** The local end-of-turn model; 'vad' ends turns on VAD silence alone. */
   turnDetection: NonNullable<voice.AgentSessionOptions['turnDetection']>;
+  /** With a realtime model: the text model of its side tasks (sideTaskLlm). */
+  sideLlm?: llm.LLM | null | undefined;
 }
 
 export interface CallSessionOptions {

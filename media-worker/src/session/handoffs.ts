@@ -5,7 +5,7 @@ import type { llm } from '@livekit/agents';
 import type { CallConfig, SquadMemberConfig } from '../../../schemas/internal.ts';
 import { interpolate, mergeVariables } from '../../../shared/template.ts';
 import { VapAgent, type VapAgentOptions } from './agent.ts';
-import { textLlm, type CallContext, type CallSessionOptions } from './call-context.ts';
+import { sideTaskLlm, textLlm, type CallContext, type CallSessionOptions } from './call-context.ts';
 import { nullSink } from './metrics-sink.ts';
 import { Squad, withSummary, type Arrival } from './squad.ts';
 import { buildTools, type CallActions } from './tools.ts';
@@ -64,7 +64,7 @@ export class SquadCall {
     const { config } = opts;
     this.squad = new Squad(config, {
       current: () => call.agent,
-      currentLlm: () => this.#agentLlm.get(this.squad.currentAgentId) ?? textLlm(opts.models.llm),
+      currentLlm: () => this.#agentLlm.get(this.squad.currentAgentId) ?? sideTaskLlm(opts.models),
       makeAgent: (member, arrival) => this.#memberAgent(member, arrival),
       onSwitch: (member, agent) => {
         hooks.onSwitch(agent as VapAgent);
@@ -74,7 +74,7 @@ export class SquadCall {
       logger: opts.logger,
     });
     this.agentMetrics.set(config.agent.id, new TurnMetrics(nullSink, opts.labels, config.call.type));
-    const entryLlm = textLlm(opts.models.llm);
+    const entryLlm = sideTaskLlm(opts.models);
     if (entryLlm) this.#agentLlm.set(config.agent.id, entryLlm);
   }
 

@@ -6,7 +6,7 @@ import { VADEventType, llm, type VADEvent, type voice } from '@livekit/agents';
 import type { AudioFrame } from '@livekit/rtc-node';
 import type { CallConfig } from '../../../schemas/internal.ts';
 import type { Logger } from '../../../shared/logger.ts';
-import { textLlm, type CallContext, type CallSessionOptions } from './call-context.ts';
+import { sideTaskLlm, type CallContext, type CallSessionOptions } from './call-context.ts';
 import type { Greeting } from './greeting.ts';
 import { IvrNavigator, askModel, handoverNote, recordStep } from './ivr-navigator.ts';
 import { CallerSilence } from './vad-tap.ts';
@@ -297,7 +297,7 @@ export class Opening {
       maxMenus: ivr.max_menus,
       logger: this.#log,
       redact: (text) => call.privacy.log(text),
-      ask: (menu, pressed) => askModel(textLlm(this.#opts.models.llm), ivr.goal, menu, pressed),
+      ask: (menu, pressed) => askModel(sideTaskLlm(this.#opts.models), ivr.goal, menu, pressed),
       press: async (keys) => {
         if (!this.#opts.actions?.sendDtmf) throw new Error('DTMF is not available on this call');
         await this.#opts.actions.sendDtmf(keys);

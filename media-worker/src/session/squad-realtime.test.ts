@@ -13,9 +13,11 @@ import { InternalApiClient } from '../../../shared/internal-api.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { memberModels } from '../call/models.ts';
 import { createRealtimeModel } from '../providers/realtime.ts';
+import { SIDE_TASK_MODELS, createSideLlm } from '../providers/side-llm.ts';
 import { CallSession } from './call-session.ts';
 import { baseConfig, startCall, waitUntil } from './harness.test-support.ts';
 import { nullSink } from './metrics-sink.ts';
+import { SUMMARY_HEADER, SUMMARY_PROMPT } from './squad.ts';
 
 const FRONT = 'agent_front';
 const BILLING = 'agent_billing';
@@ -37,8 +39,8 @@ const REALTIME: CallConfig['llm'] = {
 
 beforeAll(async () => {
   initializeLogger({ pretty: false, level: 'warn' });
-  fake = await startFakeOpenAI({ ttftMs: 30, realtime: { apiKeys: ['sk-platform'], firstAudioMs: [300, 500] } });
-  env = { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-platform' };
+  fake = await startFakeOpenAI({ ttftMs: 30, realtime: { apiKeys: ['sk-platform', 'sk-org-openai'], firstAudioMs: [300, 500] } });
+  env = { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-platform', SSRF_ALLOWLIST: '127.0.0.1' };
   api = await startFakeInternalApi();
 });
 afterAll(async () => {
@@ -49,7 +51,7 @@ afterAll(async () => {
 const system = (req: ChatRequest) => contentText(req.messages[0]!);
 const toolNames = (req: ChatRequest) => (req.tools ?? []).map((t) => t.function.name);
 
-function squadConfig(callId: string, front: CallConfig['llm'], billing: CallConfig['llm']): CallConfig {
+function squadConfig(callId: string, front: CallConfig['llm'], billing: CallConfig['llm'], context: 'full' | 'summary' = 'full'): CallConfig {
   const b = baseConfig({ agent: { id: BILLING, name: 'Billing Desk', first_message: 'Billing here.' } });
   const member: SquadMemberConfig = { agent: b.agent, prompt: BILLING_PROMPT, llm: billing, tools: [], knowledge: { knowledge_base_ids: [], mode: 'retrieve' } };
   return baseConfig({
@@ -61,7 +63,7 @@ function squadConfig(callId: string, front: CallConfig['llm'], billing: CallConf
       id: 'squad_mixed',
       max_handoffs: 4,
       members: [member],
-      handoffs: [{ from_agent_id: FRONT, to_agent_id: BILLING, description: 'The caller asks about an invoice or a payment.', context: 'full' }],
+      handoffs: [{ from_agent_id: FRONT, to_agent_id: BILLING, description: 'The caller asks about an invoice or a payment.', context }],
     },
   });
 }
@@ -112,20 +114,30 @@ describe('a squad mixing realtime and pipeline agents', () => {
     expect(api.reports.find((r) => r.kind === 'handoff' && r.callId === 'call_mixed_to_realtime')!.body).toMatchObject({ from_agent_id: FRONT, to_agent_id: BILLING });
   }, 180_000);
 
-  it('realtime to pipeline: the pipeline member hears the caller with its own transcriber and answers with its own model', async () => {
-    fake.setResponder((req) => ({ text: `Pipeline answer to: ${lastUserText(req)}` }));
+  /**
+   * A realtime entry agent hands an invoice question to a pipeline member; the member greets, then answers the
+   * caller's next turn. The session is the realtime agent's, built as the worker builds it: no STT or TTS of its own.
+   */
+  async function realtimeToPipeline(callId: string, context: 'full' | 'summary', org: { base_url: string | null; key?: string }) {
     realtimeModel(['I have a question about my invoice.']);
     // The member's text model is the stand-in as the org's own server, with the org's key.
     process.env.SSRF_ALLOWLIST = '127.0.0.1';
-    const config = { ...squadConfig('call_mixed_to_pipeline', REALTIME, { ...baseConfig().llm, base_url: fake.url }), provider_keys: { openai: 'sk-org-openai' } };
-    // The session is the realtime entry agent's: no STT or TTS of its own, as the worker builds it.
+    const front = { ...REALTIME, base_url: org.base_url };
+    const config = { ...squadConfig(callId, front, { ...baseConfig().llm, base_url: fake.url }, context), provider_keys: { openai: 'sk-org-openai' } };
     const line = new LineAudioInput();
     const out = new CaptureAudioOutput();
     const apiClient = new InternalApiClient({ baseUrl: api.url, token: api.token, retry: { baseDelayMs: 20, maxDelayMs: 100 } });
     const labels = { provider: 'openai', model: 'gpt-realtime' };
     const call = new CallSession({
       config,
-      models: { stt: null, llm: createRealtimeModel(REALTIME as Parameters<typeof createRealtimeModel>[0], {}, env), tts: null, vad: new inference.VAD({ minSilenceDuration: 250 }), turnDetection: 'vad' },
+      models: {
+        stt: null,
+        llm: createRealtimeModel(front as Parameters<typeof createRealtimeModel>[0], config.provider_keys, env),
+        tts: null,
+        vad: new inference.VAD({ minSilenceDuration: 250 }),
+        turnDetection: 'vad',
+        sideLlm: createSideLlm(front, config.provider_keys, env),
+      },
       labels: { stt: labels, llm: labels, tts: labels },
       reporter: apiClient.reporter(config.call.id),
       api: apiClient,
@@ -138,21 +150,43 @@ describe('a squad mixing realtime and pipeline agents', () => {
     await waitUntil(() => call.messages().some((m) => m.content === 'Hello, front desk.'), 30_000, 'the realtime greeting');
     await waitUntil(() => !out.playing && call.session.agentState === 'listening', 30_000, 'greeting played');
     const requestsBefore = fake.requests.length;
+    const headersBefore = fake.headers.length;
     await line.say(await synthesize('I have a question about my invoice.', 'espeak-ng'));
-    await api.waitFor((r) => r.some((x) => x.kind === 'handoff' && x.callId === 'call_mixed_to_pipeline'), 60_000);
+    await api.waitFor((r) => r.some((x) => x.kind === 'handoff' && x.callId === callId), 60_000);
     await waitUntil(() => call.agent.id === BILLING && call.messages().some((m) => m.content === 'Billing here.'), 60_000, 'the pipeline member greets');
     await waitUntil(() => !out.playing && call.session.agentState === 'listening', 60_000, 'its greeting played');
     await line.say(await synthesize('I would like to book a table for two'));
     await waitUntil(() => call.messages().some((m) => m.content.startsWith('Pipeline answer')), 60_000, 'the pipeline answer');
     const report = await call.end('user_hangup');
     await line.close();
+    return { report, sent: fake.requests.slice(requestsBefore), headers: fake.headers.slice(headersBefore) };
+  }
 
-    const billingReq = fake.requests.slice(requestsBefore).find((r) => system(r).startsWith(BILLING_PROMPT))!;
+  it('realtime to pipeline: the pipeline member hears the caller with its own transcriber and answers with its own model', async () => {
+    fake.setResponder((req) => ({ text: `Pipeline answer to: ${lastUserText(req)}` }));
+    const { report, sent } = await realtimeToPipeline('call_mixed_to_pipeline', 'full', { base_url: null });
+    const billingReq = sent.find((r) => system(r).startsWith(BILLING_PROMPT))!;
     expect(billingReq).toBeTruthy();
     // Full context: the caller's words to the realtime agent (its input transcription) are in the member's request.
     expect(billingReq.messages.some((m) => m.role === 'user' && /invoice/.test(contentText(m)))).toBe(true);
     const agents = report.messages.filter((m) => m.role === 'agent' && m.content && !m.tool_call);
     expect(agents[0]).toMatchObject({ content: 'Hello, front desk.', agent_id: FRONT });
     expect(agents.find((m) => m.content.startsWith('Pipeline answer'))).toMatchObject({ agent_id: BILLING });
+  }, 180_000);
+
+  it("realtime to pipeline with a summary: the realtime agent's side-task model writes it, at the org's server with the org's key", async () => {
+    fake.setResponder((req) => (system(req) === SUMMARY_PROMPT ? { text: 'Ada has a question about an invoice.' } : { text: `Pipeline answer to: ${lastUserText(req)}` }));
+    const { report, sent, headers } = await realtimeToPipeline('call_mixed_summary', 'summary', { base_url: fake.url });
+    const summaryReq = sent.find((r) => system(r) === SUMMARY_PROMPT)!;
+    expect(summaryReq, 'the summary was asked of a text model').toBeTruthy();
+    expect(summaryReq.model).toBe(SIDE_TASK_MODELS.openai);
+    expect(contentText(summaryReq.messages[1]!)).toMatch(/^Caller: .*invoice/m);
+    const billingReq = sent.find((r) => system(r).startsWith(BILLING_PROMPT))!;
+    expect(JSON.stringify(billingReq.messages)).toContain(SUMMARY_HEADER);
+    expect(JSON.stringify(billingReq.messages)).toContain('Ada has a question about an invoice.');
+    // The org's server got the org's key, never the platform's.
+    expect(headers.map((h) => h.authorization)).not.toContain('Bearer sk-platform');
+    expect(headers.map((h) => h.authorization)).toContain('Bearer sk-org-openai');
+    expect(report.messages.find((m) => m.content.startsWith('Pipeline answer'))).toMatchObject({ agent_id: BILLING });
   }, 180_000);
 });
