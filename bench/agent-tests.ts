@@ -8,7 +8,8 @@
 // figures are a floor: a real model's time would add to the conversation, not to the overhead.
 // Usage: node bench/agent-tests.ts [scenarios=10] [concurrency=1]   (npm run bench:agent-tests)
 import os from 'node:os';
-import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
+import type { RunningStack } from '../scripts/stack/supervisor.ts';
+import { createBenchAgent, createBenchModel, startBenchStack } from './support/bench-stack.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { writeResults } from './support/results.ts';
 import { devKey } from './support/room-call.ts';
@@ -82,41 +83,25 @@ async function main() {
   });
   let stack: RunningStack | null = null;
   try {
-    stack = await startStack({
-      freePorts: true,
-      redis: 'own',
-      sip: false,
+    stack = await startBenchStack({
       // A busy machine needs longer for the embedded PostgreSQL and the migrations.
       readyTimeoutMs: 300_000,
-      controlPlane: true,
-      worker: true,
-      logLevel: 'warn',
       env: {
-        NODE_ENV: 'development',
-        SSRF_ALLOWLIST: '127.0.0.1,localhost',
         ANALYSIS_MODE: 'extractive',
         AGENT_TEST_CONCURRENCY: String(CONCURRENCY),
         MAX_CONCURRENT_CALLS: String(CONCURRENCY + 2),
         JOB_INIT_TIMEOUT_MS: '60000',
       },
-      onProgress: (m) => process.stderr.write(`${m}\n`),
     });
     const key = await devKey(stack);
-    const model = await api(stack, key, 'POST', '/v1/models', {
-      name: 'stand-in',
-      model: 'fake-model',
-      base_url: llm.url,
-      system_prompt: 'Answer in one short sentence.',
-    });
-    const agent = await api(stack, key, 'POST', '/v1/agents', {
+    const agentId = await createBenchAgent(stack, key, {
       name: 'Bench',
-      llm_id: model.body.id,
+      llm_id: await createBenchModel(stack, key, llm.url),
       transcriber: { provider: 'local' },
       tts: { provider: 'local', model: 'festival', voice_id: 'us-slt-hts' },
       first_message: 'Hello, Acme Dental.',
       silence_timeout_seconds: 120,
     });
-    if (agent.status !== 201) throw new Error(`agent answered ${agent.status}: ${JSON.stringify(agent.body)}`);
     const ids: string[] = [];
     for (let i = 0; i < SCENARIOS; i++) {
       const s = await api(stack, key, 'POST', '/v1/test-scenarios', {
@@ -128,15 +113,15 @@ async function main() {
       });
       ids.push(s.body.id);
     }
-    const suite = await api(stack, key, 'POST', '/v1/test-suites', { name: 'bench', agent_id: agent.body.id, scenario_ids: ids });
+    const suite = await api(stack, key, 'POST', '/v1/test-suites', { name: 'bench', agent_id: agentId, scenario_ids: ids });
     if (suite.status !== 201) throw new Error(`suite answered ${suite.status}: ${JSON.stringify(suite.body)}`);
 
     // Warm-up, not counted: one voice scenario (the worker's first job, festival's first voice load).
-    const warm = await api(stack, key, 'POST', '/v1/test-suites', { name: 'warm', agent_id: agent.body.id, scenario_ids: [ids[0]] });
-    await runSuite(stack, key, agent.body.id, warm.body.id, 'voice');
+    const warm = await api(stack, key, 'POST', '/v1/test-suites', { name: 'warm', agent_id: agentId, scenario_ids: [ids[0]] });
+    await runSuite(stack, key, agentId, warm.body.id, 'voice');
 
-    const text = await runSuite(stack, key, agent.body.id, suite.body.id, 'text');
-    const voice = await runSuite(stack, key, agent.body.id, suite.body.id, 'voice');
+    const text = await runSuite(stack, key, agentId, suite.body.id, 'text');
+    const voice = await runSuite(stack, key, agentId, suite.body.id, 'voice');
     const results = { llm: 'OpenAI-compatible stand-in, 20 ms to first token (a floor for text mode)', script_lines: LINES.length, text, voice };
     console.log(JSON.stringify(results, null, 2));
     writeResults('agent-tests', { results });

@@ -20,7 +20,8 @@ import path from 'node:path';
 import { disposeRtc } from '../test/support/rtc-client.ts';
 import { percentile } from '../shared/latency.ts';
 import { writeResults } from './support/results.ts';
-import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
+import type { RunningStack } from '../scripts/stack/supervisor.ts';
+import { createBenchAgent, createBenchModel, startBenchStack } from './support/bench-stack.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { writeWav } from '../test/support/speech.ts';
 import { launchBrowser, type TestBrowser } from '../test/support/browser.ts';
@@ -95,30 +96,17 @@ async function main() {
   let chromiumVersion: string | null = null;
   let failed = true;
   try {
-    stack = await startStack({
-      freePorts: true,
-      redis: 'own',
-      sip: false,
-      controlPlane: true,
-      worker: true,
-      logLevel: 'warn',
-      env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost', WEB_DIST_DIR: dist },
-      onProgress: (m) => process.stderr.write(`${m}\n`),
-    });
+    stack = await startBenchStack({ env: { WEB_DIST_DIR: dist } });
     const key = await devKey(stack);
-    const model = await api(stack, key, 'POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'Answer in one short sentence.' });
-    if (model.status !== 201) throw new Error(`POST /v1/models answered ${model.status}: ${JSON.stringify(model.body)}`);
-    const agent = await api(stack, key, 'POST', '/v1/agents', {
+    const agentId = await createBenchAgent(stack, key, {
       name: 'Bench',
-      llm_id: model.body.id,
+      llm_id: await createBenchModel(stack, key, llm.url),
       transcriber: { provider: 'local' },
       tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' },
       first_message: FIRST_MESSAGE,
       silence_timeout_seconds: 120,
       max_duration_seconds: 600,
     });
-    if (agent.status !== 201) throw new Error(`POST /v1/agents answered ${agent.status}: ${JSON.stringify(agent.body)}`);
-    const agentId = agent.body.id as string;
 
     browser = await launchBrowser({ audioFile: silence });
     chromiumVersion = browser.context.browser()?.version() ?? null;

@@ -34,7 +34,8 @@ import { disposeRtc, nowMs, RtcClient } from '../test/support/rtc-client.ts';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
+import type { RunningStack } from '../scripts/stack/supervisor.ts';
+import { createBenchAgent, createBenchModel, startBenchStack } from './support/bench-stack.ts';
 import { PortPicker } from '../scripts/stack/ports.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { SipPhone } from '../test/support/sip-phone.ts';
@@ -212,39 +213,28 @@ async function main() {
   let stack: RunningStack | null = null;
   let worker: Worker | null = null;
   try {
-    stack = await startStack({
-      freePorts: true,
-      redis: 'own',
+    stack = await startBenchStack({
       sip: PHONE,
-      controlPlane: true,
       worker: false,
       logLevel: process.env.BENCH_STACK_LOG_LEVEL ?? 'warn',
       // The bridge's few lines per call give its side of each phone call's start (bridgeSteps): info at least.
       sipLogLevel: process.env.BENCH_STACK_LOG_LEVEL === 'debug' ? 'debug' : 'info',
       // Standby agents as `npm start` has them (BENCH_STANDBY=0: every call dispatched, as before them).
-      env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost', STANDBY_AGENTS: STANDBY },
-      onProgress: (m) => process.stderr.write(`${m}\n`),
+      env: { STANDBY_AGENTS: STANDBY },
     });
     if (PIN) pinStack();
     const key = await devKey(stack);
-    const model = await api(stack, key, 'POST', '/v1/models', {
-      name: 'stand-in',
-      model: 'fake-model',
-      base_url: llm.url,
-      system_prompt: 'Answer in one short sentence.',
-    });
-    const agent = await api(stack, key, 'POST', '/v1/agents', {
+    const agentId = await createBenchAgent(stack, key, {
       name: 'First audio',
-      llm_id: model.body.id,
+      llm_id: await createBenchModel(stack, key, llm.url),
       transcriber: { provider: 'local' },
       tts: { provider: 'local', model: 'espeak-ng' },
       first_message: FIRST_MESSAGE,
       silence_timeout_seconds: 600,
     });
-    if (agent.status !== 201 && agent.status !== 200) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
     let number = '';
     if (PHONE) {
-      const n = await api(stack, key, 'POST', '/v1/phone-numbers', { agent_id: agent.body.id, area_code: '415' });
+      const n = await api(stack, key, 'POST', '/v1/phone-numbers', { agent_id: agentId, area_code: '415' });
       if (n.status !== 200) throw new Error(`purchase answered ${n.status}: ${JSON.stringify(n.body)}`);
       number = n.body.phone_number as string;
     }
@@ -268,12 +258,12 @@ async function main() {
         worker = await startWorker(stack, kind, kind === 'floor' ? { FLOOR_WAV: floorWav } : {}, pick, ++workers);
         (kind === 'agent' ? agentLogs : floorLogs).push(worker.log);
         // Warm-up, not counted: the first call of each kind on a new worker.
-        await webCall(stack, key, agent.body.id, worker);
+        await webCall(stack, key, agentId, worker);
         if (PHONE) await phoneCall(stack, key, number, from(), worker);
         for (let i = 0; i < BLOCK; i++) {
           if (kind === 'floor') {
             if (floor.length < CALLS) {
-              floor.push(await webCall(stack, key, agent.body.id, worker));
+              floor.push(await webCall(stack, key, agentId, worker));
               process.stderr.write(`floor ${floor.length}: ${floor.at(-1)!.first_audio_ms.toFixed(0)} ms\n`);
             }
             if (PHONE && floorPhone.length < CALLS) {
@@ -284,7 +274,7 @@ async function main() {
           }
           if (web.length < CALLS) {
             // Both end orders, alternately: a hang-up then the stop, and the stop with the caller still there.
-            web.push(await webCall(stack, key, agent.body.id, worker, web.length % 2 ? 'stop_with_caller' : 'leave_then_stop'));
+            web.push(await webCall(stack, key, agentId, worker, web.length % 2 ? 'stop_with_caller' : 'leave_then_stop'));
             process.stderr.write(
               `web ${web.length}: ${web.at(-1)!.first_audio_ms.toFixed(0)} ms, freed ${web.at(-1)!.freed_ms?.toFixed(0)} ms after the stop\n`,
             );

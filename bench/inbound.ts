@@ -11,7 +11,8 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { percentile } from '../shared/latency.ts';
-import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
+import type { RunningStack } from '../scripts/stack/supervisor.ts';
+import { createBenchAgent, createBenchModel, startBenchStack } from './support/bench-stack.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { SipPhone } from '../test/support/sip-phone.ts';
 import { RtcClient, disposeRtc, nowMs } from '../test/support/rtc-client.ts';
@@ -77,33 +78,23 @@ async function main() {
   llm.setResponder(() => ({ text: 'We open at nine.' }));
   let stack: RunningStack | null = null;
   try {
-    stack = await startStack({
-      freePorts: true,
-      redis: 'own',
-      sip: true,
-      controlPlane: true,
-      worker: true,
-      logLevel: 'warn',
-      env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost', SIP_RINGING_TIMEOUT_SECONDS: '90', MAX_CONCURRENT_CALLS: String(MAX_CONCURRENCY + 2) },
-      onProgress: (m) => process.stderr.write(`${m}\n`),
-    });
+    stack = await startBenchStack({ sip: true, env: { SIP_RINGING_TIMEOUT_SECONDS: '90', MAX_CONCURRENT_CALLS: String(MAX_CONCURRENCY + 2) } });
     const key = await devKey(stack);
-    const model = await api(stack, key, 'POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'Answer in one short sentence.' });
-    const agent = await api(stack, key, 'POST', '/v1/agents', {
+    const agentId = await createBenchAgent(stack, key, {
       name: 'Bench',
-      llm_id: model.body.id,
+      llm_id: await createBenchModel(stack, key, llm.url),
       transcriber: { provider: 'local' },
       tts: { provider: 'local', model: 'espeak-ng' },
       first_message: FIRST_MESSAGE,
       silence_timeout_seconds: 600,
     });
-    const number = await api(stack, key, 'POST', '/v1/phone-numbers', { agent_id: agent.body.id, area_code: '415' });
+    const number = await api(stack, key, 'POST', '/v1/phone-numbers', { agent_id: agentId, area_code: '415' });
     if (number.status !== 200) throw new Error(`purchase answered ${number.status}: ${JSON.stringify(number.body)}`);
     const to = number.body.phone_number as string;
 
     // Warm-up, not counted.
     await inboundCall(stack, to, '+15550100100');
-    await webCall(stack, key, agent.body.id);
+    await webCall(stack, key, agentId);
 
     const seriesLoad = { start: load(), end: [] as number[] };
     const seriesStarted = Date.now();
@@ -111,7 +102,7 @@ async function main() {
     const web: number[] = [];
     for (let i = 0; i < CALLS; i++) {
       inbound.push(await inboundCall(stack, to, `+1555010${String(1000 + (i % 1000)).slice(1)}`));
-      web.push(await webCall(stack, key, agent.body.id));
+      web.push(await webCall(stack, key, agentId));
       process.stderr.write(`call ${i + 1}/${CALLS}: inbound ${inbound.at(-1)!.toFixed(0)} ms, web ${web.at(-1)!.toFixed(0)} ms\n`);
     }
     seriesLoad.end = load();

@@ -15,7 +15,8 @@
 // First: rtc-client quiets rtc-node's logger, which reads NODE_ENV when it loads.
 import { RtcClient, disposeRtc, nowMs, roomToken, type Recorder } from '../test/support/rtc-client.ts';
 import { percentile } from '../shared/latency.ts';
-import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
+import type { RunningStack } from '../scripts/stack/supervisor.ts';
+import { createBenchAgent, createBenchModel, startBenchStack } from './support/bench-stack.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { api, devKey } from './support/room-call.ts';
 import { writeResults } from './support/results.ts';
@@ -148,31 +149,19 @@ let stack: RunningStack | null = null;
 const samples: Sample[] = [];
 const failures: string[] = [];
 try {
-  stack = await startStack({
-    freePorts: true,
-    redis: 'own',
-    sip: false,
-    controlPlane: true,
-    worker: true,
-    logLevel: 'warn',
-    env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ORG_PER_SECOND: '0' },
-    onProgress: (m) => process.stderr.write(`${m}\n`),
-  });
+  stack = await startBenchStack({ env: { RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ORG_PER_SECOND: '0' } });
   const key = await devKey(stack);
-  const model = await api(stack, key, 'POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'Answer in one short sentence.' });
-  if (model.status !== 201) throw new Error(`POST /v1/models answered ${model.status}: ${JSON.stringify(model.body)}`);
-  const agent = await api(stack, key, 'POST', '/v1/agents', {
+  const agentId = await createBenchAgent(stack, key, {
     name: 'Bench',
-    llm_id: model.body.id,
+    llm_id: await createBenchModel(stack, key, llm.url),
     transcriber: { provider: 'local' },
     tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' },
     first_message: 'Hello.',
     silence_timeout_seconds: 120,
   });
-  if (agent.status !== 201) throw new Error(`POST /v1/agents answered ${agent.status}: ${JSON.stringify(agent.body)}`);
   for (let i = 0; i < CALLS; i++) {
     try {
-      const s = await oneCall(stack, key, agent.body.id as string, i);
+      const s = await oneCall(stack, key, agentId, i);
       samples.push(s);
       process.stderr.write(`call ${i + 1}/${CALLS}: say ${s.say_ms.toFixed(0)} ms, takeover quiet ${s.takeover_quiet_ms.toFixed(0)} ms, floor ${s.floor_start_ms.toFixed(0)}/${s.floor_stop_ms.toFixed(0)} ms\n`);
     } catch (err) {

@@ -31,9 +31,10 @@ import { vadSilenceFor } from '../media-worker/src/session/mappings.ts';
 import { CallSession } from '../media-worker/src/session/call-session.ts';
 import { installRaceFix } from '../media-worker/src/session/race-fix.ts';
 import type { TurnTiming } from '../media-worker/src/session/turn-trace.ts';
-import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
+import type { RunningStack } from '../scripts/stack/supervisor.ts';
+import { createBenchAgent, createBenchModel, startBenchStack } from './support/bench-stack.ts';
 import { baseConfigForBench } from './support/bench-config.ts';
-import { api, devKey, roomCall, type Clip, type RoomCall, type Turn } from './support/room-call.ts';
+import { devKey, roomCall, type Clip, type RoomCall, type Turn } from './support/room-call.ts';
 import { startFakeInternalApi } from '../test/support/fake-internal-api.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { resample, synthesize, type Pcm } from '../test/support/speech.ts';
@@ -253,23 +254,12 @@ async function main() {
   let warmup: RoomCall | null = null;
   let failed = true;
   try {
-    stack = await startStack({
-      freePorts: true,
-      redis: 'own',
-      sip: false,
-      controlPlane: true,
-      worker: true,
-      logLevel: 'warn',
-      // BENCH_WORKER_LOG_LEVEL=debug logs each user turn's timing in the worker (and keeps the logs).
-      env: { NODE_ENV: 'development', SSRF_ALLOWLIST: '127.0.0.1,localhost', ...(WORKER_LOG_LEVEL ? { LOG_LEVEL: WORKER_LOG_LEVEL } : {}) },
-      onProgress: (m) => process.stderr.write(`${m}\n`),
-    });
+    // BENCH_WORKER_LOG_LEVEL=debug logs each user turn's timing in the worker (and keeps the logs).
+    stack = await startBenchStack({ env: WORKER_LOG_LEVEL ? { LOG_LEVEL: WORKER_LOG_LEVEL } : {} });
     const key = await devKey(stack);
-    const model = await api(stack, key, 'POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: llm.url, system_prompt: 'Answer in one short sentence.' });
-    if (model.status !== 201) throw new Error(`POST /v1/models answered ${model.status}: ${JSON.stringify(model.body)}`);
-    const agent = await api(stack, key, 'POST', '/v1/agents', {
+    const agentId = await createBenchAgent(stack, key, {
       name: 'Bench',
-      llm_id: model.body.id,
+      llm_id: await createBenchModel(stack, key, llm.url),
       transcriber: { provider: 'local' },
       tts: { provider: 'local', model: 'espeak-ng', voice_id: 'en-us' },
       first_message: FIRST_MESSAGE,
@@ -277,16 +267,15 @@ async function main() {
       silence_timeout_seconds: 120,
       max_duration_seconds: 600,
     });
-    if (agent.status !== 201) throw new Error(`POST /v1/agents answered ${agent.status}: ${JSON.stringify(agent.body)}`);
 
     // A warm-up of each path (job process start, model loads, first festival/espeak runs), not counted.
     process.stderr.write('warm-up\n');
-    warmup = await roomCall(stack, key, agent.body.id, clips, 2, 0);
+    warmup = await roomCall(stack, key, agentId, clips, 2, 0);
     await noRoomSession(clips, llm.url, internal, executor, 'call_warmup', 0);
     // Alternating, so both paths see the same machine.
     for (let c = 0; c < CALLS; c++) {
       process.stderr.write(`call ${c + 1}/${CALLS}\n`);
-      room.push(await roomCall(stack, key, agent.body.id, clips, TURNS, c));
+      room.push(await roomCall(stack, key, agentId, clips, TURNS, c));
       noRoom.push(await noRoomSession(clips, llm.url, internal, executor, `call_noroom_${c}`, c));
     }
     failed = false;
