@@ -17,7 +17,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { nearestRank, startBenchDatabase } from './support/bench-database.ts';
-import { loadConfig } from '../control-plane/src/config.ts';
+import { benchPlatformConfig, insertBareAgent } from './support/bench-platform.ts';
 import { startPlatform } from '../control-plane/src/platform.ts';
 import type { LiveKit } from '../control-plane/src/livekit/client.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
@@ -69,30 +69,22 @@ const { dir } = db;
 let platform: Awaited<ReturnType<typeof startPlatform>> | null = null;
 let hangingUp = true;
 try {
-  const config = loadConfig({}, {
-    NODE_ENV: 'test',
-    DATABASE_URL: db.url,
-    PORT: 0,
-    METRICS_PORT: 0,
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_PER_SECOND: 0,
-    RATE_LIMIT_ORG_PER_SECOND: 0,
+  const config = benchPlatformConfig(db, {
     DATA_DIR: path.join(dir, 'data'),
     OUTBOUND_AGENT_WAIT_SECONDS: 0,
     ANALYSIS_MODE: 'off',
     CAMPAIGN_MAX_CONTACTS: Math.max(CONTACTS, RATE * (MINUTES + 1)),
     CAMPAIGN_UPLOAD_MAX_BYTES: 64 * 1024 * 1024,
     CAMPAIGN_MAX_CALLS_PER_MINUTE: MAX_RATE,
-  } as never);
+  });
   platform = await startPlatform(config, { log: createLogger('bench', 'silent') });
   const services = platform.services;
   (services as { livekit: LiveKit }).livekit = standInLiveKit();
   const sql = services.sql;
   const org = await createOrgWithKey(sql, 'bench');
   await sql`update orgs set max_concurrent_calls = 100000, max_calls_per_day = 10000000, daily_spend_cap_cents = 2000000000 where id = ${org.org_id}`;
-  const [model] = await sql`insert into llm_models (org_id, name, provider, model, temperature) values (${org.org_id}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-  const [agent] = await sql`insert into agents (org_id, name, llm_id, transcriber, tts) values (${org.org_id}, 'a', ${model!.id}, '{}', '{}') returning id`;
-  await sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id) values (${org.org_id}, ${FROM}, 'simulated', ${agent!.id}, 'ST_bench')`;
+  const agentId = await insertBareAgent(sql, org.org_id);
+  await sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id) values (${org.org_id}, ${FROM}, 'simulated', ${agentId}, 'ST_bench')`;
 
   // The callee: every answered call is hung up at once (it completes as the worker's report would complete it).
   const hangUpLoop = (async () => {
@@ -115,7 +107,7 @@ try {
     const csv = ['to_number,customer_name', ...numbers(count).map((num, i) => `${num},Customer ${i}`)].join('\n');
     const form = new FormData();
     form.append('name', name);
-    form.append('agent_id', agent!.id as string);
+    form.append('agent_id', agentId);
     form.append('schedule', JSON.stringify({ windows: always }));
     form.append('pacing', JSON.stringify(pacing));
     form.append('retry', JSON.stringify({ on: [], max_retries: 0 }));

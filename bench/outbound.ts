@@ -12,7 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { SipClient } from 'livekit-server-sdk';
 import { nearestRank, startBenchDatabase } from './support/bench-database.ts';
-import { loadConfig } from '../control-plane/src/config.ts';
+import { benchPlatformConfig, insertBareAgent } from './support/bench-platform.ts';
 import { startPlatform } from '../control-plane/src/platform.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
 import { startSimulatedEdge } from '../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
@@ -61,15 +61,7 @@ const ua = await startUa();
 const edge = await startSimulatedEdge({ listen: '127.0.0.1:0', routes: [{ prefix: '', target: { host: '127.0.0.1', port: ua.port } }], noAnswerMs: 5000 });
 let platform: Awaited<ReturnType<typeof startPlatform>> | null = null;
 try {
-  const config = loadConfig({}, {
-    NODE_ENV: 'test',
-    DATABASE_URL: db.url,
-    PORT: 0,
-    METRICS_PORT: 0,
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_PER_SECOND: 0,
-    // The per-organisation bucket too: the bench drives one org far past 100 requests/s on purpose.
-    RATE_LIMIT_ORG_PER_SECOND: 0,
+  const config = benchPlatformConfig(db, {
     LIVEKIT_URL: stack.livekitUrl,
     LIVEKIT_API_KEY: stack.apiKey,
     LIVEKIT_API_SECRET: stack.apiSecret,
@@ -77,16 +69,15 @@ try {
     OUTBOUND_RING_TIMEOUT_SECONDS: 10,
     // No media worker here: the dial job must not wait for an agent to join (see docs/benchmarks.md).
     OUTBOUND_AGENT_WAIT_SECONDS: 0,
-  } as never);
+  });
   platform = await startPlatform(config, { log: createLogger('bench', 'silent') });
   const sql = platform.services.sql;
   const org = await createOrgWithKey(sql, 'bench');
   await sql`update orgs set max_concurrent_calls = 100000, max_calls_per_day = 1000000, daily_spend_cap_cents = 1000000000 where id = ${org.org_id}`;
-  const [model] = await sql`insert into llm_models (org_id, name, provider, model, temperature) values (${org.org_id}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-  const [agent] = await sql`insert into agents (org_id, name, llm_id, transcriber, tts) values (${org.org_id}, 'a', ${model!.id}, '{}', '{}') returning id`;
+  const agentId = await insertBareAgent(sql, org.org_id);
   const sip = new SipClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
   const trunk = await sip.createSipOutboundTrunk('bench', `127.0.0.1:${edge.address.port}`, [FROM]);
-  await sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id) values (${org.org_id}, ${FROM}, 'simulated', ${agent!.id}, ${trunk.sipTrunkId})`;
+  await sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id) values (${org.org_id}, ${FROM}, 'simulated', ${agentId}, ${trunk.sipTrunkId})`;
 
   let n = 0;
   const nextNumber = () => `+1555${String(1_000_000 + n++).padStart(7, '0')}`;
@@ -102,7 +93,7 @@ try {
     const res = await fetch(`${platform!.url}/v1/calls`, {
       method: 'POST',
       headers: { authorization: `Bearer ${org.api_key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ agent_id: agent!.id, to_number: num }),
+      body: JSON.stringify({ agent_id: agentId, to_number: num }),
     });
     if (res.status !== 201) throw new Error(`POST /v1/calls answered ${res.status}: ${await res.text()}`);
     await res.arrayBuffer();
