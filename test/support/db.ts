@@ -1,7 +1,7 @@
 // A database of its own for each test file, cloned from the migrated template (fast: a file copy).
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { createSql } from '../../control-plane/src/db/connect.ts';
+import { createSql, type Sql } from '../../control-plane/src/db/connect.ts';
 
 const TEMPLATE_DB = 'vap_test_template';
 
@@ -31,4 +31,23 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
       await a.end();
     },
   };
+}
+
+/**
+ * For a test file: a database of its own and a pool of `max` connections to it, made before the file's tests and
+ * handed to `ready` (which may shape or seed it), closed and dropped after them.
+ */
+export function useTestSql(max: number, ready: (sql: Sql) => void | Promise<void>): void {
+  let sql: Sql | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const db = await createTestDatabase();
+    drop = db.drop;
+    sql = createSql(db.url, { max });
+    await ready(sql);
+  });
+  afterAll(async () => {
+    await sql?.end();
+    await drop?.();
+  });
 }

@@ -1,23 +1,15 @@
 // A list's page and its total from one statement (list-page.ts): the total is the count of the same snapshot the
 // page was read from, the page keeps its order and columns, and a page past the end still has a total.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../test/support/db.ts';
-import { createSql, type Sql } from './connect.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestSql } from '../../../test/support/db.ts';
+import type { Sql } from './connect.ts';
 import { pageOf, totalColumn } from './list-page.ts';
 
 let sql: Sql;
-let drop: () => Promise<void>;
-
-beforeAll(async () => {
-  const db = await createTestDatabase();
-  drop = db.drop;
-  sql = createSql(db.url, { max: 4 });
+useTestSql(4, async (s) => {
+  sql = s;
   await sql`create table page_rows (id int primary key, kind text not null)`;
   await sql`insert into page_rows (id, kind) select g, case when g % 2 = 0 then 'even' else 'odd' end from generate_series(1, 9) g`;
-});
-afterAll(async () => {
-  await sql.end();
-  await drop();
 });
 
 async function list(kind: string, limit: number, offset: number) {

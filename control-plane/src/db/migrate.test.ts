@@ -2,24 +2,16 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../test/support/db.ts';
-import { createSql, type Sql } from './connect.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestSql } from '../../../test/support/db.ts';
+import type { Sql } from './connect.ts';
 import { loadMigrations, migrate, MigrationError } from './migrate.ts';
 
 let sql: Sql;
-let drop: () => Promise<void>;
-
-beforeAll(async () => {
-  const db = await createTestDatabase();
-  drop = db.drop;
-  sql = createSql(db.url, { max: 10 });
+useTestSql(10, async (s) => {
+  sql = s;
   // The test database is a clone of the migrated template; start from scratch.
   await sql.unsafe('drop schema public cascade; create schema public;').simple();
-});
-afterAll(async () => {
-  await sql.end();
-  await drop();
 });
 
 describe('migrations', () => {

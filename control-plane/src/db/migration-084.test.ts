@@ -2,22 +2,14 @@
 // ("words"); new rows get the API's default ("pause"). Run again on rows written before it, in a migrated database.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../test/support/db.ts';
-import { createSql, type Sql } from './connect.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestSql } from '../../../test/support/db.ts';
+import type { Sql } from './connect.ts';
 import { MIGRATIONS_DIR } from './migrate.ts';
 
 let sql: Sql;
-let drop: () => Promise<void>;
-
-beforeAll(async () => {
-  const db = await createTestDatabase();
-  drop = db.drop;
-  sql = createSql(db.url, { max: 2 });
-});
-afterAll(async () => {
-  await sql.end();
-  await drop();
+useTestSql(2, (s) => {
+  sql = s;
 });
 
 const BEFORE = { detection: 'transcript', endpointing: 'fixed', min_delay_ms: 150, max_delay_ms: 1500, preemptive_generation: true, ignore_backchannels: true };

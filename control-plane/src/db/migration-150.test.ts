@@ -3,25 +3,17 @@
 // knowledge bases; and the agent is published at version 1. Its version-1 statements run on rows written before it.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../test/support/db.ts';
-import { createSql, type Sql } from './connect.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestSql } from '../../../test/support/db.ts';
+import type { Sql } from './connect.ts';
 import { MIGRATIONS_DIR } from './migrate.ts';
 import { resolveSnapshot, sameSnapshot, type Snapshot } from '../modules/agent-versions/snapshot.ts';
 import { writeOf } from '../modules/agents/service.ts';
 import { getAgent, type AgentRow } from '../modules/agents/queries.ts';
 
 let sql: Sql;
-let drop: () => Promise<void>;
-
-beforeAll(async () => {
-  const db = await createTestDatabase();
-  drop = db.drop;
-  sql = createSql(db.url, { max: 2 });
-});
-afterAll(async () => {
-  await sql.end();
-  await drop();
+useTestSql(2, (s) => {
+  sql = s;
 });
 
 /** The migration's statements that make version 1 (after its schema changes, which the test database has). */
