@@ -12,7 +12,7 @@ import type { RunningStack } from '../scripts/stack/supervisor.ts';
 import { createBenchAgent, createBenchModel, startBenchStack } from './support/bench-stack.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { writeResults } from './support/results.ts';
-import { devKey } from './support/room-call.ts';
+import { api, devKey } from './support/room-call.ts';
 
 const SCENARIOS = Number(process.argv[2] ?? 10);
 const CONCURRENCY = Number(process.argv[3] ?? 1);
@@ -22,15 +22,6 @@ const LINES = ['Hello, I would like to book an appointment.'];
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const load = () => os.loadavg().map((l) => round(l, 2));
 const log = (m: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`);
-
-async function api(stack: RunningStack, key: string, method: string, p: string, body?: unknown) {
-  const res = await fetch(stack.controlPlaneUrl + p, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json().catch(() => null)) as any };
-}
 
 interface ModeResult {
   mode: 'text' | 'voice';

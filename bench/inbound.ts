@@ -17,7 +17,7 @@ import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { SipPhone } from '../test/support/sip-phone.ts';
 import { RtcClient, disposeRtc, nowMs } from '../test/support/rtc-client.ts';
 import { writeResults } from './support/results.ts';
-import { devKey } from './support/room-call.ts';
+import { api, devKey } from './support/room-call.ts';
 
 const CALLS = Number(process.argv[2] ?? 100);
 const MAX_CONCURRENCY = Number(process.argv[3] ?? 10);
@@ -31,15 +31,6 @@ const stats = (v: number[]) =>
     ? { n: 0, p50: null, p95: null, max: null }
     : { n: v.length, p50: round(percentile(v, 50)), p95: v.length >= 100 ? round(percentile(v, 95)) : null, max: round(Math.max(...v)) };
 const load = () => os.loadavg().map((l) => +l.toFixed(2));
-
-async function api(stack: RunningStack, key: string, method: string, p: string, body?: unknown) {
-  const res = await fetch(stack.controlPlaneUrl + p, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json().catch(() => null)) as any };
-}
 
 /** INVITE -> first audio of the agent at the caller, in ms; the call is hung up once heard. */
 async function inboundCall(stack: RunningStack, number: string, from: string): Promise<number> {
