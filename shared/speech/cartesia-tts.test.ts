@@ -1,11 +1,11 @@
-import { APIStatusError, initializeLogger, type tts, type TTSMetrics } from '@livekit/agents';
+import { APIStatusError, initializeLogger, type TTSMetrics } from '@livekit/agents';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MS_PER_CHARACTER, startFakeCartesia, type FakeCartesia } from '../../test/support/fake-cartesia.ts';
+import { collect, type Audio } from '../../test/support/tts-stream.ts';
 import { CartesiaTTS, cartesiaRequest } from './cartesia-tts.ts';
 
 /** The error event's payload (the type itself is not exported by agents). */
 type TTSError = { error: Error; recoverable: boolean };
-type Audio = tts.SynthesizedAudio;
 
 let fake: FakeCartesia;
 beforeAll(async () => {
@@ -18,15 +18,6 @@ afterAll(async () => {
 
 const quick = { maxRetry: 1, retryIntervalMs: 10, timeoutMs: 5000 };
 
-async function collect(stream: AsyncIterable<Audio | symbol>): Promise<{ audio: Audio[]; ends: number }> {
-  const audio: Audio[] = [];
-  let ends = 0;
-  for await (const item of stream) {
-    if (typeof item === 'symbol') ends++;
-    else audio.push(item);
-  }
-  return { audio, ends };
-}
 const samples = (audio: Audio[]) => audio.reduce((s, a) => s + a.frame.samplesPerChannel, 0);
 
 describe('CartesiaTTS', () => {

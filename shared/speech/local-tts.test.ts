@@ -1,6 +1,7 @@
-import { APIConnectionError, initializeLogger, type tts } from '@livekit/agents';
+import { APIConnectionError, initializeLogger } from '@livekit/agents';
 import type { TTSMetrics } from '@livekit/agents';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { collect, type Audio } from '../../test/support/tts-stream.ts';
 import { LocalTTS } from './local-tts.ts';
 import { WavStreamParser } from '../wav-stream.ts';
 
@@ -10,18 +11,6 @@ type TTSError = { error: Error; recoverable: boolean };
 beforeAll(() => {
   initializeLogger({ pretty: false, level: 'warn' });
 });
-
-type Audio = tts.SynthesizedAudio;
-
-async function collect(stream: AsyncIterable<Audio | symbol>): Promise<{ audio: Audio[]; ends: number }> {
-  const audio: Audio[] = [];
-  let ends = 0;
-  for await (const item of stream) {
-    if (typeof item === 'symbol') ends++;
-    else audio.push(item);
-  }
-  return { audio, ends };
-}
 
 const seconds = (audio: Audio[]) => audio.reduce((s, a) => s + a.frame.samplesPerChannel / a.frame.sampleRate, 0);
 
