@@ -3,7 +3,7 @@
 // message_stop; `event: error` inside a stream; HTTP errors as {type: 'error', error: {type, message}} with
 // a request-id header. Each reply comes from a scripted responder.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback-server.ts';
 
 export interface AnthropicRequest {
   headers: http.IncomingHttpHeaders;
@@ -145,18 +145,13 @@ export async function startFakeAnthropic(responder: AnthropicResponder = () => (
     res.end();
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { origin, close } = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: origin,
     requests,
     setResponder(r) {
       respond = r;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }

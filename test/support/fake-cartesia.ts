@@ -2,7 +2,7 @@
 // headers, answers raw pcm_s16le at the requested rate (a tone, 60 ms per character) streamed in small
 // chunks of odd sizes, or a scripted error as Cartesia sends it (status with a JSON or text body).
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback-server.ts';
 
 export interface CartesiaRequest {
   headers: http.IncomingHttpHeaders;
@@ -72,19 +72,14 @@ export async function startFakeCartesia(apiKey = 'sk_car_test'): Promise<FakeCar
     }
     res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { origin, close } = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: origin,
     apiKey,
     requests,
     setResponder(r) {
       respond = r;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }

@@ -1,7 +1,7 @@
 // A local server speaking the control plane's internal API (docs/internal-api.md) for worker tests:
 // serves call configs, records reports (idempotent by seq), answers knowledge searches from a script.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback-server.ts';
 import type { CallConfig, KnowledgeSearchResult } from '../../schemas/internal.ts';
 
 export interface RecordedReport {
@@ -83,12 +83,6 @@ export async function startFakeInternalApi(token = 'test-worker-token-0123456789
       json(405, { detail: 'method not allowed' });
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  api.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  api.close = () =>
-    new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    });
+  ({ origin: api.url, close: api.close } = await listenOnLoopback(server));
   return api;
 }

@@ -4,7 +4,7 @@
 // s3rver would have been the obvious choice, but it does not verify V4 signatures at all.
 import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback-server.ts';
 
 export interface FakeS3 {
   url: string;
@@ -203,20 +203,15 @@ export async function startFakeS3(opts: { bucket?: string; region?: string } = {
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { origin, close } = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: origin,
     ...s3,
     objects,
     requests,
     failNext(n) {
       failures = n;
     },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }
