@@ -35,6 +35,7 @@ import { CallPrivacy } from './privacy.ts';
 import { installPromptPause } from './prompt-pause.ts';
 import { installRaceFix } from './race-fix.ts';
 import { RecordingConsent } from './recording-consent.ts';
+import { RealtimeConsentTurn } from './realtime-consent.ts';
 import { releaseSpeech } from './release-speech.ts';
 import { TranscriptPartials, closeWithin, conversationMessages, endedReport } from './reporting.ts';
 import { installRoomSessionHostGuard } from './room-session-host.ts';
@@ -285,13 +286,27 @@ export class CallSession implements CallContext {
   #wire(): void {
     const s = this.session;
     s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => this.#collectMetrics(ev.metrics));
+    // A realtime model answers its turns itself: the recording question's answer is read and kept unanswered here.
+    const consentTurn =
+      this.#realtime && this.consent.waitsForAnswer
+        ? new RealtimeConsentTurn(this.consent, this.#log, () => {
+            try {
+              void Promise.resolve(s.interrupt()).catch(() => {});
+            } catch {
+              // The question itself may still be playing, and it does not allow interruptions: it plays on.
+            }
+          })
+        : null;
+    if (consentTurn) s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => ev.metrics.type === 'realtime_model_metrics' && consentTurn.onResponseDone());
     s.on(voice.AgentSessionEventTypes.SpeechCreated, (ev) => {
       this.preemptive.onSpeechCreated(ev.speechHandle);
       this.#opening.onSpeechCreated(ev);
+      consentTurn?.onSpeechCreated(ev);
     });
     // Knowledge retrieval starts on the transcript of the turn in progress, off the reply's latency path.
     s.on(voice.AgentSessionEventTypes.UserInputTranscribed, (ev) => {
       this.agent.onTranscript(ev.transcript, ev.isFinal);
+      consentTurn?.onTranscript(ev.transcript, ev.isFinal);
       // Words still on their way to a completed turn hold the phone-menu decision.
       if (this.ivr?.navigating) this.ivr.transcribed(ev.transcript);
     });
