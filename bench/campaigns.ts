@@ -17,7 +17,8 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { nearestRank, startBenchDatabase } from './support/bench-database.ts';
-import { benchPlatformConfig, insertBareAgent } from './support/bench-platform.ts';
+import { benchPlatformConfig } from './support/bench-platform.ts';
+import { insertBareAgent } from '../test/support/bare-agent.ts';
 import { startPlatform } from '../control-plane/src/platform.ts';
 import type { LiveKit } from '../control-plane/src/livekit/client.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';

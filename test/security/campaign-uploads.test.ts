@@ -8,6 +8,7 @@ import { usePlatform, type TestPlatform } from '../support/platform.ts';
 import { tickCampaign } from '../../control-plane/src/modules/campaigns/scheduler.ts';
 import { InternalApiClient } from '../../shared/internal-api.ts';
 import { commands } from '../../control-plane/src/admin.ts';
+import { insertBareAgent } from '../support/bare-agent.ts';
 
 const LIMIT = 64 * 1024;
 let tp: TestPlatform;
@@ -59,9 +60,7 @@ beforeAll(async () => {
   tp = await usePlatform({ JOBS_ENABLED: false, CAMPAIGN_UPLOAD_MAX_BYTES: LIMIT, CAMPAIGN_MAX_CONTACTS: 1000 } as never);
   org = await tp.createOrg('campaign attacks');
   await tp.sql`update orgs set max_concurrent_calls = 100 where id = ${org.orgId}`;
-  const [model] = await tp.sql<{ id: string }[]>`insert into llm_models (org_id, name, provider, model, temperature) values (${org.orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-  const [agent] = await tp.sql<{ id: string }[]>`insert into agents (org_id, name, llm_id, transcriber, tts) values (${org.orgId}, 'a', ${model!.id}, '{}', '{}') returning id`;
-  agentId = agent!.id;
+  agentId = await insertBareAgent(tp.sql, org.orgId);
   await tp.sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id) values (${org.orgId}, ${FROM}, 'simulated', ${agentId}, 'ST_sec')`;
 });
 

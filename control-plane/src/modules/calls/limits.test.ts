@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { admissionError, admitCall, admitMany, countLiveCalls, secondsToUtcMidnight, type Admission } from './limits.ts';
+import { insertBareAgent } from '../../../../test/support/bare-agent.ts';
 
 let tp: TestPlatform;
 
@@ -13,11 +14,8 @@ beforeAll(async () => {
 async function orgWithAgent(limits: { daily?: number; concurrent?: number }): Promise<{ orgId: string; agentId: string }> {
   const { orgId } = await tp.createOrg();
   await tp.sql`update orgs set max_calls_per_day = ${limits.daily ?? 1000}, max_concurrent_calls = ${limits.concurrent ?? 10} where id = ${orgId}`;
-  const [model] = await tp.sql<{ id: string }[]>`
-    insert into llm_models (org_id, name, provider, model, temperature) values (${orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-  const [agent] = await tp.sql<{ id: string }[]>`
-    insert into agents (org_id, name, llm_id, transcriber, tts) values (${orgId}, 'a', ${model!.id}, '{}', '{}') returning id`;
-  return { orgId, agentId: agent!.id };
+  const agentId = await insertBareAgent(tp.sql, orgId);
+  return { orgId, agentId };
 }
 
 /** What a creating route does: admit, then insert the call, in one transaction. */

@@ -3,6 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { dialCall, reasonForSipStatus } from './dial.ts';
+import { insertBareAgent } from '../../../../test/support/bare-agent.ts';
 
 let tp: TestPlatform;
 let org: { orgId: string; key: string };
@@ -12,11 +13,7 @@ const FROM = '+14155550142';
 const OTHER_FROM = '+14155550143';
 
 async function agentOf(orgId: string): Promise<string> {
-  const [model] = await tp.sql<{ id: string }[]>`
-    insert into llm_models (org_id, name, provider, model, temperature) values (${orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-  const [agent] = await tp.sql<{ id: string }[]>`
-    insert into agents (org_id, name, llm_id, transcriber, tts) values (${orgId}, 'a', ${model!.id}, '{}', '{}') returning id`;
-  return agent!.id;
+  return insertBareAgent(tp.sql, orgId);
 }
 
 const create = (body: Record<string, unknown>, opts: { key?: string; idem?: string } = {}) =>

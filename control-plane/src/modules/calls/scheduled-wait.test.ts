@@ -7,20 +7,18 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { freeTcpPort } from '../../../../scripts/stack/ports.ts';
 import { scheduledDialOptions } from './dial.ts';
+import { insertBareAgent } from '../../../../test/support/bare-agent.ts';
 
 let tp: TestPlatform;
 const WAIT_SECONDS = 12;
 
 async function orgWithNumber(name: string, from: string): Promise<{ orgId: string; key: string; agentId: string }> {
   const org = await tp.createOrg(name);
-  const [model] = await tp.sql<{ id: string }[]>`
-    insert into llm_models (org_id, name, provider, model, temperature) values (${org.orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-  const [agent] = await tp.sql<{ id: string }[]>`
-    insert into agents (org_id, name, llm_id, transcriber, tts) values (${org.orgId}, 'a', ${model!.id}, '{}', '{}') returning id`;
+  const agentId = await insertBareAgent(tp.sql, org.orgId);
   await tp.sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id)
-               values (${org.orgId}, ${from}, 'simulated', ${agent!.id}, 'ST_wait')`;
+               values (${org.orgId}, ${from}, 'simulated', ${agentId}, 'ST_wait')`;
   await tp.sql`update orgs set max_concurrent_calls = 1 where id = ${org.orgId}`;
-  return { ...org, agentId: agent!.id };
+  return { ...org, agentId };
 }
 
 /** A web call in progress: it holds the org's only slot. */

@@ -4,6 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { InternalApiClient } from '../../../../shared/internal-api.ts';
+import { insertBareAgent } from '../../../../test/support/bare-agent.ts';
 
 let tp: TestPlatform;
 let org: { orgId: string; key: string };
@@ -14,11 +15,7 @@ const MAX_CONTACTS = 40;
 const MAX_BYTES = 8192;
 
 async function agentOf(orgId: string): Promise<string> {
-  const [model] = await tp.sql<{ id: string }[]>`
-    insert into llm_models (org_id, name, provider, model, temperature) values (${orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-  const [agent] = await tp.sql<{ id: string }[]>`
-    insert into agents (org_id, name, llm_id, transcriber, tts) values (${orgId}, 'a', ${model!.id}, '{}', '{}') returning id`;
-  return agent!.id;
+  return insertBareAgent(tp.sql, orgId);
 }
 
 const post = (body: unknown, key = org.key) => tp.request('post', '/v1/campaigns', { key, body });

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { freeTcpPort, freeTcpUdpPort } from '../../../../scripts/stack/ports.ts';
 import { tickCampaign } from './scheduler.ts';
+import { insertBareAgent } from '../../../../test/support/bare-agent.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../../..');
 const CONTACTS = 30;
@@ -44,9 +45,8 @@ describe('a scheduler killed mid-tick', () => {
   it('leaves no attempt placed twice and no contact lost', { timeout: 120_000 }, async () => {
     const org = await tp.createOrg('crash');
     await tp.sql`update orgs set max_concurrent_calls = 1000, max_calls_per_day = 100000 where id = ${org.orgId}`;
-    const [model] = await tp.sql<{ id: string }[]>`insert into llm_models (org_id, name, provider, model, temperature) values (${org.orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-    const [agent] = await tp.sql<{ id: string }[]>`insert into agents (org_id, name, llm_id, transcriber, tts) values (${org.orgId}, 'a', ${model!.id}, '{}', '{}') returning id`;
-    await tp.sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id) values (${org.orgId}, '+14155550160', 'simulated', ${agent!.id}, 'ST_crash')`;
+    const agentId = await insertBareAgent(tp.sql, org.orgId);
+    await tp.sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id) values (${org.orgId}, '+14155550160', 'simulated', ${agentId}, 'ST_crash')`;
 
     // The other process first, so its pg-boss is ready when the campaign's first tick is queued.
     const port = await freeTcpPort();
@@ -81,7 +81,7 @@ describe('a scheduler killed mid-tick', () => {
       key: org.key,
       body: {
         name: 'crash',
-        agent_id: agent!.id,
+        agent_id: agentId,
         contacts: numbers.map((to_number) => ({ to_number })),
         schedule: { windows: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], start: '00:00', end: '24:00' }] },
         pacing: { calls_per_minute: 600, max_concurrent: 100 },

@@ -9,6 +9,7 @@ import { failCall, finishCall, markStarted } from '../calls/lifecycle.ts';
 import { tickCampaign, failureRateTripped } from './scheduler.ts';
 import { windowOpen, wallClock, zonesOfNumber } from './zones.ts';
 import { afterAttempt, DEFAULT_RETRY } from './results.ts';
+import { insertBareAgent } from '../../../../test/support/bare-agent.ts';
 
 let tp: TestPlatform;
 let org: { orgId: string; key: string };
@@ -59,11 +60,7 @@ beforeAll(async () => {
   tp = await usePlatform({ JOBS_ENABLED: false } as never);
   org = await tp.createOrg('scheduler');
   await tp.sql`update orgs set max_concurrent_calls = 1000, max_calls_per_day = 100000, daily_spend_cap_cents = 100000000 where id = ${org.orgId}`;
-  const [model] = await tp.sql<{ id: string }[]>`
-    insert into llm_models (org_id, name, provider, model, temperature) values (${org.orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-  const [agent] = await tp.sql<{ id: string }[]>`
-    insert into agents (org_id, name, llm_id, transcriber, tts) values (${org.orgId}, 'a', ${model!.id}, '{}', '{}') returning id`;
-  agentId = agent!.id;
+  agentId = await insertBareAgent(tp.sql, org.orgId);
   await tp.sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id) values (${org.orgId}, ${FROM}, 'simulated', ${agentId}, 'ST_s')`;
 });
 
@@ -393,13 +390,12 @@ describe('auto-pause, pause, resume, cancel, do-not-call, end', () => {
 
   it('pauses at the org\'s daily call limit, with the reason', async () => {
     const other = await tp.createOrg('capped');
-    const [model] = await tp.sql<{ id: string }[]>`insert into llm_models (org_id, name, provider, model, temperature) values (${other.orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-    const [agent] = await tp.sql<{ id: string }[]>`insert into agents (org_id, name, llm_id, transcriber, tts) values (${other.orgId}, 'a', ${model!.id}, '{}', '{}') returning id`;
-    await tp.sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id) values (${other.orgId}, '+14155550152', 'simulated', ${agent!.id}, 'ST_cap')`;
+    const cappedAgentId = await insertBareAgent(tp.sql, other.orgId);
+    await tp.sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id) values (${other.orgId}, '+14155550152', 'simulated', ${cappedAgentId}, 'ST_cap')`;
     await tp.sql`update orgs set max_calls_per_day = 2, max_concurrent_calls = 10 where id = ${other.orgId}`;
     const res = await tp.request('post', '/v1/campaigns', {
       key: other.key,
-      body: { name: 'capped', agent_id: agent!.id, contacts: Array.from({ length: 4 }, () => ({ to_number: num() })), schedule: { windows: ALWAYS }, pacing: { calls_per_minute: 600, max_concurrent: 5 } },
+      body: { name: 'capped', agent_id: cappedAgentId, contacts: Array.from({ length: 4 }, () => ({ to_number: num() })), schedule: { windows: ALWAYS }, pacing: { calls_per_minute: 600, max_concurrent: 5 } },
     });
     const id = res.body.id as string;
     expect((await tick(id, at('2027-02-09T12:00:00Z'))).dialed).toBe(2);

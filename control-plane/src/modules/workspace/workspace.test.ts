@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { commands, UsageError } from '../../admin.ts';
 import { canonicalTimeZone } from './routes.ts';
+import { insertBareAgent } from '../../../../test/support/bare-agent.ts';
 
 let tp: TestPlatform;
 let key: string;
@@ -24,11 +25,7 @@ const webhookOf = async (org: string) =>
   (await tp.sql<{ id: string }[]>`insert into webhooks (org_id, name, url) values (${org}, 'hook', 'https://example.com/hook') returning id`)[0]!.id;
 
 async function agentOf(org: string): Promise<string> {
-  const [model] = await tp.sql<{ id: string }[]>`
-    insert into llm_models (org_id, name, provider, model, temperature) values (${org}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-  const [agent] = await tp.sql<{ id: string }[]>`
-    insert into agents (org_id, name, llm_id, transcriber, tts) values (${org}, 'a', ${model!.id}, '{}', '{}') returning id`;
-  return agent!.id;
+  return insertBareAgent(tp.sql, org);
 }
 
 describe('time zones', () => {
