@@ -15,6 +15,7 @@ import { startPlatform } from '../control-plane/src/platform.ts';
 import { createOrgWithKey } from '../control-plane/src/modules/workspace/orgs.ts';
 import { createLogger } from '../shared/logger.ts';
 import { auditActions, callGroups, erroredSources, orgRow, resourceCounts, webhookSignals } from '../control-plane/src/modules/activity/queries.ts';
+import { insertBareAgent } from '../test/support/bare-agent.ts';
 
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 1_000_000);
@@ -31,10 +32,8 @@ try {
   const org = await createOrgWithKey(sql, 'bench');
   const noise = await createOrgWithKey(sql, 'neighbour');
   const t0 = performance.now();
-  const [model] = await sql`insert into llm_models (org_id, name, provider, model, temperature) values (${org.org_id}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-  const [agent] = await sql`insert into agents (org_id, name, llm_id, transcriber, tts) values (${org.org_id}, 'a', ${model!.id}, '{}', '{}') returning id`;
-  const [nmodel] = await sql`insert into llm_models (org_id, name, provider, model, temperature) values (${noise.org_id}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
-  const [nagent] = await sql`insert into agents (org_id, name, llm_id, transcriber, tts) values (${noise.org_id}, 'a', ${nmodel!.id}, '{}', '{}') returning id`;
+  const agentId = await insertBareAgent(sql, org.org_id);
+  const noiseAgentId = await insertBareAgent(sql, noise.org_id);
   // 1M calls spread over a year (about 82k in the default 30-day window), plus a neighbour with 10 % as many.
   const seed = async (orgId: string, agentId: string, n: number) => {
     for (let done = 0; done < n; done += 100_000) {
@@ -54,8 +53,8 @@ try {
   // Seeding skips the per-row counter trigger (1.1M single-row upserts) and sets the counts in one go, as
   // the migration's backfill does; the requests measured below read the same table either way.
   await sql`alter table calls disable trigger calls_count_insert`;
-  await seed(org.org_id, agent!.id, CALLS);
-  await seed(noise.org_id, nagent!.id, Math.round(CALLS / 10));
+  await seed(org.org_id, agentId, CALLS);
+  await seed(noise.org_id, noiseAgentId, Math.round(CALLS / 10));
   await sql`alter table calls enable trigger calls_count_insert`;
   await sql`insert into org_call_counts (org_id, calls) select org_id, count(*) from calls group by org_id
             on conflict (org_id) do update set calls = excluded.calls`;
