@@ -35,7 +35,7 @@ import { CallPrivacy } from './privacy.ts';
 import { installPromptPause } from './prompt-pause.ts';
 import { installRaceFix } from './race-fix.ts';
 import { RecordingConsent } from './recording-consent.ts';
-import { RealtimeConsentTurn } from './realtime-consent.ts';
+import { RealtimeTurnGate } from './realtime-turn-gate.ts';
 import { releaseSpeech } from './release-speech.ts';
 import { TranscriptPartials, closeWithin, conversationMessages, endedReport } from './reporting.ts';
 import { installRoomSessionHostGuard } from './room-session-host.ts';
@@ -87,6 +87,8 @@ export class CallSession implements CallContext {
   #log: Logger;
   #resolveEnded!: (r: EndedReport) => void;
   #timers: NodeJS.Timeout[] = [];
+  /** A realtime model's held turns (realtime-turn-gate.ts); null in the pipeline. */
+  #gate: RealtimeTurnGate | null = null;
   #hangupRequested = false;
   #error: string | undefined;
   /** The session's start while it runs: an end that comes meanwhile closes the session once it has settled. */
@@ -282,31 +284,41 @@ export class CallSession implements CallContext {
     this.#squad?.currentMetrics()?.onMetrics(m);
   }
 
+  /** A realtime model's turns held while the recording question waits or an outbound opening is undecided. */
+  #turnGate(): RealtimeTurnGate {
+    const gate = new RealtimeTurnGate({
+      closed: () => this.consent.pending || (this.config.call.type === 'outbound' && !this.#opening.over),
+      cancel: () => {
+        try {
+          void Promise.resolve(this.session.interrupt()).catch(() => {});
+        } catch {
+          // A speech that does not allow interruptions (the recording question) plays on.
+        }
+      },
+      decide: (text) => this.#beforeReply(text),
+      reply: () => void this.session.generateReply(),
+      log: this.#log,
+    });
+    this.#gate = gate;
+    return gate;
+  }
+
   /** The session's events, each to the parts it concerns. */
   #wire(): void {
     const s = this.session;
     s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => this.#collectMetrics(ev.metrics));
-    // A realtime model answers its turns itself: the recording question's answer is read and kept unanswered here.
-    const consentTurn =
-      this.#realtime && this.consent.waitsForAnswer
-        ? new RealtimeConsentTurn(this.consent, this.#log, () => {
-            try {
-              void Promise.resolve(s.interrupt()).catch(() => {});
-            } catch {
-              // The question itself may still be playing, and it does not allow interruptions: it plays on.
-            }
-          })
-        : null;
-    if (consentTurn) s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => ev.metrics.type === 'realtime_model_metrics' && consentTurn.onResponseDone());
+    // A realtime model answers its turns itself: those the call must decide first are held here (realtime-turn-gate.ts).
+    const gate = this.#realtime && (this.consent.waitsForAnswer || this.config.call.type === 'outbound') ? this.#turnGate() : null;
+    if (gate) s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => ev.metrics.type === 'realtime_model_metrics' && gate.onResponseDone());
     s.on(voice.AgentSessionEventTypes.SpeechCreated, (ev) => {
       this.preemptive.onSpeechCreated(ev.speechHandle);
       this.#opening.onSpeechCreated(ev);
-      consentTurn?.onSpeechCreated(ev);
+      gate?.onSpeechCreated(ev);
     });
     // Knowledge retrieval starts on the transcript of the turn in progress, off the reply's latency path.
     s.on(voice.AgentSessionEventTypes.UserInputTranscribed, (ev) => {
       this.agent.onTranscript(ev.transcript, ev.isFinal);
-      consentTurn?.onTranscript(ev.transcript, ev.isFinal);
+      gate?.onTranscript(ev.transcript, ev.isFinal);
       // Words still on their way to a completed turn hold the phone-menu decision.
       if (this.ivr?.navigating) this.ivr.transcribed(ev.transcript);
     });
@@ -367,6 +379,7 @@ export class CallSession implements CallContext {
     this.endReason = reason;
     if (error) this.#error = error;
     for (const t of this.#timers) clearTimeout(t);
+    this.#gate?.close();
     this.#turns.stop();
     this.#greeting.stop();
     this.#opening.stop();
