@@ -11,6 +11,7 @@ import { jobRequestFunc } from '../media-worker/src/job-request.ts';
 import { standbySecret } from '../control-plane/src/modules/calls/capability.ts';
 import { JobRequest } from '@livekit/agents';
 import { Job, Room } from '@livekit/protocol';
+import { pollUntil } from './support/poll.ts';
 
 const WORKER = 'test-worker-token-0123456789abcdef0123';
 const logger = createLogger('test', 'silent');
@@ -19,14 +20,7 @@ let org: { orgId: string; key: string };
 let agentId: string;
 let api: InternalApiClient;
 
-async function until<T>(fn: () => Promise<T | null | undefined | false>, tries = 300): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const v = await fn();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('condition not reached');
-}
+const until = <T>(fn: () => Promise<T | null | undefined | false>, tries = 300): Promise<T> => pollUntil(fn, tries);
 const stateOf = async (room: string) => (await tp.sql<{ state: string }[]>`select state from standby_rooms where room_name = ${room}`)[0]?.state ?? null;
 const heartbeat = (workerId: string, draining = false) =>
   tp.request('post', `/internal/v1/workers/${workerId}/heartbeat`, { key: WORKER, body: { agent_name: 'vap-agent', active_calls: 0, load: 0, draining } });

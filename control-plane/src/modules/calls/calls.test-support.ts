@@ -5,6 +5,7 @@ import { beforeAll, expect } from 'vitest';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { useStack, type TestStack } from '../../../../test/support/stack.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../../../test/support/fake-openai.ts';
+import { pollUntil } from '../../../../test/support/poll.ts';
 
 export const WORKER = 'test-worker-token-0123456789abcdef0123';
 /** An ended report's latency for a call without turns. */
@@ -48,14 +49,7 @@ export async function eventsOf(callId: string): Promise<string[]> {
   return rows.map((r) => r.type as string);
 }
 
-export async function until<T>(fn: () => Promise<T | null | undefined | false>, tries = 200): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const v = await fn();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('condition not reached');
-}
+export const until = <T>(fn: () => Promise<T | null | undefined | false>, tries = 200): Promise<T> => pollUntil(fn, tries);
 
 beforeAll(async () => {
   stack = await useStack({});

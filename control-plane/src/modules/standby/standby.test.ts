@@ -7,6 +7,7 @@ import { ParticipantInfo_Kind, WebhookEvent } from '@livekit/protocol';
 import { AccessToken, AgentDispatchClient, RoomServiceClient, TokenVerifier } from 'livekit-server-sdk';
 import { usePlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { useStack, type TestStack } from '../../../../test/support/stack.ts';
+import { pollUntil } from '../../../../test/support/poll.ts';
 
 const WORKER = 'test-worker-token-0123456789abcdef0123';
 let stack: TestStack;
@@ -18,14 +19,7 @@ let dispatch: AgentDispatchClient;
 /** The room whose job stops waiting in one test, checked in the next. */
 let abandoned = '';
 
-async function until<T>(fn: () => Promise<T | null | undefined | false>, tries = 300): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const v = await fn();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('condition not reached');
-}
+const until = <T>(fn: () => Promise<T | null | undefined | false>, tries = 300): Promise<T> => pollUntil(fn, tries);
 
 const heartbeat = (workerId: string, draining = false) =>
   tp.request('post', `/internal/v1/workers/${workerId}/heartbeat`, { key: WORKER, body: { agent_name: 'vap-agent', active_calls: 0, load: 0, draining } });
