@@ -9,22 +9,17 @@ import { usePlatform, type TestPlatform } from '../support/platform.ts';
 import { useStack } from '../support/stack.ts';
 import { inboundAccountCheck } from '../../control-plane/src/modules/phone-numbers/carriers/account.ts';
 import { upgradeAccountHeaders } from '../../control-plane/src/modules/phone-numbers/wiring.ts';
+import { inboundLeg, type WiredNumber as Wired } from '../support/inbound-leg.ts';
 
 const stack = await useStack({});
 let tp: TestPlatform;
 const WORKER = { authorization: 'Bearer test-worker-token-0123456789abcdef0123' };
 const ACCOUNT = 'AC0123456789abcdef0123456789abcdef';
-type Wired = { id: string; phone_number: string; inbound_trunk_id: string; dispatch_rule_id: string };
 let mine: Wired;
 
 const open = (body: Record<string, unknown>) => tp.request('post', '/internal/v1/calls/inbound', { key: null, headers: WORKER, body });
 const leg = (n: Wired, room: string, account?: string | null) => ({
-  to_number: n.phone_number,
-  from_number: '+15550100111',
-  room_name: `pn-${n.id}_+15550100111_${room}`,
-  sip_call_id: `cid-${room}`,
-  trunk_id: n.inbound_trunk_id,
-  dispatch_rule_id: n.dispatch_rule_id,
+  ...inboundLeg(n, room),
   ...(account !== undefined ? { carrier_account: account } : {}),
 });
 

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { usePlatform, type TestPlatform } from '../support/platform.ts';
+import { inboundLeg } from '../support/inbound-leg.ts';
 
 const WORKER = { authorization: 'Bearer test-worker-token-0123456789abcdef0123' };
 let tp: TestPlatform;
@@ -27,14 +28,8 @@ const open = (n: { id: string; phone_number: string }, room: string) =>
   tp.request('post', '/internal/v1/calls/inbound', {
     key: null,
     headers: WORKER,
-    body: {
-      to_number: n.phone_number,
-      from_number: '+15550100111',
-      room_name: `pn-${n.id}_+15550100111_${room}`,
-      sip_call_id: `cid-${room}`,
-      trunk_id: `ST_in_${n.id}`,
-      dispatch_rule_id: `SDR_${n.id}`,
-    },
+    // The trunk and rule ids numberWithFallback gave the number.
+    body: inboundLeg({ ...n, inbound_trunk_id: `ST_in_${n.id}`, dispatch_rule_id: `SDR_${n.id}` }, room),
   });
 
 beforeAll(async () => {

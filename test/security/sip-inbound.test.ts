@@ -7,11 +7,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { usePlatform, type TestPlatform } from '../support/platform.ts';
 import { useStack } from '../support/stack.ts';
+import { inboundLeg, type WiredNumber as Wired } from '../support/inbound-leg.ts';
 
 const stack = await useStack({});
 let tp: TestPlatform;
 const WORKER = { authorization: 'Bearer test-worker-token-0123456789abcdef0123' };
-type Wired = { id: string; phone_number: string; inbound_trunk_id: string; dispatch_rule_id: string };
 let mine: Wired;
 let theirs: Wired;
 
@@ -24,14 +24,7 @@ async function buy(key: string, areaCode: string): Promise<Wired> {
 }
 
 const open = (body: Record<string, unknown>) => tp.request('post', '/internal/v1/calls/inbound', { key: null, headers: WORKER, body });
-const legit = (n: Wired, room: string) => ({
-  to_number: n.phone_number,
-  from_number: '+15550100111',
-  room_name: `pn-${n.id}_+15550100111_${room}`,
-  sip_call_id: `cid-${room}`,
-  trunk_id: n.inbound_trunk_id,
-  dispatch_rule_id: n.dispatch_rule_id,
-});
+const legit = inboundLeg;
 
 beforeAll(async () => {
   tp = await usePlatform({ LIVEKIT_URL: stack.livekitHttpUrl, LIVEKIT_API_KEY: stack.apiKey, LIVEKIT_API_SECRET: stack.apiSecret });
