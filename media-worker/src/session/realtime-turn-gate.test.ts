@@ -15,6 +15,10 @@ import { createLogger } from '../../../shared/logger.ts';
 import type { CallConfig } from '../../../schemas/internal.ts';
 import { createRealtimeModel } from '../providers/realtime.ts';
 import { CallSession } from './call-session.ts';
+import type { CallSessionOptions } from './call-context.ts';
+import { NAVIGATION_PROMPT } from './ivr-navigator.ts';
+import { SIDE_TASK_MODELS, createSideLlm } from '../providers/side-llm.ts';
+import { contentText } from '../../../test/support/fake-openai.ts';
 import { baseConfig, waitUntil } from './harness.test-support.ts';
 import { nullSink } from './metrics-sink.ts';
 
@@ -46,18 +50,21 @@ const REALTIME: CallConfig['llm'] = {
 };
 
 /** A started call on the realtime model, built as the worker builds it, on a line and a capture. */
-async function realtimeCall(config: CallConfig) {
-  const realtime = createRealtimeModel(config.llm as Parameters<typeof createRealtimeModel>[0], {}, { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-platform' });
+async function realtimeCall(config: CallConfig, extra: Partial<CallSessionOptions> = {}) {
+  const env = { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-platform' };
+  const realtime = createRealtimeModel(config.llm as Parameters<typeof createRealtimeModel>[0], {}, env);
   const line = new LineAudioInput();
   const out = new CaptureAudioOutput();
   const call = new CallSession({
     config,
-    models: { stt: null, llm: realtime, tts: null, vad: new inference.VAD({ minSilenceDuration: 250 }), turnDetection: 'vad' },
+    // With its side-task text model, as the worker builds them (call/setup-failure.ts).
+    models: { stt: null, llm: realtime, tts: null, vad: new inference.VAD({ minSilenceDuration: 250 }), turnDetection: 'vad', sideLlm: createSideLlm(config.llm, {}, env) },
     labels: { stt: { provider: 'openai', model: 'gpt-realtime' }, llm: { provider: 'openai', model: 'gpt-realtime' }, tts: { provider: 'openai', model: 'gpt-realtime' } },
     reporter: null,
     api: null,
     metrics: nullSink,
     logger: createLogger('test', 'warn'),
+    ...extra,
   });
   line.start();
   await call.start({ audioInput: line, audioOutput: out });
@@ -134,5 +141,36 @@ describe('an outbound call on a realtime model', () => {
     expect(call.voicemail?.verdict).toBe('machine');
     expect(agentTexts()).not.toContain(OWN_REPLY);
     expect(report.messages.filter((m) => m.role === 'agent' && m.content).map((m) => m.content)).toEqual(['Please call Acme back.']);
+  }, 120_000);
+});
+
+describe('a phone menu on a realtime model', () => {
+  it("the menu gets no reply of the model's own: its side-task model chooses the key, and the person reached gets the first message", async () => {
+    const menu = 'For sales, press 1. For billing, press 2.';
+    const person = 'Hello, this is Ann speaking. How can I help you?';
+    transcripts = [menu, person];
+    // The goal shares no word with the menu's options: only the model can choose (the keyword fallback finds none).
+    fake.setResponder((req) => ({ text: contentText(req.messages[0]!) === NAVIGATION_PROMPT ? '2' : 'no' }));
+    const pressed: string[] = [];
+    const requestsBefore = fake.requests.length;
+    const { call, line, agentTexts } = await realtimeCall(
+      baseConfig({
+        call: { id: 'call_rt_ivr', type: 'outbound', direction: 'outbound', ivr: { goal: 'pay my invoice', max_menus: 4 } },
+        agent: { first_message: 'Hi, I am calling about an invoice.' },
+        llm: REALTIME,
+      }),
+      { actions: { sendDtmf: async (keys) => void pressed.push(keys) } },
+    );
+    await line.say(await synthesize(menu, 'espeak-ng'));
+    await waitUntil(() => pressed.length > 0, 30_000, 'a key pressed');
+    expect(pressed).toEqual(['2']);
+    const asked = fake.requests.slice(requestsBefore).find((r) => contentText(r.messages[0]!) === NAVIGATION_PROMPT);
+    expect(asked?.model).toBe(SIDE_TASK_MODELS.openai);
+    await line.say(await synthesize(person, 'espeak-ng'));
+    await waitUntil(() => agentTexts().includes('Hi, I am calling about an invoice.'), 30_000, 'the first message to the person');
+    const report = await call.end('user_hangup');
+    await line.close();
+    expect(agentTexts()).not.toContain(OWN_REPLY);
+    expect(report.messages.filter((m) => m.role === 'agent' && m.content && !m.tool_call).map((m) => m.content)).toEqual(['Hi, I am calling about an invoice.']);
   }, 120_000);
 });
