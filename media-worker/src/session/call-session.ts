@@ -284,10 +284,10 @@ export class CallSession implements CallContext {
     this.#squad?.currentMetrics()?.onMetrics(m);
   }
 
-  /** A realtime model's turns held while the recording question waits or an outbound opening is undecided. */
+  /** A realtime model's turns held while muted or taken over, the recording question waits, or an outbound opening is undecided. */
   #turnGate(): RealtimeTurnGate {
     const gate = new RealtimeTurnGate({
-      closed: () => this.consent.pending || (this.config.call.type === 'outbound' && !this.#opening.over),
+      closed: () => this.supervision.silent || this.consent.pending || (this.config.call.type === 'outbound' && !this.#opening.over),
       cancel: () => {
         try {
           void Promise.resolve(this.session.interrupt()).catch(() => {});
@@ -295,7 +295,8 @@ export class CallSession implements CallContext {
           // A speech that does not allow interruptions (the recording question) plays on.
         }
       },
-      decide: (text) => this.#beforeReply(text),
+      // Muted or taken over: no reply, and nothing to add (the caller's words are in the model's conversation already).
+      decide: (text) => (this.supervision.silent ? Promise.resolve(false) : this.#beforeReply(text)),
       reply: () => void this.session.generateReply(),
       log: this.#log,
     });
@@ -308,7 +309,7 @@ export class CallSession implements CallContext {
     const s = this.session;
     s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => this.#collectMetrics(ev.metrics));
     // A realtime model answers its turns itself: those the call must decide first are held here (realtime-turn-gate.ts).
-    const gate = this.#realtime && (this.consent.waitsForAnswer || this.config.call.type === 'outbound') ? this.#turnGate() : null;
+    const gate = this.#realtime ? this.#turnGate() : null;
     if (gate) s.on(voice.AgentSessionEventTypes.MetricsCollected, (ev) => ev.metrics.type === 'realtime_model_metrics' && gate.onResponseDone());
     s.on(voice.AgentSessionEventTypes.SpeechCreated, (ev) => {
       this.preemptive.onSpeechCreated(ev.speechHandle);

@@ -1,11 +1,13 @@
 // Turns a realtime (speech-to-speech) model must not answer by itself (realtime-turn-gate.ts): the real CallSession
 // and the openai plugin's RealtimeModel against the local Realtime double, whose server VAD ends the caller's turn
 // and answers it on its own.
-// Recording consent `ask`: The question is said first; the caller's yes (read from the provider's input transcription) starts the
-// recording, a no leaves it off; the model's own reply to that answer is cut before it plays; the first message follows; and the
-// caller's next question is answered by the model as usual (nothing more is cut).
-// An outbound call: a person's "Hello?" gets the first message, not the model's own reply, and their next words the
-// model's reply; an answering machine's greeting gets the voicemail message alone, and the call ends `voicemail`.
+// - Recording consent `ask`: the question is said first; the caller's yes (read from the provider's input
+//   transcription) starts the recording, a no leaves it off; the model's own reply to the answer is cut before it
+//   plays; the first message follows; the caller's next question is answered by the model as usual.
+// - An outbound call: a person's "Hello?" gets the first message, not the model's own reply, and their next words the
+//   model's reply; an answering machine's greeting gets the voicemail message alone, and the call ends `voicemail`.
+// - A phone menu gets the key its side-task model chooses.
+// - A muted agent's own reply is cancelled; a supervisor's say is spoken by the model.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inference, initializeLogger } from '@livekit/agents';
 import { RECORDING_CONSENT_DEFAULTS } from '../../../schemas/agents.ts';
@@ -172,5 +174,29 @@ describe('a phone menu on a realtime model', () => {
     await line.close();
     expect(agentTexts()).not.toContain(OWN_REPLY);
     expect(report.messages.filter((m) => m.role === 'agent' && m.content && !m.tool_call).map((m) => m.content)).toEqual(['Hi, I am calling about an invoice.']);
+  }, 120_000);
+});
+
+describe('supervision on a realtime model', () => {
+  it("muted, the caller's turn gets no reply of the model's own; a say is spoken by the model; unmuted, it answers again", async () => {
+    transcripts = ['Are you there?', 'Hello again?'];
+    const { call, line, out, agentTexts } = await realtimeCall(baseConfig({ call: { id: 'call_rt_supervised' }, agent: { first_message: 'Hello, Acme.' }, llm: REALTIME }));
+    await waitUntil(() => agentTexts().includes('Hello, Acme.') && !out.playing && call.session.agentState === 'listening', 30_000, 'the greeting played');
+    await call.supervision.apply({ seq: 1, action: 'mute_agent' });
+    const conn = fake.realtime.at(-1)!;
+    const before = conn.responses.length;
+    await line.say(await synthesize('Are you there?', 'espeak-ng'));
+    // The provider answered the turn by itself; the worker cancelled that response before any of it was heard.
+    await waitUntil(() => conn.responses.slice(before).some((r) => r.status === 'cancelled'), 30_000, "the model's own reply cancelled");
+    expect(agentTexts()).not.toContain(OWN_REPLY);
+    await call.supervision.apply({ seq: 2, action: 'unmute_agent' });
+    await call.supervision.apply({ seq: 3, action: 'say', text: 'A colleague will call you back today.', when: 'now' });
+    await waitUntil(() => call.messages().some((m) => m.supervisor?.action === 'say' && m.content === 'A colleague will call you back today.'), 30_000, 'the say spoken and marked');
+    await waitUntil(() => !out.playing && call.session.agentState === 'listening', 20_000, 'the say played');
+    await line.say(await synthesize('Hello again?', 'espeak-ng'));
+    await waitUntil(() => agentTexts().includes(OWN_REPLY), 30_000, 'the reply once unmuted');
+    await call.end('user_hangup');
+    await line.close();
+    expect(agentTexts().filter((t) => t === OWN_REPLY)).toHaveLength(1);
   }, 120_000);
 });
