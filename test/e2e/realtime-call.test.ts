@@ -6,10 +6,9 @@
 // call, each turn's voice-to-voice latency, the analysis and the recording.
 // A second call: the caller talks over a long answer (barge-in); the agent stops, the played part is truncated in the
 // model's conversation, and it answers what the caller said.
-// The double hears speech by energy and its words are scripted per turn (it does no recognition); what the caller
-// hears is festival's speech of the double's reply, transcribed here with a grammar.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+// The double hears speech by energy and its words are scripted per turn (it does no recognition; the script is
+// test/support/realtime-receptionist.ts, which the Gemini Live e2e shares); what the caller hears is festival's speech
+// of the double's reply, transcribed here with a grammar.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackFixture } from '../support/stack-fixture.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
@@ -17,15 +16,11 @@ import { RtcClient, disposeRtc, nowMs } from '../support/rtc-client.ts';
 import { resample, synthesize, transcribe } from '../support/speech.ts';
 import { untilEvery } from '../support/e2e.ts';
 import { FIRST_MESSAGE, ANSWER, GRAMMAR } from '../support/dental-phrases.ts';
-
-/** An answer long enough to talk over (festival speaks it in well over ten seconds). */
-const LONG =
-  'We open at nine in the morning on weekdays and at ten on Saturdays, we close at six in the evening, our hygienists work late on Tuesdays and Thursdays, and we are closed on Sundays and on public holidays.';
+import { LONG, hoursTool, receptionistResponder, receptionistTranscriber, startHoursTool } from '../support/realtime-receptionist.ts';
 
 let fake: FakeOpenAI;
 let agentId: string;
-let tools: http.Server;
-const toolRequests: Record<string, unknown>[] = [];
+let tool: Awaited<ReturnType<typeof startHoursTool>>;
 
 const fixture = stackFixture();
 const { api } = fixture;
@@ -35,24 +30,9 @@ beforeAll(async () => {
   // The model's voice: festival's speech of its words, at the API's 24 kHz.
   fake = await startFakeOpenAI({ ttftMs: 20, speaker: async (text) => resample(await synthesize(text), 24000).samples });
   fake.setResponder(() => ({ text: JSON.stringify({ summary: 'The caller asked when the practice opens.', outcome: 'question_answered' }) }));
-  fake.setRealtimeTranscriber(({ index }) => (index === 0 ? 'What time do you open tomorrow morning?' : 'Thank you.'));
-  fake.setRealtimeResponder((turn) => {
-    const fixed = /Say exactly [^"]*"([^"]*)"\s*$/.exec(turn.responseInstructions ?? '');
-    if (fixed) return { text: fixed[1]! };
-    const last = turn.items.at(-1);
-    if (last?.type === 'function_call_output') return { text: /nine/.test(last.output ?? '') ? ANSWER : 'Sorry, we are closed on Sundays.' };
-    if (/\bopen\b/i.test(turn.lastUser)) return { toolCalls: [{ name: 'opening_hours', arguments: { day: 'tomorrow' } }] };
-    return { text: 'Goodbye and have a nice day.' };
-  });
-  tools = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      toolRequests.push(JSON.parse(body));
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"opens":"nine in the morning"}');
-    });
-  });
-  await new Promise<void>((r) => tools.listen(0, '127.0.0.1', r));
+  fake.setRealtimeTranscriber(receptionistTranscriber);
+  fake.setRealtimeResponder(receptionistResponder());
+  tool = await startHoursTool();
 
   await fixture.start({
     org: 'e2e-realtime',
@@ -64,20 +44,14 @@ beforeAll(async () => {
   });
   const key = await api('POST', '/v1/integrations', { name: 'openai', provider: 'openai', api_key: 'sk-org-openai-0123456789' });
   expect(key.status, JSON.stringify(key.body)).toBe(201);
-  const tool = await api('POST', '/v1/tools', {
-    type: 'function',
-    name: 'opening_hours',
-    description: 'When the practice opens on a day',
-    parameters: { type: 'object', properties: { day: { type: 'string' } }, required: ['day'] },
-    url: `http://127.0.0.1:${(tools.address() as AddressInfo).port}/hours`,
-  });
-  expect(tool.status, JSON.stringify(tool.body)).toBe(201);
+  const created = await api('POST', '/v1/tools', hoursTool(tool.url));
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
   const model = await api('POST', '/v1/models', {
     name: 'Realtime',
     model: 'gpt-realtime',
     base_url: fake.url,
     system_prompt: 'You are the receptionist of Acme Dental.',
-    tool_ids: [tool.body.id],
+    tool_ids: [created.body.id],
     realtime: { voice: 'marin', turn_detection: 'server_vad', silence_duration_ms: 500 },
   });
   expect(model.status, JSON.stringify(model.body)).toBe(201);
@@ -89,7 +63,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await disposeRtc();
   await fixture.stop();
-  tools?.close();
+  tool?.close();
   await fake?.close();
 });
 
@@ -116,7 +90,7 @@ describe('a web call to a realtime agent', () => {
       await client.leave();
     }
     // The worker called the tool with the model's arguments; the double's session had the agent's settings.
-    expect(toolRequests.at(-1)).toMatchObject({ call_id: callId, name: 'opening_hours', arguments: { day: 'tomorrow' } });
+    expect(tool.requests.at(-1)).toMatchObject({ call_id: callId, name: 'opening_hours', arguments: { day: 'tomorrow' } });
     const conn = fake.realtime.at(-1)!;
     expect(conn.params.get('model')).toBe('gpt-realtime');
     expect(conn.session.audio.input.turn_detection).toMatchObject({ type: 'server_vad', silence_duration_ms: 500 });
@@ -142,13 +116,7 @@ describe('a web call to a realtime agent', () => {
 
   it('stops a long answer when the caller talks over it, truncates it in the model, and answers the caller', async () => {
     // A long answer to the question; anything else gets the goodbye.
-    fake.setRealtimeTranscriber(({ index }) => (index === 0 ? 'What time do you open tomorrow morning?' : 'Thank you.'));
-    fake.setRealtimeResponder((turn) => {
-      const fixed = /Say exactly [^"]*"([^"]*)"\s*$/.exec(turn.responseInstructions ?? '');
-      if (fixed) return { text: fixed[1]! };
-      if (/\bopen\b/i.test(turn.lastUser)) return { text: LONG };
-      return { text: 'Goodbye and have a nice day.' };
-    });
+    fake.setRealtimeResponder(receptionistResponder({ long: true }));
     const created = await api('POST', '/v1/calls/web', { agent_id: agentId });
     expect(created.status).toBe(201);
     const connections = fake.realtime.length;
