@@ -17,6 +17,7 @@ import { stackFixture } from '../support/stack-fixture.ts';
 import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { SipPhone } from '../support/sip-phone.ts';
+import { ackRefusal } from '../support/sipp-agent.ts';
 import { FIRST_MESSAGE } from '../support/greetings.ts';
 import { untilEvery } from '../support/e2e.ts';
 import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
@@ -93,18 +94,7 @@ a=rtpmap:0 PCMU/8000
 ${finals.map((c) => `  <recv response="${c}" optional="true" next="ack"/>`).join('\n')}
   <recv response="407"/>
   <label id="ack"/>
-  <send>
-    <![CDATA[
-ACK sip:[field0]@[remote_ip]:[remote_port] SIP/2.0
-[last_Via:]
-[last_From:]
-[last_To:]
-Call-ID: [call_id]
-CSeq: 1 ACK
-Max-Forwards: 70
-Content-Length: 0
-    ]]>
-  </send>
+${ackRefusal('sip:[field0]@[remote_ip]:[remote_port]')}
 </scenario>
 `,
     );

@@ -4,13 +4,13 @@
 // SDP) is a UDP socket of this process: it records the G.711 µ-law the bridge sends and plays speech back. It
 // also decodes the RFC 4733 telephone events (keypad presses) the bridge sends on that socket, and can play a
 // phone menu that answers them (`menu`).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
 import type { Pcm } from './speech.ts';
 import { RtpLeg, type RtpAddress } from './rtp-leg.ts';
+import { SippAgent, replyTo, sippDir, spawnSipp } from './sipp-agent.ts';
 
 export type CalleeMode = 'answer' | 'busy' | 'no-answer';
 
@@ -120,17 +120,7 @@ a=sendrecv
   <recv request="BYE">
     <action><exec command="echo bye >> ${dir}/ended"/></action>
   </recv>
-  <send>
-    <![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-    ]]>
-  </send>`;
+${replyTo('200 OK')}`;
   }
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <!DOCTYPE scenario SYSTEM "sipp.dtd">
@@ -139,28 +129,16 @@ Content-Length: 0
 `;
 }
 
-export class SipCallee {
-  private readonly exited: Promise<number | null>;
-
+export class SipCallee extends SippAgent {
   readonly mode: CalleeMode;
   readonly port: number;
-  readonly dir: string;
-  private readonly sipp: ChildProcess;
-  private readonly media: RtpLeg;
 
   private constructor(mode: CalleeMode, port: number, dir: string, sipp: ChildProcess, media: RtpLeg) {
+    super('SIP callee', sipp, media, dir);
     this.mode = mode;
     this.port = port;
-    this.dir = dir;
-    this.sipp = sipp;
-    this.media = media;
-    this.exited = new Promise((r) => sipp.once('exit', (code) => r(code)));
   }
 
-  /** The audio heard so far (8 kHz samples). */
-  get received(): number[] {
-    return this.media.received;
-  }
   /** Keys received as RFC 4733 telephone events, in order (one per event, however many packets carry it). */
   get keys(): string[] {
     return this.media.keys;
@@ -197,15 +175,12 @@ export class SipCallee {
 
   /** Starts SIPp listening on a free port of 127.0.0.1. `ringMs`: an answering callee rings this long first. */
   static async start(mode: CalleeMode, opts: { ringMs?: number } = {}): Promise<SipCallee> {
-    const dir = mkdtempSync(path.join(tmpdir(), 'vap-callee-'));
+    const dir = sippDir('vap-callee-');
     let callee: SipCallee | null = null;
     const media = await RtpLeg.open(() => callee?.remote() ?? null);
-    writeFileSync(path.join(dir, 'uas.xml'), scenario(mode, dir, media.port, opts.ringMs ?? 0));
+    const xml = scenario(mode, dir, media.port, opts.ringMs ?? 0);
     const port = await freeTcpUdpPort();
-    const sipp = spawn('sipp', ['-sf', path.join(dir, 'uas.xml'), '-i', '127.0.0.1', '-p', String(port), '-nostdin', '-trace_msg', '-message_file', path.join(dir, 'messages.log')], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      cwd: dir,
-    });
+    const sipp = spawnSipp(dir, 'uas.xml', xml, ['-sf', path.join(dir, 'uas.xml'), '-i', '127.0.0.1', '-p', String(port), '-nostdin', '-trace_msg', '-message_file', path.join(dir, 'messages.log')]);
     callee = new SipCallee(mode, port, dir, sipp, media);
     // SIPp is listening once its message log exists.
     await callee.waitFor('SIPp to start', () => existsSync(path.join(dir, 'messages.log')) || sipp.exitCode !== null, 10_000);
@@ -217,41 +192,22 @@ export class SipCallee {
     return `127.0.0.1:${this.port}`;
   }
 
-  private file(name: string): string {
-    const p = path.join(this.dir, name);
-    return existsSync(p) ? readFileSync(p, 'utf8').trim() : '';
-  }
-
   /** INVITEs received so far (retransmissions of one INVITE count once). */
   get invites(): { callId: string; host: string; port: number }[] {
     const seen = new Map<string, { callId: string; host: string; port: number }>();
-    for (const line of this.file('invites').split('\n').filter(Boolean)) {
+    for (const line of (this.file('invites') ?? '').split('\n').filter(Boolean)) {
       const [callId, host, port] = line.split(' ');
       if (!seen.has(callId!)) seen.set(callId!, { callId: callId!, host: host!, port: Number(port) });
     }
     return [...seen.values()];
   }
   get answered(): boolean {
-    return this.file('answered') !== '';
+    return (this.file('answered') ?? '') !== '';
   }
   /** A BYE from the platform was received. */
   get hungUp(): boolean {
-    return this.file('ended') !== '';
+    return (this.file('ended') ?? '') !== '';
   }
-  get messages(): string {
-    return this.file('messages.log');
-  }
-
-  async waitFor<T>(what: string, fn: () => T | null | undefined | false, timeoutMs = 60_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = fn();
-      if (v) return v;
-      if (Date.now() > deadline) throw new Error(`SIP callee: timed out waiting for ${what}\n${this.messages.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
   /** The media address of the last INVITE's offer: where the call's audio goes. */
   private remote(): RtpAddress | null {
     const last = this.invites.at(-1);
@@ -263,22 +219,12 @@ export class SipCallee {
     this.media.startSilence();
   }
 
-  /** Plays speech in real time (resampled to 8 kHz, µ-law). */
-  speak(pcm: Pcm): Promise<void> {
-    return this.media.speak(pcm);
-  }
-
-  /** Audio heard so far, 8 kHz. */
-  audio(fromSample = 0): Pcm {
-    return this.media.audio(fromSample);
-  }
-
   async close(): Promise<void> {
     this.media.close();
     if (this.sipp.exitCode === null) {
       this.sipp.kill('SIGKILL');
       await this.exited;
     }
-    if (process.env.VAP_STACK_KEEP_LOGS !== '1') rmSync(this.dir, { recursive: true, force: true });
+    this.release();
   }
 }

@@ -2,15 +2,13 @@
 // hangs up, while the call's media (the `m=audio` port of its SDP) is a UDP socket of this process, which
 // records the G.711 µ-law audio the bridge sends, and sends silence, speech or RFC 4733 keypad events back.
 // The test hangs up by sending SIPp an in-dialog INFO, which the scenario answers with a BYE.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
-import type { Pcm } from './speech.ts';
 import { RtpLeg } from './rtp-leg.ts';
+import { SippAgent, ackRefusal, replyTo, sippDir, spawnSipp } from './sipp-agent.ts';
 
 // 401 and 407: the bridge's answers to an INVITE that only the catch-all trunk (credentials nobody has) matches.
 const FINALS = [401, 403, 404, 407, 480, 486, 487, 488, 500, 503, 603];
@@ -88,18 +86,7 @@ Content-Length: 0
   <recv request="INFO" next="local_hangup"/>
 
   <label id="refer"/>
-  <send>
-    <![CDATA[
-SIP/2.0 202 Accepted
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Contact: <sip:${from}@[local_ip]:[local_port]>
-Content-Length: 0
-    ]]>
-  </send>
+${replyTo('202 Accepted', `Contact: <sip:${from}@[local_ip]:[local_port]>\n`)}
   <send>
     <![CDATA[
 NOTIFY [$contact] SIP/2.0
@@ -123,31 +110,11 @@ SIP/2.0 200 OK
   <recv request="INFO" next="local_hangup"/>
 
   <label id="remote_bye"/>
-  <send>
-    <![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-    ]]>
-  </send>
+${replyTo('200 OK')}
   <nop next="end"><action><exec command="echo remote > ${dir}/ended"/></action></nop>
 
   <label id="local_hangup"/>
-  <send>
-    <![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-    ]]>
-  </send>
+${replyTo('200 OK')}
   <send retrans="500">
     <![CDATA[
 BYE [$contact] SIP/2.0
@@ -164,18 +131,7 @@ Content-Length: 0
   <nop next="end"><action><exec command="echo local > ${dir}/ended"/></action></nop>
 
   <label id="refused"/>
-  <send>
-    <![CDATA[
-ACK sip:[service]@[remote_ip]:[remote_port] SIP/2.0
-[last_Via:]
-[last_From:]
-[last_To:]
-Call-ID: [call_id]
-CSeq: 1 ACK
-Max-Forwards: 70
-Content-Length: 0
-    ]]>
-  </send>
+${ackRefusal('sip:[service]@[remote_ip]:[remote_port]')}
   <label id="end"/>
 </scenario>
 `;
@@ -192,28 +148,17 @@ export interface CallOptions {
   localAddress?: string;
 }
 
-export class SipPhone {
+export class SipPhone extends SippAgent {
   readonly callId = `${randomUUID()}@vap-test`;
-  readonly dir: string;
   readonly startedAt = performance.now();
-  private exited: Promise<number | null>;
 
-  private readonly sipp: ChildProcess;
-  private readonly media: RtpLeg;
   private readonly sipPort: number;
 
   private constructor(sipp: ChildProcess, media: RtpLeg, sipPort: number, dir: string) {
-    this.sipp = sipp;
-    this.media = media;
+    super('SIP caller', sipp, media, dir);
     this.sipPort = sipPort;
-    this.dir = dir;
-    this.exited = new Promise((r) => sipp.once('exit', (code) => r(code)));
   }
 
-  /** The audio heard so far (8 kHz samples). */
-  get received(): number[] {
-    return this.media.received;
-  }
   /** With VAP_DEBUG_RTP: the packets received. */
   get packets(): string[] {
     return this.media.packets;
@@ -230,19 +175,15 @@ export class SipPhone {
     this.media.onAudio = fn;
   }
 
+  // `override`: a class that extends another inherits Function.prototype.call on its static side, which this shadows.
   /** Dials `to` at the bridge. Resolves once SIPp has sent the INVITE (the call may still ring). */
-  static async call(o: CallOptions): Promise<SipPhone> {
-    const dir = mkdtempSync(path.join(tmpdir(), 'vap-sipp-'));
+  static override async call(o: CallOptions): Promise<SipPhone> {
+    const dir = sippDir('vap-sipp-');
     const media = await RtpLeg.open();
     const from = o.from ?? '+15550100199';
-    writeFileSync(path.join(dir, 'uac.xml'), scenario(dir, from, media.port));
     const sipPort = await freeTcpUdpPort(o.localAddress);
     const phone = new SipPhone(
-      spawn(
-        'sipp',
-        [o.bridge, '-sf', path.join(dir, 'uac.xml'), '-s', o.to, '-i', o.localAddress ?? '127.0.0.1', '-p', String(sipPort), '-m', '1', '-cid_str', `${randomUUID()}-%u@vap-test`, '-nostdin', '-timeout', `${o.timeoutSeconds ?? 120}s`, '-timeout_error', '-trace_msg', '-message_file', path.join(dir, 'messages.log')],
-        { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir },
-      ),
+      spawnSipp(dir, 'uac.xml', scenario(dir, from, media.port), [o.bridge, '-sf', path.join(dir, 'uac.xml'), '-s', o.to, '-i', o.localAddress ?? '127.0.0.1', '-p', String(sipPort), '-m', '1', '-cid_str', `${randomUUID()}-%u@vap-test`, '-nostdin', '-timeout', `${o.timeoutSeconds ?? 120}s`, '-timeout_error', '-trace_msg', '-message_file', path.join(dir, 'messages.log')]),
       media,
       sipPort,
       dir,
@@ -261,11 +202,6 @@ export class SipPhone {
     return m ? new Date(`${m[1]}T${m[2]}`).getTime() + Number(`0.${m[3]}`) * 1000 : null;
   }
 
-  private file(name: string): string | null {
-    const p = path.join(this.dir, name);
-    return existsSync(p) ? readFileSync(p, 'utf8').trim() : null;
-  }
-
   /** The final status of a refused INVITE (486...), or null while none came. */
   get finalStatus(): number | null {
     const f = this.file('final');
@@ -282,9 +218,6 @@ export class SipPhone {
   get ended(): string | null {
     return this.file('ended');
   }
-  get messages(): string {
-    return this.file('messages.log') ?? '';
-  }
   /** The SIP Call-ID SIPp used. */
   get sipCallId(): string | null {
     if (this.#sipCallId) return this.#sipCallId;
@@ -294,26 +227,11 @@ export class SipPhone {
   }
   #sipCallId: string | null = null;
 
-  async waitFor<T>(what: string, fn: () => T | null | undefined | false, timeoutMs = 60_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = fn();
-      if (v) return v;
-      if (Date.now() > deadline) throw new Error(`SIP caller: timed out waiting for ${what}\n${this.messages.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
   /** Once answered: keeps the media path alive with silence (the bridge times out a silent caller). */
   async startMedia(): Promise<void> {
     const port = Number(await this.waitFor('the 200 OK', () => this.file('answered')));
     this.media.peer = { port, host: '127.0.0.1' };
     this.media.startSilence();
-  }
-
-  /** Plays 8 kHz speech in real time. */
-  speak(pcm: Pcm): Promise<void> {
-    return this.media.speak(pcm);
   }
 
   /**
@@ -327,11 +245,6 @@ export class SipPhone {
   /** RFC 4733 telephone-event: one digit, 100 ms, three end packets. */
   pressKey(digit: string): Promise<void> {
     return this.media.pressKey(digit);
-  }
-
-  /** The audio heard so far, 8 kHz. */
-  audio(fromSample = 0): Pcm {
-    return this.media.audio(fromSample);
   }
 
   /** Hangs up (an in-dialog INFO tells the scenario to send BYE) and waits for SIPp to finish. */
@@ -374,7 +287,6 @@ export class SipPhone {
         await done;
       }
     }
-    this.media.close();
-    if (process.env.VAP_STACK_KEEP_LOGS !== '1') rmSync(this.dir, { recursive: true, force: true });
+    this.release();
   }
 }
