@@ -5,14 +5,14 @@
 // it is in progress (the callee ending the call). The export then shows each contact's attempts and final state,
 // and the campaign's own webhook_url got campaign.started and campaign.completed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SipClient } from 'livekit-server-sdk';
 import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
 import { stackFixture } from '../support/stack-fixture.ts';
 import { SipCallee } from '../support/sip-callee.ts';
 import { Receiver } from '../support/webhook-receiver.ts';
 import { until } from '../support/e2e.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
-import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
+import type { SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
+import { addOutboundNumber, startCalleeEdge } from '../support/outbound-edge.ts';
 
 const FROM = '+14155550100';
 const RING_TIMEOUT = 6;
@@ -37,15 +37,11 @@ const { api } = fixture;
 
 beforeAll(async () => {
   [answer, busy, noAnswer] = await Promise.all([SipCallee.start('answer'), SipCallee.start('busy'), SipCallee.start('no-answer')]);
-  edge = await startSimulatedEdge({
-    listen: '127.0.0.1:0',
-    routes: [
-      { prefix: '+15550001', target: { host: '127.0.0.1', port: answer.port } },
-      { prefix: '+15550002', target: { host: '127.0.0.1', port: busy.port } },
-      { prefix: '+15550003', target: { host: '127.0.0.1', port: noAnswer.port } },
-    ],
-    noAnswerMs: 3000,
-  });
+  edge = await startCalleeEdge([
+    ['+15550001', answer],
+    ['+15550002', busy],
+    ['+15550003', noAnswer],
+  ]);
   hooks = await new Receiver().start();
   ({ stack, sql, key, orgId } = await fixture.start({
     org: 'campaign',
@@ -64,9 +60,7 @@ beforeAll(async () => {
   const [model] = await sql<{ id: string }[]>`insert into llm_models (org_id, name, provider, model, temperature) values (${orgId}, 'm', 'openai', 'gpt-4o-mini', 0.7) returning id`;
   const [agent] = await sql<{ id: string }[]>`insert into agents (org_id, name, llm_id, transcriber, tts) values (${orgId}, 'Caller', ${model!.id}, '{}', '{}') returning id`;
   agentId = agent!.id;
-  const sip = new SipClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
-  const trunk = await sip.createSipOutboundTrunk('campaign-test', `${edge.address.host}:${edge.address.port}`, [FROM]);
-  await sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id) values (${orgId}, ${FROM}, 'simulated', ${agentId}, ${trunk.sipTrunkId})`;
+  await addOutboundNumber(stack, sql, edge, { trunkName: 'campaign-test', orgId, from: FROM, agentId });
 }, 240_000);
 
 afterAll(async () => {

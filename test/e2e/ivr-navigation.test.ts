@@ -7,7 +7,6 @@
 // lost either gets a wrong key), presses them, says nothing to the menus, and speaks its first message to the
 // person the menu leads to. A menu that only ever repeats itself gets two presses, then the agent hangs up.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SipClient } from 'livekit-server-sdk';
 import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
 import { stackFixture } from '../support/stack-fixture.ts';
 import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
@@ -18,7 +17,8 @@ import { SipCallee, type MenuNode } from '../support/sip-callee.ts';
 import { until } from '../support/e2e.ts';
 import { soundSeconds, utterance } from '../support/phone-audio.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
-import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
+import type { SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
+import { addOutboundNumber, startCalleeEdge } from '../support/outbound-edge.ts';
 
 const LEVEL1 = 'For sales, press 1. For billing, press 2. For support, press 3.';
 const LEVEL2 = 'For invoices, press 1. For payments, press 2.';
@@ -77,14 +77,10 @@ beforeAll(async () => {
   deepgram = await startFakeDeepgram();
   for (const t of [LEVEL1, LEVEL2, PERSON]) speech.set(t, await synthesize(t));
   [menuCallee, loopCallee] = await Promise.all([SipCallee.start('answer'), SipCallee.start('answer')]);
-  edge = await startSimulatedEdge({
-    listen: '127.0.0.1:0',
-    routes: [
-      { prefix: TO_MENU, target: { host: '127.0.0.1', port: menuCallee.port } },
-      { prefix: TO_LOOP, target: { host: '127.0.0.1', port: loopCallee.port } },
-    ],
-    noAnswerMs: 3000,
-  });
+  edge = await startCalleeEdge([
+    [TO_MENU, menuCallee],
+    [TO_LOOP, loopCallee],
+  ]);
   ({ stack, sql } = await fixture.start({
     org: 'ivr',
     worker: true,
@@ -102,11 +98,8 @@ beforeAll(async () => {
   const modelId = await createStandInModel(api, llm.url, { system_prompt: 'You call Acme to pay an invoice.' });
   // The menus are heard through the Deepgram stand-in (the offline recogniser cannot read 8 kHz phone audio).
   agentId = await createLocalAgent(api, { name: 'Payer', llm_id: modelId, transcriber: { provider: 'deepgram' }, first_message: FIRST_MESSAGE });
-  const sip = new SipClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
-  const trunk = await sip.createSipOutboundTrunk('ivr-test', `${edge.address.host}:${edge.address.port}`, [FROM]);
   const [org] = await sql<{ org_id: string }[]>`select org_id from agents where id = ${agentId}`;
-  await sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id)
-            values (${org!.org_id}, ${FROM}, 'simulated', ${agentId}, ${trunk.sipTrunkId})`;
+  await addOutboundNumber(stack, sql, edge, { trunkName: 'ivr-test', orgId: org!.org_id, from: FROM, agentId });
 }, 240_000);
 
 afterAll(async () => {

@@ -3,7 +3,6 @@
 // callee (answering, busy, never answering). The answered call runs the real media worker: the agent greets,
 // the callee asks a question in synthesized speech, the agent answers, the call is stopped.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SipClient } from 'livekit-server-sdk';
 import { Webhook } from 'standardwebhooks';
 import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
 import { stackFixture } from '../support/stack-fixture.ts';
@@ -16,7 +15,8 @@ import { until } from '../support/e2e.ts';
 import { utterance } from '../support/phone-audio.ts';
 import { freeTcpUdpPort } from '../../scripts/stack/ports.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
-import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
+import type { SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
+import { addOutboundNumber, startCalleeEdge } from '../support/outbound-edge.ts';
 
 const FIRST_MESSAGE = 'Hello, this is Acme Dental calling about your appointment.';
 const ANSWER = 'We open at nine in the morning.';
@@ -58,16 +58,12 @@ beforeAll(async () => {
   });
   [busy, noAnswer, answer] = await Promise.all([SipCallee.start('busy'), SipCallee.start('no-answer'), SipCallee.start('answer')]);
   const deadPort = await freeTcpUdpPort();
-  edge = await startSimulatedEdge({
-    listen: '127.0.0.1:0',
-    routes: [
-      { prefix: TO_BUSY, target: { host: '127.0.0.1', port: busy.port } },
-      { prefix: TO_NO_ANSWER, target: { host: '127.0.0.1', port: noAnswer.port } },
-      { prefix: TO_ANSWER, target: { host: '127.0.0.1', port: answer.port } },
-      { prefix: TO_DEAD, target: { host: '127.0.0.1', port: deadPort } },
-    ],
-    noAnswerMs: 3000,
-  });
+  edge = await startCalleeEdge([
+    [TO_BUSY, busy],
+    [TO_NO_ANSWER, noAnswer],
+    [TO_ANSWER, answer],
+    [TO_DEAD, { port: deadPort }],
+  ]);
   hooks = await new Receiver().start();
 
   ({ stack, sql, orgId } = await fixture.start({
@@ -85,10 +81,7 @@ beforeAll(async () => {
   const modelId = await createStandInModel(api, llm.url, { system_prompt: 'You are the receptionist of Acme Dental.' });
   agentId = await createLocalAgent(api, { name: 'Caller', llm_id: modelId, first_message: FIRST_MESSAGE });
   // The number and its outbound trunk (as a purchase from the simulated carrier leaves them), on the edge.
-  const sip = new SipClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
-  const trunk = await sip.createSipOutboundTrunk('outbound-test', `${edge.address.host}:${edge.address.port}`, [FROM]);
-  await sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id)
-            values (${orgId}, ${FROM}, 'simulated', ${agentId}, ${trunk.sipTrunkId})`;
+  await addOutboundNumber(stack, sql, edge, { trunkName: 'outbound-test', orgId, from: FROM, agentId });
 }, 240_000);
 
 afterAll(async () => {

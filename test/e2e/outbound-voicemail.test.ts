@@ -5,7 +5,6 @@
 // the machine from a person, stay quiet through the greeting, and then leave the agent's voicemail_message
 // after the beep, or hang up when the agent has none.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SipClient } from 'livekit-server-sdk';
 import { sipBridgeVersion, type TestStack } from '../support/stack.ts';
 import { stackFixture } from '../support/stack-fixture.ts';
 import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
@@ -16,7 +15,8 @@ import { Receiver } from '../support/webhook-receiver.ts';
 import { until } from '../support/e2e.ts';
 import { soundSeconds } from '../support/phone-audio.ts';
 import type { Sql } from '../../control-plane/src/db/connect.ts';
-import { startSimulatedEdge, type SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
+import type { SimulatedEdge } from '../../control-plane/src/modules/phone-numbers/carriers/simulated-edge.ts';
+import { addOutboundNumber, startCalleeEdge } from '../support/outbound-edge.ts';
 
 const FIRST_MESSAGE = 'Hello, this is Acme Dental calling about your appointment.';
 const VOICEMAIL = 'Hi, this is Acme Dental. Please call us back about your appointment tomorrow.';
@@ -50,14 +50,10 @@ beforeAll(async () => {
   for (let i = 0; i < beep.samples.length; i++) beep.samples[i] = Math.round(12000 * Math.sin((2 * Math.PI * 1000 * i) / 8000));
   // A machine picks up after a few rings.
   [machine, machine2] = await Promise.all([SipCallee.start('answer', { ringMs: 3000 }), SipCallee.start('answer', { ringMs: 3000 })]);
-  edge = await startSimulatedEdge({
-    listen: '127.0.0.1:0',
-    routes: [
-      { prefix: TO_MACHINE, target: { host: '127.0.0.1', port: machine.port } },
-      { prefix: TO_MACHINE_2, target: { host: '127.0.0.1', port: machine2.port } },
-    ],
-    noAnswerMs: 3000,
-  });
+  edge = await startCalleeEdge([
+    [TO_MACHINE, machine],
+    [TO_MACHINE_2, machine2],
+  ]);
   hooks = await new Receiver().start();
   ({ stack, sql, orgId } = await fixture.start({
     org: 'voicemail',
@@ -74,10 +70,7 @@ beforeAll(async () => {
   llmId = await createStandInModel(api, llm.url, { system_prompt: 'You are the receptionist of Acme Dental.' });
   // The number (routed to an agent, as every number is) and its outbound trunk, on the edge.
   const owner = await agentWith(null);
-  const sip = new SipClient(stack.livekitHttpUrl, stack.apiKey, stack.apiSecret);
-  const trunk = await sip.createSipOutboundTrunk('voicemail-test', `${edge.address.host}:${edge.address.port}`, [FROM]);
-  await sql`insert into phone_numbers (org_id, phone_number, provider, agent_id, outbound_trunk_id)
-            values (${orgId}, ${FROM}, 'simulated', ${owner}, ${trunk.sipTrunkId})`;
+  await addOutboundNumber(stack, sql, edge, { trunkName: 'voicemail-test', orgId, from: FROM, agentId: owner });
 }, 240_000);
 
 afterAll(async () => {
