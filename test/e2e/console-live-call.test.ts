@@ -5,7 +5,7 @@
 // supervision[]), Whisper, Mute, Take over (the browser's microphone published in the room) and Hand back, an action's
 // error shown in words, and End, after which the page is the completed call's. Screenshots go to the temporary folder
 // `npm run docs:screenshots` copies from (test/support/screenshots.ts).
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SignJWT } from 'jose';
@@ -22,9 +22,9 @@ import { webCall, type WebCaller } from '../support/web-caller.ts';
 import { untilEvery } from '../support/e2e.ts';
 import { ANSWER, OTHER_ANSWER } from '../support/dental-phrases.ts';
 import { SCREENSHOTS_DIR } from '../support/screenshots.ts';
+import { axeViolations as axeViolationsOn, checkPage } from '../support/page-check.ts';
 import { buildConsole } from '../../web/build-console.ts';
 
-const AXE = path.resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js');
 const JWT_SECRET = 'console-live-secret-0123456789abcdef-0123456789';
 /** A sentence the agent never says by itself: on the page, it came from the supervisor's say. */
 const SAY = 'Sorry, we are closed on Sundays.';
@@ -85,17 +85,8 @@ afterAll(async () => {
   if (dist) rmSync(dist, { recursive: true, force: true });
 });
 
-async function axeViolations(): Promise<{ id: string; nodes: string[] }[]> {
-  await page.evaluate(`${readFileSync(AXE, 'utf8')}\n;0`);
-  return page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
-    r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => ({ id: v.id, nodes: v.nodes.map((n) => JSON.stringify(n.target)) })))`);
-}
-
-async function check(name: string): Promise<void> {
-  expect(await axeViolations(), name).toEqual([]);
-  await page.screenshot({ path: path.join(SCREENSHOTS_DIR, `${name}.png`), fullPage: true });
-}
+const axeViolations = () => axeViolationsOn(page);
+const check = (name: string) => checkPage(page, name);
 
 const live = () => page.getByRole('region', { name: 'Live', exact: true });
 const supervision = async (callId: string) =>

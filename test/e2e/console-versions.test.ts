@@ -2,7 +2,7 @@
 // human labels, the version history, a diff between two versions, publish, rollback, the traffic split, a publish
 // refused by the test gate naming what failed, the versions compared side by side, and the call page naming its
 // version. axe on each view; screenshots to a temporary folder (`npm run docs:screenshots` copies them to docs/console).
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -12,9 +12,9 @@ import { usePlatform, type TestPlatform } from '../support/platform.ts';
 import { launchBrowser, type TestBrowser } from '../support/browser.ts';
 import { buildConsole } from '../../web/build-console.ts';
 import { SCREENSHOTS_DIR } from '../support/screenshots.ts';
+import { checkPage } from '../support/page-check.ts';
 import { insertCall } from '../../control-plane/src/modules/calls/queries.ts';
 
-const AXE = path.resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js');
 const SHOTS = SCREENSHOTS_DIR;
 
 let tp: TestPlatform;
@@ -85,17 +85,7 @@ afterAll(async () => {
   if (dist) rmSync(dist, { recursive: true, force: true });
 });
 
-async function axeViolations(): Promise<{ id: string; nodes: string[] }[]> {
-  await page.evaluate(`${readFileSync(AXE, 'utf8')}\n;0`);
-  return page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
-    r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => ({ id: v.id, nodes: v.nodes.map((n) => JSON.stringify(n.target)) })))`);
-}
-
-async function check(name: string): Promise<void> {
-  expect(await axeViolations(), name).toEqual([]);
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
+const check = (name: string) => checkPage(page, name);
 
 const heading = (text: string | RegExp) => page.locator('#view h1', { hasText: text });
 const versionsTable = () => page.locator('#view section[aria-labelledby="agent-versions"] table').first();

@@ -2,7 +2,7 @@
 // org with an agent, a squad, a call with its recording and a number, one Chromium page, and the steps the tests take
 // (sign in, go to a page, check a page with axe and take its screenshot). Importing this module registers the hooks
 // that build and close them in the importing test file; the exported bindings are live.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
@@ -12,8 +12,8 @@ import { launchBrowser, type TestBrowser } from '../support/browser.ts';
 import { writeWav } from '../support/speech.ts';
 import { buildConsole } from '../../web/build-console.ts';
 import { SCREENSHOTS_DIR } from '../support/screenshots.ts';
+import { axeViolations as axeViolationsOn, checkPage } from '../support/page-check.ts';
 
-export const AXE = path.resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js');
 export const SHOTS = SCREENSHOTS_DIR;
 export const JWT_SECRET = 'console-test-secret-0123456789abcdef-0123456789';
 
@@ -139,18 +139,10 @@ afterAll(async () => {
 });
 
 /** Violations axe rates serious or critical on the page as it is now (axe runs in the page, injected by DevTools). */
-export async function axeViolations(): Promise<{ id: string; nodes: string[] }[]> {
-  await page.evaluate(`${readFileSync(AXE, 'utf8')}\n;0`);
-  return page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
-    r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => ({ id: v.id, nodes: v.nodes.map((n) => JSON.stringify(n.target)) })))`);
-}
+export const axeViolations = () => axeViolationsOn(page);
 
 /** axe finds nothing serious, and the page's screenshot goes to SCREENSHOTS_DIR/<name>.png (test/support/screenshots.ts). */
-export async function check(name: string): Promise<void> {
-  expect(await axeViolations(), name).toEqual([]);
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
+export const check = (name: string) => checkPage(page, name);
 
 export const heading = (text: string | RegExp) => page.locator('#view h1', { hasText: text });
 

@@ -2,21 +2,21 @@
 // plane serving the page): sign in with an API key, pick the agent, talk (Chromium's fake microphone plays a
 // spoken question), watch the transcript and the per-turn latency table fill, stop, and read the call record.
 // Along the way: the key never reaches storage or another origin, and axe finds no serious violation.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConsoleMessage, Page, Request, WebSocket } from 'playwright-core';
+import type { ConsoleMessage, Request, WebSocket } from 'playwright-core';
 import type { TestStack } from '../support/stack.ts';
 import { stackFixture } from '../support/stack-fixture.ts';
 import { createLocalAgent, createStandInModel } from '../support/stand-in-agent.ts';
 import { answerFromWords, startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai.ts';
 import { launchBrowser, speechWav, type TestBrowser } from '../support/browser.ts';
 import { buildPlayground } from '../../web/build-playground.ts';
+import { axeViolations } from '../support/page-check.ts';
 
 const FIRST_MESSAGE = 'Hello, thank you for calling Acme Dental.';
 const ANSWER = 'We open at nine in the morning.';
-const AXE = path.resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js');
 
 let stack: TestStack;
 let llm: FakeOpenAI;
@@ -64,15 +64,6 @@ afterAll(async () => {
   await llm?.close();
   if (dist) rmSync(dist, { recursive: true, force: true });
 });
-
-/** Violations axe rates serious or critical on the page as it is now (axe runs in the page, injected by DevTools). */
-async function axeViolations(page: Page): Promise<{ id: string; impact: string; nodes: string[] }[]> {
-  await page.evaluate(`${readFileSync(AXE, 'utf8')}\n;0`);
-  // A string, not a function: this file is type-checked without the DOM library.
-  return page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
-    r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => JSON.stringify(n.target)) })))`);
-}
 
 describe('the playground', () => {
   it('signs in, talks to the agent, shows transcript and per-turn latency, then the completed call record', async () => {
