@@ -7,7 +7,8 @@ import type { AudioFrame } from '@livekit/rtc-node';
 import type { CallConfig } from '../../../schemas/internal.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { sideTaskLlm, type CallContext, type CallSessionOptions } from './call-context.ts';
-import { sayExactly, type Greeting } from './greeting.ts';
+import type { Greeting } from './greeting.ts';
+import { sayFixed } from './fixed-sentence.ts';
 import { IvrNavigator, askModel, handoverNote, recordStep } from './ivr-navigator.ts';
 import { CallerSilence } from './vad-tap.ts';
 import { BeepDetector, VoicemailClassifier, transcriptLooksLikeVoicemail } from './voicemail.ts';
@@ -195,10 +196,7 @@ export class Opening {
       } catch {
         // nothing to interrupt
       }
-      // A realtime model has no TTS: it is told to say the message word for word, in its voice.
-      const handle = this.#opts.models.tts
-        ? session.say(message, { allowInterruptions: false })
-        : session.generateReply({ instructions: sayExactly(message), allowInterruptions: false });
+      const handle = sayFixed(session, message, { allowInterruptions: false });
       await handle.waitForPlayout();
       this.#log.info({ interrupted: handle.interrupted }, 'voicemail message played');
     }

@@ -10,7 +10,7 @@ import type { WorkerSupervisionItem } from '../../../schemas/supervision.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import type { CallContext } from './call-context.ts';
 import { cancelPreemptiveReply } from './stt-turns.ts';
-import { sayExactly } from './greeting.ts';
+import { sayFixed } from './fixed-sentence.ts';
 import type { HearPerson, SpeechTranscription } from './supervisor-speech.ts';
 
 export type SupervisorMark = { action: 'say' } | { action: 'whisper'; text: string } | { action: 'takeover' };
@@ -93,9 +93,7 @@ export class Supervision {
     if (when === 'now') this.#interrupt();
     this.#watchSays();
     this.#saying.push(text.trim());
-    // A realtime agent has no TTS: the model is told to say the words exactly, in its voice.
-    if (this.#call.agent.tts ?? session.tts) session.say(text, { allowInterruptions: true, addToChatCtx: true });
-    else session.generateReply({ instructions: sayExactly(text), allowInterruptions: true });
+    sayFixed(session, text, { allowInterruptions: true, addToChatCtx: true });
   }
 
   /** Marks the agent's message of each say as it enters the history: the text, or its start if interrupted. */

@@ -17,6 +17,7 @@ import type { TransferResult } from '../../../schemas/internal.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { conversationLines } from './squad.ts';
 import { completeWithin } from './completion.ts';
+import { sayFixed } from './fixed-sentence.ts';
 
 export const HOLD_TRACK_NAME = 'hold';
 /** agents-js's RoomIO publishes the agent's voice under this name (voice/room_io/_output.ts). */
@@ -185,7 +186,7 @@ export interface WarmTransferDeps {
   /** The caller's SIP participant. */
   caller: RemoteParticipant;
   session: voice.AgentSession;
-  /** Null with a realtime model: the fixed sentence briefs the person. */
+  /** The side-task text model (a realtime agent's: providers/side-llm.ts); null: the fixed sentence briefs the person. */
   model: llm.LLM | null;
   /** RoomService.UpdateSubscriptions. */
   updateSubscriptions(identity: string, trackSids: string[], subscribe: boolean): Promise<void>;
@@ -283,7 +284,7 @@ export async function warmTransfer(d: WarmTransferDeps, destination: string): Pr
     phase = 'briefing';
     await apply();
     const text = await briefing(d.model, session.history, { logger });
-    if (!humanLeft) await session.say(text, { allowInterruptions: false, addToChatCtx: false }).waitForPlayout();
+    if (!humanLeft) await sayFixed(session, text, { allowInterruptions: false, addToChatCtx: false }).waitForPlayout();
     if (humanLeft || !room.remoteParticipants.has(human)) {
       await d.report(result.transfer_id!, 'abandoned').catch(() => {});
       await restore();
