@@ -4,7 +4,17 @@
 import type { voice } from '@livekit/agents';
 import { sayExactly } from './greeting.ts';
 
+/** The TTS the speaking agent would use: its own, else the session's (none before the session runs). */
+function speakingTts(session: voice.AgentSession): unknown {
+  try {
+    return session.currentAgent.tts ?? session.tts;
+  } catch {
+    // Not running yet: agents-js's currentAgent throws.
+    return session.tts;
+  }
+}
+
 export function sayFixed(session: voice.AgentSession, text: string, opts: { allowInterruptions: boolean; addToChatCtx?: boolean }): voice.SpeechHandle {
-  if (session.currentAgent?.tts ?? session.tts) return session.say(text, opts);
+  if (speakingTts(session)) return session.say(text, opts);
   return session.generateReply({ instructions: sayExactly(text), allowInterruptions: opts.allowInterruptions });
 }
