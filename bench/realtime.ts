@@ -22,7 +22,8 @@
 // First: rtc-client quiets rtc-node's logger, which reads NODE_ENV when it loads.
 import { disposeRtc, rms } from '../test/support/rtc-client.ts';
 import { PortPicker } from '../scripts/stack/ports.ts';
-import { startStack, type RunningStack } from '../scripts/stack/supervisor.ts';
+import type { RunningStack } from '../scripts/stack/supervisor.ts';
+import { createBenchAgent, createBenchModel, startBenchStack } from './support/bench-stack.ts';
 import { startFakeOpenAI } from '../test/support/fake-openai.ts';
 import { resample, synthesize, type Pcm } from '../test/support/speech.ts';
 import { TURN_TAKING_DEFAULTS, delaysFor } from '../shared/turn-taking.ts';
@@ -76,16 +77,8 @@ try {
     const span = speechSpan(pcm48);
     clips.push({ text, pcm48, pcm16, speechEnd48: span.end, speechStart48: span.start, speechEnd16: speechSpan(pcm16).end, trailingMs: pcm48.samples.length / 48 - span.end });
   }
-  stack = await startStack({
-    freePorts: true,
-    redis: 'own',
-    sip: false,
-    controlPlane: true,
-    worker: true,
-    logLevel: 'warn',
+  stack = await startBenchStack({
     env: {
-      NODE_ENV: 'development',
-      SSRF_ALLOWLIST: '127.0.0.1,localhost',
       RATE_LIMIT_PER_SECOND: '0',
       RATE_LIMIT_ORG_PER_SECOND: '0',
       // The pipeline's STT and TTS stand-ins as the operator's endpoints.
@@ -94,7 +87,6 @@ try {
       OPENAI_BASE_URL: standIns.llm.url,
       OPENAI_API_KEY: 'stand-in',
     },
-    onProgress: (m) => process.stderr.write(`${m}\n`),
   });
   const key = await devKey(stack);
   const must = (res: { status: number; body: unknown }, what: string) => {
@@ -112,20 +104,17 @@ try {
     }),
     'POST /v1/models (realtime)',
   );
-  const textModel = must(await api(stack, key, 'POST', '/v1/models', { name: 'stand-in', model: 'fake-model', base_url: standIns.llm.url, system_prompt: 'Answer in one short sentence.' }), 'POST /v1/models (pipeline)');
-  const realtimeAgent = must(await api(stack, key, 'POST', '/v1/agents', { name: 'Realtime bench', llm_id: realtimeModel.id, first_message: FIRST_MESSAGE, silence_timeout_seconds: 120 }), 'POST /v1/agents (realtime)');
+  const textModelId = await createBenchModel(stack, key, standIns.llm.url);
+  const realtimeAgentId = await createBenchAgent(stack, key, { name: 'Realtime bench', llm_id: realtimeModel.id, first_message: FIRST_MESSAGE, silence_timeout_seconds: 120 });
   // The platform's default turn taking: no turn_taking, no responsiveness.
-  const pipelineAgent = must(
-    await api(stack, key, 'POST', '/v1/agents', {
-      name: 'Pipeline bench',
-      llm_id: textModel.id,
-      transcriber: { provider: 'deepgram' },
-      tts: { provider: 'openai', model: 'tts-1', voice_id: 'alloy' },
-      first_message: FIRST_MESSAGE,
-      silence_timeout_seconds: 120,
-    }),
-    'POST /v1/agents (pipeline)',
-  );
+  const pipelineAgentId = await createBenchAgent(stack, key, {
+    name: 'Pipeline bench',
+    llm_id: textModelId,
+    transcriber: { provider: 'deepgram' },
+    tts: { provider: 'openai', model: 'tts-1', voice_id: 'alloy' },
+    first_message: FIRST_MESSAGE,
+    silence_timeout_seconds: 120,
+  });
   floorWorker = await startFloorWorker(stack, new PortPicker(), { realtimeUrl: double.url, model: MODEL, voice: VOICE, silenceMs: SILENCE_MS, greeting: FIRST_MESSAGE });
 
   const running = stack;
@@ -134,7 +123,7 @@ try {
   async function call(arm: Arm, turns: number, offset: number): Promise<ArmTurn[]> {
     const conns = double.realtime.length;
     if (arm === 'realtime') {
-      const c = await roomCall(running, key, realtimeAgent.id, clips, turns, offset, { waitForReport: false });
+      const c = await roomCall(running, key, realtimeAgentId, clips, turns, offset, { waitForReport: false });
       return realtimeParts(double.realtime.slice(conns), c.turns, REPLY, SILENCE_MS);
     }
     if (arm === 'floor') {
@@ -142,7 +131,7 @@ try {
       return realtimeParts(double.realtime.slice(conns), c.turns, REPLY, SILENCE_MS);
     }
     const from = standIns.deepgram.connections.length;
-    const c = await roomCall(running, key, pipelineAgent.id, clips, turns, offset, {
+    const c = await roomCall(running, key, pipelineAgentId, clips, turns, offset, {
       waitForReport: false,
       // The STT stand-in is told what the caller will say (its realistic mode hears it with its own lags).
       beforeTurn: async (_i, clip) => (await callConnection(standIns.deepgram, from)).expectNext(scriptOf(clip, (clip as (typeof clips)[number]).speechStart48, ++script)),
