@@ -7,14 +7,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inference, initializeLogger } from '@livekit/agents';
+import { initializeLogger } from '@livekit/agents';
 import { startFakeGemini, type FakeGemini } from '../../../test/support/fake-gemini.ts';
-import { CaptureAudioOutput, LineAudioInput, synthesize } from '../../../test/support/voice-io.ts';
-import { createLogger } from '../../../shared/logger.ts';
+import { synthesize } from '../../../test/support/voice-io.ts';
 import { createRealtimeModel } from '../providers/realtime.ts';
 import { GuardedGeminiLiveModel } from '../providers/gemini-live.ts';
-import { CallSession } from './call-session.ts';
-import { baseConfig, waitUntil } from './harness.test-support.ts';
+import { baseConfig, startRealtimeCall, waitUntil } from './harness.test-support.ts';
 import type { LatencyKind, MetricsSink } from './metrics-sink.ts';
 
 const MODEL = 'gemini-2.5-flash-native-audio-preview-09-2025';
@@ -88,21 +86,7 @@ describe('a call on Gemini Live', () => {
     });
     const realtime = createRealtimeModel(config.llm as Parameters<typeof createRealtimeModel>[0], {}, { GEMINI_BASE_URL: fake.url, GOOGLE_API_KEY: 'gm-platform' });
     expect(realtime).toBeInstanceOf(GuardedGeminiLiveModel);
-    const line = new LineAudioInput();
-    const out = new CaptureAudioOutput();
-    const labels = { provider: 'gemini', model: MODEL };
-    const call = new CallSession({
-      config,
-      models: { stt: null, llm: realtime, tts: null, vad: new inference.VAD({ minSilenceDuration: 250 }), turnDetection: 'vad' },
-      labels: { stt: labels, llm: labels, tts: labels },
-      reporter: null,
-      api: null,
-      metrics,
-      logger: createLogger('test', 'warn'),
-    });
-    line.start();
-    await call.start({ audioInput: line, audioOutput: out });
-    const agentTexts = () => call.messages().filter((m) => m.role === 'agent' && !m.tool_call).map((m) => m.content);
+    const { call, line, out, agentTexts } = await startRealtimeCall(config, realtime, { metrics });
     await waitUntil(() => agentTexts().includes('Hello, this is Acme weather.'), 20_000, 'greeting');
     await waitUntil(() => !out.playing && call.session.agentState === 'listening', 20_000, 'greeting played');
     await line.say(await synthesize('What is the weather in Paris?', 'espeak-ng'));

@@ -1,5 +1,5 @@
 // Builds a CallSession wired to local providers and test servers, for the voice tests and benchmarks.
-import { inference, initializeLogger, type stt as agentsStt, type tts } from '@livekit/agents';
+import { inference, initializeLogger, type llm as agentsLlm, type stt as agentsStt, type tts } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import type { CallConfig } from '../../../schemas/internal.ts';
 import { AGENT_DEFAULTS } from '../../../schemas/agents.ts';
@@ -116,6 +116,47 @@ export async function startCall(
   }
   await call.start({ audioInput: line, audioOutput: out });
   return { call, line, out, stt };
+}
+
+export interface RealtimeHarness {
+  call: CallSession;
+  line: LineAudioInput;
+  out: CaptureAudioOutput;
+  /** The agent's spoken messages so far (tool calls left out). */
+  agentTexts: () => string[];
+}
+
+/**
+ * A call on a realtime (speech-to-speech) model as the worker builds it: no STT or TTS, the model's provider and id
+ * as the labels of all three, and its side-task text model where given; started on a line and a capture.
+ */
+export async function startRealtimeCall(
+  config: CallConfig,
+  model: agentsLlm.RealtimeModel,
+  opts: { api?: InternalApiClient | null; metrics?: MetricsSink; sideLlm?: agentsLlm.LLM | null; extra?: Partial<CallSessionOptions> } = {},
+): Promise<RealtimeHarness> {
+  if (!loggerReady) {
+    initializeLogger({ pretty: false, level: 'warn' });
+    loggerReady = true;
+  }
+  vad ??= new inference.VAD({ minSilenceDuration: 250 });
+  const labels = { provider: config.llm.provider, model: config.llm.model };
+  const line = new LineAudioInput();
+  const out = new CaptureAudioOutput();
+  const call = new CallSession({
+    config,
+    models: { stt: null, llm: model, tts: null, vad, turnDetection: 'vad', ...(opts.sideLlm ? { sideLlm: opts.sideLlm } : {}) },
+    labels: { stt: labels, llm: labels, tts: labels },
+    reporter: null,
+    api: opts.api ?? null,
+    metrics: opts.metrics ?? nullSink,
+    logger: createLogger('test', 'warn'),
+    ...opts.extra,
+  });
+  line.start();
+  await call.start({ audioInput: line, audioOutput: out });
+  const agentTexts = () => call.messages().filter((m) => m.role === 'agent' && !m.tool_call).map((m) => m.content);
+  return { call, line, out, agentTexts };
 }
 
 export async function waitUntil(pred: () => boolean, timeoutMs = 20_000, label = 'condition'): Promise<void> {

@@ -6,13 +6,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inference, initializeLogger } from '@livekit/agents';
+import { initializeLogger } from '@livekit/agents';
 import { startFakeOpenAI, type FakeOpenAI } from '../../../test/support/fake-openai.ts';
-import { CaptureAudioOutput, LineAudioInput, synthesize } from '../../../test/support/voice-io.ts';
-import { createLogger } from '../../../shared/logger.ts';
+import { synthesize } from '../../../test/support/voice-io.ts';
 import { createRealtimeModel } from '../providers/realtime.ts';
-import { CallSession } from './call-session.ts';
-import { baseConfig, waitUntil } from './harness.test-support.ts';
+import { baseConfig, startRealtimeCall, waitUntil } from './harness.test-support.ts';
 import type { LatencyKind, MetricsSink } from './metrics-sink.ts';
 
 let fake: FakeOpenAI;
@@ -78,20 +76,7 @@ describe('a call on a realtime model', () => {
       ],
     });
     const realtime = createRealtimeModel(config.llm as Parameters<typeof createRealtimeModel>[0], {}, { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-platform' });
-    const line = new LineAudioInput();
-    const out = new CaptureAudioOutput();
-    const call = new CallSession({
-      config,
-      models: { stt: null, llm: realtime, tts: null, vad: new inference.VAD({ minSilenceDuration: 250 }), turnDetection: 'vad' },
-      labels: { stt: { provider: 'openai', model: 'gpt-realtime' }, llm: { provider: 'openai', model: 'gpt-realtime' }, tts: { provider: 'openai', model: 'gpt-realtime' } },
-      reporter: null,
-      api: null,
-      metrics,
-      logger: createLogger('test', 'warn'),
-    });
-    line.start();
-    await call.start({ audioInput: line, audioOutput: out });
-    const agentTexts = () => call.messages().filter((m) => m.role === 'agent' && !m.tool_call).map((m) => m.content);
+    const { call, line, out, agentTexts } = await startRealtimeCall(config, realtime, { metrics });
     await waitUntil(() => agentTexts().includes('Hello, this is Acme weather.'), 20_000, 'greeting');
     await waitUntil(() => !out.playing && call.session.agentState === 'listening', 20_000, 'greeting played');
     await line.say(await synthesize('What is the weather in Paris?', 'espeak-ng'));

@@ -4,18 +4,15 @@
 // makes the model search, the search goes to the control plane with the call's id, its chunks reach the model as
 // the tool's output, and the model speaks the answer they hold. A `stuff` agent gets no such tool.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inference, initializeLogger } from '@livekit/agents';
+import { initializeLogger } from '@livekit/agents';
 import { startFakeOpenAI, type FakeOpenAI } from '../../../test/support/fake-openai.ts';
 import { startFakeInternalApi, type FakeInternalApi } from '../../../test/support/fake-internal-api.ts';
-import { CaptureAudioOutput, LineAudioInput, synthesize } from '../../../test/support/voice-io.ts';
+import { synthesize } from '../../../test/support/voice-io.ts';
 import { InternalApiClient } from '../../../shared/internal-api.ts';
-import { createLogger } from '../../../shared/logger.ts';
 import type { CallConfig } from '../../../schemas/internal.ts';
 import { createRealtimeModel } from '../providers/realtime.ts';
-import { CallSession } from './call-session.ts';
-import { baseConfig, waitUntil } from './harness.test-support.ts';
+import { baseConfig, startRealtimeCall, waitUntil } from './harness.test-support.ts';
 import { KNOWLEDGE_TOOL_NAME } from './knowledge-tool.ts';
-import { nullSink } from './metrics-sink.ts';
 
 const CHUNK = 'The Nimbus battery lasts ninety minutes on one charge.';
 let fake: FakeOpenAI;
@@ -51,26 +48,12 @@ function realtimeCall(id: string, knowledge: CallConfig['knowledge']) {
     knowledge,
   });
   const realtime = createRealtimeModel(config.llm as Parameters<typeof createRealtimeModel>[0], {}, { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-platform' });
-  const line = new LineAudioInput();
-  const out = new CaptureAudioOutput();
-  const call = new CallSession({
-    config,
-    models: { stt: null, llm: realtime, tts: null, vad: new inference.VAD({ minSilenceDuration: 250 }), turnDetection: 'vad' },
-    labels: { stt: { provider: 'openai', model: 'gpt-realtime' }, llm: { provider: 'openai', model: 'gpt-realtime' }, tts: { provider: 'openai', model: 'gpt-realtime' } },
-    reporter: null,
-    api: new InternalApiClient({ baseUrl: internal.url, token: internal.token }),
-    metrics: nullSink,
-    logger: createLogger('test', 'warn'),
-  });
-  return { call, line, out };
+  return startRealtimeCall(config, realtime, { api: new InternalApiClient({ baseUrl: internal.url, token: internal.token }) });
 }
 
 describe('knowledge on a realtime model', () => {
   it('retrieve: the model searches through its tool, and speaks what the search found', async () => {
-    const { call, line, out } = realtimeCall('call_rt_kb', { knowledge_base_ids: ['kb_1'], mode: 'retrieve' });
-    line.start();
-    await call.start({ audioInput: line, audioOutput: out });
-    const agentTexts = () => call.messages().filter((m) => m.role === 'agent' && !m.tool_call).map((m) => m.content);
+    const { call, line, out, agentTexts } = await realtimeCall('call_rt_kb', { knowledge_base_ids: ['kb_1'], mode: 'retrieve' });
     await waitUntil(() => agentTexts().includes('Hello, Nimbus support.'), 20_000, 'greeting');
     await waitUntil(() => !out.playing && call.session.agentState === 'listening', 20_000, 'greeting played');
     await line.say(await synthesize('How long does the battery last?', 'espeak-ng'));
@@ -90,9 +73,7 @@ describe('knowledge on a realtime model', () => {
 
   it('stuff: the knowledge is in the instructions, and the model gets no search tool', async () => {
     const before = fake.realtime.length;
-    const { call, line, out } = realtimeCall('call_rt_stuff', { knowledge_base_ids: ['kb_1'], mode: 'stuff', stuffed_context: CHUNK });
-    line.start();
-    await call.start({ audioInput: line, audioOutput: out });
+    const { call, line } = await realtimeCall('call_rt_stuff', { knowledge_base_ids: ['kb_1'], mode: 'stuff', stuffed_context: CHUNK });
     await waitUntil(() => fake.realtime.length > before && !!fake.realtime.at(-1)?.session?.instructions, 20_000, 'the session update');
     const conn = fake.realtime.at(-1)!;
     expect((conn.session.tools ?? []).map((t: { name: string }) => t.name)).not.toContain(KNOWLEDGE_TOOL_NAME);

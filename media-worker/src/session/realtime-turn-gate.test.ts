@@ -9,20 +9,16 @@
 // - A phone menu gets the key its side-task model chooses.
 // - A muted agent's own reply is cancelled; a supervisor's say is spoken by the model.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inference, initializeLogger } from '@livekit/agents';
+import { initializeLogger } from '@livekit/agents';
 import { RECORDING_CONSENT_DEFAULTS } from '../../../schemas/agents.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../../../test/support/fake-openai.ts';
-import { CaptureAudioOutput, LineAudioInput, synthesize } from '../../../test/support/voice-io.ts';
-import { createLogger } from '../../../shared/logger.ts';
+import { contentText, startFakeOpenAI, type FakeOpenAI } from '../../../test/support/fake-openai.ts';
+import { synthesize } from '../../../test/support/voice-io.ts';
 import type { CallConfig } from '../../../schemas/internal.ts';
 import { createRealtimeModel } from '../providers/realtime.ts';
-import { CallSession } from './call-session.ts';
 import type { CallSessionOptions } from './call-context.ts';
 import { NAVIGATION_PROMPT } from './ivr-navigator.ts';
 import { SIDE_TASK_MODELS, createSideLlm } from '../providers/side-llm.ts';
-import { contentText } from '../../../test/support/fake-openai.ts';
-import { baseConfig, waitUntil } from './harness.test-support.ts';
-import { nullSink } from './metrics-sink.ts';
+import { baseConfig, startRealtimeCall, waitUntil } from './harness.test-support.ts';
 
 const OWN_REPLY = 'This is my own reply.';
 let fake: FakeOpenAI;
@@ -55,23 +51,8 @@ const REALTIME: CallConfig['llm'] = {
 async function realtimeCall(config: CallConfig, extra: Partial<CallSessionOptions> = {}) {
   const env = { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-platform' };
   const realtime = createRealtimeModel(config.llm as Parameters<typeof createRealtimeModel>[0], {}, env);
-  const line = new LineAudioInput();
-  const out = new CaptureAudioOutput();
-  const call = new CallSession({
-    config,
-    // With its side-task text model, as the worker builds them (call/setup-failure.ts).
-    models: { stt: null, llm: realtime, tts: null, vad: new inference.VAD({ minSilenceDuration: 250 }), turnDetection: 'vad', sideLlm: createSideLlm(config.llm, {}, env) },
-    labels: { stt: { provider: 'openai', model: 'gpt-realtime' }, llm: { provider: 'openai', model: 'gpt-realtime' }, tts: { provider: 'openai', model: 'gpt-realtime' } },
-    reporter: null,
-    api: null,
-    metrics: nullSink,
-    logger: createLogger('test', 'warn'),
-    ...extra,
-  });
-  line.start();
-  await call.start({ audioInput: line, audioOutput: out });
-  const agentTexts = () => call.messages().filter((m) => m.role === 'agent' && !m.tool_call).map((m) => m.content);
-  return { call, line, out, agentTexts };
+  // With its side-task text model, as the worker builds them (call/setup-failure.ts).
+  return startRealtimeCall(config, realtime, { sideLlm: createSideLlm(config.llm, {}, env), extra });
 }
 
 describe('recording consent on a realtime model', () => {

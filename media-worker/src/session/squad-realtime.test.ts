@@ -4,19 +4,16 @@
 // handed over, the next agent answers the next turn with its own model and prompt, it has the conversation so far
 // (context `full`), and the transcript names who said what.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inference, initializeLogger } from '@livekit/agents';
+import { initializeLogger } from '@livekit/agents';
 import type { CallConfig, SquadMemberConfig } from '../../../schemas/internal.ts';
 import { contentText, lastUserText, startFakeOpenAI, type ChatRequest, type FakeOpenAI } from '../../../test/support/fake-openai.ts';
 import { startFakeInternalApi, type FakeInternalApi } from '../../../test/support/fake-internal-api.ts';
-import { CaptureAudioOutput, LineAudioInput, synthesize } from '../../../test/support/voice-io.ts';
+import { synthesize } from '../../../test/support/voice-io.ts';
 import { InternalApiClient } from '../../../shared/internal-api.ts';
-import { createLogger } from '../../../shared/logger.ts';
 import { memberModels } from '../call/models.ts';
 import { createRealtimeModel } from '../providers/realtime.ts';
 import { SIDE_TASK_MODELS, createSideLlm } from '../providers/side-llm.ts';
-import { CallSession } from './call-session.ts';
-import { baseConfig, startCall, waitUntil } from './harness.test-support.ts';
-import { nullSink } from './metrics-sink.ts';
+import { baseConfig, startCall, startRealtimeCall, waitUntil } from './harness.test-support.ts';
 import { SUMMARY_HEADER, SUMMARY_PROMPT } from './squad.ts';
 
 const FRONT = 'agent_front';
@@ -124,29 +121,12 @@ describe('a squad mixing realtime and pipeline agents', () => {
     process.env.SSRF_ALLOWLIST = '127.0.0.1';
     const front = { ...REALTIME, base_url: org.base_url };
     const config = { ...squadConfig(callId, front, { ...baseConfig().llm, base_url: fake.url }, context), provider_keys: { openai: 'sk-org-openai' } };
-    const line = new LineAudioInput();
-    const out = new CaptureAudioOutput();
     const apiClient = new InternalApiClient({ baseUrl: api.url, token: api.token, retry: { baseDelayMs: 20, maxDelayMs: 100 } });
-    const labels = { provider: 'openai', model: 'gpt-realtime' };
-    const call = new CallSession({
-      config,
-      models: {
-        stt: null,
-        llm: createRealtimeModel(front as Parameters<typeof createRealtimeModel>[0], config.provider_keys, env),
-        tts: null,
-        vad: new inference.VAD({ minSilenceDuration: 250 }),
-        turnDetection: 'vad',
-        sideLlm: createSideLlm(front, config.provider_keys, env),
-      },
-      labels: { stt: labels, llm: labels, tts: labels },
-      reporter: apiClient.reporter(config.call.id),
+    const { call, line, out } = await startRealtimeCall(config, createRealtimeModel(front as Parameters<typeof createRealtimeModel>[0], config.provider_keys, env), {
       api: apiClient,
-      metrics: nullSink,
-      logger: createLogger('test', 'warn'),
-      memberModels: (m) => memberModels(m, config, env),
+      sideLlm: createSideLlm(front, config.provider_keys, env),
+      extra: { reporter: apiClient.reporter(config.call.id), memberModels: (m) => memberModels(m, config, env) },
     });
-    line.start();
-    await call.start({ audioInput: line, audioOutput: out });
     await waitUntil(() => call.messages().some((m) => m.content === 'Hello, front desk.'), 30_000, 'the realtime greeting');
     await waitUntil(() => !out.playing && call.session.agentState === 'listening', 30_000, 'greeting played');
     const requestsBefore = fake.requests.length;
