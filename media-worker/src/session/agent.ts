@@ -199,12 +199,17 @@ export class VapAgent extends voice.Agent {
   async #toolSearch(query: string): Promise<KnowledgeSearchResult | null> {
     const started = performance.now();
     const res = await this.#search(query);
+    this.#searched(res, performance.now() - started, false);
+    return res;
+  }
+
+  /** A search's result as the turn's knowledge, and its time in voice_knowledge_retrieval_seconds. */
+  #searched(res: KnowledgeSearchResult | null, ms: number, prefetched: boolean): void {
     this.#opts.metrics?.knowledgeRetrieval?.(
-      { call_type: this.#opts.callType ?? 'web', result: !res ? 'error' : res.chunks.length ? 'hit' : 'empty', prefetched: 'no' },
-      (performance.now() - started) / 1000,
+      { call_type: this.#opts.callType ?? 'web', result: !res ? 'error' : res.chunks.length ? 'hit' : 'empty', prefetched: prefetched ? 'yes' : 'no' },
+      ms / 1000,
     );
     this.lastKnowledge = res?.chunks.map((c) => c.content) ?? [];
-    return res;
   }
 
   /**
@@ -257,11 +262,7 @@ export class VapAgent extends voice.Agent {
     const res = await this.#search(text);
     const ms = performance.now() - started;
     this.lastRetrieval = { source: prefetched ? 'prefetched' : 'turn', ms };
-    this.#opts.metrics?.knowledgeRetrieval?.(
-      { call_type: this.#opts.callType ?? 'web', result: !res ? 'error' : res.chunks.length ? 'hit' : 'empty', prefetched: prefetched ? 'yes' : 'no' },
-      ms / 1000,
-    );
-    this.lastKnowledge = res?.chunks.map((c) => c.content) ?? [];
+    this.#searched(res, ms, prefetched);
     if (!res?.chunks.length) return;
     // Added to this turn's context only: the next turn retrieves afresh, so the history stays small.
     turnCtx.addMessage({ role: 'system', content: `${KNOWLEDGE_HEADER}\n${res.chunks.map((c, i) => `[${i + 1}] ${chunkText(c)}`).join('\n\n')}` });
