@@ -5,6 +5,7 @@ import type { metrics as agentsMetrics } from '@livekit/agents';
 import type { Logger } from '../../../shared/logger.ts';
 import type { CallContext, CallSessionOptions } from './call-context.ts';
 import { type GreetingAudio, synthesizeAhead } from './greeting-audio.ts';
+import { sayFixed } from './fixed-sentence.ts';
 
 export class Greeting {
   /** Outbound: the first message is said (or decided against); the callee's words go to the LLM from here. */
@@ -92,14 +93,9 @@ export class Greeting {
     else audio?.cancel();
   }
 
-  /**
-   * Says a fixed sentence: through the TTS, or, with a realtime model (no TTS), as a response the model is told to
-   * say word for word (its own voice; a model may still word it its own way, which the docs say).
-   */
+  /** Says a fixed sentence (fixed-sentence.ts; a model may still word it its own way, which the docs say). */
   #speak(text: string, allowInterruptions: boolean) {
-    const session = this.#call.session;
-    if (this.#opts.models.tts) return session.say(text, { allowInterruptions });
-    return session.generateReply({ instructions: sayExactly(text), allowInterruptions });
+    return sayFixed(this.#call.session, text, { allowInterruptions });
   }
 
   /**
@@ -150,7 +146,3 @@ export class Greeting {
   }
 }
 
-/** The instructions that make a realtime model say a fixed sentence (the first message, the recording notice). */
-export function sayExactly(text: string): string {
-  return `Say exactly the following to the caller, word for word, and nothing else: "${text}"`;
-}
